@@ -1,0 +1,198 @@
+"""The memory store that feeds compiles: retain (write) and the keyset scan (read).
+
+Ordering contract: compiles read memories in (ms-truncated updated_at, id) order after a cursor.
+A keyset cursor over a timestamp loses rows if a writer commits a timestamp *behind* a cursor that
+a reader already advanced past. Retains of one scope therefore serialise on an advisory lock and
+stamp rows strictly after everything already stored for the scope, one millisecond apart in
+occurrence order, so a compile never skips a memory and reads a batch in the order it happened.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from domain.context import MemoryRecord
+from domain.memory import MemoryIn, validate_scope_part
+
+
+class RetainError(ValueError):
+    """The batch was rejected as a whole; nothing was stored."""
+
+
+@dataclass
+class RetainResult:
+    inserted: list[uuid.UUID] = field(default_factory=list)
+    updated: list[uuid.UUID] = field(default_factory=list)
+    unchanged: list[uuid.UUID] = field(default_factory=list)
+
+    @property
+    def changed(self) -> int:
+        return len(self.inserted) + len(self.updated)
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """Position after the last memory compiled: (ms-truncated updated_at, id); both None at the start."""
+
+    updated_at: datetime | None = None
+    record_id: uuid.UUID | None = None
+
+
+def _scope_lock_key(tenant: str, owner: str) -> str:
+    return f"wiki-retain:{tenant}/{owner}"
+
+
+def _prepare(tenant: str, owner: str, memories: list[MemoryIn]) -> list[tuple[uuid.UUID, MemoryIn]]:
+    by_id: dict[uuid.UUID, MemoryIn] = {}
+    for memory in memories:
+        memory_id = memory.resolved_id(tenant, owner)
+        previous = by_id.get(memory_id)
+        if previous is not None and (previous.content, previous.metadata) != (memory.content, memory.metadata):
+            raise RetainError(f"memory {memory_id} appears twice in the batch with different content")
+        by_id[memory_id] = memory
+    # Occurrence order first (memories without a time keep their place after timed ones), then input order.
+    indexed = list(enumerate(by_id.items()))
+    indexed.sort(key=lambda item: (item[1][1].occurred_at is None, item[1][1].occurred_at or 0, item[0]))
+    return [pair for _, pair in indexed]
+
+
+async def retain(engine: AsyncEngine, tenant: str, owner: str, memories: list[MemoryIn]) -> RetainResult:
+    """Store a whole batch in one transaction, idempotent on memory id.
+
+    Same id and same content/metadata: no-op. Same id with new content: updated, `updated_at` moves
+    forward so the next compile sees it again. An id that belongs to another scope rejects the batch.
+    """
+    validate_scope_part("tenant", tenant)
+    validate_scope_part("owner", owner)
+    prepared = _prepare(tenant, owner, memories)
+    result = RetainResult()
+    if not prepared:
+        return result
+    async with engine.begin() as conn:
+        await conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": _scope_lock_key(tenant, owner)})
+        existing = {
+            row.id: row
+            for row in await conn.execute(
+                text("SELECT id, tenant_id, owner_id, content, metadata FROM memory_units WHERE id = ANY(:ids)"),
+                {"ids": [memory_id for memory_id, _ in prepared]},
+            )
+        }
+        to_write: list[tuple[uuid.UUID, MemoryIn]] = []
+        for memory_id, memory in prepared:
+            row = existing.get(memory_id)
+            if row is None:
+                result.inserted.append(memory_id)
+                to_write.append((memory_id, memory))
+            elif (row.tenant_id, row.owner_id) != (tenant, owner):
+                raise RetainError(f"memory {memory_id} already belongs to another scope; nothing was stored")
+            elif (row.content, row.metadata) == (memory.content, memory.metadata):
+                result.unchanged.append(memory_id)
+            else:
+                result.updated.append(memory_id)
+                to_write.append((memory_id, memory))
+        if not to_write:
+            return result
+        base = (
+            await conn.execute(
+                text(
+                    """
+                    SELECT greatest(
+                        date_trunc('milliseconds', clock_timestamp()),
+                        coalesce(max(updated_at), '-infinity'::timestamptz) + interval '1 millisecond')
+                    FROM memory_units WHERE tenant_id = :tenant AND owner_id = :owner
+                    """
+                ),
+                {"tenant": tenant, "owner": owner},
+            )
+        ).scalar_one()
+        await conn.execute(
+            text(
+                """
+                INSERT INTO memory_units (id, tenant_id, owner_id, content, metadata, created_at, updated_at)
+                VALUES (:id, :tenant, :owner, :content, CAST(:metadata AS jsonb),
+                        coalesce(CAST(:occurred_at AS timestamptz), :stamp), :stamp)
+                ON CONFLICT (id) DO UPDATE SET content = excluded.content, metadata = excluded.metadata,
+                    created_at = coalesce(CAST(:occurred_at AS timestamptz), memory_units.created_at), updated_at = excluded.updated_at
+                """
+            ),
+            [
+                {
+                    "id": memory_id,
+                    "tenant": tenant,
+                    "owner": owner,
+                    "content": memory.content,
+                    "metadata": json.dumps(memory.metadata, ensure_ascii=False),
+                    "occurred_at": memory.occurred_at,
+                    "stamp": _plus_ms(base, index),
+                }
+                for index, (memory_id, memory) in enumerate(to_write)
+            ],
+        )
+    return result
+
+
+def _plus_ms(base: datetime, count: int) -> datetime:
+    return base + timedelta(milliseconds=count)
+
+
+_KEYSET_SQL = """
+    SELECT id, content, metadata, created_at, updated_at,
+           date_trunc('milliseconds', updated_at AT TIME ZONE 'UTC') AS cursor_ts
+    FROM memory_units
+    WHERE tenant_id = :tenant AND owner_id = :owner
+      AND (date_trunc('milliseconds', updated_at AT TIME ZONE 'UTC'), id) > (:since, :since_id)
+    ORDER BY date_trunc('milliseconds', updated_at AT TIME ZONE 'UTC'), id
+    LIMIT :limit
+"""
+_EPOCH = datetime(1970, 1, 1)
+_NIL = uuid.UUID(int=0)
+
+
+def _cursor_params(cursor: Cursor) -> dict[str, Any]:
+    # The keyset compares naive UTC wall times (see the index in migration 0001).
+    since = cursor.updated_at.astimezone(UTC).replace(tzinfo=None) if cursor.updated_at else _EPOCH
+    return {"since": since, "since_id": cursor.record_id or _NIL}
+
+
+async def read_after(
+    conn: AsyncConnection, tenant: str, owner: str, cursor: Cursor, limit: int
+) -> tuple[list[MemoryRecord], list[Cursor]]:
+    """The next `limit` memories after `cursor`, with the cursor position after each of them."""
+    rows = (
+        await conn.execute(
+            text(_KEYSET_SQL), {"tenant": tenant, "owner": owner, "limit": limit, **_cursor_params(cursor)}
+        )
+    ).all()
+    records = [
+        MemoryRecord(id=row.id, content=row.content, metadata=row.metadata or {}, created_at=row.created_at,
+                     updated_at=row.updated_at)
+        for row in rows
+    ]
+    positions = [Cursor(updated_at=row.cursor_ts.replace(tzinfo=UTC), record_id=row.id) for row in rows]
+    return records, positions
+
+
+async def load_memories(conn: AsyncConnection, tenant: str, owner: str, ids: list[uuid.UUID]) -> list[MemoryRecord]:
+    """Memories of the scope by id, in the order asked (ids of other scopes are simply absent)."""
+    rows = (
+        await conn.execute(
+            text(
+                "SELECT id, content, metadata, created_at, updated_at FROM memory_units "
+                "WHERE tenant_id = :tenant AND owner_id = :owner AND id = ANY(:ids)"
+            ),
+            {"tenant": tenant, "owner": owner, "ids": list(ids)},
+        )
+    ).all()
+    by_id = {
+        row.id: MemoryRecord(id=row.id, content=row.content, metadata=row.metadata or {},
+                             created_at=row.created_at, updated_at=row.updated_at)
+        for row in rows
+    }
+    return [by_id[memory_id] for memory_id in ids if memory_id in by_id]

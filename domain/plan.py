@@ -1,0 +1,174 @@
+"""The planner's JSON contract (seed 000, "Under the hood"), as pydantic models.
+
+Field names are the wire keys of the contract exactly (it mixes camelCase and snake_case), so the
+model validates the model's JSON as-is and serialises back to the same shape.
+
+Validation here is structural only. Semantic guards (ids must be UUIDs of the scope, links must
+resolve, citations must be in the batch) live in `domain.sanitize`, which drops and counts instead
+of failing: one bad id must never sink a batch.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+
+PageType = Literal["entity", "topic", "decision"]
+PAGE_TYPES: tuple[str, ...] = ("entity", "topic", "decision")
+
+
+def _none_to_empty_list(value: Any) -> Any:
+    return [] if value is None else value
+
+
+def _none_to_empty_str(value: Any) -> Any:
+    return "" if value is None else value
+
+
+StrList = Annotated[list[str], BeforeValidator(_none_to_empty_list)]
+Text = Annotated[str, BeforeValidator(_none_to_empty_str)]
+
+
+class _Contract(BaseModel):
+    # The model sometimes adds keys of its own ("rationale" in odd places, "kind"); ignore them.
+    model_config = ConfigDict(extra="ignore")
+
+
+class SectionUpdate(_Contract):
+    slug: str = Field(min_length=1)
+    proposed_body_md: Text = ""
+    source_refs: StrList = []
+    rationale: Text = ""
+
+
+class PageUpdate(_Contract):
+    pageId: str = Field(min_length=1)
+    sections: list[SectionUpdate]
+    aliases: StrList = []
+
+
+class NewSection(_Contract):
+    slug: str = Field(min_length=1)
+    heading: Text = ""
+    body_md: Text = ""
+    source_refs: StrList = []
+
+
+class NewPage(_Contract):
+    type: PageType
+    slug: str = Field(min_length=1)
+    title: str = Field(min_length=1)
+    summary: str | None = None
+    aliases: StrList = []
+    source_refs: StrList = []
+    sections: list[NewSection]
+
+
+class UnresolvedMention(_Contract):
+    alias: str = Field(min_length=1)
+    suggestedType: PageType | None = None
+    context: Text = ""
+    source_ref: str | None = None
+
+    @field_validator("suggestedType", mode="before")
+    @classmethod
+    def _unknown_type_is_no_opinion(cls, value: Any) -> Any:
+        # A mention's type is only a hint; an unknown hint is no hint, not a reason to fail.
+        return value if value in PAGE_TYPES else None
+
+
+class Promotion(_Contract):
+    mentionId: str = Field(min_length=1)
+    reason: Text = ""
+    type: PageType
+    title: str = Field(min_length=1)
+    slug: Text = ""
+    sections: Annotated[list[NewSection], BeforeValidator(_none_to_empty_list)] = []
+
+
+class PageLink(_Contract):
+    fromType: str
+    fromSlug: str
+    toType: str
+    toSlug: str
+    context: str | None = None
+
+
+class LinkedPageRef(_Contract):
+    type: str
+    slug: str
+
+
+class ParentSectionUpdate(_Contract):
+    pageId: str = Field(min_length=1)
+    sectionSlug: str = Field(min_length=1)
+    heading: Text = ""
+    proposed_body_md: Text = ""
+    rationale: Text = ""
+    linked_page_slugs: Annotated[list[LinkedPageRef], BeforeValidator(_none_to_empty_list)] = []
+    source_refs: StrList = []
+    observed_tags: StrList = []
+
+
+class SectionPromotion(_Contract):
+    pageId: str = Field(min_length=1)
+    sectionSlug: str = Field(min_length=1)
+    reason: Text = ""
+    parentSummary: Text = ""
+    topHighlights: StrList = []
+    newPage: NewPage
+
+
+class Plan(_Contract):
+    """One planner answer. Every array may be empty; the four leaf arrays must be present."""
+
+    pageUpdates: list[PageUpdate]
+    newPages: list[NewPage]
+    unresolvedMentions: list[UnresolvedMention]
+    promotions: list[Promotion]
+    pageLinks: Annotated[list[Any], BeforeValidator(_none_to_empty_list)] = []
+    parentSectionUpdates: Annotated[list[ParentSectionUpdate], BeforeValidator(_none_to_empty_list)] = []
+    sectionPromotions: Annotated[list[SectionPromotion], BeforeValidator(_none_to_empty_list)] = []
+
+    @field_validator("pageLinks", mode="after")
+    @classmethod
+    def _keep_well_formed_links(cls, links: list[Any]) -> list[Any]:
+        # Invalid links (bad page types, blank slugs, non-objects) are dropped, not fatal (seed step 1.6).
+        # Counting them is the sanitiser's job; here they are simply not PageLink instances.
+        kept: list[Any] = []
+        for raw in links:
+            if isinstance(raw, PageLink):
+                kept.append(raw)
+                continue
+            if not isinstance(raw, dict):
+                continue
+            try:
+                link = PageLink.model_validate(raw)
+            except Exception:
+                continue
+            if link.fromType in PAGE_TYPES and link.toType in PAGE_TYPES and link.fromSlug.strip() and link.toSlug.strip():
+                kept.append(link)
+        return kept
+
+    @classmethod
+    def empty(cls) -> Plan:
+        return cls(pageUpdates=[], newPages=[], unresolvedMentions=[], promotions=[])
+
+    def is_empty(self) -> bool:
+        return not (
+            self.pageUpdates
+            or self.newPages
+            or self.unresolvedMentions
+            or self.promotions
+            or self.pageLinks
+            or self.parentSectionUpdates
+            or self.sectionPromotions
+        )
+
+
+def count_raw_links(raw: Any) -> int:
+    """How many link entries the model sent, so the sanitiser can count the ones the contract dropped."""
+    if isinstance(raw, dict) and isinstance(raw.get("pageLinks"), list):
+        return len(raw["pageLinks"])
+    return 0

