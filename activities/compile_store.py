@@ -1,0 +1,187 @@
+"""Database activities of a compile: the ledger, the cursor, resolve and apply.
+
+`apply_batch` is the one place a batch's writes happen: everything the batch writes and the cursor
+advance commit in one transaction, guarded by compare-and-set on the cursor. A retried apply (the
+worker died after commit, before Temporal heard back) finds the plan already applied and returns
+its stored result, so nothing is ever written twice.
+"""
+
+from __future__ import annotations
+
+import json
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities import error_types
+from activities.memory_store import Cursor, read_after
+from activities.plan_apply import apply_resolved_plan
+from activities.plan_resolution import resolve_plan
+from domain import ids
+from domain.compile_messages import (
+    ApplyBatchInput,
+    ApplyBatchResult,
+    BatchRef,
+    CursorPosition,
+    FinishRunInput,
+    FinishRunResult,
+    NextBatchInput,
+    ResolvePlanInput,
+    ResolvePlanResult,
+    RunRecord,
+    Scope,
+)
+from domain.plan import Plan
+
+STAGING_RETENTION_DAYS = 7
+
+
+async def _ensure_cursor_row(conn: AsyncConnection, scope: Scope) -> None:
+    await conn.execute(text("""
+        INSERT INTO wiki_compile_cursors (tenant_id, owner_id) VALUES (:tenant, :owner)
+        ON CONFLICT (tenant_id, owner_id) DO NOTHING
+    """), {"tenant": scope.tenant, "owner": scope.owner})
+
+
+async def read_cursor(conn: AsyncConnection, scope: Scope) -> CursorPosition:
+    row = (await conn.execute(text("""
+        SELECT last_record_updated_at, last_record_id FROM wiki_compile_cursors
+        WHERE tenant_id = :tenant AND owner_id = :owner
+    """), {"tenant": scope.tenant, "owner": scope.owner})).first()
+    if row is None:
+        return CursorPosition()
+    return CursorPosition(updated_at=row.last_record_updated_at, record_id=row.last_record_id)
+
+
+class CompileStore:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    @activity.defn(name="compile.start_run")
+    async def start_run(self, run: RunRecord) -> None:
+        async with self._engine.begin() as conn:
+            await _ensure_cursor_row(conn, run.scope)
+            await conn.execute(text("""
+                INSERT INTO wiki_compile_jobs (id, kind, tenant_id, owner_id, workflow_id, run_id, trigger, status,
+                                               model_id)
+                VALUES (:id, 'compile', :tenant, :owner, :workflow_id, :run_id, :trigger, 'running', :model)
+                ON CONFLICT (run_id) DO NOTHING
+            """), {"id": ids.ledger_id(run.run_id), "tenant": run.scope.tenant, "owner": run.scope.owner,
+                   "workflow_id": run.workflow_id, "run_id": run.run_id, "trigger": run.trigger,
+                   "model": run.model_id})
+
+    @activity.defn(name="compile.next_batch")
+    async def next_batch(self, request: NextBatchInput) -> BatchRef:
+        async with self._engine.connect() as conn:
+            cursor = await read_cursor(conn, request.scope)
+            records, positions = await read_after(
+                conn, request.scope.tenant, request.scope.owner,
+                Cursor(updated_at=cursor.updated_at, record_id=cursor.record_id), max(request.limit, 0),
+            ) if request.limit > 0 else ([], [])
+        return BatchRef(
+            cursor_from=cursor,
+            memory_ids=[record.id for record in records],
+            positions=[CursorPosition(updated_at=p.updated_at, record_id=p.record_id) for p in positions],
+        )
+
+    @activity.defn(name="compile.resolve_plan")
+    async def resolve_plan(self, request: ResolvePlanInput) -> ResolvePlanResult:
+        scope = request.scope
+        async with self._engine.begin() as conn:
+            row = (await conn.execute(text("""
+                SELECT plan, memory_ids, status FROM wiki_compile_plans
+                WHERE id = :id AND tenant_id = :tenant AND owner_id = :owner
+            """), {"id": request.plan_id, "tenant": scope.tenant, "owner": scope.owner})).one_or_none()
+            if row is None:
+                raise ApplicationError(f"plan {request.plan_id} is not a plan of {scope.tenant}/{scope.owner}",
+                                       type=error_types.SCOPE_VIOLATION, non_retryable=True)
+            now = (await conn.execute(text("SELECT now()"))).scalar_one()
+            document, result = await resolve_plan(conn, scope.tenant, scope.owner, request.plan_id,
+                                                  Plan.model_validate(row.plan), [str(m) for m in row.memory_ids],
+                                                  now)
+            if row.status == "applied":
+                return result  # a retry after apply: nothing to change
+            await conn.execute(text("""
+                UPDATE wiki_compile_plans SET resolved = CAST(:doc AS jsonb), status = 'resolved', updated_at = now()
+                WHERE id = :id
+            """), {"id": request.plan_id, "doc": json.dumps(document)})
+        return result
+
+    @activity.defn(name="compile.apply_batch")
+    async def apply_batch(self, request: ApplyBatchInput) -> ApplyBatchResult:
+        scope = request.scope
+        async with self._engine.begin() as conn:
+            plan = None
+            if request.plan_id is not None:
+                plan = (await conn.execute(text("""
+                    SELECT resolved, status, result FROM wiki_compile_plans
+                    WHERE id = :id AND tenant_id = :tenant AND owner_id = :owner FOR UPDATE
+                """), {"id": request.plan_id, "tenant": scope.tenant, "owner": scope.owner})).one_or_none()
+                if plan is None or plan.resolved is None:
+                    raise ApplicationError(f"plan {request.plan_id} was not resolved for {scope.tenant}/{scope.owner}",
+                                           type=error_types.SCOPE_VIOLATION, non_retryable=True)
+                if plan.status == "applied":
+                    return ApplyBatchResult.model_validate({**plan.result, "already_applied": True})
+            if not await self._advance_cursor(conn, scope, request.cursor_expected, request.cursor_next):
+                current = await read_cursor(conn, scope)
+                if request.plan_id is None and current == request.cursor_next:
+                    return ApplyBatchResult(already_applied=True)
+                raise ApplicationError(
+                    f"the cursor of {scope.tenant}/{scope.owner} is at {current.label()}, not at "
+                    f"{request.cursor_expected.label()} where this batch started; another compile or a reset "
+                    "moved it. Resume the compile to continue from the stored cursor.",
+                    type=error_types.CURSOR_MOVED, non_retryable=True)
+            if plan is None:
+                return ApplyBatchResult()
+            drafts = {row.task_key: row.body_md for row in await conn.execute(text(
+                "SELECT task_key, body_md FROM wiki_compile_section_drafts WHERE plan_id = :id"),
+                {"id": request.plan_id})}
+            result = await apply_resolved_plan(conn, scope.tenant, scope.owner, plan.resolved, drafts,
+                                               deterministic_linking=request.deterministic_linking_enabled)
+            await conn.execute(text("""
+                UPDATE wiki_compile_plans SET status = 'applied', result = CAST(:result AS jsonb), updated_at = now()
+                WHERE id = :id
+            """), {"id": request.plan_id, "result": result.model_dump_json()})
+        return result
+
+    async def _advance_cursor(self, conn: AsyncConnection, scope: Scope, expected: CursorPosition,
+                              next_position: CursorPosition) -> bool:
+        await _ensure_cursor_row(conn, scope)
+        updated = await conn.execute(text("""
+            UPDATE wiki_compile_cursors
+            SET last_record_updated_at = CAST(:next_at AS timestamptz), last_record_id = CAST(:next_id AS uuid),
+                updated_at = now()
+            WHERE tenant_id = :tenant AND owner_id = :owner
+              AND last_record_updated_at IS NOT DISTINCT FROM CAST(:expected_at AS timestamptz)
+              AND last_record_id IS NOT DISTINCT FROM CAST(:expected_id AS uuid)
+        """), {"tenant": scope.tenant, "owner": scope.owner, "next_at": next_position.updated_at,
+               "next_id": next_position.record_id, "expected_at": expected.updated_at,
+               "expected_id": expected.record_id})
+        return updated.rowcount == 1
+
+    @activity.defn(name="compile.finish_run")
+    async def finish_run(self, request: FinishRunInput) -> FinishRunResult:
+        scope = request.scope
+        async with self._engine.begin() as conn:
+            duplicates = (await conn.execute(text("""
+                SELECT count(*) FROM (
+                    SELECT title FROM wiki_pages WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'active'
+                    GROUP BY title HAVING count(*) > 1) duplicated
+            """), {"tenant": scope.tenant, "owner": scope.owner})).scalar_one()
+            metrics = {**request.metrics, "duplicate_candidates_count": duplicates}
+            await conn.execute(text("""
+                UPDATE wiki_compile_jobs SET status = :status, metrics = CAST(:metrics AS jsonb), error = :error,
+                    finished_at = now()
+                WHERE run_id = :run_id AND tenant_id = :tenant AND owner_id = :owner
+            """), {"status": request.status, "metrics": json.dumps(metrics), "error": request.error,
+                   "run_id": request.run_id, "tenant": scope.tenant, "owner": scope.owner})
+            # Staged plans are only needed while their run can still retry an activity.
+            await conn.execute(text("""
+                DELETE FROM wiki_compile_plans
+                WHERE tenant_id = :tenant AND owner_id = :owner
+                  AND ((run_id = :run_id AND status = 'applied') OR created_at < now() - make_interval(days => :days))
+            """), {"tenant": scope.tenant, "owner": scope.owner, "run_id": request.run_id,
+                   "days": STAGING_RETENTION_DAYS})
+        return FinishRunResult(duplicate_candidates_count=duplicates)

@@ -1,0 +1,312 @@
+"""Resolve a staged plan against the scope's rows before anything is written (seed steps 1.4–1.6).
+
+- Every page and mention id must be a UUID of this scope; anything else is dropped and counted.
+- Citations are kept only when they name a memory of the batch (provenance only from citations).
+- A proposed new page merges into an existing page of the scope: exact alias match first (title and
+  aliases, normalised), then pg_trgm similarity >= 0.85 on aliases, same type only.
+- A section the plan wants to change is sent to the section writer only when the change is
+  meaningful; sections that collide with an existing body (updates, merges, re-proposed pages)
+  all go through the writer, so nothing already written is overwritten blindly.
+- Promotions need >= 3 sightings within 30 days, enforced here, not only in the prompt.
+
+The result is a plain JSON document stored next to the plan; apply reads it, the workflow only
+sees the section-task keys and counters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from domain.aliases import format_heading_from_slug, normalize_alias, seed_aliases_for_title, slugify_title
+from domain.compile_messages import ResolvePlanResult
+from domain.guards import is_meaningful_change, is_valid_uuid, strip_wikilinks
+from domain.ids import page_id as deterministic_page_id
+from domain.plan import NewSection, Plan
+
+FUZZY_MERGE_THRESHOLD = 0.85
+PROMOTION_MIN_MENTIONS = 3
+PROMOTION_WINDOW = timedelta(days=30)
+
+
+@dataclass
+class _Resolution:
+    tenant: str
+    owner: str
+    batch_ids: list[str]
+    now: datetime
+    result: ResolvePlanResult
+    tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # (page_id, section_slug) -> task key, so two proposals for one section become one writer call
+    task_by_section: dict[tuple[str, str], str] = field(default_factory=dict)
+    pages: list[dict[str, Any]] = field(default_factory=list)
+    page_by_key: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    mentions: list[dict[str, Any]] = field(default_factory=list)
+    mark_promoted: list[dict[str, Any]] = field(default_factory=list)
+
+    def cite(self, refs: list[str]) -> list[str]:
+        batch = set(self.batch_ids)
+        cited: list[str] = []
+        for ref in refs:
+            ref = str(ref).strip().lower()
+            if ref in batch and ref not in cited:
+                cited.append(ref)
+        return cited
+
+
+async def resolve_plan(conn: AsyncConnection, tenant: str, owner: str, plan_id: Any, plan: Plan,
+                       batch_ids: list[str], now: datetime) -> tuple[dict[str, Any], ResolvePlanResult]:
+    res = _Resolution(tenant=tenant, owner=owner, batch_ids=[str(b) for b in batch_ids], now=now,
+                      result=ResolvePlanResult(plan_id=plan_id))
+    await _resolve_page_updates(conn, res, plan)
+    for proposal in plan.newPages:
+        await _resolve_new_page(conn, res, proposal)
+    await _resolve_promotions(conn, res, plan)
+    _resolve_mentions(res, plan)
+    res.result.section_tasks = list(res.tasks)
+    document = {
+        "memory_ids": res.batch_ids,
+        "tasks": res.tasks,
+        "pages": res.pages,
+        "mentions": res.mentions,
+        "promotions": res.mark_promoted,
+        "links": [link.model_dump() for link in plan.pageLinks],
+    }
+    return document, res.result
+
+
+# ---------------------------------------------------------------------------------------------- pages
+
+
+async def _scope_pages_by_id(conn: AsyncConnection, res: _Resolution, ids: list[str]) -> dict[str, Any]:
+    if not ids:
+        return {}
+    rows = await conn.execute(text("""
+        SELECT id, type, slug, title, summary, status FROM wiki_pages
+        WHERE tenant_id = :tenant AND owner_id = :owner AND id = ANY(CAST(:ids AS uuid[]))
+    """), {"tenant": res.tenant, "owner": res.owner, "ids": ids})
+    return {str(row.id): row for row in rows}
+
+
+async def _sections_of(conn: AsyncConnection, page_id: str) -> dict[str, Any]:
+    rows = await conn.execute(text(
+        "SELECT section_slug, heading, body_md, position FROM wiki_page_sections WHERE page_id = :p"
+    ), {"p": page_id})
+    return {row.section_slug: row for row in rows}
+
+
+def _page_entry(res: _Resolution, *, page_id: str, page_type: str, slug: str, title: str, summary: str | None,
+                mode: str, keep_title: bool) -> dict[str, Any]:
+    """One page the apply step writes; proposals for the same page share one entry."""
+    key = (page_type, slug)
+    entry = res.page_by_key.get(key)
+    if entry is None:
+        entry = {"page_id": page_id, "type": page_type, "slug": slug, "title": title, "summary": summary,
+                 "mode": mode, "keep_title": keep_title, "aliases": [], "sections": []}
+        res.page_by_key[key] = entry
+        res.pages.append(entry)
+    elif summary and not entry["summary"]:
+        entry["summary"] = summary
+    return entry
+
+
+def _add_aliases(entry: dict[str, Any], aliases: list[str]) -> None:
+    for alias in aliases:
+        normalized = normalize_alias(alias)
+        if normalized and normalized not in entry["aliases"]:
+            entry["aliases"].append(normalized)
+
+
+def _add_section(res: _Resolution, entry: dict[str, Any], existing: dict[str, Any], *, slug: str, heading: str,
+                 body: str, refs: list[str]) -> None:
+    """A section write: direct when the page has no body there yet, through the writer otherwise."""
+    body = strip_wikilinks(body).strip()
+    current = existing.get(slug)
+    pending = next((s for s in entry["sections"] if s["slug"] == slug and "task" not in s), None)
+    if current is None and pending is None:
+        entry["sections"].append({"slug": slug, "heading": heading or format_heading_from_slug(slug),
+                                  "body_md": body, "source_refs": refs})
+        return
+    if current is None and pending is not None:
+        # Two proposals for a new section of one page in one plan: keep both, in order.
+        pending["body_md"] = "\n\n".join(part for part in (pending["body_md"], body) if part)
+        pending["source_refs"] += [r for r in refs if r not in pending["source_refs"]]
+        return
+    _add_writer_task(res, entry, current=current, slug=slug, heading=heading, proposed=body, refs=refs)
+
+
+def _add_writer_task(res: _Resolution, entry: dict[str, Any], *, current: Any, slug: str, heading: str,
+                     proposed: str, refs: list[str]) -> None:
+    existing_body = current.body_md if current is not None else None
+    section_key = (entry["page_id"], slug)
+    key = res.task_by_section.get(section_key)
+    if key is not None:
+        task = res.tasks[key]
+        task["proposed_body"] = "\n\n".join(p for p in (task["proposed_body"], proposed) if p)
+        task["source_refs"] += [r for r in refs if r not in task["source_refs"]]
+        return
+    if not is_meaningful_change(existing_body, proposed):
+        res.result.sections_skipped += 1
+        return
+    key = f"s{len(res.tasks) + 1}"
+    res.task_by_section[section_key] = key
+    res.tasks[key] = {
+        "page_id": entry["page_id"], "page_title": entry["title"], "page_type": entry["type"], "slug": slug,
+        "heading": current.heading if current is not None else (heading or format_heading_from_slug(slug)),
+        "existing_body": existing_body, "proposed_body": proposed, "source_refs": refs,
+    }
+    entry["sections"].append({"slug": slug, "task": key})
+
+
+async def _resolve_page_updates(conn: AsyncConnection, res: _Resolution, plan: Plan) -> None:
+    candidates = [u.pageId.strip() for u in plan.pageUpdates]
+    found = await _scope_pages_by_id(conn, res, [i.lower() for i in candidates if is_valid_uuid(i)])
+    for update in plan.pageUpdates:
+        page = found.get(update.pageId.strip().lower()) if is_valid_uuid(update.pageId.strip()) else None
+        if page is None:
+            # Hallucinated, truncated, or another scope's page: dropped, never written, never fatal.
+            res.result.dropped_invalid_ids += 1
+            continue
+        entry = _page_entry(res, page_id=str(page.id), page_type=page.type, slug=page.slug, title=page.title,
+                            summary=None, mode="update", keep_title=True)
+        _add_aliases(entry, update.aliases)
+        existing = await _sections_of(conn, str(page.id))
+        for section in update.sections:
+            _add_writer_task(res, entry, current=existing.get(section.slug), slug=section.slug, heading="",
+                             proposed=strip_wikilinks(section.proposed_body_md).strip(),
+                             refs=res.cite(section.source_refs))
+
+
+async def _exact_alias_hit(conn: AsyncConnection, res: _Resolution, names: list[str], page_type: str):
+    rows = (await conn.execute(text("""
+        SELECT p.id, p.type, p.slug, p.title FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id
+        WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+          AND a.alias = ANY(CAST(:names AS text[]))
+        ORDER BY (p.type = :type) DESC, array_position(CAST(:names AS text[]), a.alias), p.slug
+        LIMIT 1
+    """), {"tenant": res.tenant, "owner": res.owner, "names": names, "type": page_type})).first()
+    return rows
+
+
+async def _fuzzy_alias_hit(conn: AsyncConnection, res: _Resolution, name: str, page_type: str):
+    return (await conn.execute(text("""
+        SELECT p.id, p.type, p.slug, p.title, similarity(a.alias, :name) AS score
+        FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id
+        WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active' AND p.type = :type
+          AND a.alias % :name AND similarity(a.alias, :name) >= :threshold
+        ORDER BY score DESC, p.slug
+        LIMIT 1
+    """), {"tenant": res.tenant, "owner": res.owner, "name": name, "type": page_type,
+           "threshold": FUZZY_MERGE_THRESHOLD})).first()
+
+
+async def _page_by_type_slug(conn: AsyncConnection, res: _Resolution, page_type: str, slug: str):
+    return (await conn.execute(text("""
+        SELECT id, type, slug, title, summary, status FROM wiki_pages
+        WHERE tenant_id = :tenant AND owner_id = :owner AND type = :type AND slug = :slug
+    """), {"tenant": res.tenant, "owner": res.owner, "type": page_type, "slug": slug})).first()
+
+
+def _section_refs(res: _Resolution, section: NewSection, page_refs: list[str]) -> list[str]:
+    # The seed's new-page fallback: a section without its own citations takes the page-level ones.
+    return res.cite(section.source_refs) if section.source_refs else page_refs
+
+
+async def _resolve_new_page(conn: AsyncConnection, res: _Resolution, proposal) -> None:
+    slug = slugify_title(proposal.title) or slugify_title(proposal.slug) or proposal.slug.strip()
+    names = [n for n in dict.fromkeys(normalize_alias(x) for x in [proposal.title, *proposal.aliases]) if n]
+    hit, merge_kind = None, None
+    if names:
+        hit = await _exact_alias_hit(conn, res, names, proposal.type)
+        merge_kind = "exact" if hit else None
+        if hit is None:
+            hit = await _fuzzy_alias_hit(conn, res, names[0], proposal.type)
+            merge_kind = "fuzzy" if hit else None
+    if hit is not None and (hit.type, hit.slug) == (proposal.type, slug):
+        hit, merge_kind = None, None  # the page itself: an ordinary update of the same slug
+    page_refs = res.cite(proposal.source_refs)
+    if hit is not None:
+        if merge_kind == "exact":
+            res.result.alias_dedup_merged += 1
+        else:
+            res.result.fuzzy_dedupe_merges += 1
+        entry = _page_entry(res, page_id=str(hit.id), page_type=hit.type, slug=hit.slug, title=hit.title,
+                            summary=proposal.summary, mode="merge", keep_title=True)
+        _add_aliases(entry, [proposal.title, *proposal.aliases])
+    else:
+        existing_page = await _page_by_type_slug(conn, res, proposal.type, slug)
+        if existing_page is None:
+            page_id = str(deterministic_page_id(res.tenant, res.owner, proposal.type, slug))
+            mode = "create"
+            res.result.new_pages_planned += 1
+        else:
+            page_id, mode = str(existing_page.id), "update"
+        entry = _page_entry(res, page_id=page_id, page_type=proposal.type, slug=slug, title=proposal.title.strip(),
+                            summary=proposal.summary, mode=mode, keep_title=False)
+        _add_aliases(entry, [*seed_aliases_for_title(proposal.title), *proposal.aliases])
+    existing_sections = {} if entry["mode"] == "create" else await _sections_of(conn, entry["page_id"])
+    for section in proposal.sections:
+        _add_section(res, entry, existing_sections, slug=section.slug, heading=section.heading,
+                     body=section.body_md, refs=_section_refs(res, section, page_refs))
+
+
+# ------------------------------------------------------------------------------------------ mentions
+
+
+async def _resolve_promotions(conn: AsyncConnection, res: _Resolution, plan: Plan) -> None:
+    ids = [p.mentionId.strip().lower() for p in plan.promotions if is_valid_uuid(p.mentionId.strip())]
+    rows = {}
+    if ids:
+        rows = {str(row.id): row for row in await conn.execute(text("""
+            SELECT id, alias, alias_normalized, mention_count, last_seen_at, sample_contexts, suggested_type
+            FROM wiki_unresolved_mentions
+            WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'open' AND id = ANY(CAST(:ids AS uuid[]))
+        """), {"tenant": res.tenant, "owner": res.owner, "ids": ids})}
+    for promotion in plan.promotions:
+        mention = rows.get(promotion.mentionId.strip().lower())
+        if mention is None:
+            res.result.dropped_invalid_ids += 1
+            continue
+        cited = [ref for s in promotion.sections for ref in res.cite(s.source_refs)]
+        known = {str(c.get("source_ref")) for c in (mention.sample_contexts or []) if isinstance(c, dict)}
+        new_sightings = [ref for ref in dict.fromkeys(cited) if ref not in known]
+        recent = bool(new_sightings) or mention.last_seen_at >= res.now - PROMOTION_WINDOW
+        if mention.mention_count + len(new_sightings) < PROMOTION_MIN_MENTIONS or not recent:
+            # Not enough evidence yet: the sightings still count, as mentions.
+            res.result.promotions_refused += 1
+            for ref in new_sightings:
+                res.mentions.append({"alias": mention.alias, "alias_normalized": mention.alias_normalized,
+                                     "suggested_type": promotion.type, "context": promotion.reason or "",
+                                     "source_ref": ref})
+            continue
+        slug = slugify_title(promotion.title) or slugify_title(promotion.slug) or mention.alias_normalized.replace(" ", "-")
+        existing_page = await _page_by_type_slug(conn, res, promotion.type, slug)
+        if existing_page is None:
+            page_id, mode = str(deterministic_page_id(res.tenant, res.owner, promotion.type, slug)), "create"
+            res.result.new_pages_planned += 1
+        else:
+            page_id, mode = str(existing_page.id), "update"
+        entry = _page_entry(res, page_id=page_id, page_type=promotion.type, slug=slug, title=promotion.title.strip(),
+                            summary=None, mode=mode, keep_title=False)
+        _add_aliases(entry, [promotion.title, mention.alias])
+        existing_sections = {} if mode == "create" else await _sections_of(conn, page_id)
+        for section in promotion.sections:
+            _add_section(res, entry, existing_sections, slug=section.slug, heading=section.heading,
+                         body=section.body_md, refs=res.cite(section.source_refs))
+        res.mark_promoted.append({"mention_id": str(mention.id), "alias_normalized": mention.alias_normalized,
+                                  "page_id": page_id})
+
+
+def _resolve_mentions(res: _Resolution, plan: Plan) -> None:
+    for mention in plan.unresolvedMentions:
+        normalized = normalize_alias(mention.alias)
+        if not normalized:
+            continue
+        cited = res.cite([mention.source_ref]) if mention.source_ref else []
+        res.mentions.append({"alias": mention.alias.strip(), "alias_normalized": normalized,
+                             "suggested_type": mention.suggestedType, "context": mention.context.strip(),
+                             "source_ref": cited[0] if cited else None})

@@ -1,0 +1,129 @@
+"""Reads of one scope that feed the planner: candidate pages chosen by relevance, open mentions.
+
+Candidate pages are bounded (200 by default) whatever the scope's size: first pages whose aliases
+or titles match names in the batch exactly, then by trigram similarity, then by full-text match,
+then the most recently compiled. So the prompt stays the same size as a scope grows to thousands
+of pages, and the pages a batch talks about are always in it (the original sent the 200 most
+recent pages and missed merges once a scope outgrew them).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from domain.aliases import normalize_alias
+from domain.context import CandidatePage, MemoryRecord, OpenMention
+
+MAX_NAMES = 200
+TRIGRAM_THRESHOLD = 0.5
+# Capitalised phrases ("Lady Bird Lake", "Café de Flore" is caught by its metadata instead).
+_PROPER_NAME = re.compile(r"\b([A-ZÀ-Þ][\w'’-]+(?:\s+[A-ZÀ-Þ][\w'’-]+)*)")
+
+
+def names_in_batch(memories: list[MemoryRecord]) -> list[str]:
+    """Normalised names the batch talks about: metadata hints first, then capitalised phrases."""
+    names: dict[str, None] = {}
+
+    def add(raw: Any) -> None:
+        if isinstance(raw, str):
+            normalized = normalize_alias(raw)
+            if len(normalized) >= 3:
+                names.setdefault(normalized, None)
+
+    for memory in memories:
+        meta = memory.metadata or {}
+        for entity in meta.get("entities") or []:
+            if isinstance(entity, dict):
+                add(entity.get("name"))
+                for alias in entity.get("aliases") or []:
+                    add(alias)
+        place = meta.get("place")
+        if isinstance(place, dict):
+            add(place.get("name"))
+            add(place.get("city"))
+        journal = meta.get("journal")
+        if isinstance(journal, dict):
+            add(journal.get("title"))
+    for memory in memories:
+        for match in _PROPER_NAME.finditer(memory.content):
+            add(match.group(1))
+    return list(names)[:MAX_NAMES]
+
+
+_CANDIDATES_SQL = """
+WITH names AS (SELECT unnest(CAST(:names AS text[])) AS name),
+scope_pages AS (
+    SELECT id, title, last_compiled_at FROM wiki_pages
+    WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'active'
+),
+exact AS (
+    SELECT DISTINCT a.page_id AS id, 0 AS tier, 1.0::float8 AS score
+    FROM wiki_page_aliases a JOIN scope_pages p ON p.id = a.page_id
+    WHERE a.alias IN (SELECT name FROM names)
+),
+fuzzy AS (
+    SELECT a.page_id AS id, 1 AS tier, max(similarity(a.alias, n.name))::float8 AS score
+    FROM names n JOIN wiki_page_aliases a ON a.alias % n.name
+    JOIN scope_pages p ON p.id = a.page_id
+    WHERE similarity(a.alias, n.name) >= :trigram
+    GROUP BY a.page_id
+),
+fulltext AS (
+    SELECT p.id, 2 AS tier, max(ts_rank(w.search_tsv, plainto_tsquery('english', n.name)))::float8 AS score
+    FROM names n JOIN wiki_pages w ON w.search_tsv @@ plainto_tsquery('english', n.name)
+    JOIN scope_pages p ON p.id = w.id
+    GROUP BY p.id
+),
+recent AS (
+    SELECT id, 3 AS tier, extract(epoch FROM coalesce(last_compiled_at, 'epoch'))::float8 AS score
+    FROM scope_pages ORDER BY last_compiled_at DESC NULLS LAST, id LIMIT :limit
+),
+ranked AS (
+    SELECT id, min(tier) AS tier, max(score) AS score
+    FROM (SELECT * FROM exact UNION ALL SELECT * FROM fuzzy UNION ALL SELECT * FROM fulltext
+          UNION ALL SELECT * FROM recent) hits
+    GROUP BY id
+)
+SELECT p.id, p.type, p.slug, p.title, p.summary, r.tier,
+       coalesce((SELECT array_agg(alias ORDER BY alias) FROM wiki_page_aliases WHERE page_id = p.id), '{}') AS aliases
+FROM ranked r JOIN wiki_pages p ON p.id = r.id
+ORDER BY r.tier, r.score DESC, p.slug
+LIMIT :limit
+"""
+
+
+async def candidate_pages(conn: AsyncConnection, tenant: str, owner: str, names: list[str],
+                          limit: int) -> list[CandidatePage]:
+    await conn.execute(text("SELECT set_limit(:t)"), {"t": TRIGRAM_THRESHOLD})
+    rows = (await conn.execute(text(_CANDIDATES_SQL), {
+        "tenant": tenant, "owner": owner, "names": names, "trigram": TRIGRAM_THRESHOLD, "limit": limit,
+    })).all()
+    return [
+        CandidatePage(id=row.id, type=row.type, slug=row.slug, title=row.title, summary=row.summary,
+                      aliases=list(row.aliases or []))
+        for row in rows
+    ]
+
+
+async def open_mentions(conn: AsyncConnection, tenant: str, owner: str, names: list[str], limit: int,
+                        must_include: list[UUID]) -> list[OpenMention]:
+    """Open mentions: those the batch names (and lint's promotion candidates) first, then by count."""
+    rows = (await conn.execute(text("""
+        SELECT id, alias, alias_normalized, mention_count, suggested_type, last_seen_at, sample_contexts
+        FROM wiki_unresolved_mentions
+        WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'open'
+        ORDER BY (id = ANY(CAST(:must AS uuid[]))) DESC, (alias_normalized = ANY(CAST(:names AS text[]))) DESC,
+                 mention_count DESC, alias_normalized
+        LIMIT :limit
+    """), {"tenant": tenant, "owner": owner, "names": names, "must": list(must_include), "limit": limit})).all()
+    return [
+        OpenMention(id=row.id, alias=row.alias, alias_normalized=row.alias_normalized,
+                    mention_count=row.mention_count, suggested_type=row.suggested_type,
+                    last_seen_at=row.last_seen_at, sample_contexts=list(row.sample_contexts or []))
+        for row in rows
+    ]

@@ -1,0 +1,225 @@
+"""Rollup-section aggregation metadata, promotion scoring and hubness (facts §14).
+
+A rollup section on a hub page ("Restaurants" on "Austin") carries an aggregation record: the child
+pages it lists, how many memories support it, when evidence first and last arrived, the tags seen,
+and a promotion score that says whether it has grown enough to become a page of its own.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+PromotionStatus = Literal["none", "candidate", "promoted", "suppressed"]
+ScoreStatus = Literal["none", "candidate", "promote_ready"]
+
+WEIGHTS = {"linked": 0.25, "supporting": 0.25, "temporal": 0.20, "coherence": 0.15, "readability": 0.15}
+LINKED_PAGES_SATURATION = 20
+SUPPORTING_RECORDS_SATURATION = 30
+TEMPORAL_SPREAD_DAYS_SATURATION = 30
+# The design doc says "> 1200 chars"; every version of the original code saturates at 1800.
+BODY_LENGTH_SATURATION = 1800
+SECONDS_PER_DAY = 86_400
+HUBNESS_SUPPORT_DIVISOR = 10
+
+
+class SectionAggregation(BaseModel):
+    """The `aggregation` JSON of a rollup section (facts §14, migration 0014)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    linked_page_ids: list[str] = Field(default_factory=list)
+    supporting_record_count: int = 0
+    first_source_at: str | None = None  # ISO-8601
+    last_source_at: str | None = None  # ISO-8601
+    observed_tags: list[str] = Field(default_factory=list)
+    promotion_status: PromotionStatus = "none"
+    promotion_score: float = 0
+    promoted_page_id: str | None = None
+
+
+class PromotionThresholds(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    candidate: float = 0.4
+    promote_ready: float = 0.55
+
+
+DEFAULT_PROMOTION_THRESHOLDS = PromotionThresholds()
+
+
+class PromotionContributions(BaseModel):
+    linked: float
+    supporting: float
+    temporal: float
+    coherence: float
+    readability: float
+
+
+class PromotionScore(BaseModel):
+    score: float
+    status: ScoreStatus
+    contributions: PromotionContributions
+
+
+def empty_section_aggregation() -> SectionAggregation:
+    """A fresh aggregation record: no children, no support, status "none", score 0 (facts §14)."""
+    return SectionAggregation()
+
+
+def _first_seen(values: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(values))
+
+
+def merge_section_aggregation(
+    current: SectionAggregation | Mapping[str, Any] | None, patch: Mapping[str, Any]
+) -> SectionAggregation:
+    """`current` (empty when None) overlaid with `patch` (facts §14 `mergeSectionAggregation`).
+
+    Keys in the patch replace the current values; `linked_page_ids` and `observed_tags` are replaced
+    too (never unioned) unless the patch omits them or sets them to None, and both are de-duplicated
+    in first-seen order. Returns a new record; neither input is modified.
+    """
+    base = SectionAggregation.model_validate(current) if current is not None else empty_section_aggregation()
+    merged = {**base.model_dump(), **patch}
+    for list_key in ("linked_page_ids", "observed_tags"):
+        chosen = patch.get(list_key)
+        merged[list_key] = _first_seen(chosen if chosen is not None else getattr(base, list_key))
+    return SectionAggregation.model_validate(merged)
+
+
+def _clamp01(value: float) -> float:
+    if not math.isfinite(value) or value <= 0:
+        return 0.0
+    return min(value, 1.0)
+
+
+def _js_round(value: float) -> float:
+    # Math.round: nearest integer, halves towards +infinity (-2.5 -> -2), unlike Python's round().
+    floor = math.floor(value)
+    return float(floor + 1 if value - floor >= 0.5 else floor)
+
+
+def _round3(value: float) -> float:
+    return _js_round(value * 1000) / 1000
+
+
+def score_promotion(
+    linked: float,
+    supporting: float,
+    days: float,
+    coherence: float,
+    body_length: float,
+    thresholds: PromotionThresholds = DEFAULT_PROMOTION_THRESHOLDS,
+) -> PromotionScore:
+    """How ready a rollup section is to become its own page, 0..1 (facts §14 `scorePromotion`).
+
+    0.25·linked/20 + 0.25·supporting/30 + 0.20·days/30 + 0.15·coherence + 0.15·body_length/1800,
+    each ratio clamped to [0, 1] (non-finite -> 0), rounded to 3 decimals like JS Math.round.
+    Status: "promote_ready" at >= 0.55, "candidate" at >= 0.4, else "none".
+    """
+    contributions = {
+        "linked": _clamp01(linked / LINKED_PAGES_SATURATION) * WEIGHTS["linked"],
+        "supporting": _clamp01(supporting / SUPPORTING_RECORDS_SATURATION) * WEIGHTS["supporting"],
+        "temporal": _clamp01(days / TEMPORAL_SPREAD_DAYS_SATURATION) * WEIGHTS["temporal"],
+        "coherence": _clamp01(coherence) * WEIGHTS["coherence"],
+        "readability": _clamp01(body_length / BODY_LENGTH_SATURATION) * WEIGHTS["readability"],
+    }
+    score = _round3(sum(contributions.values()))
+    status: ScoreStatus = "none"
+    if score >= thresholds.promote_ready:
+        status = "promote_ready"
+    elif score >= thresholds.candidate:
+        status = "candidate"
+    return PromotionScore(
+        score=score,
+        status=status,
+        contributions=PromotionContributions(
+            **{name: _round3(value) for name, value in contributions.items()}
+        ),
+    )
+
+
+def _parse_instant(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    # Date.parse reads a zone-less ISO date as UTC.
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _as_aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _temporal_spread_days(first: str | None, last: str | None, now: datetime) -> float:
+    first_at = _parse_instant(first)
+    if first_at is None:
+        return 0.0
+    last_at = _parse_instant(last) if last else _as_aware(now)
+    if last_at is None:
+        return 0.0
+    return max(0.0, (last_at - first_at).total_seconds()) / SECONDS_PER_DAY
+
+
+def _coherence(observed_tags: Sequence[str], linked_page_tag_sets: Sequence[Sequence[str]]) -> float:
+    if not observed_tags or not linked_page_tag_sets:
+        return 0.0
+    section_tags = {tag.lower() for tag in observed_tags}
+    sharing = sum(1 for tags in linked_page_tag_sets if any(tag.lower() in section_tags for tag in tags))
+    return sharing / len(linked_page_tag_sets)
+
+
+def score_section_aggregation(
+    aggregation: SectionAggregation,
+    body_md: str,
+    linked_page_tag_sets: Sequence[Sequence[str]],
+    now: datetime,
+) -> PromotionScore:
+    """Promotion score of a rollup section from its aggregation record (facts §14 `scoreSectionAggregation`).
+
+    Linked = number of linked pages; supporting = supporting_record_count; days from first to last
+    evidence (last missing -> `now`; first missing or unparsable -> 0; negative -> 0); coherence =
+    the fraction of linked pages' tag sets sharing at least one tag, case-insensitively, with the
+    section's observed tags (0 when either is empty); body length in characters.
+    """
+    return score_promotion(
+        linked=len(aggregation.linked_page_ids),
+        supporting=aggregation.supporting_record_count,
+        days=_temporal_spread_days(aggregation.first_source_at, aggregation.last_source_at, now),
+        coherence=_coherence(aggregation.observed_tags, linked_page_tag_sets),
+        body_length=len(body_md),
+    )
+
+
+def next_promotion_status(current_status: PromotionStatus, score_status: ScoreStatus) -> PromotionStatus:
+    """The section's stored status after a rescore (facts §14, aggregation apply step 2).
+
+    "promoted" is sticky; otherwise "candidate" once the score reaches the candidate threshold
+    (either score status above "none"), else "none" — a "suppressed" section is not kept suppressed.
+    """
+    if current_status == "promoted":
+        return "promoted"
+    return "candidate" if score_status in ("candidate", "promote_ready") else "none"
+
+
+def hubness_score(
+    inbound_reference_links: int, promoted_children: int, avg_supporting_records: float | None
+) -> int:
+    """How much of a hub a page is (facts §14 `recomputeHubness`).
+
+    Inbound `reference` links + 2 × pages whose parent it is + floor(average supporting_record_count
+    of its sections with aggregation / 10), a missing average counting as 0.
+    """
+    return (
+        inbound_reference_links
+        + 2 * promoted_children
+        + math.floor((avg_supporting_records or 0) / HUBNESS_SUPPORT_DIVISOR)
+    )

@@ -1,0 +1,73 @@
+"""Alias normalisation, slugs and default headings (facts §8, §6; DESIGN difference 1).
+
+An alias is the key the compiler matches page names on ("Chef João" in one memory, "chef joao" in
+another); a slug is the page's URL-safe identity within (tenant, owner, type).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+SLUG_MAX_LENGTH = 120
+
+_WHITESPACE_RUN = re.compile(r"\s+")
+_SLUG_DISALLOWED = re.compile(r"[^a-z0-9\s-]+")
+_DASH_RUN = re.compile(r"-+")
+_HEADING_SEPARATORS = re.compile(r"[_-]+")
+# The combining diacritics block, exactly the range the original slugifier strips.
+_COMBINING_DIACRITICS = re.compile("[\u0300-\u036f]")
+
+
+def _fold_diacritics(text: str) -> str:
+    # Decompose, drop every combining mark, recompose: "joão" -> "joao", "i̇stanbul" -> "istanbul".
+    # Recomposing keeps scripts whose letters decompose without marks (Hangul) in their usual form.
+    decomposed = unicodedata.normalize("NFKD", text)
+    unmarked = "".join(ch for ch in decomposed if not unicodedata.category(ch).startswith("M"))
+    return unicodedata.normalize("NFC", unmarked)
+
+
+def _is_alias_char(ch: str) -> bool:
+    return ch.isalpha() or unicodedata.category(ch).startswith("N") or ch.isspace() or ch in "'-"
+
+
+def normalize_alias(raw: str) -> str:
+    """The matching key of a name (facts §8 `normalizeAlias`, with DESIGN difference 1).
+
+    NFKC, lowercase, fold diacritics, keep letters, digits, whitespace, `'` and `-` (anything else
+    becomes a space), collapse whitespace, trim. Unlike the original, diacritics are folded as the
+    page-model doc asks: "Chef João" -> "chef joao", "İstanbul" -> "istanbul".
+    """
+    folded = _fold_diacritics(unicodedata.normalize("NFKC", raw).lower())
+    kept = "".join(ch if _is_alias_char(ch) else " " for ch in folded)
+    return _WHITESPACE_RUN.sub(" ", kept).strip()
+
+
+def seed_aliases_for_title(title: str) -> list[str]:
+    """The aliases every page gets from its own title: its normalised form, if not empty (facts §8)."""
+    primary = normalize_alias(title)
+    return [primary] if primary else []
+
+
+def slugify_title(title: str) -> str:
+    """URL-safe slug of a title, the original algorithm exactly (facts §8 `slugifyTitle`).
+
+    NFKD, drop U+0300–U+036F, lowercase, runs of characters outside `[a-z0-9\\s-]` become a space,
+    trim, whitespace runs become `-`, dash runs collapse, edge dashes go, then cut at 120 characters
+    (after the dash trim, so a cut can end on a dash). "Straße" -> "stra-e"; "東京" -> "" (the caller
+    then falls back to the planner's slug).
+    """
+    slug = _COMBINING_DIACRITICS.sub("", unicodedata.normalize("NFKD", title)).lower()
+    slug = _SLUG_DISALLOWED.sub(" ", slug).strip()
+    slug = _DASH_RUN.sub("-", _WHITESPACE_RUN.sub("-", slug)).strip("-")
+    return slug[:SLUG_MAX_LENGTH]
+
+
+def format_heading_from_slug(slug: str) -> str:
+    """Heading for a section created without one (facts §6 `formatHeadingFromSlug`).
+
+    Split on runs of `_`/`-`, upper-case the first character of each part, join with spaces:
+    "visits" -> "Visits", "parks-and_outdoors" -> "Parks And Outdoors" (not the template's heading).
+    """
+    parts = _HEADING_SEPARATORS.split(slug)
+    return " ".join(part[:1].upper() + part[1:] for part in parts)

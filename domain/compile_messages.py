@@ -1,0 +1,206 @@
+"""Inputs and outputs of the compile workflow and its activities.
+
+Everything here travels through Temporal history, so it carries ids, cursors and counters only —
+memory texts, plans and section bodies stay in Postgres (the plan staging table).
+New fields always get defaults so recorded histories keep decoding.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+from uuid import UUID
+
+from pydantic import BaseModel, Field
+
+Trigger = Literal["memory_retain", "bootstrap_import", "admin", "lint", "resume", "rebuild"]
+
+
+class Scope(BaseModel):
+    tenant: str
+    owner: str
+
+    @property
+    def workflow_id(self) -> str:
+        return compile_workflow_id(self.tenant, self.owner)
+
+
+def compile_workflow_id(tenant: str, owner: str) -> str:
+    return f"compile:{tenant}:{owner}"
+
+
+class RunCaps(BaseModel):
+    """Per-run limits (facts §4): hitting one applies the batch in hand, then continues as new."""
+
+    page_size: int = 50
+    max_records: int = 500
+    max_new_pages: int = 25
+    max_sections_rewritten: int = 100
+    section_writer_concurrency: int = 8
+    max_candidate_pages: int = 200
+
+
+class CompileOptions(BaseModel):
+    """What the client decides from its settings (workflows cannot read the environment)."""
+
+    model_id: str = "claude-haiku-4-5"
+    debounce_seconds: float = 0.0
+    caps: RunCaps = Field(default_factory=RunCaps)
+    aggregation_enabled: bool = True
+    deterministic_linking_enabled: bool = True
+    llm_retry_budget_seconds: int = 3600
+
+
+class CompileInput(BaseModel):
+    scope: Scope
+    trigger: Trigger = "memory_retain"
+    options: CompileOptions = Field(default_factory=CompileOptions)
+    # Carried across continue-as-new: wake-ups not yet served and lint's promotion requests.
+    carried_wakeups: int = 0
+    promotion_mention_ids: list[UUID] = Field(default_factory=list)
+    run_no: int = 1
+
+
+class WakeUp(BaseModel):
+    """A reason to compile: new memories were retained, an operator asked, or lint found candidates."""
+
+    trigger: Trigger = "memory_retain"
+    memory_count: int = 0
+    promotion_mention_ids: list[UUID] = Field(default_factory=list)
+    model_id: str | None = None
+
+
+class CursorPosition(BaseModel):
+    """(ms-truncated updated_at, id) of the last memory compiled; both None before the first."""
+
+    updated_at: datetime | None = None
+    record_id: UUID | None = None
+
+    def label(self) -> str:
+        if self.updated_at is None:
+            return "start"
+        return f"{self.updated_at.isoformat(timespec='milliseconds')}/{str(self.record_id)[:8]}"
+
+
+class BatchRef(BaseModel):
+    cursor_from: CursorPosition
+    memory_ids: list[UUID]
+    # positions[i] is the cursor after memory_ids[i]; a split batch advances to its last part's end.
+    positions: list[CursorPosition]
+
+
+class RunRecord(BaseModel):
+    scope: Scope
+    workflow_id: str
+    run_id: str
+    trigger: str
+    model_id: str
+
+
+class NextBatchInput(BaseModel):
+    scope: Scope
+    limit: int
+
+
+class TokenCounts(BaseModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class PlanBatchInput(BaseModel):
+    scope: Scope
+    plan_id: UUID
+    run_id: str
+    memory_ids: list[UUID]
+    model_id: str
+    max_candidate_pages: int = 200
+    promotion_mention_ids: list[UUID] = Field(default_factory=list)
+
+
+class PlanBatchResult(BaseModel):
+    plan_id: UUID
+    usage: TokenCounts
+    planner_input_chars: int = 0
+
+
+class ResolvePlanInput(BaseModel):
+    scope: Scope
+    plan_id: UUID
+
+
+class ResolvePlanResult(BaseModel):
+    plan_id: UUID
+    section_tasks: list[str] = Field(default_factory=list)
+    new_pages_planned: int = 0
+    sections_skipped: int = 0
+    dropped_invalid_ids: int = 0
+    alias_dedup_merged: int = 0
+    fuzzy_dedupe_merges: int = 0
+    promotions_refused: int = 0
+
+
+class WriteSectionInput(BaseModel):
+    scope: Scope
+    plan_id: UUID
+    task_key: str
+    model_id: str
+
+
+class WriteSectionResult(BaseModel):
+    task_key: str
+    usage: TokenCounts
+
+
+class ApplyBatchInput(BaseModel):
+    scope: Scope
+    plan_id: UUID | None  # None: nothing to write, only move the cursor (a skipped memory)
+    cursor_expected: CursorPosition
+    cursor_next: CursorPosition
+    deterministic_linking_enabled: bool = True
+
+
+class ApplyBatchResult(BaseModel):
+    already_applied: bool = False
+    pages_created: int = 0
+    pages_upserted: int = 0
+    sections_rewritten: int = 0
+    sections_written: int = 0
+    unresolved_upserted: int = 0
+    unresolved_promoted: int = 0
+    links_upserted: int = 0
+    links_written_deterministic: int = 0
+    links_written_co_mention: int = 0
+    dropped_invalid_ids: int = 0
+    touched_page_ids: list[UUID] = Field(default_factory=list)
+
+
+class FinishRunInput(BaseModel):
+    scope: Scope
+    run_id: str
+    status: Literal["succeeded", "failed", "continued"]
+    metrics: dict[str, float | int | str | bool | list[str]] = Field(default_factory=dict)
+    error: str | None = None
+
+
+class FinishRunResult(BaseModel):
+    duplicate_candidates_count: int = 0
+
+
+class Progress(BaseModel):
+    scope: Scope
+    run_no: int
+    trigger: str
+    phase: str
+    cursor: str
+    batches_done: int
+    records_read: int
+    pending_wakeups: int
+    caps: RunCaps
+    pages_created: int
+    sections_rewritten: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float

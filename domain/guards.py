@@ -1,0 +1,198 @@
+"""Guards applied at the boundary between model output and the wiki (facts §6, §7, §10, §16).
+
+Model output is untrusted: ids may be truncated or invented, prose may carry `[[wikilinks]]`,
+citations may name records outside the batch, and the JSON may come wrapped in prose or fences.
+Everything here is pure and total: it drops or rewrites, it never writes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
+from urllib.parse import quote
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict
+
+_UUID_SHAPE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_WIKILINK = re.compile(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]")
+_WHITESPACE_RUN = re.compile(r"\s+")
+_JSON_FENCE = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.DOTALL)
+# encodeURIComponent leaves these unescaped besides ASCII letters, digits and "-_.~".
+_URI_COMPONENT_SAFE = "!*'()"
+MEANINGFUL_CHANGE_RATIO = 0.05
+JSON_ERROR_PREVIEW_CHARS = 200
+
+RecordT = TypeVar("RecordT")
+
+
+class PageRef(BaseModel):
+    """A page the linkifier may point at: its type, slug and exact title."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: str
+    slug: str
+    title: str
+
+
+class _PageLike(Protocol):
+    type: str
+    slug: str
+    title: str
+
+
+class JsonResponseError(ValueError):
+    """The model's text held no parseable JSON; messages start with `parseJsonResponse:` like the original."""
+
+
+def is_valid_uuid(value: object) -> bool:
+    """Whether `value` is a UUID in canonical 8-4-4-4-12 hex form, any case (facts §7 `isValidUuid`).
+
+    No version or variant check; surrounding whitespace or quotes reject; non-strings reject, except
+    `uuid.UUID` instances, which are valid by construction.
+    """
+    if isinstance(value, UUID):
+        return True
+    return isinstance(value, str) and _UUID_SHAPE.fullmatch(value) is not None
+
+
+def strip_wikilinks(markdown: str | None) -> str:
+    """Unwrap `[[Title]]` to `Title` and `[[Title|Shown]]` to `Shown` (facts §7 `stripWikilinks`).
+
+    `[[A|B|C]]` keeps "B|C"; `[[]]` and `[[A|]]` are not wikilinks and stay as written.
+    """
+    if not markdown:
+        return ""
+    return _WIKILINK.sub(lambda m: (m.group(2) if m.group(2) is not None else m.group(1)).strip(), markdown)
+
+
+def page_href(page_type: str, slug: str) -> str:
+    """The wiki route of a page, `/wiki/<type>/<slug>`, each part escaped like encodeURIComponent."""
+    return f"/wiki/{quote(page_type, safe=_URI_COMPONENT_SAFE)}/{quote(slug, safe=_URI_COMPONENT_SAFE)}"
+
+
+def _as_page_ref(ref: _PageLike | tuple[str, str, str]) -> PageRef:
+    if isinstance(ref, tuple):
+        page_type, slug, title = ref
+        return PageRef(type=page_type, slug=slug, title=title)
+    return PageRef(type=ref.type, slug=ref.slug, title=ref.title)
+
+
+def linkify_known_entities(body: str | None, refs: Iterable[_PageLike | tuple[str, str, str]]) -> str:
+    """Turn `**Title**` of a known page into `[**Title**](/wiki/<type>/<slug>)` (facts §7).
+
+    `refs` are objects with `type`, `slug` and `title` (a `PageRef`, a candidate page...) or
+    `(type, slug, title)` tuples. Exact, case-sensitive titles; only bold mentions; longest title
+    first so "Austin Nature & Science Center" is not shadowed by "Austin"; a mention already inside
+    `[**…**](` is left alone, so running it twice changes nothing. Unlike the original, the title is
+    inserted literally (DESIGN difference 8): "Cash $$ Money" stays "Cash $$ Money".
+    """
+    if not body:
+        return ""
+    ordered = sorted((_as_page_ref(ref) for ref in refs), key=lambda ref: len(ref.title), reverse=True)
+    linked = body
+    for ref in ordered:
+        if not ref.title:
+            continue
+        mention = re.compile(r"(?<!\[)\*\*" + re.escape(ref.title) + r"\*\*(?!\]\()")
+        link = f"[**{ref.title}**]({page_href(ref.type, ref.slug)})"
+        linked = mention.sub(lambda _match, link=link: link, linked)
+    return linked
+
+
+def _collapse_whitespace(text: str) -> str:
+    return _WHITESPACE_RUN.sub(" ", text.strip())
+
+
+def _edit_distance_lower_bound(a: str, b: str) -> int:
+    # Common prefix, then common suffix not overlapping it; what is left is a lower bound on the edit.
+    shorter = min(len(a), len(b))
+    prefix = 0
+    while prefix < shorter and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < shorter - prefix and a[len(a) - 1 - suffix] == b[len(b) - 1 - suffix]:
+        suffix += 1
+    return max(len(a) - prefix - suffix, len(b) - prefix - suffix, abs(len(a) - len(b)))
+
+
+def is_meaningful_change(existing: str | None, proposed: str | None) -> bool:
+    """Whether a proposed section body differs enough from the stored one to rewrite it (facts §6).
+
+    Both sides are trimmed and whitespace-collapsed. Equal -> False; from empty to something -> True;
+    to empty -> False; otherwise True only when the prefix/suffix edit-distance lower bound exceeds
+    5% of the longer body (exactly 5% is not enough). Lengths are Python string lengths.
+    """
+    a = _collapse_whitespace(existing or "")
+    b = _collapse_whitespace(proposed or "")
+    if a == b:
+        return False
+    if not a:
+        return True
+    if not b:
+        return False
+    return _edit_distance_lower_bound(a, b) / max(len(a), len(b)) > MEANINGFUL_CHANGE_RATIO
+
+
+def resolve_cited_records(by_id: Mapping[str, RecordT], ids: Sequence[str | UUID] | None) -> list[RecordT]:
+    """The batch records a section cites, in citation order (facts §10 `resolveCitedRecords`).
+
+    `by_id` maps the string form of each batch record's id to the record. Ids not in the batch are
+    dropped; there is no fallback to "every record of the batch", so citing nothing gives no
+    provenance. Duplicates are kept (the unique index absorbs them).
+    """
+    if not ids:
+        return []
+    return [by_id[key] for key in map(str, ids) if key in by_id]
+
+
+def _reject_non_json_constant(name: str) -> Any:
+    # JSON.parse has no NaN/Infinity; Python's json would accept them.
+    raise ValueError(f"invalid JSON constant {name}")
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, parse_constant=_reject_non_json_constant)
+
+
+def _loads_or_raise(text: str) -> Any:
+    try:
+        return _loads(text)
+    except ValueError as exc:
+        raise JsonResponseError(f"parseJsonResponse: invalid JSON: {exc}") from exc
+
+
+def _preview(text: str) -> str:
+    return text if len(text) <= JSON_ERROR_PREVIEW_CHARS else f"{text[:JSON_ERROR_PREVIEW_CHARS]}…"
+
+
+def parse_json_response(text: str) -> Any:
+    """The JSON value in a model's text answer (facts §16 `parseJsonResponse`), without repair.
+
+    Tries, in order: the trimmed text; the first ```/```json fenced block; the span from the first
+    `{` or `[` to the last matching closer. Raises `JsonResponseError` with
+    "parseJsonResponse: empty response" or "parseJsonResponse: no JSON found in response: <200 chars>…";
+    where the original let JSON.parse's SyntaxError escape (bad fenced or sliced JSON), this raises
+    "parseJsonResponse: invalid JSON: <reason>". NaN/Infinity are rejected as JSON.parse does.
+    """
+    trimmed = text.strip()
+    if not trimmed:
+        raise JsonResponseError("parseJsonResponse: empty response")
+    try:
+        return _loads(trimmed)
+    except ValueError:
+        pass
+    fence = _JSON_FENCE.search(trimmed)
+    if fence and fence.group(1):
+        return _loads_or_raise(fence.group(1))
+    openers = [index for index in (trimmed.find("{"), trimmed.find("[")) if index != -1]
+    if openers:
+        start = min(openers)
+        closer = "}" if trimmed[start] == "{" else "]"
+        end = trimmed.rfind(closer)
+        if end > start:
+            return _loads_or_raise(trimmed[start : end + 1])
+    raise JsonResponseError(f"parseJsonResponse: no JSON found in response: {_preview(trimmed)}")

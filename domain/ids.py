@@ -1,0 +1,44 @@
+"""Deterministic row ids from natural keys.
+
+The same memories compiled twice (or an apply retried after a crash) produce the same ids, so the
+wiki is identical row for row and every write can be an idempotent upsert.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+_NAMESPACE = uuid.UUID("0d6f1f4e-8f0c-4c55-a2a4-7f35b0e6c2d1")
+
+
+def _id(*parts: object) -> uuid.UUID:
+    return uuid.uuid5(_NAMESPACE, "\x1f".join(str(part) for part in parts))
+
+
+def page_id(tenant: str, owner: str, page_type: str, slug: str) -> uuid.UUID:
+    return _id("page", tenant, owner, page_type, slug)
+
+
+def section_id(page: uuid.UUID, section_slug: str) -> uuid.UUID:
+    return _id("section", page, section_slug)
+
+
+def alias_id(page: uuid.UUID, alias: str) -> uuid.UUID:
+    return _id("alias", page, alias)
+
+
+def link_id(from_page: uuid.UUID, to_page: uuid.UUID, kind: str) -> uuid.UUID:
+    return _id("link", from_page, to_page, kind)
+
+
+def source_id(section: uuid.UUID, source_kind: str, source_ref: str) -> uuid.UUID:
+    return _id("source", section, source_kind, source_ref)
+
+
+def mention_id(tenant: str, owner: str, alias_normalized: str, generation: int) -> uuid.UUID:
+    """`generation` counts earlier rows of the same alias (a promoted row, then a new open one)."""
+    return _id("mention", tenant, owner, alias_normalized, generation)
+
+
+def ledger_id(run_id: str) -> uuid.UUID:
+    return _id("ledger", run_id)

@@ -1,0 +1,78 @@
+"""The run's counters, kept by the workflow and written to the ledger row (seed metric keys)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from domain.compile_messages import ApplyBatchResult, ResolvePlanResult, TokenCounts
+
+
+class RunMetrics(BaseModel):
+    records_read: int = 0
+    batches: int = 0
+    pages_created: int = 0
+    pages_upserted: int = 0
+    sections_rewritten: int = 0
+    sections_written: int = 0
+    sections_skipped: int = 0
+    unresolved_upserted: int = 0
+    unresolved_promoted: int = 0
+    promotions_refused: int = 0
+    planner_calls: int = 0
+    section_writer_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_ms: int = 0
+    planner_input_chars: int = 0
+    links_written_deterministic: int = 0
+    links_written_co_mention: int = 0
+    links_upserted: int = 0
+    duplicate_candidates_count: int = 0
+    alias_dedup_merged: int = 0
+    fuzzy_dedupe_merges: int = 0
+    llm_retries: int = 0
+    truncations: int = 0
+    invalid_plans: int = 0
+    batch_splits: int = 0
+    dropped_invalid_ids: int = 0
+    cap_hit: str | None = None
+    continued_as_new: bool = False
+    deterministic_linking_flag_suppressed: bool = False
+    skipped_memories: list[str] = Field(default_factory=list)
+    error: str | None = None
+
+    def add_usage(self, usage: TokenCounts) -> None:
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        self.cache_creation_input_tokens += usage.cache_creation_input_tokens
+        self.cache_read_tokens += usage.cache_read_input_tokens
+        self.cost_usd = round(self.cost_usd + usage.cost_usd, 6)
+
+    def add_resolution(self, resolved: ResolvePlanResult) -> None:
+        self.sections_skipped += resolved.sections_skipped
+        self.dropped_invalid_ids += resolved.dropped_invalid_ids
+        self.alias_dedup_merged += resolved.alias_dedup_merged
+        self.fuzzy_dedupe_merges += resolved.fuzzy_dedupe_merges
+        self.promotions_refused += resolved.promotions_refused
+
+    def add_apply(self, applied: ApplyBatchResult) -> None:
+        self.pages_created += applied.pages_created
+        self.pages_upserted += applied.pages_upserted
+        self.sections_rewritten += applied.sections_rewritten
+        self.sections_written += applied.sections_written
+        self.unresolved_upserted += applied.unresolved_upserted
+        self.unresolved_promoted += applied.unresolved_promoted
+        self.links_upserted += applied.links_upserted
+        self.links_written_deterministic += applied.links_written_deterministic
+        self.links_written_co_mention += applied.links_written_co_mention
+        self.dropped_invalid_ids += applied.dropped_invalid_ids
+
+    def as_ledger(self) -> dict:
+        data = self.model_dump()
+        for optional in ("cap_hit", "error"):
+            if data[optional] is None:
+                del data[optional]
+        return data

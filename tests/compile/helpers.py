@@ -1,0 +1,88 @@
+"""Shared helpers of the compile tests: a worker on a private task queue, the sample, a wiki snapshot."""
+
+from __future__ import annotations
+
+import uuid
+from contextlib import asynccontextmanager
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio.client import Client
+
+from activities.memory_store import retain
+from domain.memory import MemoryIn
+from wiki.sample import generate_sample
+from wiki.settings import Settings
+from wiki.temporal_client import signal_compile
+from worker import build_worker
+
+
+def test_settings(**overrides) -> Settings:
+    values = {"WIKI_LLM": "scripted", "WIKI_DEBOUNCE_SECONDS": 0, "WIKI_TASK_QUEUE": f"tq-{uuid.uuid4()}"}
+    values.update(overrides)
+    return Settings(**values)
+
+
+@asynccontextmanager
+async def running_worker(client: Client, engine: AsyncEngine, settings: Settings, **options):
+    worker = build_worker(client, engine, settings, **options)
+    async with worker:
+        yield worker
+
+
+def sample_memories(count: int, seed: int = 7) -> list[MemoryIn]:
+    return [MemoryIn.model_validate(row) for row in generate_sample(count, seed)]
+
+
+async def retain_sample(engine: AsyncEngine, tenant: str, owner: str, count: int, seed: int = 7) -> int:
+    result = await retain(engine, tenant, owner, sample_memories(count, seed))
+    return result.changed
+
+
+async def compile_scope(client: Client, settings: Settings, tenant: str, owner: str, trigger="admin") -> dict:
+    handle = await signal_compile(client, tenant, owner, trigger=trigger, settings=settings)
+    return await handle.result()
+
+
+WIKI_TABLE_QUERIES = {
+    "pages": "SELECT id, type, slug, title, summary, body_md, status, parent_page_id FROM wiki_pages "
+             "WHERE tenant_id = :t AND owner_id = :o ORDER BY type, slug",
+    "sections": "SELECT s.id, s.page_id, s.section_slug, s.heading, s.body_md, s.position FROM wiki_page_sections s "
+                "JOIN wiki_pages p ON p.id = s.page_id WHERE p.tenant_id = :t AND p.owner_id = :o "
+                "ORDER BY s.page_id, s.section_slug",
+    "aliases": "SELECT a.page_id, a.alias, a.source FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id "
+               "WHERE p.tenant_id = :t AND p.owner_id = :o ORDER BY a.page_id, a.alias",
+    "links": "SELECT l.from_page_id, l.to_page_id, l.kind, l.context FROM wiki_page_links l "
+             "JOIN wiki_pages p ON p.id = l.from_page_id WHERE p.tenant_id = :t AND p.owner_id = :o "
+             "ORDER BY 1, 2, 3",
+    "mentions": "SELECT id, alias, alias_normalized, mention_count, suggested_type, status, promoted_page_id, "
+                "jsonb_path_query_array(sample_contexts, '$[*].quote') AS quotes FROM wiki_unresolved_mentions "
+                "WHERE tenant_id = :t AND owner_id = :o ORDER BY alias_normalized, status",
+    "sources": "SELECT ss.section_id, ss.source_kind, ss.source_ref FROM wiki_section_sources ss "
+               "JOIN wiki_page_sections s ON s.id = ss.section_id JOIN wiki_pages p ON p.id = s.page_id "
+               "WHERE p.tenant_id = :t AND p.owner_id = :o ORDER BY 1, 3",
+    "cursor": "SELECT last_record_updated_at, last_record_id FROM wiki_compile_cursors "
+              "WHERE tenant_id = :t AND owner_id = :o",
+}
+
+
+async def wiki_snapshot(engine: AsyncEngine, tenant: str, owner: str) -> dict[str, list[tuple]]:
+    """Every row of the scope's wiki, without timestamps: equal snapshots mean the same wiki."""
+    snapshot = {}
+    async with engine.connect() as conn:
+        for name, query in WIKI_TABLE_QUERIES.items():
+            rows = await conn.execute(text(query), {"t": tenant, "o": owner})
+            snapshot[name] = [tuple(row) for row in rows]
+    return snapshot
+
+
+async def ledger(engine: AsyncEngine, tenant: str, owner: str) -> list[dict]:
+    async with engine.connect() as conn:
+        rows = await conn.execute(text(
+            "SELECT trigger, status, metrics, error FROM wiki_compile_jobs WHERE tenant_id = :t AND owner_id = :o "
+            "ORDER BY started_at, run_id"), {"t": tenant, "o": owner})
+        return [dict(row._mapping) for row in rows]
+
+
+def ledger_total(rows: list[dict], key: str) -> float:
+    return sum(row["metrics"].get(key, 0) for row in rows)

@@ -1,0 +1,94 @@
+"""Connecting to Temporal and starting/waking compiles. One place for the data converter."""
+
+from __future__ import annotations
+
+from temporalio.client import Client, WorkflowHandle
+from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDConflictPolicy
+from temporalio.contrib.pydantic import pydantic_data_converter
+
+from domain.compile_messages import (
+    CompileInput,
+    CompileOptions,
+    RunCaps,
+    Scope,
+    Trigger,
+    WakeUp,
+    compile_workflow_id,
+)
+from wiki.search_attributes import WIKI_OWNER, WIKI_TENANT, WIKI_TRIGGER
+from wiki.settings import Settings, get_settings
+
+
+def resolve_temporal_address(settings: Settings | None = None) -> str:
+    """TEMPORAL_ADDRESS when set; otherwise the embedded dev server, started if needed."""
+    settings = settings or get_settings()
+    if settings.temporal_address:
+        return settings.temporal_address
+    from wiki.devservices import DevTemporal
+
+    return DevTemporal.from_settings(settings).ensure_running()
+
+
+async def connect(settings: Settings | None = None, **kwargs) -> Client:
+    settings = settings or get_settings()
+    return await Client.connect(
+        resolve_temporal_address(settings), namespace=settings.temporal_namespace,
+        data_converter=pydantic_data_converter, **kwargs,
+    )
+
+
+def compile_options(settings: Settings, *, model_id: str | None = None, bootstrap: bool = False,
+                    debounce: bool = True) -> CompileOptions:
+    return CompileOptions(
+        model_id=model_id or settings.model_id,
+        debounce_seconds=settings.debounce_seconds if debounce else 0.0,
+        caps=RunCaps(
+            page_size=settings.record_page_size,
+            max_records=settings.max_records_per_bootstrap_run if bootstrap else settings.max_records_per_run,
+            max_new_pages=settings.max_new_pages_per_run,
+            max_sections_rewritten=settings.max_sections_rewritten_per_run,
+            section_writer_concurrency=settings.section_writer_concurrency,
+            max_candidate_pages=settings.max_candidate_pages,
+        ),
+        aggregation_enabled=settings.aggregation_pass_enabled,
+        deterministic_linking_enabled=settings.deterministic_linking_enabled,
+        llm_retry_budget_seconds=settings.llm_retry_budget_seconds,
+    )
+
+
+async def signal_compile(
+    client: Client,
+    tenant: str,
+    owner: str,
+    *,
+    trigger: Trigger = "memory_retain",
+    memory_count: int = 0,
+    settings: Settings | None = None,
+    model_id: str | None = None,
+    promotion_mention_ids: list | None = None,
+) -> WorkflowHandle:
+    """Signal-with-start the scope's CompileWorkflow: wakes the running one, or starts a new one.
+
+    Retain and lint debounce (bursts collapse into one pass); admin triggers compile at once.
+    """
+    settings = settings or get_settings()
+    bootstrap = trigger == "bootstrap_import"
+    options = compile_options(settings, model_id=model_id, bootstrap=bootstrap,
+                              debounce=trigger == "memory_retain")
+    scope = Scope(tenant=tenant, owner=owner)
+    return await client.start_workflow(
+        "CompileWorkflow",
+        CompileInput(scope=scope, trigger=trigger, options=options),
+        id=compile_workflow_id(tenant, owner),
+        task_queue=settings.task_queue,
+        start_signal="wake",
+        start_signal_args=[WakeUp(trigger=trigger, memory_count=memory_count, model_id=model_id,
+                                  promotion_mention_ids=promotion_mention_ids or [])],
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        search_attributes=TypedSearchAttributes([
+            SearchAttributePair(WIKI_TENANT, tenant),
+            SearchAttributePair(WIKI_OWNER, owner),
+            SearchAttributePair(WIKI_TRIGGER, trigger),
+        ]),
+        static_summary=f"Compile the wiki of {tenant}/{owner} ({trigger})",
+    )

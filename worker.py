@@ -1,0 +1,81 @@
+"""The worker: polls the task queue and runs compile workflows and their activities.
+
+`python worker.py` (or `wiki worker`) runs until SIGTERM/SIGINT, then shuts down gracefully:
+it stops polling, lets activities in flight finish within the grace period, and hands the rest
+back to Temporal to retry elsewhere (every activity is idempotent).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from datetime import timedelta
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio.client import Client
+from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
+from temporalio.worker import Worker
+
+from activities.compile_store import CompileStore
+from activities.planning import Planning, build_model_client
+from wiki.database import create_engine, migrate
+from wiki.settings import Settings, get_settings
+from wiki.temporal_client import connect
+from workflows.compile import CompileWorkflow
+
+WORKFLOWS = [CompileWorkflow]
+log = logging.getLogger("wiki.worker")
+
+
+def activities_for(engine: AsyncEngine, settings: Settings, model_client=None) -> list:
+    store = CompileStore(engine)
+    planning = Planning(engine, settings, model_client if model_client is not None else build_model_client(settings))
+    return [
+        store.start_run, store.next_batch, store.resolve_plan, store.apply_batch, store.finish_run,
+        planning.plan_batch, planning.write_section,
+    ]
+
+
+def build_worker(client: Client, engine: AsyncEngine, settings: Settings, *, task_queue: str | None = None,
+                 model_client=None, **worker_options) -> Worker:
+    return Worker(
+        client,
+        task_queue=task_queue or settings.task_queue,
+        workflows=WORKFLOWS,
+        activities=activities_for(engine, settings, model_client),
+        graceful_shutdown_timeout=timedelta(seconds=30),
+        **worker_options,
+    )
+
+
+async def run_worker(settings: Settings | None = None, *, stop: asyncio.Event | None = None) -> None:
+    settings = settings or get_settings()
+    runtime = None
+    if settings.metrics_port:
+        runtime = Runtime(telemetry=TelemetryConfig(
+            metrics=PrometheusConfig(bind_address=f"0.0.0.0:{settings.metrics_port}")))
+    client = await connect(settings, **({"runtime": runtime} if runtime else {}))
+    engine = create_engine()
+    await migrate(engine)
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    worker = build_worker(client, engine, settings)
+    log.info("worker polling %s on %s", settings.task_queue, settings.temporal_address or "the embedded dev server")
+    try:
+        async with worker:
+            await stop.wait()
+            log.info("shutting down: finishing activities in flight")
+    finally:
+        await engine.dispose()
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    asyncio.run(run_worker())
+
+
+if __name__ == "__main__":
+    main()

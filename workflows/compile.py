@@ -1,0 +1,352 @@
+"""CompileWorkflow: one per (tenant, owner), id `compile:{tenant}:{owner}` — the id is the lock.
+
+Life: retain signal-with-starts it (`wake`); it debounces a burst, then loops over batches of
+memories after the scope's cursor: plan -> resolve against the database -> write meaningful
+sections concurrently -> apply everything and advance the cursor in one transaction. It ends when
+the cursor is drained and no wake-up is pending, and continues as new when a per-run cap is hit or
+Temporal suggests it, carrying only unserved wake-ups (the cursor lives in Postgres).
+
+Only orchestration lives here; every decision about content is made in activities and `domain`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from uuid import UUID
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from activities import error_types
+    from domain.compile_messages import (
+        ApplyBatchInput,
+        ApplyBatchResult,
+        BatchRef,
+        CompileInput,
+        CursorPosition,
+        FinishRunInput,
+        FinishRunResult,
+        NextBatchInput,
+        PlanBatchInput,
+        PlanBatchResult,
+        Progress,
+        ResolvePlanInput,
+        ResolvePlanResult,
+        RunRecord,
+        TokenCounts,
+        WakeUp,
+        WriteSectionInput,
+        WriteSectionResult,
+    )
+    from domain.run_metrics import RunMetrics
+
+DB_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=30),
+    non_retryable_error_types=[error_types.CURSOR_MOVED, error_types.SCOPE_VIOLATION],
+)
+LLM_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=2),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(minutes=2),
+    non_retryable_error_types=[error_types.LLM_REJECTED, error_types.LLM_TRUNCATED, error_types.PLAN_INVALID],
+)
+DB_TIMEOUT = timedelta(minutes=2)
+LLM_ATTEMPT_TIMEOUT = timedelta(minutes=5)
+LLM_HEARTBEAT = timedelta(seconds=30)
+
+
+class _Unplannable(Exception):
+    """A batch part the model cannot plan whole (truncated or invalid twice): split it."""
+
+
+@workflow.defn(name="CompileWorkflow")
+class CompileWorkflow:
+    @workflow.init
+    def __init__(self, inp: CompileInput) -> None:
+        self._inp = inp
+        self._pending = inp.carried_wakeups
+        self._wake_seq = 0
+        self._promotions: list[UUID] = list(inp.promotion_mention_ids)
+        self._model_id = inp.options.model_id
+        self._phase = "starting"
+        self._cursor = CursorPosition()
+        self._batches_done = 0
+        self._metrics = RunMetrics(
+            deterministic_linking_flag_suppressed=not inp.options.deterministic_linking_enabled)
+
+    # ------------------------------------------------------------------ messages
+
+    @workflow.signal
+    def wake(self, wake: WakeUp) -> None:
+        self._pending += 1
+        self._wake_seq += 1
+        if wake.model_id:
+            self._model_id = wake.model_id
+        for mention_id in wake.promotion_mention_ids:
+            if mention_id not in self._promotions:
+                self._promotions.append(mention_id)
+
+    @workflow.query
+    def progress(self) -> Progress:
+        caps = self._inp.options.caps
+        return Progress(
+            scope=self._inp.scope,
+            run_no=self._inp.run_no,
+            trigger=self._inp.trigger,
+            phase=self._phase,
+            cursor=self._cursor.label(),
+            batches_done=self._batches_done,
+            records_read=self._metrics.records_read,
+            pending_wakeups=self._pending,
+            caps=caps,
+            pages_created=self._metrics.pages_created,
+            sections_rewritten=self._metrics.sections_rewritten,
+            input_tokens=self._metrics.input_tokens,
+            output_tokens=self._metrics.output_tokens,
+            cost_usd=self._metrics.cost_usd,
+        )
+
+    # ------------------------------------------------------------------ main loop
+
+    @workflow.run
+    async def run(self, inp: CompileInput) -> dict:
+        info = workflow.info()
+        run = RunRecord(scope=inp.scope, workflow_id=info.workflow_id, run_id=info.run_id,
+                        trigger=inp.trigger, model_id=self._model_id)
+        await self._db("compile.start_run", run, summary=f"ledger: run {inp.run_no} ({inp.trigger})")
+        try:
+            while True:
+                await self._debounce()
+                self._pending = 0
+                cap = await self._compile_until_drained_or_cap()
+                if cap is not None:
+                    await self._continue_as_new(cap)
+                if self._pending == 0:
+                    break
+                # Wake-ups arrived while compiling: another pass before finishing.
+            await self._finish("succeeded")
+            return self._metrics.as_ledger()
+        except ActivityError as error:
+            message = _one_sentence(error)
+            self._metrics.error = message
+            await self._finish("failed", message)
+            raise ApplicationError(message, type="CompileFailed", non_retryable=True) from error
+
+    async def _debounce(self) -> None:
+        quiet = self._inp.options.debounce_seconds
+        if quiet <= 0 or self._inp.trigger != "memory_retain":
+            return
+        self._phase = "debouncing"
+        while True:
+            seen = self._wake_seq
+            try:
+                await workflow.wait_condition(lambda seen=seen: self._wake_seq != seen, timeout=timedelta(seconds=quiet),
+                                              timeout_summary="debounce")
+            except TimeoutError:
+                return
+
+    async def _compile_until_drained_or_cap(self) -> str | None:
+        """Batches until the cursor is drained (None) or a cap is hit (its name)."""
+        caps = self._inp.options.caps
+        record_cap = caps.max_records
+        while True:
+            limit = min(caps.page_size, record_cap - self._metrics.records_read)
+            self._phase = "reading"
+            batch: BatchRef = await self._db(
+                "compile.next_batch", NextBatchInput(scope=self._inp.scope, limit=limit), result_type=BatchRef,
+                summary=f"read batch {self._batches_done + 1} (up to {limit} memories)",
+            )
+            self._cursor = batch.cursor_from
+            promotions = list(self._promotions)
+            if not batch.memory_ids and not promotions:
+                return None
+            await self._compile_batch(batch, promotions)
+            self._promotions = [m for m in self._promotions if m not in promotions]
+            self._batches_done += 1
+            self._metrics.batches = self._batches_done
+            cap = self._cap_hit(len(batch.memory_ids) < limit)
+            if cap is not None:
+                return cap
+            if len(batch.memory_ids) < limit:
+                return None
+
+    def _cap_hit(self, drained: bool) -> str | None:
+        caps = self._inp.options.caps
+        if self._metrics.pages_created >= caps.max_new_pages:
+            return "max_new_pages"
+        if self._metrics.sections_rewritten >= caps.max_sections_rewritten:
+            return "max_sections_rewritten"
+        if not drained and self._metrics.records_read >= caps.max_records:
+            return "max_records"
+        if workflow.info().is_continue_as_new_suggested():
+            return "history_size"
+        return None
+
+    async def _compile_batch(self, batch: BatchRef, promotions: list[UUID]) -> None:
+        batch_no = self._batches_done + 1
+        count = len(batch.memory_ids)
+        workflow.set_current_details(f"batch {batch_no}: {count} memories from cursor {batch.cursor_from.label()}")
+        cursor = batch.cursor_from
+        for start, end, plan in await self._plan_parts(batch, 0, count, batch_no, promotions):
+            cursor_next = batch.positions[end - 1] if end > start else cursor
+            if plan is None:
+                # A single memory the model cannot plan: skip it, record it, move the cursor past it.
+                self._metrics.skipped_memories.append(str(batch.memory_ids[start]))
+                await self._apply(batch_no, None, cursor, cursor_next)
+            else:
+                await self._resolve_write_apply(batch_no, plan, cursor, cursor_next)
+            cursor = cursor_next
+            self._cursor = cursor
+        self._metrics.records_read += count
+
+    async def _plan_parts(self, batch: BatchRef, start: int, end: int, batch_no: int,
+                          promotions: list[UUID]) -> list[tuple[int, int, UUID | None]]:
+        """Plan memories [start, end); on truncation or twice-invalid output split in halves, in order."""
+        try:
+            plan_id = await self._plan(batch, start, end, batch_no, promotions)
+            return [(start, end, plan_id)]
+        except _Unplannable:
+            if end - start <= 1:
+                return [(start, end, None)]
+            middle = (start + end) // 2
+            self._metrics.batch_splits += 1
+            first = await self._plan_parts(batch, start, middle, batch_no, promotions)
+            return first + await self._plan_parts(batch, middle, end, batch_no, [])
+
+    async def _plan(self, batch: BatchRef, start: int, end: int, batch_no: int, promotions: list[UUID]) -> UUID:
+        memory_ids = batch.memory_ids[start:end]
+        part = f"{start}-{end}"
+        self._phase = "planning"
+        for attempt in (1, 2):
+            plan_id = workflow.uuid4()
+            request = PlanBatchInput(
+                scope=self._inp.scope, plan_id=plan_id, run_id=workflow.info().run_id, memory_ids=memory_ids,
+                model_id=self._model_id, max_candidate_pages=self._inp.options.caps.max_candidate_pages,
+                promotion_mention_ids=promotions,
+            )
+            summary = f"plan batch {batch_no} ({len(memory_ids)} memories" + (
+                f", part {part})" if end - start < len(batch.memory_ids) else ")")
+            try:
+                result: PlanBatchResult = await self._llm("llm.plan_batch", request, PlanBatchResult, summary)
+            except ActivityError as error:
+                kind = _error_type(error)
+                if kind == error_types.LLM_TRUNCATED:
+                    self._metrics.truncations += 1
+                    raise _Unplannable() from error
+                if kind == error_types.PLAN_INVALID:
+                    self._metrics.invalid_plans += 1
+                    if attempt == 1:
+                        self._metrics.llm_retries += 1
+                        continue
+                    raise _Unplannable() from error
+                raise
+            self._metrics.planner_calls += 1
+            self._metrics.add_usage(result.usage)
+            self._metrics.planner_input_chars += result.planner_input_chars
+            return result.plan_id
+        raise _Unplannable()
+
+    async def _resolve_write_apply(self, batch_no: int, plan_id: UUID, cursor: CursorPosition,
+                                   cursor_next: CursorPosition) -> None:
+        self._phase = "resolving"
+        resolved: ResolvePlanResult = await self._db(
+            "compile.resolve_plan", ResolvePlanInput(scope=self._inp.scope, plan_id=plan_id),
+            result_type=ResolvePlanResult, summary=f"resolve batch {batch_no} against the wiki",
+        )
+        self._metrics.add_resolution(resolved)
+        self._phase = "writing sections"
+        width = self._inp.options.caps.section_writer_concurrency
+        tasks = resolved.section_tasks
+        for offset in range(0, len(tasks), width):
+            group = tasks[offset:offset + width]
+            results = await asyncio.gather(*[
+                self._llm(
+                    "llm.write_section",
+                    WriteSectionInput(scope=self._inp.scope, plan_id=plan_id, task_key=key, model_id=self._model_id),
+                    WriteSectionResult,
+                    f"write section {offset + index + 1}/{len(tasks)} of batch {batch_no}",
+                )
+                for index, key in enumerate(group)
+            ])
+            for result in results:
+                self._metrics.section_writer_calls += 1
+                self._metrics.add_usage(result.usage)
+        await self._apply(batch_no, plan_id, cursor, cursor_next)
+
+    async def _apply(self, batch_no: int, plan_id: UUID | None, cursor: CursorPosition,
+                     cursor_next: CursorPosition) -> None:
+        self._phase = "applying"
+        result: ApplyBatchResult = await self._db(
+            "compile.apply_batch",
+            ApplyBatchInput(scope=self._inp.scope, plan_id=plan_id, cursor_expected=cursor, cursor_next=cursor_next,
+                            deterministic_linking_enabled=self._inp.options.deterministic_linking_enabled),
+            result_type=ApplyBatchResult, summary=f"apply batch {batch_no} and advance the cursor",
+        )
+        self._metrics.add_apply(result)
+
+    # ------------------------------------------------------------------ endings
+
+    async def _continue_as_new(self, cap: str) -> None:
+        self._metrics.cap_hit = cap
+        self._metrics.continued_as_new = True
+        await self._finish("continued")
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        workflow.continue_as_new(
+            CompileInput(
+                scope=self._inp.scope, trigger=self._inp.trigger, options=self._inp.options.model_copy(
+                    update={"model_id": self._model_id, "debounce_seconds": 0.0}),
+                # Not drained yet: the next run must read on even if no new wake-up arrives.
+                carried_wakeups=self._pending + 1,
+                promotion_mention_ids=self._promotions,
+                run_no=self._inp.run_no + 1,
+            )
+        )
+
+    async def _finish(self, status: str, error: str | None = None) -> None:
+        self._phase = "finishing"
+        self._metrics.latency_ms = int((workflow.now() - workflow.info().start_time).total_seconds() * 1000)
+        finished = await self._db(
+            "compile.finish_run",
+            FinishRunInput(scope=self._inp.scope, run_id=workflow.info().run_id, status=status,
+                           metrics=self._metrics.as_ledger(), error=error),
+            result_type=FinishRunResult, summary=f"ledger: run {self._inp.run_no} {status}",
+        )
+        self._metrics.duplicate_candidates_count = finished.duplicate_candidates_count
+        self._phase = status
+
+    # ------------------------------------------------------------------ activity helpers
+
+    async def _db(self, name: str, arg, *, result_type=None, summary: str):
+        return await workflow.execute_activity(
+            name, arg, result_type=result_type, start_to_close_timeout=DB_TIMEOUT, retry_policy=DB_RETRY,
+            summary=summary,
+        )
+
+    async def _llm(self, name: str, arg, result_type, summary: str):
+        return await workflow.execute_activity(
+            name, arg, result_type=result_type, start_to_close_timeout=LLM_ATTEMPT_TIMEOUT,
+            heartbeat_timeout=LLM_HEARTBEAT,
+            schedule_to_close_timeout=timedelta(seconds=self._inp.options.llm_retry_budget_seconds),
+            retry_policy=LLM_RETRY, summary=summary,
+        )
+
+
+def _error_type(error: ActivityError) -> str | None:
+    cause = error.cause
+    return cause.type if isinstance(cause, ApplicationError) else None
+
+
+def _one_sentence(error: ActivityError) -> str:
+    cause = error.cause
+    while cause is not None and not isinstance(cause, ApplicationError) and cause.cause is not None:
+        cause = cause.cause
+    message = str(cause) if cause is not None else str(error)
+    return message.strip() or "an activity failed"
+
+
+__all__ = ["CompileWorkflow", "TokenCounts"]
