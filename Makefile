@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench chaos clean services-down
+.PHONY: demo test lint bench chaos clean services-down histories
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,3 +27,7 @@ services-down: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .data
+
+# Re-record tests/histories/*.json (only after an intentional, patched workflow change).
+histories: $(STAMP)
+	$(BIN)/python -m tests.histories.record

@@ -16,6 +16,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities import error_types
+from activities.heartbeat import heartbeating
 from activities.memory_store import Cursor, read_after
 from activities.plan_apply import apply_resolved_plan
 from activities.plan_resolution import resolve_plan
@@ -60,6 +61,7 @@ class CompileStore:
         self._engine = engine
 
     @activity.defn(name="compile.start_run")
+    @heartbeating
     async def start_run(self, run: RunRecord) -> None:
         async with self._engine.begin() as conn:
             await _ensure_cursor_row(conn, run.scope)
@@ -73,6 +75,7 @@ class CompileStore:
                    "model": run.model_id})
 
     @activity.defn(name="compile.next_batch")
+    @heartbeating
     async def next_batch(self, request: NextBatchInput) -> BatchRef:
         async with self._engine.connect() as conn:
             cursor = await read_cursor(conn, request.scope)
@@ -87,6 +90,7 @@ class CompileStore:
         )
 
     @activity.defn(name="compile.resolve_plan")
+    @heartbeating
     async def resolve_plan(self, request: ResolvePlanInput) -> ResolvePlanResult:
         scope = request.scope
         async with self._engine.begin() as conn:
@@ -110,6 +114,7 @@ class CompileStore:
         return result
 
     @activity.defn(name="compile.apply_batch")
+    @heartbeating
     async def apply_batch(self, request: ApplyBatchInput) -> ApplyBatchResult:
         scope = request.scope
         async with self._engine.begin() as conn:
@@ -162,6 +167,7 @@ class CompileStore:
         return updated.rowcount == 1
 
     @activity.defn(name="compile.finish_run")
+    @heartbeating
     async def finish_run(self, request: FinishRunInput) -> FinishRunResult:
         scope = request.scope
         async with self._engine.begin() as conn:

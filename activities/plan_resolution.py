@@ -27,6 +27,7 @@ from domain.compile_messages import ResolvePlanResult
 from domain.guards import is_meaningful_change, is_valid_uuid, strip_wikilinks
 from domain.ids import page_id as deterministic_page_id
 from domain.plan import NewSection, Plan
+from domain.render import first_sentence
 
 FUZZY_MERGE_THRESHOLD = 0.85
 PROMOTION_MIN_MENTIONS = 3
@@ -47,6 +48,20 @@ class _Resolution:
     page_by_key: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     mentions: list[dict[str, Any]] = field(default_factory=list)
     mark_promoted: list[dict[str, Any]] = field(default_factory=list)
+    # (type, slug) a plan used for a page -> (type, slug) the page is stored under (merges, slugified titles)
+    redirects: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+
+    def redirect(self, page_type: str, slugs: list[str], entry: dict[str, Any]) -> None:
+        for slug in slugs:
+            if slug and (page_type, slug) != (entry["type"], entry["slug"]):
+                self.redirects.setdefault((page_type, slug), (entry["type"], entry["slug"]))
+
+    def link(self, link: Any) -> dict[str, Any]:
+        data = link.model_dump()
+        for side in ("from", "to"):
+            key = (data[f"{side}Type"], data[f"{side}Slug"].strip())
+            data[f"{side}Type"], data[f"{side}Slug"] = self.redirects.get(key, key)
+        return data
 
     def cite(self, refs: list[str]) -> list[str]:
         batch = set(self.batch_ids)
@@ -74,7 +89,7 @@ async def resolve_plan(conn: AsyncConnection, tenant: str, owner: str, plan_id: 
         "pages": res.pages,
         "mentions": res.mentions,
         "promotions": res.mark_promoted,
-        "links": [link.model_dump() for link in plan.pageLinks],
+        "links": [res.link(link) for link in plan.pageLinks],
     }
     return document, res.result
 
@@ -216,42 +231,69 @@ def _section_refs(res: _Resolution, section: NewSection, page_refs: list[str]) -
     return res.cite(section.source_refs) if section.source_refs else page_refs
 
 
+async def _merge_target(conn: AsyncConnection, res: _Resolution, names: list[str], page_type: str, slug: str):
+    """The existing page a proposal should merge into, and how it was found ("exact" | "fuzzy")."""
+    if not names:
+        return None, None
+    hit, kind = await _exact_alias_hit(conn, res, names, page_type), "exact"
+    if hit is None:
+        hit, kind = await _fuzzy_alias_hit(conn, res, names[0], page_type), "fuzzy"
+    if hit is None or (hit.type, hit.slug) == (page_type, slug):
+        return None, None  # nothing, or the page itself: an ordinary update of the same slug
+    if kind == "exact":
+        res.result.alias_dedup_merged += 1
+    else:
+        res.result.fuzzy_dedupe_merges += 1
+    return hit, kind
+
+
+def _names(*raw: str) -> list[str]:
+    return [n for n in dict.fromkeys(normalize_alias(x) for x in raw) if n]
+
+
+async def _target_entry(conn: AsyncConnection, res: _Resolution, *, page_type: str, slug: str, title: str,
+                        summary: str | None, names: list[str], aliases: list[str]) -> dict[str, Any]:
+    """The page entry a proposed page lands in: a merge target, the same slug, or a new page."""
+    hit, _ = await _merge_target(conn, res, names, page_type, slug)
+    if hit is not None:
+        entry = _page_entry(res, page_id=str(hit.id), page_type=hit.type, slug=hit.slug, title=hit.title,
+                            summary=summary, mode="merge", keep_title=True)
+        _add_aliases(entry, [title, *aliases])
+        return entry
+    existing_page = await _page_by_type_slug(conn, res, page_type, slug)
+    if existing_page is None:
+        page_id, mode = str(deterministic_page_id(res.tenant, res.owner, page_type, slug)), "create"
+        if (page_type, slug) not in res.page_by_key:
+            res.result.new_pages_planned += 1
+    else:
+        page_id, mode = str(existing_page.id), "update"
+    entry = _page_entry(res, page_id=page_id, page_type=page_type, slug=slug, title=title.strip(),
+                        summary=summary, mode=mode, keep_title=False)
+    _add_aliases(entry, [*seed_aliases_for_title(title), *aliases])
+    return entry
+
+
+async def _add_proposed_sections(conn: AsyncConnection, res: _Resolution, entry: dict[str, Any],
+                                 sections: list[NewSection], refs_of) -> None:
+    existing = {} if entry["mode"] == "create" else await _sections_of(conn, entry["page_id"])
+    for section in sections:
+        _add_section(res, entry, existing, slug=section.slug, heading=section.heading, body=section.body_md,
+                     refs=refs_of(section))
+    if not entry["summary"]:
+        # Pages need a one-line summary (search, rollups, the summary-based parent expander).
+        lead = next((s for s in sections if s.slug in ("overview", "summary", "context") and s.body_md.strip()), None)
+        entry["summary"] = first_sentence(strip_wikilinks(lead.body_md)) if lead else None
+
+
 async def _resolve_new_page(conn: AsyncConnection, res: _Resolution, proposal) -> None:
     slug = slugify_title(proposal.title) or slugify_title(proposal.slug) or proposal.slug.strip()
-    names = [n for n in dict.fromkeys(normalize_alias(x) for x in [proposal.title, *proposal.aliases]) if n]
-    hit, merge_kind = None, None
-    if names:
-        hit = await _exact_alias_hit(conn, res, names, proposal.type)
-        merge_kind = "exact" if hit else None
-        if hit is None:
-            hit = await _fuzzy_alias_hit(conn, res, names[0], proposal.type)
-            merge_kind = "fuzzy" if hit else None
-    if hit is not None and (hit.type, hit.slug) == (proposal.type, slug):
-        hit, merge_kind = None, None  # the page itself: an ordinary update of the same slug
+    entry = await _target_entry(conn, res, page_type=proposal.type, slug=slug, title=proposal.title,
+                                summary=proposal.summary, names=_names(proposal.title, *proposal.aliases),
+                                aliases=proposal.aliases)
+    res.redirect(proposal.type, [slug, proposal.slug.strip()], entry)
     page_refs = res.cite(proposal.source_refs)
-    if hit is not None:
-        if merge_kind == "exact":
-            res.result.alias_dedup_merged += 1
-        else:
-            res.result.fuzzy_dedupe_merges += 1
-        entry = _page_entry(res, page_id=str(hit.id), page_type=hit.type, slug=hit.slug, title=hit.title,
-                            summary=proposal.summary, mode="merge", keep_title=True)
-        _add_aliases(entry, [proposal.title, *proposal.aliases])
-    else:
-        existing_page = await _page_by_type_slug(conn, res, proposal.type, slug)
-        if existing_page is None:
-            page_id = str(deterministic_page_id(res.tenant, res.owner, proposal.type, slug))
-            mode = "create"
-            res.result.new_pages_planned += 1
-        else:
-            page_id, mode = str(existing_page.id), "update"
-        entry = _page_entry(res, page_id=page_id, page_type=proposal.type, slug=slug, title=proposal.title.strip(),
-                            summary=proposal.summary, mode=mode, keep_title=False)
-        _add_aliases(entry, [*seed_aliases_for_title(proposal.title), *proposal.aliases])
-    existing_sections = {} if entry["mode"] == "create" else await _sections_of(conn, entry["page_id"])
-    for section in proposal.sections:
-        _add_section(res, entry, existing_sections, slug=section.slug, heading=section.heading,
-                     body=section.body_md, refs=_section_refs(res, section, page_refs))
+    await _add_proposed_sections(conn, res, entry, proposal.sections,
+                                 lambda section: _section_refs(res, section, page_refs))
 
 
 # ------------------------------------------------------------------------------------------ mentions
@@ -283,20 +325,16 @@ async def _resolve_promotions(conn: AsyncConnection, res: _Resolution, plan: Pla
                                      "suggested_type": promotion.type, "context": promotion.reason or "",
                                      "source_ref": ref})
             continue
-        slug = slugify_title(promotion.title) or slugify_title(promotion.slug) or mention.alias_normalized.replace(" ", "-")
-        existing_page = await _page_by_type_slug(conn, res, promotion.type, slug)
-        if existing_page is None:
-            page_id, mode = str(deterministic_page_id(res.tenant, res.owner, promotion.type, slug)), "create"
-            res.result.new_pages_planned += 1
-        else:
-            page_id, mode = str(existing_page.id), "update"
-        entry = _page_entry(res, page_id=page_id, page_type=promotion.type, slug=slug, title=promotion.title.strip(),
-                            summary=None, mode=mode, keep_title=False)
-        _add_aliases(entry, [promotion.title, mention.alias])
-        existing_sections = {} if mode == "create" else await _sections_of(conn, page_id)
-        for section in promotion.sections:
-            _add_section(res, entry, existing_sections, slug=section.slug, heading=section.heading,
-                         body=section.body_md, refs=res.cite(section.source_refs))
+        slug = (slugify_title(promotion.title) or slugify_title(promotion.slug)
+                or mention.alias_normalized.replace(" ", "-"))
+        # A promoted name may be a variant of a page that already exists: merge, as for new pages.
+        entry = await _target_entry(conn, res, page_type=promotion.type, slug=slug, title=promotion.title,
+                                    summary=None, names=_names(promotion.title, mention.alias),
+                                    aliases=[mention.alias])
+        await _add_proposed_sections(conn, res, entry, promotion.sections,
+                                     lambda section: res.cite(section.source_refs))
+        res.redirect(promotion.type, [slug, promotion.slug.strip()], entry)
+        page_id = entry["page_id"]
         res.mark_promoted.append({"mention_id": str(mention.id), "alias_normalized": mention.alias_normalized,
                                   "page_id": page_id})
 

@@ -20,8 +20,9 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities import error_types
+from activities.heartbeat import heartbeating
 from activities.memory_store import load_memories
-from activities.model_client import ModelClient, heartbeat_while
+from activities.model_client import ModelClient
 from activities.scope_reads import candidate_pages, names_in_batch, open_mentions
 from domain.compile_messages import (
     PlanBatchInput,
@@ -47,7 +48,6 @@ log = logging.getLogger(__name__)
 PLANNER_MAX_TOKENS = 24_000
 WRITER_MAX_TOKENS = 2_048
 MAX_OPEN_MENTIONS = 200
-HEARTBEAT_SECONDS = 10.0
 
 
 def build_model_client(settings: Settings) -> ModelClient | None:
@@ -81,6 +81,7 @@ class Planning:
     # ------------------------------------------------------------------ planner
 
     @activity.defn(name="llm.plan_batch")
+    @heartbeating
     async def plan_batch(self, request: PlanBatchInput) -> PlanBatchResult:
         scope = request.scope
         async with self._engine.connect() as conn:
@@ -117,12 +118,9 @@ class Planning:
         return plan, usage
 
     async def _claude(self, model_id: str, prompt) -> tuple[Plan, TokenUsage]:
-        reply = await heartbeat_while(
-            self._model.complete(model=model_id, system=prompt.system, stable_user=prompt.stable_user,
-                                 batch_user=prompt.batch_user, max_tokens=PLANNER_MAX_TOKENS,
-                                 json_schema=PLANNER_REPLY_SCHEMA),
-            HEARTBEAT_SECONDS,
-        )
+        reply = await self._model.complete(model=model_id, system=prompt.system, stable_user=prompt.stable_user,
+                                           batch_user=prompt.batch_user, max_tokens=PLANNER_MAX_TOKENS,
+                                           json_schema=PLANNER_REPLY_SCHEMA)
         return parse_plan(reply.text), reply.usage
 
     async def _stage_plan(self, request: PlanBatchInput, plan: Plan) -> None:
@@ -140,6 +138,7 @@ class Planning:
     # ------------------------------------------------------------------ section writer
 
     @activity.defn(name="llm.write_section")
+    @heartbeating
     async def write_section(self, request: WriteSectionInput) -> WriteSectionResult:
         scope = request.scope
         async with self._engine.connect() as conn:
@@ -164,11 +163,8 @@ class Planning:
                 task["page_title"], task["page_type"], task["slug"], task["heading"], task["existing_body"],
                 task["proposed_body"], [m.content for m in cited],
             )
-            reply = await heartbeat_while(
-                self._model.complete(model=request.model_id, system=SECTION_WRITER_SYSTEM, batch_user=prompt,
-                                     max_tokens=WRITER_MAX_TOKENS),
-                HEARTBEAT_SECONDS,
-            )
+            reply = await self._model.complete(model=request.model_id, system=SECTION_WRITER_SYSTEM,
+                                               batch_user=prompt, max_tokens=WRITER_MAX_TOKENS)
             body, usage = reply.text.strip(), reply.usage
         async with self._engine.begin() as conn:
             await conn.execute(text("""

@@ -49,6 +49,8 @@ class CompileOptions(BaseModel):
     aggregation_enabled: bool = True
     deterministic_linking_enabled: bool = True
     llm_retry_budget_seconds: int = 3600
+    # How fast a dead worker is noticed: every activity heartbeats; tests lower this.
+    heartbeat_timeout_seconds: float = 10.0
 
 
 class CompileInput(BaseModel):

@@ -363,11 +363,22 @@ def _summary_of(subject: _Subject, page_type: str, title: str) -> str:
     return _sentence(f"Topic: {title}") if page_type == "topic" else "Mentioned in the agent's memories."
 
 
+def _place_lead(subject: _Subject, sighting: _Sighting) -> str:
+    """On a city or trip page, a bullet leads with the place it is about, in bold, so the apply
+    step can link it to the place's page (linkify_known_entities)."""
+    if not (sighting.is_city or sighting.is_journal):
+        return ""
+    name = _clean(_place_of(sighting.memory).get("name"))
+    if not name or normalize_alias(name) in subject.names:
+        return ""
+    return f"**{name}**: "
+
+
 def _note_bullets(subject: _Subject) -> list[Bullet]:
     bullets: list[Bullet] = []
     for sighting in subject.sightings:
         line = _first_sentence(sighting.memory.content) or _sentence(f"Mentioned {sighting.spelling}")
-        bullets.append((f"- {line}", sighting.memory_id))
+        bullets.append((f"- {_place_lead(subject, sighting)}{line}", sighting.memory_id))
     return bullets
 
 
@@ -489,7 +500,10 @@ def _candidate_names(page: CandidatePage) -> set[str]:
 
 
 def _matching_page(subject: _Subject, pages: list[CandidatePage]) -> CandidatePage | None:
-    hits = [page for page in pages if _candidate_names(page) & subject.names]
+    # Like a cautious model, recognise a page only by a name the memories actually wrote; a variant
+    # ("Paris, France", a nickname) is proposed as a new page and the resolver merges it by alias.
+    written = {normalize_alias(sighting.spelling) for sighting in subject.sightings}
+    hits = [page for page in pages if _candidate_names(page) & written]
     same_type = [page for page in hits if page.type == subject.type]
     return (same_type or hits or [None])[0]
 

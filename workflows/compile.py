@@ -57,7 +57,6 @@ LLM_RETRY = RetryPolicy(
 )
 DB_TIMEOUT = timedelta(minutes=2)
 LLM_ATTEMPT_TIMEOUT = timedelta(minutes=5)
-LLM_HEARTBEAT = timedelta(seconds=30)
 
 
 class _Unplannable(Exception):
@@ -321,16 +320,20 @@ class CompileWorkflow:
 
     # ------------------------------------------------------------------ activity helpers
 
+    @property
+    def _heartbeat_timeout(self) -> timedelta:
+        return timedelta(seconds=self._inp.options.heartbeat_timeout_seconds)
+
     async def _db(self, name: str, arg, *, result_type=None, summary: str):
         return await workflow.execute_activity(
             name, arg, result_type=result_type, start_to_close_timeout=DB_TIMEOUT, retry_policy=DB_RETRY,
-            summary=summary,
+            heartbeat_timeout=self._heartbeat_timeout, summary=summary,
         )
 
     async def _llm(self, name: str, arg, result_type, summary: str):
         return await workflow.execute_activity(
             name, arg, result_type=result_type, start_to_close_timeout=LLM_ATTEMPT_TIMEOUT,
-            heartbeat_timeout=LLM_HEARTBEAT,
+            heartbeat_timeout=self._heartbeat_timeout,
             schedule_to_close_timeout=timedelta(seconds=self._inp.options.llm_retry_budget_seconds),
             retry_policy=LLM_RETRY, summary=summary,
         )
