@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+from contextlib import AsyncExitStack
 from datetime import timedelta
 
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -17,6 +18,7 @@ from temporalio.client import Client
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 from temporalio.worker import Worker
 
+from activities.aggregation import Aggregation
 from activities.compile_store import CompileStore
 from activities.planning import Planning, build_model_client
 from wiki.database import create_engine, migrate
@@ -29,11 +31,14 @@ log = logging.getLogger("wiki.worker")
 
 
 def activities_for(engine: AsyncEngine, settings: Settings, model_client=None) -> list:
+    model = model_client if model_client is not None else build_model_client(settings)
     store = CompileStore(engine)
-    planning = Planning(engine, settings, model_client if model_client is not None else build_model_client(settings))
+    planning = Planning(engine, settings, model)
+    aggregation = Aggregation(engine, settings, model)
     return [
         store.start_run, store.next_batch, store.resolve_plan, store.apply_batch, store.finish_run,
         planning.plan_batch, planning.write_section,
+        aggregation.plan, aggregation.resolve, aggregation.apply,
     ]
 
 
@@ -44,6 +49,24 @@ def build_worker(client: Client, engine: AsyncEngine, settings: Settings, *, tas
         task_queue=task_queue or settings.task_queue,
         workflows=WORKFLOWS,
         activities=activities_for(engine, settings, model_client),
+        graceful_shutdown_timeout=timedelta(seconds=30),
+        **worker_options,
+    )
+
+
+def build_llm_worker(client: Client, engine: AsyncEngine, settings: Settings, *, model_client=None,
+                     activities: list | None = None, **worker_options) -> Worker:
+    """The worker of WIKI_LLM_TASK_QUEUE, where workflows schedule their model calls.
+
+    Temporal dispatches at most WIKI_LLM_MAX_PER_SECOND activities a second from that queue, to all its
+    workers together. Every activity is registered, so the workflow alone decides what runs here; the
+    compile worker keeps them all too, for workflows started before the queue was configured.
+    """
+    return Worker(
+        client,
+        task_queue=settings.llm_task_queue,
+        activities=activities if activities is not None else activities_for(engine, settings, model_client),
+        max_task_queue_activities_per_second=settings.llm_max_per_second,
         graceful_shutdown_timeout=timedelta(seconds=30),
         **worker_options,
     )
@@ -62,10 +85,15 @@ async def run_worker(settings: Settings | None = None, *, stop: asyncio.Event | 
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    worker = build_worker(client, engine, settings)
-    log.info("worker polling %s on %s", settings.task_queue, settings.temporal_address or "the embedded dev server")
+    workers = [build_worker(client, engine, settings)]
+    if settings.llm_task_queue:
+        workers.append(build_llm_worker(client, engine, settings))
+    log.info("worker polling %s on %s", ", ".join(w.task_queue for w in workers),
+             settings.temporal_address or "the embedded dev server")
     try:
-        async with worker:
+        async with AsyncExitStack() as running:
+            for worker in workers:
+                await running.enter_async_context(worker)
             await stop.wait()
             log.info("shutting down: finishing activities in flight")
     finally:

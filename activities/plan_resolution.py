@@ -50,6 +50,8 @@ class _Resolution:
     mark_promoted: list[dict[str, Any]] = field(default_factory=list)
     # (type, slug) a plan used for a page -> (type, slug) the page is stored under (merges, slugified titles)
     redirects: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    # Links by page id the resolver decides on its own (rollup parent -> child), beyond the plan's.
+    page_links_extra: list[dict[str, Any]] = field(default_factory=list)
 
     def redirect(self, page_type: str, slugs: list[str], entry: dict[str, Any]) -> None:
         for slug in slugs:
@@ -101,7 +103,7 @@ async def _scope_pages_by_id(conn: AsyncConnection, res: _Resolution, ids: list[
     if not ids:
         return {}
     rows = await conn.execute(text("""
-        SELECT id, type, slug, title, summary, status FROM wiki_pages
+        SELECT id, type, slug, title, summary, status, parent_page_id FROM wiki_pages
         WHERE tenant_id = :tenant AND owner_id = :owner AND id = ANY(CAST(:ids AS uuid[]))
     """), {"tenant": res.tenant, "owner": res.owner, "ids": ids})
     return {str(row.id): row for row in rows}

@@ -210,6 +210,21 @@ def next_promotion_status(current_status: PromotionStatus, score_status: ScoreSt
     return "candidate" if score_status in ("candidate", "promote_ready") else "none"
 
 
+# The score alone lets a three-child section spin off: supporting records and time span saturate
+# quickly on a dense city. The page model asks for "more than about 15 linked children"; a section
+# needs at least this many before it may become its own page (a deliberate rule of ours).
+MIN_LINKED_PAGES_TO_PROMOTE = 10
+
+
+def is_promotable(aggregation: SectionAggregation, score: PromotionScore) -> bool:
+    """May this rollup section be promoted into its own page now?"""
+    return (
+        aggregation.promotion_status not in ("promoted", "suppressed")
+        and score.status == "promote_ready"
+        and len(aggregation.linked_page_ids) >= MIN_LINKED_PAGES_TO_PROMOTE
+    )
+
+
 def hubness_score(
     inbound_reference_links: int, promoted_children: int, avg_supporting_records: float | None
 ) -> int:

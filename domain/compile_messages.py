@@ -51,6 +51,9 @@ class CompileOptions(BaseModel):
     llm_retry_budget_seconds: int = 3600
     # How fast a dead worker is noticed: every activity heartbeats; tests lower this.
     heartbeat_timeout_seconds: float = 10.0
+    # Model activities on their own task queue: workers of that queue enforce a global model rate
+    # limit (max_task_queue_activities_per_second). None: the compile's own queue.
+    llm_task_queue: str | None = None
 
 
 class CompileInput(BaseModel):
@@ -206,3 +209,48 @@ class Progress(BaseModel):
     input_tokens: int
     output_tokens: int
     cost_usd: float
+
+
+class AggregationPlanInput(BaseModel):
+    scope: Scope
+    plan_id: UUID
+    run_id: str
+    model_id: str
+    # The memories this run compiled: the keyset range after `cursor_from`, `record_count` long.
+    cursor_from: CursorPosition
+    record_count: int
+    # Pages changed since this instant are the planner's "recently changed pages" (at most 60).
+    changed_since: datetime
+
+
+class AggregationPlanResult(BaseModel):
+    plan_id: UUID
+    usage: TokenCounts
+    deterministic_parents_derived: int = 0
+    pages_considered: int = 0
+    skipped: bool = False  # nothing to aggregate: no pages and no candidates
+
+
+class AggregationResolveResult(BaseModel):
+    plan_id: UUID
+    section_tasks: list[str] = Field(default_factory=list)
+    dropped_invalid_ids: int = 0
+    duplicate_candidates_cross_type: int = 0
+    rollup_children_rejected: int = 0
+    promotions_refused: int = 0
+
+
+class AggregationApplyInput(BaseModel):
+    scope: Scope
+    plan_id: UUID
+
+
+class AggregationApplyResult(BaseModel):
+    already_applied: bool = False
+    pages_created: int = 0
+    pages_upserted: int = 0
+    parent_sections_updated: int = 0
+    sections_rewritten: int = 0
+    sections_promoted: int = 0
+    links_upserted: int = 0
+    hubs_rescored: int = 0

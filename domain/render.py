@@ -12,6 +12,8 @@ FIRST_SENTENCE_FALLBACK_CHARS = 160
 # JS `.` stops at every line terminator, not only "\n"; `\Z` because Python's `$` also matches
 # before a final newline.
 _FIRST_SENTENCE = re.compile(r"[^\n\r\u2028\u2029]*?[.!?](?=\s|\Z)")
+# The original strips `/^[-•\s]+/` so a highlight written as "- Uchi" or "• Uchi" is not double-bulleted.
+_HIGHLIGHT_BULLET_PREFIX = re.compile(r"^[-•\s]+")
 
 
 class _Section(Protocol):
@@ -67,3 +69,23 @@ def render_rollup_list(children: Iterable[_Child]) -> str:
         tail = f" — {sentence}" if sentence else ""
         lines.append(f"- [**{child.title}**]({page_href(child.type, child.slug)}){tail}")
     return "\n".join(lines)
+
+
+def render_promoted_parent_section(
+    parent_summary: str,
+    top_highlights: Iterable[str],
+    child_title: str,
+    child_type: str,
+    child_slug: str,
+) -> str:
+    """The body left on a parent section once it is promoted into its own page (facts §14, step 3).
+
+    `[summary trimmed, highlights, "See: [<title>](/wiki/<type>/<slug>)"]`, empty parts dropped,
+    joined by a blank line, plus a trailing newline. Each highlight becomes `- <h>` after stripping
+    its leading dashes, bullets and spaces; highlights are joined by newlines. The see-link text is
+    the child's plain title (not bold).
+    """
+    highlights = "\n".join(f"- {_HIGHLIGHT_BULLET_PREFIX.sub('', line)}" for line in top_highlights)
+    see_link = f"See: [{child_title}]({page_href(child_type, child_slug)})"
+    parts = [parent_summary.strip(), highlights, see_link]
+    return "\n\n".join(part for part in parts if part) + "\n"

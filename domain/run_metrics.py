@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from domain.compile_messages import ApplyBatchResult, ResolvePlanResult, TokenCounts
+from domain.compile_messages import (
+    AggregationApplyResult,
+    AggregationPlanResult,
+    AggregationResolveResult,
+    ApplyBatchResult,
+    ResolvePlanResult,
+    TokenCounts,
+)
 
 
 class RunMetrics(BaseModel):
@@ -43,6 +50,16 @@ class RunMetrics(BaseModel):
     deterministic_linking_flag_suppressed: bool = False
     skipped_memories: list[str] = Field(default_factory=list)
     error: str | None = None
+    # aggregation pass (seed step 2; its tokens are in cost_usd too, unlike the original)
+    aggregation_planner_calls: int = 0
+    aggregation_input_tokens: int = 0
+    aggregation_output_tokens: int = 0
+    deterministic_parents_derived: int = 0
+    parent_sections_updated: int = 0
+    sections_promoted: int = 0
+    duplicate_candidates_cross_type: int = 0
+    rollup_children_rejected: int = 0
+    aggregation_error: str | None = None
 
     def add_usage(self, usage: TokenCounts) -> None:
         self.input_tokens += usage.input_tokens
@@ -70,9 +87,31 @@ class RunMetrics(BaseModel):
         self.links_written_co_mention += applied.links_written_co_mention
         self.dropped_invalid_ids += applied.dropped_invalid_ids
 
+    def add_aggregation_planning(self, planned: AggregationPlanResult) -> None:
+        self.deterministic_parents_derived += planned.deterministic_parents_derived
+        if planned.skipped:
+            return
+        self.aggregation_planner_calls += 1
+        self.aggregation_input_tokens += planned.usage.input_tokens + planned.usage.cache_read_input_tokens
+        self.aggregation_output_tokens += planned.usage.output_tokens
+        self.cost_usd = round(self.cost_usd + planned.usage.cost_usd, 6)
+
+    def add_aggregation_resolution(self, resolved: AggregationResolveResult) -> None:
+        self.dropped_invalid_ids += resolved.dropped_invalid_ids
+        self.duplicate_candidates_cross_type += resolved.duplicate_candidates_cross_type
+        self.rollup_children_rejected += resolved.rollup_children_rejected
+
+    def add_aggregation_apply(self, applied: AggregationApplyResult) -> None:
+        self.pages_created += applied.pages_created
+        self.pages_upserted += applied.pages_upserted
+        self.sections_rewritten += applied.sections_rewritten
+        self.links_upserted += applied.links_upserted
+        self.parent_sections_updated += applied.parent_sections_updated
+        self.sections_promoted += applied.sections_promoted
+
     def as_ledger(self) -> dict:
         data = self.model_dump()
-        for optional in ("cap_hit", "error"):
+        for optional in ("cap_hit", "error", "aggregation_error"):
             if data[optional] is None:
                 del data[optional]
         return data

@@ -13,6 +13,7 @@ import itertools
 import os
 import warnings
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import pytest
 import pytest_asyncio
@@ -61,19 +62,42 @@ async def template_database(postgres_server: EmbeddedPostgres) -> str:
     return TEMPLATE_DB
 
 
+@asynccontextmanager
+async def _fresh_database(server: EmbeddedPostgres, template: str) -> AsyncIterator[str]:
+    name = f"test_{os.getpid()}_{next(_database_numbers)}"
+    await _admin_execute(server, f"CREATE DATABASE {name} TEMPLATE {template}")
+    try:
+        yield server.url(name)
+    finally:
+        await _admin_execute(server, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@asynccontextmanager
+async def _engine_for(url: str) -> AsyncIterator[AsyncEngine]:
+    engine = create_async_engine(url, pool_size=10, max_overflow=10)
+    try:
+        yield engine
+    finally:
+        await engine.dispose()
+
+
 @pytest_asyncio.fixture
 async def database_url(postgres_server: EmbeddedPostgres, template_database: str) -> AsyncIterator[str]:
-    name = f"test_{os.getpid()}_{next(_database_numbers)}"
-    await _admin_execute(postgres_server, f"CREATE DATABASE {name} TEMPLATE {template_database}")
-    yield postgres_server.url(name)
-    await _admin_execute(postgres_server, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    async with _fresh_database(postgres_server, template_database) as url:
+        yield url
 
 
 @pytest_asyncio.fixture
 async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
-    engine = create_async_engine(database_url, pool_size=10, max_overflow=10)
-    yield engine
-    await engine.dispose()
+    async with _engine_for(database_url) as engine:
+        yield engine
+
+
+@pytest_asyncio.fixture
+async def second_engine(postgres_server: EmbeddedPostgres, template_database: str) -> AsyncIterator[AsyncEngine]:
+    """Another fresh migrated database in the same test: to compare two compiles of the same memories."""
+    async with _fresh_database(postgres_server, template_database) as url, _engine_for(url) as engine:
+        yield engine
 
 
 @pytest_asyncio.fixture(scope="session")

@@ -6,7 +6,6 @@ import io
 import json
 import re
 import time
-import uuid
 from collections import Counter, defaultdict
 from datetime import datetime, timedelta
 from functools import cache
@@ -15,6 +14,7 @@ from typing import Any
 import pytest
 
 from domain.aliases import normalize_alias
+from domain.memory import MemoryIn
 from domain.parents import extract_city_from_address
 from wiki.sample import (
     ALL_PLACES,
@@ -87,9 +87,6 @@ def test_different_seeds_give_different_corpora() -> None:
     seven = [row["content"] for row in generate_sample(300, 7)]
     eight = [row["content"] for row in generate_sample(300, 8)]
     assert seven != eight
-    assert {row["id"] for row in generate_sample(10, 7)}.isdisjoint(
-        row["id"] for row in generate_sample(10, 8)
-    )
 
 
 @pytest.mark.parametrize("memories", [0, 1, 37, 700])
@@ -104,7 +101,7 @@ def test_negative_count_is_refused() -> None:
 
 def test_rows_have_the_documented_shape() -> None:
     for row in corpus(700):
-        assert list(row) == ["id", "content", "metadata", "occurred_at"]
+        assert list(row) == ["content", "metadata", "occurred_at"]
         assert set(row["metadata"]) <= {"entities", "place", "journal", "tags"}
         for entity in row["metadata"].get("entities", []):
             assert entity["type"] in {"entity", "topic", "decision"}
@@ -114,13 +111,11 @@ def test_rows_have_the_documented_shape() -> None:
             assert set(place) == {"name", "city", "address", "types"}
 
 
-def test_ids_are_unique_uuid5_of_seed_and_index() -> None:
-    rows = corpus(700)
-    ids = [uuid.UUID(row["id"]) for row in rows]
-    assert all(parsed.version == 5 for parsed in ids)
-    assert len(set(ids)) == len(ids)
-    # Same seed and index, same id, whatever the corpus size.
-    assert [row["id"] for row in generate_sample(5)] == [row["id"] for row in rows[:5]]
+def test_retained_ids_are_unique_and_differ_between_scopes() -> None:
+    memories = [MemoryIn.model_validate(row) for row in corpus(700)]
+    alice = {memory.resolved_id("t1", "alice") for memory in memories}
+    assert len(alice) == len(memories)
+    assert alice.isdisjoint(memory.resolved_id("t2", "alice") for memory in memories)
 
 
 def test_memories_are_in_strict_chronological_order_over_nine_months() -> None:

@@ -22,14 +22,12 @@ import json
 import random
 import string
 import sys
-import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from os import PathLike
 from typing import Any, TextIO
 
-ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://wiki-compiler.local/sample-corpus")
 FIRST_DAY = date(2026, 1, 5)
 LAST_DAY = date(2026, 9, 28)
 # Eric writes more on trips than at home.
@@ -1115,7 +1113,7 @@ def _one_off_names(rng: random.Random) -> tuple[list[str], list[tuple[str, str, 
 
 
 def generate_sample(memories: int, seed: int = 7) -> list[dict[str, Any]]:
-    """`memories` rows in chronological order: {"id", "content", "metadata", "occurred_at"}.
+    """`memories` rows in chronological order: {"content", "metadata", "occurred_at"}.
 
     Deterministic for (memories, seed): only `random.Random(seed)` is used, never the clock.
     """
@@ -1267,8 +1265,9 @@ def _row(seed: int, index: int, moment: datetime, draft: _Draft, rng: random.Ran
     tags = list(dict.fromkeys([*draft.tags, *trip_tags]))
     if tags and rng.random() >= UNTAGGED_SHARE:
         metadata["tags"] = tags
+    # No "id": retain derives one from the scope, the content and the time, so the same sample can
+    # be retained into several scopes (two tenants with identical wikis is a test we run).
     return {
-        "id": str(uuid.uuid5(ID_NAMESPACE, f"{seed}:{index}")),
         "content": draft.content,
         "metadata": metadata,
         "occurred_at": moment.strftime("%Y-%m-%dT%H:%M:%SZ"),

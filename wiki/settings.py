@@ -39,6 +39,10 @@ class Settings(BaseSettings):
     llm_retry_budget_seconds: int = Field(
         3600, ge=60, le=7 * 24 * 3600, validation_alias=_env("WIKI_LLM_RETRY_BUDGET_SECONDS")
     )
+    # Model calls on their own task queue, whose workers cap the calls per second for every worker at
+    # once (Temporal enforces it server-side): keep it under the provider's quota to avoid 429s.
+    llm_task_queue: str | None = Field(None, min_length=1, validation_alias=_env("WIKI_LLM_TASK_QUEUE"))
+    llm_max_per_second: float | None = Field(None, gt=0, validation_alias=_env("WIKI_LLM_MAX_PER_SECOND"))
     # Simulated model latency for the scripted planner (benchmarks); 0 in tests and the demo.
     scripted_latency_ms: int = Field(0, ge=0, le=60_000, validation_alias=_env("WIKI_SCRIPTED_LATENCY_MS"))
 
@@ -57,6 +61,11 @@ class Settings(BaseSettings):
     max_candidate_pages: int = Field(200, ge=1, le=2000, validation_alias=_env("WIKI_MAX_CANDIDATE_PAGES"))
     section_writer_concurrency: int = Field(8, ge=1, le=64, validation_alias=_env("WIKI_SECTION_WRITER_CONCURRENCY"))
     debounce_seconds: float = Field(300, ge=0, le=86_400, validation_alias=_env("WIKI_DEBOUNCE_SECONDS"))
+    # How long a compile activity may go without a heartbeat before Temporal retries it on another
+    # worker: the time to notice a dead worker.
+    heartbeat_timeout_seconds: float = Field(
+        10, ge=1, le=600, validation_alias=_env("WIKI_HEARTBEAT_TIMEOUT_SECONDS")
+    )
 
     data_dir: Path = Field(Path(".data"), validation_alias=_env("WIKI_DATA_DIR"))
     metrics_port: int | None = Field(None, ge=1, le=65535, validation_alias=_env("WIKI_METRICS_PORT"))
@@ -69,6 +78,13 @@ class Settings(BaseSettings):
     def _anthropic_needs_a_key(self) -> Settings:
         if self.llm == "anthropic" and not self.anthropic_api_key:
             raise ValueError("ANTHROPIC_API_KEY must be set when WIKI_LLM=anthropic")
+        return self
+
+    @model_validator(mode="after")
+    def _rate_limit_needs_its_queue(self) -> Settings:
+        # The limit applies to a whole task queue: on the compile queue it would throttle database work too.
+        if self.llm_max_per_second is not None and not self.llm_task_queue:
+            raise ValueError("WIKI_LLM_TASK_QUEUE must be set when WIKI_LLM_MAX_PER_SECOND is")
         return self
 
 

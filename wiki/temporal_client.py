@@ -53,6 +53,8 @@ def compile_options(settings: Settings, *, model_id: str | None = None, bootstra
         aggregation_enabled=settings.aggregation_pass_enabled,
         deterministic_linking_enabled=settings.deterministic_linking_enabled,
         llm_retry_budget_seconds=settings.llm_retry_budget_seconds,
+        heartbeat_timeout_seconds=settings.heartbeat_timeout_seconds,
+        llm_task_queue=settings.llm_task_queue,
     )
 
 

@@ -22,6 +22,11 @@ from temporalio.exceptions import ActivityError, ApplicationError
 with workflow.unsafe.imports_passed_through():
     from activities import error_types
     from domain.compile_messages import (
+        AggregationApplyInput,
+        AggregationApplyResult,
+        AggregationPlanInput,
+        AggregationPlanResult,
+        AggregationResolveResult,
         ApplyBatchInput,
         ApplyBatchResult,
         BatchRef,
@@ -57,6 +62,8 @@ LLM_RETRY = RetryPolicy(
 )
 DB_TIMEOUT = timedelta(minutes=2)
 LLM_ATTEMPT_TIMEOUT = timedelta(minutes=5)
+# Histories recorded before the aggregation pass existed replay without it.
+AGGREGATION_PATCH = "aggregation-pass"
 
 
 class _Unplannable(Exception):
@@ -75,6 +82,7 @@ class CompileWorkflow:
         self._phase = "starting"
         self._cursor = CursorPosition()
         self._batches_done = 0
+        self._run_cursor_from: CursorPosition | None = None
         self._metrics = RunMetrics(
             deterministic_linking_flag_suppressed=not inp.options.deterministic_linking_enabled)
 
@@ -115,6 +123,7 @@ class CompileWorkflow:
     @workflow.run
     async def run(self, inp: CompileInput) -> dict:
         info = workflow.info()
+        self._run_started_at = workflow.now()
         run = RunRecord(scope=inp.scope, workflow_id=info.workflow_id, run_id=info.run_id,
                         trigger=inp.trigger, model_id=self._model_id)
         await self._db("compile.start_run", run, summary=f"ledger: run {inp.run_no} ({inp.trigger})")
@@ -124,10 +133,12 @@ class CompileWorkflow:
                 self._pending = 0
                 cap = await self._compile_until_drained_or_cap()
                 if cap is not None:
+                    await self._aggregate()
                     await self._continue_as_new(cap)
                 if self._pending == 0:
                     break
                 # Wake-ups arrived while compiling: another pass before finishing.
+            await self._aggregate()
             await self._finish("succeeded")
             return self._metrics.as_ledger()
         except ActivityError as error:
@@ -161,6 +172,8 @@ class CompileWorkflow:
                 summary=f"read batch {self._batches_done + 1} (up to {limit} memories)",
             )
             self._cursor = batch.cursor_from
+            if self._run_cursor_from is None:
+                self._run_cursor_from = batch.cursor_from
             promotions = list(self._promotions)
             if not batch.memory_ids and not promotions:
                 return None
@@ -258,9 +271,13 @@ class CompileWorkflow:
             result_type=ResolvePlanResult, summary=f"resolve batch {batch_no} against the wiki",
         )
         self._metrics.add_resolution(resolved)
+        await self._write_sections(plan_id, resolved.section_tasks, f"batch {batch_no}")
+        await self._apply(batch_no, plan_id, cursor, cursor_next)
+
+    async def _write_sections(self, plan_id: UUID, tasks: list[str], label: str) -> None:
+        """The section writer for each task, several at a time."""
         self._phase = "writing sections"
         width = self._inp.options.caps.section_writer_concurrency
-        tasks = resolved.section_tasks
         for offset in range(0, len(tasks), width):
             group = tasks[offset:offset + width]
             results = await asyncio.gather(*[
@@ -268,14 +285,13 @@ class CompileWorkflow:
                     "llm.write_section",
                     WriteSectionInput(scope=self._inp.scope, plan_id=plan_id, task_key=key, model_id=self._model_id),
                     WriteSectionResult,
-                    f"write section {offset + index + 1}/{len(tasks)} of batch {batch_no}",
+                    f"write section {offset + index + 1}/{len(tasks)} of {label}",
                 )
                 for index, key in enumerate(group)
             ])
             for result in results:
                 self._metrics.section_writer_calls += 1
                 self._metrics.add_usage(result.usage)
-        await self._apply(batch_no, plan_id, cursor, cursor_next)
 
     async def _apply(self, batch_no: int, plan_id: UUID | None, cursor: CursorPosition,
                      cursor_next: CursorPosition) -> None:
@@ -287,6 +303,49 @@ class CompileWorkflow:
             result_type=ApplyBatchResult, summary=f"apply batch {batch_no} and advance the cursor",
         )
         self._metrics.add_apply(result)
+
+    # ------------------------------------------------------------------ aggregation pass
+
+    async def _aggregate(self) -> None:
+        """Hubs, rollups and section promotion over what this run changed (seed steps 2.1–2.7).
+
+        Runs after the leaf batches of every run that read a memory. A failure is recorded in the
+        ledger (`aggregation_error`) and never undoes the leaf work, which is already committed.
+        """
+        if self._metrics.records_read == 0 or not self._inp.options.aggregation_enabled:
+            return
+        if not workflow.patched(AGGREGATION_PATCH):
+            return
+        self._phase = "aggregating"
+        workflow.set_current_details("aggregation pass: hubs, rollups, section promotion")
+        scope = self._inp.scope
+        try:
+            planned: AggregationPlanResult = await self._llm(
+                "aggregation.plan",
+                AggregationPlanInput(
+                    scope=scope, plan_id=workflow.uuid4(), run_id=workflow.info().run_id, model_id=self._model_id,
+                    cursor_from=self._run_cursor_from or CursorPosition(),
+                    record_count=self._metrics.records_read,
+                    changed_since=self._run_started_at - timedelta(minutes=1),
+                ),
+                AggregationPlanResult, "plan the aggregation pass (hubs, rollups, promotions)",
+            )
+            self._metrics.add_aggregation_planning(planned)
+            if planned.skipped:
+                return
+            resolved: AggregationResolveResult = await self._db(
+                "aggregation.resolve", ResolvePlanInput(scope=scope, plan_id=planned.plan_id),
+                result_type=AggregationResolveResult, summary="resolve the aggregation plan against the wiki",
+            )
+            self._metrics.add_aggregation_resolution(resolved)
+            await self._write_sections(planned.plan_id, resolved.section_tasks, "the aggregation pass")
+            applied: AggregationApplyResult = await self._db(
+                "aggregation.apply", AggregationApplyInput(scope=scope, plan_id=planned.plan_id),
+                result_type=AggregationApplyResult, summary="apply hubs, rollups and promotions",
+            )
+            self._metrics.add_aggregation_apply(applied)
+        except ActivityError as error:
+            self._metrics.aggregation_error = _one_sentence(error)
 
     # ------------------------------------------------------------------ endings
 
@@ -335,7 +394,7 @@ class CompileWorkflow:
             name, arg, result_type=result_type, start_to_close_timeout=LLM_ATTEMPT_TIMEOUT,
             heartbeat_timeout=self._heartbeat_timeout,
             schedule_to_close_timeout=timedelta(seconds=self._inp.options.llm_retry_budget_seconds),
-            retry_policy=LLM_RETRY, summary=summary,
+            task_queue=self._inp.options.llm_task_queue, retry_policy=LLM_RETRY, summary=summary,
         )
 
 

@@ -2,7 +2,12 @@ from dataclasses import dataclass
 
 import pytest
 
-from domain.render import first_sentence, render_body_markdown, render_rollup_list
+from domain.render import (
+    first_sentence,
+    render_body_markdown,
+    render_promoted_parent_section,
+    render_rollup_list,
+)
 
 
 @dataclass
@@ -105,3 +110,34 @@ class TestRenderRollupList:
 
     def test_no_children_render_nothing(self) -> None:
         assert render_rollup_list([]) == ""
+
+
+class TestRenderPromotedParentSection:
+    def test_summary_highlights_and_see_link_are_joined_by_blank_lines(self) -> None:
+        body = render_promoted_parent_section(
+            "  Twenty restaurants, now on their own page.  ",
+            ["Franklin Barbecue", "Uchi", "Suerte"],
+            "Austin Restaurants",
+            "topic",
+            "austin-restaurants",
+        )
+        assert body == (
+            "Twenty restaurants, now on their own page.\n\n"
+            "- Franklin Barbecue\n- Uchi\n- Suerte\n\n"
+            "See: [Austin Restaurants](/wiki/topic/austin-restaurants)\n"
+        )
+
+    def test_leading_dashes_bullets_and_spaces_of_highlights_are_stripped(self) -> None:
+        body = render_promoted_parent_section(
+            "", ["- Uchi", "• Suerte", " -•- Odd Duck", "Loro - tacos"], "T", "topic", "t"
+        )
+        assert body == "- Uchi\n- Suerte\n- Odd Duck\n- Loro - tacos\n\nSee: [T](/wiki/topic/t)\n"
+
+    def test_empty_summary_and_no_highlights_leave_only_the_see_link(self) -> None:
+        assert render_promoted_parent_section("   ", [], "Austin Parks", "topic", "austin-parks") == (
+            "See: [Austin Parks](/wiki/topic/austin-parks)\n"
+        )
+
+    def test_the_href_is_escaped_and_the_link_text_is_not_bold(self) -> None:
+        body = render_promoted_parent_section("S.", [], "Café & Co", "topic", "café & co")
+        assert body == "S.\n\nSee: [Café & Co](/wiki/topic/caf%C3%A9%20%26%20co)\n"

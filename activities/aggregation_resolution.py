@@ -1,0 +1,231 @@
+"""Resolve an aggregation plan against the scope (seed steps 2.3–2.6) before anything is written.
+
+- Hub pages are topic pages and never duplicate a page of the same slug or exact title
+  (`duplicate_candidates_cross_type`); they skip the leaf alias merge, as in the original.
+- Rollups: children must be pages of the scope, are claimed once per parent (first section wins),
+  and must show evidence of membership — a city hub's children name the city in their title or
+  summary — so an "Austin restaurants" section can never list a Toronto restaurant whatever the
+  model says. With children, the body is the deterministic rollup list; without, the section
+  writer drafts it from the proposal.
+- Section promotion only for sections that are not promoted yet and score promote_ready now.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from activities.plan_resolution import (
+    _add_aliases,
+    _add_section,
+    _add_writer_task,
+    _page_by_type_slug,
+    _page_entry,
+    _Resolution,
+    _scope_pages_by_id,
+    _sections_of,
+)
+from domain.aggregation import SectionAggregation, is_promotable, score_section_aggregation
+from domain.aliases import normalize_alias, seed_aliases_for_title, slugify_title
+from domain.compile_messages import AggregationResolveResult, ResolvePlanResult
+from domain.guards import is_meaningful_change, is_valid_uuid
+from domain.ids import page_id as deterministic_page_id
+from domain.plan import Plan
+from domain.render import render_promoted_parent_section, render_rollup_list
+
+
+def membership_evidence(parent_title: str, child_title: str, child_summary: str | None) -> bool:
+    """A child belongs under a hub only if the hub's place name shows in the child's own words.
+
+    The hub's core name is its title before any comma ("Austin, Texas" -> "austin"); it must appear
+    as whole words in the child's title or summary (accents and case folded).
+    """
+    core = normalize_alias(parent_title.split(",")[0])
+    if not core:
+        return False
+    haystack = f" {normalize_alias(child_title)} {normalize_alias(child_summary or '')} "
+    return f" {core} " in haystack
+
+
+async def resolve_aggregation(conn: AsyncConnection, tenant: str, owner: str, plan_id: Any, plan: Plan,
+                              run_memory_ids: list[str], now: datetime) -> tuple[dict[str, Any], AggregationResolveResult]:
+    res = _Resolution(tenant=tenant, owner=owner, batch_ids=run_memory_ids, now=now,
+                      result=ResolvePlanResult(plan_id=plan_id))
+    outcome = AggregationResolveResult(plan_id=plan_id)
+    aggregations: list[dict[str, Any]] = []
+    hierarchy: list[dict[str, Any]] = []
+    await _resolve_hubs(conn, res, plan, outcome)
+    parents = await _scope_pages_by_id(
+        conn, res, [u.pageId.strip().lower() for u in [*plan.parentSectionUpdates, *plan.sectionPromotions]
+                    if is_valid_uuid(u.pageId.strip())])
+    claimed: dict[str, set[str]] = {}
+    for update in plan.parentSectionUpdates:
+        parent = parents.get(update.pageId.strip().lower())
+        if parent is None:
+            outcome.dropped_invalid_ids += 1
+            continue
+        await _resolve_rollup(conn, res, parent, update, claimed, aggregations, outcome)
+    for promotion in plan.sectionPromotions:
+        parent = parents.get(promotion.pageId.strip().lower())
+        if parent is None:
+            outcome.dropped_invalid_ids += 1
+            continue
+        await _resolve_section_promotion(conn, res, parent, promotion, aggregations, hierarchy, outcome)
+    outcome.section_tasks = list(res.tasks)
+    outcome.dropped_invalid_ids += res.result.dropped_invalid_ids
+    document = {
+        "memory_ids": res.batch_ids,
+        "tasks": res.tasks,
+        "pages": res.pages,
+        "mentions": [],
+        "promotions": [],
+        "links": [res.link(link) for link in plan.pageLinks],
+        "aggregations": aggregations,
+        "hierarchy": hierarchy,
+        "id_links": res.page_links_extra,
+    }
+    return document, outcome
+
+
+async def _resolve_hubs(conn: AsyncConnection, res: _Resolution, plan: Plan, outcome: AggregationResolveResult) -> None:
+    for hub in plan.newPages:
+        if hub.type != "topic":
+            outcome.dropped_invalid_ids += 1  # the aggregation planner may only create hub topics
+            continue
+        slug = slugify_title(hub.title) or slugify_title(hub.slug) or hub.slug.strip()
+        if await _page_by_type_slug(conn, res, "topic", slug) is not None:
+            continue  # the hub exists already (whatever its status): nothing to create
+        same_title = (await conn.execute(text("""
+            SELECT 1 FROM wiki_pages WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'active'
+              AND title = :title LIMIT 1
+        """), {"tenant": res.tenant, "owner": res.owner, "title": hub.title.strip()})).first()
+        if same_title is not None:
+            outcome.duplicate_candidates_cross_type += 1
+            continue
+        entry = _page_entry(res, page_id=str(deterministic_page_id(res.tenant, res.owner, "topic", slug)),
+                            page_type="topic", slug=slug, title=hub.title.strip(), summary=hub.summary,
+                            mode="create", keep_title=False)
+        _add_aliases(entry, [*seed_aliases_for_title(hub.title), *hub.aliases])
+        page_refs = res.cite(hub.source_refs)
+        for section in hub.sections:
+            refs = res.cite(section.source_refs) if section.source_refs else page_refs
+            _add_section(res, entry, {}, slug=section.slug, heading=section.heading, body=section.body_md, refs=refs)
+        res.redirect("topic", [slug, hub.slug.strip()], entry)
+
+
+async def _children(conn: AsyncConnection, res: _Resolution, refs: list[Any]) -> list[Any]:
+    keys = [(ref.type, ref.slug.strip()) for ref in refs]
+    if not keys:
+        return []
+    rows = await conn.execute(text("""
+        SELECT id, type, slug, title, summary,
+               coalesce((SELECT array_agg(alias ORDER BY alias) FROM wiki_page_aliases WHERE page_id = p.id), '{}')
+                   AS aliases
+        FROM wiki_pages p
+        WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'active'
+          AND (type || '/' || slug) = ANY(CAST(:keys AS text[]))
+    """), {"tenant": res.tenant, "owner": res.owner, "keys": [f"{t}/{s}" for t, s in keys]})
+    by_key = {(row.type, row.slug): row for row in rows}
+    return [by_key[key] for key in dict.fromkeys(keys) if key in by_key]
+
+
+async def _resolve_rollup(conn: AsyncConnection, res: _Resolution, parent: Any, update: Any,
+                          claimed: dict[str, set[str]], aggregations: list[dict[str, Any]],
+                          outcome: AggregationResolveResult) -> None:
+    parent_id = str(parent.id)
+    taken = claimed.setdefault(parent_id, set())
+    # A promoted child page ("Austin Restaurants") keeps the rollup; its members are still Austin's.
+    hub_place = parent.title
+    if parent.parent_page_id is not None:
+        hub_place = (await conn.execute(text("SELECT title FROM wiki_pages WHERE id = :id"),
+                                        {"id": parent.parent_page_id})).scalar_one_or_none() or parent.title
+    children = []
+    for child in await _children(conn, res, update.linked_page_slugs):
+        if str(child.id) in taken or str(child.id) == parent_id:
+            continue
+        if not membership_evidence(hub_place, child.title, child.summary):
+            outcome.rollup_children_rejected += 1
+            continue
+        taken.add(str(child.id))
+        children.append(child)
+    if update.linked_page_slugs and not children:
+        return  # every proposed member was rejected: no rollup without evidence
+    entry = _page_entry(res, page_id=parent_id, page_type=parent.type, slug=parent.slug, title=parent.title,
+                        summary=None, mode="update", keep_title=True)
+    existing = await _sections_of(conn, parent_id)
+    current = existing.get(update.sectionSlug)
+    refs = res.cite(update.source_refs)
+    if children:
+        body = render_rollup_list(children)
+        if current is not None and not is_meaningful_change(current.body_md, body):
+            res.result.sections_skipped += 1
+            return
+        entry["sections"].append({"slug": update.sectionSlug, "heading": update.heading or update.sectionSlug,
+                                  "body_md": body, "source_refs": refs, "rewritten": True, "rollup": True})
+    else:
+        before = len(res.tasks)
+        _add_writer_task(res, entry, current=current, slug=update.sectionSlug, heading=update.heading,
+                         proposed=update.proposed_body_md, refs=refs)
+        if len(res.tasks) == before:
+            return
+    aggregations.append({
+        "page_id": parent_id, "section_slug": update.sectionSlug,
+        "linked_page_ids": [str(child.id) for child in children],
+        "child_tags": [list(child.aliases or []) for child in children],
+        "observed_tags": update.observed_tags or None,
+    })
+    for child in children:
+        res.page_links_extra.append({"from": parent_id, "to": str(child.id),
+                                     "context": f"rolled up under {update.sectionSlug}"})
+
+
+async def _resolve_section_promotion(conn: AsyncConnection, res: _Resolution, parent: Any, promotion: Any,
+                                     aggregations: list[dict[str, Any]], hierarchy: list[dict[str, Any]],
+                                     outcome: AggregationResolveResult) -> None:
+    parent_id = str(parent.id)
+    section = (await conn.execute(text("""
+        SELECT section_slug, heading, body_md, aggregation FROM wiki_page_sections
+        WHERE page_id = :page AND section_slug = :slug
+    """), {"page": parent_id, "slug": promotion.sectionSlug})).first()
+    if section is None:
+        outcome.dropped_invalid_ids += 1
+        return
+    aggregation = SectionAggregation.model_validate(section.aggregation or {})
+    tag_sets = [list(row.aliases or []) for row in await conn.execute(text("""
+        SELECT coalesce((SELECT array_agg(alias) FROM wiki_page_aliases WHERE page_id = p.id), '{}') AS aliases
+        FROM wiki_pages p WHERE p.id = ANY(CAST(:ids AS uuid[]))
+    """), {"ids": aggregation.linked_page_ids})]
+    score = score_section_aggregation(aggregation, section.body_md, tag_sets, res.now)
+    if not is_promotable(aggregation, score):
+        outcome.promotions_refused += 1  # sticky once promoted; only promote_ready sections spin off
+        return
+    child = promotion.newPage
+    slug = slugify_title(child.title) or slugify_title(child.slug) or child.slug.strip()
+    existing_child = await _page_by_type_slug(conn, res, "topic", slug)
+    child_id = str(existing_child.id) if existing_child else str(deterministic_page_id(res.tenant, res.owner,
+                                                                                          "topic", slug))
+    if child_id == parent_id:
+        outcome.dropped_invalid_ids += 1
+        return
+    entry = _page_entry(res, page_id=child_id, page_type="topic", slug=slug, title=child.title.strip(),
+                        summary=child.summary, mode="update" if existing_child else "create", keep_title=False)
+    _add_aliases(entry, [*seed_aliases_for_title(child.title), *child.aliases])
+    page_refs = res.cite(child.source_refs)
+    existing_sections = await _sections_of(conn, child_id) if existing_child else {}
+    for new_section in child.sections:
+        refs = res.cite(new_section.source_refs) if new_section.source_refs else page_refs
+        _add_section(res, entry, existing_sections, slug=new_section.slug, heading=new_section.heading,
+                     body=new_section.body_md, refs=refs)
+    parent_entry = _page_entry(res, page_id=parent_id, page_type=parent.type, slug=parent.slug, title=parent.title,
+                               summary=None, mode="update", keep_title=True)
+    parent_entry["sections"].append({
+        "slug": promotion.sectionSlug, "heading": section.heading, "source_refs": [], "rewritten": True,
+        "body_md": render_promoted_parent_section(promotion.parentSummary, promotion.topHighlights,
+                                                  child.title.strip(), "topic", slug),
+    })
+    aggregations.append({"page_id": parent_id, "section_slug": promotion.sectionSlug,
+                         "promoted_page_id": child_id})
+    hierarchy.append({"parent_id": parent_id, "child_id": child_id})

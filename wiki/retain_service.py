@@ -1,0 +1,55 @@
+"""The seam between retain and compile: store a batch, then wake the scope's CompileWorkflow.
+
+The signal is sent only after the transaction commits, so the compile it wakes always sees the
+memories; and only when something changed, so re-sending a file costs no compile. If the signal
+fails after the commit nothing is lost: the memories sit after the scope's cursor and the next
+compile of the scope (any trigger) reads them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio.client import Client, WorkflowHandle
+from temporalio.service import RPCError
+
+from activities.memory_store import RetainResult, retain
+from domain.memory import MemoryIn
+from wiki.settings import Settings
+from wiki.temporal_client import signal_compile
+
+
+class CompileNotSignalled(RuntimeError):
+    """The memories were stored but the compile could not be woken; the message says what to run."""
+
+
+@dataclass
+class RetainOutcome:
+    stored: RetainResult
+    # The woken compile; None when nothing changed or no client was given (--no-compile).
+    compile: WorkflowHandle | None = None
+
+
+async def retain_and_signal(
+    engine: AsyncEngine,
+    tenant: str,
+    owner: str,
+    memories: list[MemoryIn],
+    *,
+    client: Client | None,
+    settings: Settings | None = None,
+) -> RetainOutcome:
+    stored = await retain(engine, tenant, owner, memories)
+    if client is None or stored.changed == 0:
+        return RetainOutcome(stored)
+    try:
+        handle = await signal_compile(
+            client, tenant, owner, trigger="memory_retain", memory_count=stored.changed, settings=settings
+        )
+    except RPCError as error:
+        raise CompileNotSignalled(
+            f"stored {stored.changed} memories but could not wake the compile ({error}); "
+            f"run `wiki compile --tenant {tenant} --owner {owner}`"
+        ) from error
+    return RetainOutcome(stored, handle)

@@ -1,0 +1,118 @@
+"""What one scope's wiki looks like, read from Postgres: the numbers `wiki demo` and `wiki status` print."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+TITLES_PER_TYPE = 6
+
+
+@dataclass
+class LedgerRow:
+    workflow_id: str
+    run_id: str
+    trigger: str
+    status: str
+    metrics: dict[str, Any]
+    error: str | None
+    started_at: datetime
+    finished_at: datetime | None
+
+
+@dataclass
+class ScopeReport:
+    pages_by_type: dict[str, int] = field(default_factory=dict)
+    links_by_kind: dict[str, int] = field(default_factory=dict)
+    mentions_by_status: dict[str, int] = field(default_factory=dict)
+    sections: int = 0
+    section_sources: int = 0
+    alias_dedup_merged: int = 0
+    fuzzy_dedupe_merges: int = 0
+    titles_by_type: dict[str, list[str]] = field(default_factory=dict)
+    ledger: list[LedgerRow] = field(default_factory=list)
+    memories: int = 0
+    pending_memories: int = 0
+
+
+_PAGES_BY_TYPE = """
+    SELECT type, count(*) FROM wiki_pages
+    WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'active' GROUP BY type
+"""
+_LINKS_BY_KIND = """
+    SELECT l.kind, count(*) FROM wiki_page_links l JOIN wiki_pages p ON p.id = l.from_page_id
+    WHERE p.tenant_id = :tenant AND p.owner_id = :owner GROUP BY l.kind
+"""
+_MENTIONS_BY_STATUS = """
+    SELECT status, count(*) FROM wiki_unresolved_mentions
+    WHERE tenant_id = :tenant AND owner_id = :owner GROUP BY status
+"""
+_SECTIONS = """
+    SELECT count(DISTINCT s.id), count(src.id)
+    FROM wiki_page_sections s JOIN wiki_pages p ON p.id = s.page_id
+    LEFT JOIN wiki_section_sources src ON src.section_id = s.id
+    WHERE p.tenant_id = :tenant AND p.owner_id = :owner
+"""
+# The best-connected pages first: they are the ones a reader would open.
+_TOP_TITLES = """
+    SELECT type, title FROM (
+        SELECT p.type, p.title, row_number() OVER (
+            PARTITION BY p.type
+            ORDER BY (SELECT count(*) FROM wiki_page_links l WHERE l.to_page_id = p.id) DESC, p.title
+        ) AS rank
+        FROM wiki_pages p WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+    ) ranked WHERE rank <= :per_type ORDER BY type, rank
+"""
+_LEDGER = """
+    SELECT workflow_id, run_id, trigger, status, metrics, error, started_at, finished_at
+    FROM wiki_compile_jobs
+    WHERE kind = 'compile' AND tenant_id = :tenant AND owner_id = :owner
+    ORDER BY started_at, id
+"""
+# Same keyset as the compile's scan (memory_store._KEYSET_SQL): what the next compile would read.
+_MEMORIES = """
+    SELECT count(*) AS total,
+           count(*) FILTER (WHERE c.last_record_id IS NULL OR
+               (date_trunc('milliseconds', m.updated_at AT TIME ZONE 'UTC'), m.id)
+               > (c.last_record_updated_at AT TIME ZONE 'UTC', c.last_record_id)) AS pending
+    FROM memory_units m
+    LEFT JOIN wiki_compile_cursors c ON c.tenant_id = m.tenant_id AND c.owner_id = m.owner_id
+    WHERE m.tenant_id = :tenant AND m.owner_id = :owner
+"""
+
+
+async def _counts(conn: AsyncConnection, sql: str, scope: dict[str, str]) -> dict[str, int]:
+    return {key: count for key, count in (await conn.execute(text(sql), scope)).all()}
+
+
+async def ledger_rows(conn: AsyncConnection, tenant: str, owner: str) -> list[LedgerRow]:
+    rows = (await conn.execute(text(_LEDGER), {"tenant": tenant, "owner": owner})).all()
+    return [LedgerRow(**row._mapping) for row in rows]
+
+
+async def memory_counts(conn: AsyncConnection, tenant: str, owner: str) -> tuple[int, int]:
+    """(memories stored, memories after the compile cursor) for the scope."""
+    row = (await conn.execute(text(_MEMORIES), {"tenant": tenant, "owner": owner})).one()
+    return row.total, row.pending
+
+
+async def scope_report(engine: AsyncEngine, tenant: str, owner: str) -> ScopeReport:
+    scope = {"tenant": tenant, "owner": owner}
+    async with engine.connect() as conn:
+        report = ScopeReport(
+            pages_by_type=await _counts(conn, _PAGES_BY_TYPE, scope),
+            links_by_kind=await _counts(conn, _LINKS_BY_KIND, scope),
+            mentions_by_status=await _counts(conn, _MENTIONS_BY_STATUS, scope),
+            ledger=await ledger_rows(conn, tenant, owner),
+        )
+        report.sections, report.section_sources = (await conn.execute(text(_SECTIONS), scope)).one()
+        for page_type, title in await conn.execute(text(_TOP_TITLES), {**scope, "per_type": TITLES_PER_TYPE}):
+            report.titles_by_type.setdefault(page_type, []).append(title)
+        report.memories, report.pending_memories = await memory_counts(conn, tenant, owner)
+    report.alias_dedup_merged = sum(int(row.metrics.get("alias_dedup_merged", 0)) for row in report.ledger)
+    report.fuzzy_dedupe_merges = sum(int(row.metrics.get("fuzzy_dedupe_merges", 0)) for row in report.ledger)
+    return report
