@@ -64,6 +64,8 @@ DB_TIMEOUT = timedelta(minutes=2)
 LLM_ATTEMPT_TIMEOUT = timedelta(minutes=5)
 # Histories recorded before the aggregation pass existed replay without it.
 AGGREGATION_PATCH = "aggregation-pass"
+# Histories recorded before this continued as new even when the capped batch drained the cursor.
+FINISH_WHEN_DRAINED_PATCH = "finish-when-drained"
 
 
 class _Unplannable(Exception):
@@ -82,6 +84,7 @@ class CompileWorkflow:
         self._phase = "starting"
         self._cursor = CursorPosition()
         self._batches_done = 0
+        self._run_started_at = workflow.now()
         self._run_cursor_from: CursorPosition | None = None
         self._metrics = RunMetrics(
             deterministic_linking_flag_suppressed=not inp.options.deterministic_linking_enabled)
@@ -123,7 +126,6 @@ class CompileWorkflow:
     @workflow.run
     async def run(self, inp: CompileInput) -> dict:
         info = workflow.info()
-        self._run_started_at = workflow.now()
         run = RunRecord(scope=inp.scope, workflow_id=info.workflow_id, run_id=info.run_id,
                         trigger=inp.trigger, model_id=self._model_id)
         await self._db("compile.start_run", run, summary=f"ledger: run {inp.run_no} ({inp.trigger})")
@@ -181,10 +183,13 @@ class CompileWorkflow:
             self._promotions = [m for m in self._promotions if m not in promotions]
             self._batches_done += 1
             self._metrics.batches = self._batches_done
-            cap = self._cap_hit(len(batch.memory_ids) < limit)
+            drained = len(batch.memory_ids) < limit
+            if drained and workflow.patched(FINISH_WHEN_DRAINED_PATCH):
+                return None  # nothing left to read: a cap would only start an empty next run
+            cap = self._cap_hit(drained)
             if cap is not None:
                 return cap
-            if len(batch.memory_ids) < limit:
+            if drained:
                 return None
 
     def _cap_hit(self, drained: bool) -> str | None:
@@ -367,7 +372,7 @@ class CompileWorkflow:
 
     async def _finish(self, status: str, error: str | None = None) -> None:
         self._phase = "finishing"
-        self._metrics.latency_ms = int((workflow.now() - workflow.info().start_time).total_seconds() * 1000)
+        self._metrics.latency_ms = int((workflow.now() - self._run_started_at).total_seconds() * 1000)
         finished = await self._db(
             "compile.finish_run",
             FinishRunInput(scope=self._inp.scope, run_id=workflow.info().run_id, status=status,
