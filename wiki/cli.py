@@ -574,6 +574,20 @@ def _counts_table(title: str, counts: dict[str, int], order: Iterable[str]) -> T
     return _table(title, ["", "count"], [*rows, ("total", sum(counts.values()))])
 
 
+def _print_hubs(report: ScopeReport) -> None:
+    """The aggregation pass's work: hub pages, their rollup sections, and pages promoted out of them."""
+    rows = [
+        (f"{hub.title} (/wiki/topic/{hub.slug})", str(hub.hubness),
+         "\n".join(f"{heading}: {linked} pages" + (f" [{status}]" if status != "none" else "")
+                   for heading, linked, status in hub.rollups),
+         " · ".join(hub.children) or "-")
+        for hub in report.hubs
+    ]
+    out.print(_table("Hub pages (aggregation pass)", ["hub", "hubness", "rollup sections", "promoted children"], rows))
+    out.print(f"rollup sections updated: {report.parent_sections_updated}; "
+              f"sections promoted into pages: {report.sections_promoted}")
+
+
 def _print_report(report: ScopeReport, settings: Settings) -> None:
     out.print(_counts_table("Pages by type", report.pages_by_type, ["entity", "topic", "decision"]))
     out.print(_counts_table("Links by kind", report.links_by_kind, ["reference", "parent_of", "child_of"]))
@@ -583,6 +597,7 @@ def _print_report(report: ScopeReport, settings: Settings) -> None:
     out.print(_ledger_table(f"Compile ledger of {DEMO_TENANT}/{DEMO_OWNER} (wiki_compile_jobs)", report.ledger))
     titles = [(page_type, " · ".join(names)) for page_type, names in sorted(report.titles_by_type.items())]
     out.print(_table("Some pages (most linked first)", ["type", "titles"], titles))
+    _print_hubs(report)
     out.print(f"memories stored: {report.memories}; not compiled yet: {report.pending_memories}")
     _print_workflow_location(settings, compile_workflow_id(DEMO_TENANT, DEMO_OWNER))
 

@@ -25,6 +25,17 @@ class LedgerRow:
 
 
 @dataclass
+class HubSummary:
+    """A page with rollup sections: what the aggregation pass built."""
+
+    title: str
+    slug: str
+    hubness: int
+    rollups: list[tuple[str, int, str]]  # (section heading, linked pages, promotion status)
+    children: list[str]  # titles of pages promoted out of it
+
+
+@dataclass
 class ScopeReport:
     pages_by_type: dict[str, int] = field(default_factory=dict)
     links_by_kind: dict[str, int] = field(default_factory=dict)
@@ -37,6 +48,9 @@ class ScopeReport:
     ledger: list[LedgerRow] = field(default_factory=list)
     memories: int = 0
     pending_memories: int = 0
+    hubs: list[HubSummary] = field(default_factory=list)
+    parent_sections_updated: int = 0
+    sections_promoted: int = 0
 
 
 _PAGES_BY_TYPE = """
@@ -72,6 +86,18 @@ _LEDGER = """
     FROM wiki_compile_jobs
     WHERE kind = 'compile' AND tenant_id = :tenant AND owner_id = :owner
     ORDER BY started_at, id
+"""
+_HUBS = """
+    SELECT p.id, p.title, p.slug, p.hubness_score,
+           json_agg(json_build_object('heading', s.heading,
+                                      'linked', jsonb_array_length(coalesce(s.aggregation->'linked_page_ids', '[]')),
+                                      'status', coalesce(s.aggregation->>'promotion_status', 'none'))
+                    ORDER BY s.position) AS rollups,
+           coalesce((SELECT json_agg(c.title ORDER BY c.title) FROM wiki_pages c WHERE c.parent_page_id = p.id),
+                    '[]') AS children
+    FROM wiki_pages p JOIN wiki_page_sections s ON s.page_id = p.id AND s.aggregation IS NOT NULL
+    WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+    GROUP BY p.id ORDER BY p.hubness_score DESC, p.title
 """
 # Same keyset as the compile's scan (memory_store._KEYSET_SQL): what the next compile would read.
 _MEMORIES = """
@@ -113,6 +139,14 @@ async def scope_report(engine: AsyncEngine, tenant: str, owner: str) -> ScopeRep
         for page_type, title in await conn.execute(text(_TOP_TITLES), {**scope, "per_type": TITLES_PER_TYPE}):
             report.titles_by_type.setdefault(page_type, []).append(title)
         report.memories, report.pending_memories = await memory_counts(conn, tenant, owner)
+        report.hubs = [
+            HubSummary(title=row.title, slug=row.slug, hubness=row.hubness_score,
+                       rollups=[(r["heading"], r["linked"], r["status"]) for r in row.rollups],
+                       children=list(row.children))
+            for row in await conn.execute(text(_HUBS), scope)
+        ]
     report.alias_dedup_merged = sum(int(row.metrics.get("alias_dedup_merged", 0)) for row in report.ledger)
     report.fuzzy_dedupe_merges = sum(int(row.metrics.get("fuzzy_dedupe_merges", 0)) for row in report.ledger)
+    report.parent_sections_updated = sum(int(r.metrics.get("parent_sections_updated", 0)) for r in report.ledger)
+    report.sections_promoted = sum(int(r.metrics.get("sections_promoted", 0)) for r in report.ledger)
     return report
