@@ -255,6 +255,7 @@ async def _page_id_by_type_slug(state: _Apply, page_type: str, slug: str) -> str
     if key not in state.page_ids_by_key:
         found = (await state.conn.execute(text("""
             SELECT id FROM wiki_pages WHERE tenant_id = :tenant AND owner_id = :owner AND type = :type AND slug = :slug
+              AND status = 'active'
         """), {"tenant": state.tenant, "owner": state.owner, "type": page_type, "slug": slug})).scalar_one_or_none()
         if found is None:
             return None
@@ -294,7 +295,7 @@ async def _parent_page(state: _Apply, candidate: ParentCandidate) -> Any | None:
     fuzzy = await state.conn.execute(text("""
         SELECT id, type, slug, title FROM wiki_pages
         WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'active' AND type IN ('topic', 'entity')
-          AND similarity(title, :title) >= :threshold
+          AND title % :title AND similarity(title, :title) >= :threshold
         ORDER BY similarity(title, :title) DESC, slug LIMIT 5
     """), {"tenant": state.tenant, "owner": state.owner, "title": candidate.parent_title,
            "threshold": PARENT_TITLE_FUZZY_THRESHOLD})

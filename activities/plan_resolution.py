@@ -310,11 +310,13 @@ async def _resolve_promotions(conn: AsyncConnection, res: _Resolution, plan: Pla
             FROM wiki_unresolved_mentions
             WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'open' AND id = ANY(CAST(:ids AS uuid[]))
         """), {"tenant": res.tenant, "owner": res.owner, "ids": ids})}
+    promoted: set[str] = set()
     for promotion in plan.promotions:
         mention = rows.get(promotion.mentionId.strip().lower())
-        if mention is None:
+        if mention is None or str(mention.id) in promoted:
             res.result.dropped_invalid_ids += 1
             continue
+        promoted.add(str(mention.id))
         cited = [ref for s in promotion.sections for ref in res.cite(s.source_refs)]
         known = {str(c.get("source_ref")) for c in (mention.sample_contexts or []) if isinstance(c, dict)}
         new_sightings = [ref for ref in dict.fromkeys(cited) if ref not in known]

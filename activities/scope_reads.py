@@ -20,6 +20,8 @@ from domain.aliases import normalize_alias
 from domain.context import CandidatePage, MemoryRecord, OpenMention
 
 MAX_NAMES = 200
+# `%` (pg_trgm's default threshold 0.3) lets the GIN index prefilter; the explicit similarity bound
+# decides. set_limit() is avoided on purpose: it would leak into pooled connections.
 TRIGRAM_THRESHOLD = 0.5
 # Capitalised phrases ("Lady Bird Lake", "Café de Flore" is caught by its metadata instead).
 _PROPER_NAME = re.compile(r"\b([A-ZÀ-Þ][\w'’-]+(?:\s+[A-ZÀ-Þ][\w'’-]+)*)")
@@ -99,7 +101,6 @@ LIMIT :limit
 
 async def candidate_pages(conn: AsyncConnection, tenant: str, owner: str, names: list[str],
                           limit: int) -> list[CandidatePage]:
-    await conn.execute(text("SELECT set_limit(:t)"), {"t": TRIGRAM_THRESHOLD})
     rows = (await conn.execute(text(_CANDIDATES_SQL), {
         "tenant": tenant, "owner": owner, "names": names, "trigram": TRIGRAM_THRESHOLD, "limit": limit,
     })).all()
