@@ -30,13 +30,9 @@ from pydantic import BaseModel
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
+# The ApplicationError types raised here are shared with the workflow's retry policies.
+from activities.error_types import LLM_REJECTED, LLM_THROTTLED, LLM_TRUNCATED, LLM_UNAVAILABLE
 from domain.pricing import TokenUsage
-
-# ApplicationError types, for the workflow's retry policies and error handling.
-LLM_THROTTLED = "LlmThrottled"  # 429 / 529: retryable after the provider's Retry-After
-LLM_UNAVAILABLE = "LlmUnavailable"  # 5xx, connection errors, timeouts: retryable
-LLM_REJECTED = "LlmRejected"  # 4xx the same request would get again: non-retryable
-LLM_TRUNCATED = "LlmTruncated"  # reply cut off at max_tokens: non-retryable, split the batch instead
 
 STRUCTURED_REPLY_TOOL = "submit_answer"
 TRUNCATION_STOP_REASONS = frozenset({"max_tokens", "model_context_window_exceeded"})
