@@ -99,7 +99,15 @@ class Planning:
         if self._model is None:
             plan, usage = await self._scripted(context, prompt)
         else:
-            plan, usage = await self._claude(request.model_id, prompt)
+            try:
+                plan, usage = await self._claude(request.model_id, prompt)
+            except ApplicationError as error:
+                if error.type != error_types.LLM_TRUNCATED:
+                    raise
+                # The cut-off call was paid for: its priced tokens ride on the error for the ledger.
+                spent = TokenUsage.model_validate(error.details[0]) if error.details else TokenUsage()
+                raise ApplicationError(str(error), _counts(request.model_id, spent).model_dump(),
+                                       type=error_types.LLM_TRUNCATED, non_retryable=True) from None
         await self._stage_plan(request, plan)
         return PlanBatchResult(plan_id=request.plan_id, usage=_counts(request.model_id, usage),
                                planner_input_chars=input_chars)
@@ -163,15 +171,32 @@ class Planning:
                 task["page_title"], task["page_type"], task["slug"], task["heading"], task["existing_body"],
                 task["proposed_body"], [m.content for m in cited],
             )
-            reply = await self._model.complete(model=request.model_id, system=SECTION_WRITER_SYSTEM,
-                                               batch_user=prompt, max_tokens=WRITER_MAX_TOKENS)
-            body, usage = reply.text.strip(), reply.usage
+            body, usage = await self._claude_section(request.model_id, prompt, task)
         async with self._engine.begin() as conn:
             await conn.execute(text("""
                 INSERT INTO wiki_compile_section_drafts (plan_id, task_key, body_md) VALUES (:plan, :key, :body)
                 ON CONFLICT (plan_id, task_key) DO UPDATE SET body_md = excluded.body_md
             """), {"plan": request.plan_id, "key": request.task_key, "body": strip_wikilinks(body)})
         return WriteSectionResult(task_key=request.task_key, usage=_counts(request.model_id, usage))
+
+
+    async def _claude_section(self, model_id: str, prompt: str, task: dict[str, Any]) -> tuple[str, TokenUsage]:
+        """The writer's body; a reply cut off or empty falls back to the proposal merged into the
+        existing body (what the scripted writer does), so one long section never fails a compile."""
+        try:
+            reply = await self._model.complete(model=model_id, system=SECTION_WRITER_SYSTEM, batch_user=prompt,
+                                               max_tokens=WRITER_MAX_TOKENS)
+        except ApplicationError as error:
+            if error.type != error_types.LLM_TRUNCATED:
+                raise
+            log.warning("section writer output truncated; keeping the merged proposal: %s", error)
+            spent = TokenUsage.model_validate(error.details[0]) if error.details else TokenUsage()
+            return scripted_write_section(task["existing_body"], task["proposed_body"]), spent
+        body = reply.text.strip()
+        if not body:
+            log.warning("section writer returned an empty body; keeping the merged proposal")
+            body = scripted_write_section(task["existing_body"], task["proposed_body"])
+        return body, reply.usage
 
 
 def parse_plan(reply_text: str) -> Plan:

@@ -254,6 +254,7 @@ class CompileWorkflow:
                 kind = _error_type(error)
                 if kind == error_types.LLM_TRUNCATED:
                     self._metrics.truncations += 1
+                    self._metrics.add_usage(_spent_tokens(error))
                     raise _Unplannable() from error
                 if kind == error_types.PLAN_INVALID:
                     self._metrics.invalid_plans += 1
@@ -406,6 +407,14 @@ class CompileWorkflow:
 def _error_type(error: ActivityError) -> str | None:
     cause = error.cause
     return cause.type if isinstance(cause, ApplicationError) else None
+
+
+def _spent_tokens(error: ActivityError) -> TokenCounts:
+    """Priced tokens of a failed model call, when the activity attached them to its error."""
+    details = error.cause.details if isinstance(error.cause, ApplicationError) else ()
+    if details and isinstance(details[0], dict):
+        return TokenCounts.model_validate(details[0])
+    return TokenCounts()
 
 
 def _one_sentence(error: ActivityError) -> str:
