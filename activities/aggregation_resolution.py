@@ -96,8 +96,10 @@ async def _resolve_hubs(conn: AsyncConnection, res: _Resolution, plan: Plan, out
             outcome.dropped_invalid_ids += 1  # the aggregation planner may only create hub topics
             continue
         slug = slugify_title(hub.title) or slugify_title(hub.slug) or hub.slug.strip()
-        if await _page_by_type_slug(conn, res, "topic", slug) is not None:
-            continue  # the hub exists already (whatever its status): nothing to create
+        # The hub exists already (whatever its status) under the slug it would get or the one the
+        # planner named ("austin" titled "Austin Texas"): nothing to create.
+        if any([await _page_by_type_slug(conn, res, "topic", s) is not None for s in (slug, hub.slug.strip())]):
+            continue
         same_title = (await conn.execute(text("""
             SELECT 1 FROM wiki_pages WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'active'
               AND title = :title LIMIT 1

@@ -22,7 +22,13 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from domain.aliases import format_heading_from_slug, normalize_alias, seed_aliases_for_title, slugify_title
+from domain.aliases import (
+    format_heading_from_slug,
+    normalize_alias,
+    seed_aliases_for_title,
+    slugify_title,
+    trigram_similarity,
+)
 from domain.compile_messages import ResolvePlanResult
 from domain.guards import is_meaningful_change, is_valid_uuid, strip_wikilinks
 from domain.ids import page_id as deterministic_page_id
@@ -65,12 +71,13 @@ class _Resolution:
             data[f"{side}Type"], data[f"{side}Slug"] = self.redirects.get(key, key)
         return data
 
-    def cite(self, refs: list[str]) -> list[str]:
-        batch = set(self.batch_ids)
+    def cite(self, refs: list[str], held: frozenset[str] = frozenset()) -> list[str]:
+        """The refs that name a memory of the batch (or one of `held`, sightings recorded earlier)."""
+        allowed = set(self.batch_ids) | held
         cited: list[str] = []
         for ref in refs:
             ref = str(ref).strip().lower()
-            if ref in batch and ref not in cited:
+            if ref in allowed and ref not in cited:
                 cited.append(ref)
         return cited
 
@@ -249,6 +256,25 @@ async def _merge_target(conn: AsyncConnection, res: _Resolution, names: list[str
     return hit, kind
 
 
+def _planned_merge_target(res: _Resolution, names: list[str], page_type: str, slug: str) -> dict[str, Any] | None:
+    """A page proposed earlier in the same plan that this proposal is a variant of ("Shinjuku Gyoen
+    National Garden" and "...Gardens" proposed together): the same rules as against the database."""
+    if not names:
+        return None
+    candidates = [e for e in res.pages if e["type"] == page_type and e["slug"] != slug]
+    for entry in candidates:
+        if set(entry["aliases"]) & set(names):
+            res.result.alias_dedup_merged += 1
+            return entry
+    scored = [(max((trigram_similarity(names[0], alias) for alias in entry["aliases"]), default=0.0), entry)
+              for entry in candidates]
+    best = max(scored, key=lambda pair: pair[0], default=(0.0, None))
+    if best[0] >= FUZZY_MERGE_THRESHOLD:
+        res.result.fuzzy_dedupe_merges += 1
+        return best[1]
+    return None
+
+
 def _names(*raw: str) -> list[str]:
     return [n for n in dict.fromkeys(normalize_alias(x) for x in raw) if n]
 
@@ -257,6 +283,11 @@ async def _target_entry(conn: AsyncConnection, res: _Resolution, *, page_type: s
                         summary: str | None, names: list[str], aliases: list[str]) -> dict[str, Any]:
     """The page entry a proposed page lands in: a merge target, the same slug, or a new page."""
     hit, _ = await _merge_target(conn, res, names, page_type, slug)
+    if hit is None:
+        planned = _planned_merge_target(res, names, page_type, slug)
+        if planned is not None:
+            _add_aliases(planned, [title, *aliases])
+            return planned
     if hit is not None:
         entry = _page_entry(res, page_id=str(hit.id), page_type=hit.type, slug=hit.slug, title=hit.title,
                             summary=summary, mode="merge", keep_title=True)
@@ -335,8 +366,12 @@ async def _resolve_promotions(conn: AsyncConnection, res: _Resolution, plan: Pla
         entry = await _target_entry(conn, res, page_type=promotion.type, slug=slug, title=promotion.title,
                                     summary=None, names=_names(promotion.title, mention.alias),
                                     aliases=[mention.alias])
+        # The mention's held sightings are memories of this scope that named it, cited when they were
+        # compiled: a promotion may cite them even when none is in this batch (a lint-triggered compile).
+        held = frozenset(str(c["source_ref"]).strip().lower() for c in (mention.sample_contexts or [])
+                         if isinstance(c, dict) and c.get("source_ref"))
         await _add_proposed_sections(conn, res, entry, promotion.sections,
-                                     lambda section: res.cite(section.source_refs))
+                                     lambda section, held=held: res.cite(section.source_refs, held))
         res.redirect(promotion.type, [slug, promotion.slug.strip()], entry)
         page_id = entry["page_id"]
         res.mark_promoted.append({"mention_id": str(mention.id), "alias_normalized": mention.alias_normalized,

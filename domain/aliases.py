@@ -71,3 +71,27 @@ def format_heading_from_slug(slug: str) -> str:
     """
     parts = _HEADING_SEPARATORS.split(slug)
     return " ".join(part[:1].upper() + part[1:] for part in parts)
+
+
+# pg_trgm's word split: runs of letters and digits (Unicode-aware, like pg_trgm in a UTF-8 database).
+_TRIGRAM_WORD = re.compile(r"[^\W_]+")
+
+
+def trigrams(text: str) -> set[str]:
+    """pg_trgm's trigram set: lowercase, split into alphanumeric words, pad each as "  word "."""
+    grams: set[str] = set()
+    for word in _TRIGRAM_WORD.findall(text.lower()):
+        padded = f"  {word} "
+        grams.update(padded[i : i + 3] for i in range(len(padded) - 2))
+    return grams
+
+
+def trigram_similarity(a: str, b: str) -> float:
+    """pg_trgm's `similarity(a, b)`: shared trigrams over all distinct trigrams of both.
+
+    Lets the resolver compare two proposals of one plan the way it compares a proposal with the
+    stored aliases (where Postgres computes it).
+    """
+    left, right = trigrams(a), trigrams(b)
+    union = left | right
+    return len(left & right) / len(union) if union else 0.0

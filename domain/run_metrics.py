@@ -59,6 +59,7 @@ class RunMetrics(BaseModel):
     sections_promoted: int = 0
     duplicate_candidates_cross_type: int = 0
     rollup_children_rejected: int = 0
+    section_promotions_refused: int = 0
     aggregation_error: str | None = None
 
     def add_usage(self, usage: TokenCounts) -> None:
@@ -100,6 +101,7 @@ class RunMetrics(BaseModel):
         self.dropped_invalid_ids += resolved.dropped_invalid_ids
         self.duplicate_candidates_cross_type += resolved.duplicate_candidates_cross_type
         self.rollup_children_rejected += resolved.rollup_children_rejected
+        self.section_promotions_refused += resolved.promotions_refused
 
     def add_aggregation_apply(self, applied: AggregationApplyResult) -> None:
         self.pages_created += applied.pages_created

@@ -715,7 +715,8 @@ def _lint_promotion(mention: OpenMention) -> Promotion:
     for context in reversed(mention.sample_contexts):  # stored newest first; notes read oldest first
         line = _first_sentence(str(context.get("quote") or ""))
         if line:
-            bullets.append((f"- {line}", _clean(context.get("source_ref"))))
+            # The ref is a memory id: _clean would strip it as an id leaking into prose.
+            bullets.append((f"- {line}", str(context.get("source_ref") or "").strip()))
     refs = _unique(ref for _, ref in bullets if ref)
     draft = _SectionDraft(summary="", summary_refs=refs, notes=bullets)
     return Promotion(

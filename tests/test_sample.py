@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from domain.aliases import normalize_alias
+from domain.aliases import normalize_alias, trigrams
+from domain.aliases import trigram_similarity as similarity
 from domain.memory import MemoryIn
 from domain.parents import extract_city_from_address
 from wiki.sample import (
@@ -30,23 +31,6 @@ from wiki.sample import (
 )
 
 FUZZY_ALIAS_THRESHOLD = 0.85
-_TRIGRAM_WORD = re.compile(r"[^\W_]+")
-
-
-def trigrams(text: str) -> set[str]:
-    """pg_trgm's trigram set: lowercase, split into alphanumeric words, pad each as "  word "."""
-    grams: set[str] = set()
-    for word in _TRIGRAM_WORD.findall(text.lower()):
-        padded = f"  {word} "
-        grams.update(padded[i : i + 3] for i in range(len(padded) - 2))
-    return grams
-
-
-def similarity(a: str, b: str) -> float:
-    """pg_trgm `similarity(a, b)`: shared trigrams over all distinct trigrams of both."""
-    left, right = trigrams(a), trigrams(b)
-    union = left | right
-    return len(left & right) / len(union) if union else 0.0
 
 
 @cache

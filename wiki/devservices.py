@@ -149,12 +149,7 @@ class EmbeddedPostgres:
             )
         if not (self.pgdata / "PG_VERSION").exists():
             self._run_as()  # fixes ownership before initdb writes
-            result = self._command(
-                "initdb", "-D", str(self.pgdata), "-U", "postgres", "--auth=trust", "--encoding=UTF8",
-                "--locale=C", check=False,
-            )
-            if result.returncode != 0:
-                raise ServiceError(f"initdb failed for {self.pgdata}: {result.stderr.strip()}")
+            self._initdb()
         self.log_path.touch(exist_ok=True)
         self._run_as()
         options = f"-h {self.host} -p {self.port} -k {self.pgdata} -c fsync=off -c synchronous_commit=off"
@@ -165,6 +160,23 @@ class EmbeddedPostgres:
         if result.returncode != 0:
             tail = self.log_path.read_text(errors="replace")[-2000:]
             raise ServiceError(f"Postgres did not start ({result.stderr.strip()}). Log {self.log_path}:\n{tail}")
+
+    def _initdb(self) -> None:
+        # C.UTF-8 makes pg_trgm and full-text search treat accented and non-Latin letters as letters
+        # ("café", "東京"); plain C would split words on them. C is the fallback where a libc lacks it.
+        errors = []
+        for locale in ("C.UTF-8", "C"):
+            result = self._command(
+                "initdb", "-D", str(self.pgdata), "-U", "postgres", "--auth=trust", "--encoding=UTF8",
+                f"--locale={locale}", check=False,
+            )
+            if result.returncode == 0:
+                return
+            errors.append(f"{locale}: {result.stderr.strip()}")
+            shutil.rmtree(self.pgdata, ignore_errors=True)
+            self.pgdata.mkdir(parents=True, exist_ok=True)
+            self._run_as()
+        raise ServiceError(f"initdb failed for {self.pgdata}: {'; '.join(errors)}")
 
     def _ensure_database(self) -> None:
         exists = self._command(

@@ -66,6 +66,8 @@ LLM_ATTEMPT_TIMEOUT = timedelta(minutes=5)
 AGGREGATION_PATCH = "aggregation-pass"
 # Histories recorded before this continued as new even when the capped batch drained the cursor.
 FINISH_WHEN_DRAINED_PATCH = "finish-when-drained"
+# Histories recorded before this completed even when woken during the final aggregation pass or ledger write.
+SERVE_LATE_WAKEUPS_PATCH = "serve-late-wakeups"
 
 
 class _Unplannable(Exception):
@@ -142,6 +144,11 @@ class CompileWorkflow:
                 # Wake-ups arrived while compiling: another pass before finishing.
             await self._aggregate()
             await self._finish("succeeded")
+            if self._pending and workflow.patched(SERVE_LATE_WAKEUPS_PATCH):
+                # Woken during the aggregation pass or the ledger write: those memories are not compiled
+                # yet and completing would drop the wake-up, so a next run serves it.
+                await workflow.wait_condition(workflow.all_handlers_finished)
+                workflow.continue_as_new(self._next_run_input(carried_wakeups=self._pending))
             return self._metrics.as_ledger()
         except ActivityError as error:
             message = _one_sentence(error)
@@ -360,15 +367,16 @@ class CompileWorkflow:
         self._metrics.continued_as_new = True
         await self._finish("continued")
         await workflow.wait_condition(workflow.all_handlers_finished)
-        workflow.continue_as_new(
-            CompileInput(
-                scope=self._inp.scope, trigger=self._inp.trigger, options=self._inp.options.model_copy(
-                    update={"model_id": self._model_id, "debounce_seconds": 0.0}),
-                # Not drained yet: the next run must read on even if no new wake-up arrives.
-                carried_wakeups=self._pending + 1,
-                promotion_mention_ids=self._promotions,
-                run_no=self._inp.run_no + 1,
-            )
+        # Not drained yet: the next run must read on even if no new wake-up arrives.
+        workflow.continue_as_new(self._next_run_input(carried_wakeups=self._pending + 1))
+
+    def _next_run_input(self, carried_wakeups: int) -> CompileInput:
+        return CompileInput(
+            scope=self._inp.scope, trigger=self._inp.trigger, options=self._inp.options.model_copy(
+                update={"model_id": self._model_id, "debounce_seconds": 0.0}),
+            carried_wakeups=carried_wakeups,
+            promotion_mention_ids=self._promotions,
+            run_no=self._inp.run_no + 1,
         )
 
     async def _finish(self, status: str, error: str | None = None) -> None:
@@ -421,7 +429,10 @@ def _one_sentence(error: ActivityError) -> str:
     cause = error.cause
     while cause is not None and not isinstance(cause, ApplicationError) and cause.cause is not None:
         cause = cause.cause
-    message = str(cause) if cause is not None else str(error)
+    if isinstance(cause, ApplicationError):
+        message = cause.message  # without the "Type: " prefix str() adds
+    else:
+        message = str(cause) if cause is not None else str(error)
     return message.strip() or "an activity failed"
 
 

@@ -134,3 +134,22 @@ async def test_keyset_orders_by_truncated_time_then_id_and_does_not_spin_on_micr
             cursor = positions[-1]
     assert seen == [ids[4], ids[0], ids[1], ids[2], ids[3]]
     assert cursor.updated_at == (base + timedelta(milliseconds=1)).replace(microsecond=690000)
+
+
+async def test_python_trigram_similarity_matches_pg_trgm(engine):
+    from domain.aliases import trigram_similarity
+
+    pairs = [
+        ("shinjuku gyoen national garden", "shinjuku gyoen national gardens"),
+        ("barton springs pool", "barton spring pool"),
+        ("cafe de flore", "cafe de florre"),
+        ("paris", "paris france"),
+        ("café mocha", "cafe mocha"),
+        ("o'hara's pub-house", "ohara s pub house"),
+        ("東京 tower", "東京"),
+        ("", "x"),
+    ]
+    async with engine.connect() as conn:
+        for left, right in pairs:
+            expected = (await conn.execute(text("SELECT similarity(:a, :b)"), {"a": left, "b": right})).scalar_one()
+            assert trigram_similarity(left, right) == pytest.approx(expected, abs=1e-6), (left, right)
