@@ -99,9 +99,9 @@ class Aggregation:
                                           max(request.record_count, 0))
             pages = [_aggregation_page(row) for row in await conn.execute(text(_PAGES_WITH_SECTIONS_SQL + """
                 WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
-                  AND p.updated_at >= :since
-                ORDER BY p.updated_at DESC, p.slug LIMIT :limit
-            """), {"tenant": scope.tenant, "owner": scope.owner, "since": request.changed_since,
+                  AND p.id = ANY(CAST(:ids AS uuid[]))
+                ORDER BY array_position(CAST(:ids AS uuid[]), p.id) DESC LIMIT :limit
+            """), {"tenant": scope.tenant, "owner": scope.owner, "ids": [str(i) for i in request.changed_page_ids],
                    "limit": MAX_AGGREGATION_PAGES})]
             candidates = merge_parent_candidates(
                 derive_parent_candidates(records),

@@ -219,8 +219,9 @@ class AggregationPlanInput(BaseModel):
     # The memories this run compiled: the keyset range after `cursor_from`, `record_count` long.
     cursor_from: CursorPosition
     record_count: int
-    # Pages changed since this instant are the planner's "recently changed pages" (at most 60).
-    changed_since: datetime
+    # The pages this run touched, oldest first: the last 60 are the planner's "recently changed
+    # pages". Ids rather than a time window, so the same memories always aggregate the same way.
+    changed_page_ids: list[UUID] = Field(default_factory=list)
 
 
 class AggregationPlanResult(BaseModel):

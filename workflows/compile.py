@@ -62,6 +62,7 @@ LLM_RETRY = RetryPolicy(
 )
 DB_TIMEOUT = timedelta(minutes=2)
 LLM_ATTEMPT_TIMEOUT = timedelta(minutes=5)
+MAX_AGGREGATION_PAGES = 60  # recently changed pages the aggregation planner sees (facts §14)
 # Histories recorded before the aggregation pass existed replay without it.
 AGGREGATION_PATCH = "aggregation-pass"
 # Histories recorded before this continued as new even when the capped batch drained the cursor.
@@ -88,6 +89,7 @@ class CompileWorkflow:
         self._batches_done = 0
         self._run_started_at = workflow.now()
         self._run_cursor_from: CursorPosition | None = None
+        self._touched_pages: list[UUID] = []  # pages this run wrote, least recently touched first
         self._metrics = RunMetrics(
             deterministic_linking_flag_suppressed=not inp.options.deterministic_linking_enabled)
 
@@ -265,6 +267,7 @@ class CompileWorkflow:
                     raise _Unplannable() from error
                 if kind == error_types.PLAN_INVALID:
                     self._metrics.invalid_plans += 1
+                    self._metrics.add_usage(_spent_tokens(error))
                     if attempt == 1:
                         self._metrics.llm_retries += 1
                         continue
@@ -316,6 +319,10 @@ class CompileWorkflow:
             result_type=ApplyBatchResult, summary=f"apply batch {batch_no} and advance the cursor",
         )
         self._metrics.add_apply(result)
+        for page_id in result.touched_page_ids:
+            if page_id in self._touched_pages:
+                self._touched_pages.remove(page_id)
+            self._touched_pages.append(page_id)
 
     # ------------------------------------------------------------------ aggregation pass
 
@@ -339,7 +346,7 @@ class CompileWorkflow:
                     scope=scope, plan_id=workflow.uuid4(), run_id=workflow.info().run_id, model_id=self._model_id,
                     cursor_from=self._run_cursor_from or CursorPosition(),
                     record_count=self._metrics.records_read,
-                    changed_since=self._run_started_at - timedelta(minutes=1),
+                    changed_page_ids=self._touched_pages[-MAX_AGGREGATION_PAGES:],
                 ),
                 AggregationPlanResult, "plan the aggregation pass (hubs, rollups, promotions)",
             )

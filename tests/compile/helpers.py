@@ -23,6 +23,9 @@ def test_settings(**overrides) -> Settings:
     return Settings(**values)
 
 
+test_settings.__test__ = False  # a helper, not a test, wherever it is imported
+
+
 @asynccontextmanager
 async def running_worker(client: Client, engine: AsyncEngine, settings: Settings, **options):
     worker = build_worker(client, engine, settings, **options)
