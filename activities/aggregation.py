@@ -127,7 +127,12 @@ class Aggregation:
             reply = await self._model.complete(model=request.model_id, system=prompt.system,
                                                batch_user=prompt.batch_user, max_tokens=AGGREGATION_MAX_TOKENS,
                                                json_schema=AGGREGATION_REPLY_SCHEMA)
-            plan, usage = _parse_aggregation_plan(reply.text), reply.usage
+            try:
+                plan, usage = _parse_aggregation_plan(reply.text), reply.usage
+            except ApplicationError as error:
+                # The unusable reply was paid for: its priced tokens ride on the error for the ledger.
+                raise ApplicationError(error.message, _counts(request.model_id, reply.usage).model_dump(),
+                                       type=error.type, non_retryable=True) from None
         async with self._engine.begin() as conn:
             await conn.execute(text("""
                 INSERT INTO wiki_compile_plans (id, tenant_id, owner_id, run_id, memory_ids, plan)

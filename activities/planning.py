@@ -102,15 +102,17 @@ class Planning:
             try:
                 plan, usage = await self._claude(request.model_id, prompt)
             except ApplicationError as error:
-                if error.type != error_types.LLM_TRUNCATED:
+                if error.type not in (error_types.LLM_TRUNCATED, error_types.PLAN_INVALID):
                     raise
-                # The cut-off call was paid for: its priced tokens ride on the error for the ledger.
+                # A cut-off or unusable reply was paid for: its priced tokens ride on the error for the ledger.
                 spent = TokenUsage.model_validate(error.details[0]) if error.details else TokenUsage()
-                raise ApplicationError(str(error), _counts(request.model_id, spent).model_dump(),
-                                       type=error_types.LLM_TRUNCATED, non_retryable=True) from None
+                raise ApplicationError(error.message, _counts(request.model_id, spent).model_dump(),
+                                       type=error.type, non_retryable=True) from None
+        if plan.dropped_links:
+            log.warning("planner sent %d malformed page links; dropped", plan.dropped_links)
         await self._stage_plan(request, plan)
         return PlanBatchResult(plan_id=request.plan_id, usage=_counts(request.model_id, usage),
-                               planner_input_chars=input_chars)
+                               planner_input_chars=input_chars, dropped_invalid_links=plan.dropped_links)
 
     async def _scripted(self, context: PlannerContext, prompt) -> tuple[Plan, TokenUsage]:
         if self._latency:
@@ -129,7 +131,12 @@ class Planning:
         reply = await self._model.complete(model=model_id, system=prompt.system, stable_user=prompt.stable_user,
                                            batch_user=prompt.batch_user, max_tokens=PLANNER_MAX_TOKENS,
                                            json_schema=PLANNER_REPLY_SCHEMA)
-        return parse_plan(reply.text), reply.usage
+        try:
+            return parse_plan(reply.text), reply.usage
+        except ApplicationError as error:
+            # The unusable reply was still paid for: its tokens travel with the error.
+            raise ApplicationError(error.message, reply.usage.model_dump(), type=error.type,
+                                   non_retryable=True) from None
 
     async def _stage_plan(self, request: PlanBatchInput, plan: Plan) -> None:
         async with self._engine.begin() as conn:

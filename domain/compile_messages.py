@@ -129,6 +129,7 @@ class PlanBatchResult(BaseModel):
     plan_id: UUID
     usage: TokenCounts
     planner_input_chars: int = 0
+    dropped_invalid_links: int = 0
 
 
 class ResolvePlanInput(BaseModel):

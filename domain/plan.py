@@ -12,7 +12,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
 PageType = Literal["entity", "topic", "decision"]
 PAGE_TYPES: tuple[str, ...] = ("entity", "topic", "decision")
@@ -131,11 +139,25 @@ class Plan(_Contract):
     parentSectionUpdates: Annotated[list[ParentSectionUpdate], BeforeValidator(_none_to_empty_list)] = []
     sectionPromotions: Annotated[list[SectionPromotion], BeforeValidator(_none_to_empty_list)] = []
 
+    _dropped_links: int = PrivateAttr(default=0)
+
+    @property
+    def dropped_links(self) -> int:
+        """Links the model sent that the contract dropped (bad page type, blank slug, not an object)."""
+        return self._dropped_links
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _count_dropped_links(cls, data: Any, handler: Any) -> Plan:
+        plan = handler(data)
+        plan._dropped_links = max(count_raw_links(data) - len(plan.pageLinks), 0)
+        return plan
+
     @field_validator("pageLinks", mode="after")
     @classmethod
     def _keep_well_formed_links(cls, links: list[Any]) -> list[Any]:
-        # Invalid links (bad page types, blank slugs, non-objects) are dropped, not fatal (seed step 1.6).
-        # Counting them is the sanitiser's job; here they are simply not PageLink instances.
+        # Invalid links (bad page types, blank slugs, non-objects) are dropped, not fatal (seed step 1.6);
+        # `dropped_links` counts them for the ledger's dropped_invalid_ids.
         kept: list[Any] = []
         for raw in links:
             if isinstance(raw, PageLink):

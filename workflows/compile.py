@@ -275,6 +275,7 @@ class CompileWorkflow:
                 raise
             self._metrics.planner_calls += 1
             self._metrics.add_usage(result.usage)
+            self._metrics.dropped_invalid_ids += result.dropped_invalid_links
             self._metrics.planner_input_chars += result.planner_input_chars
             return result.plan_id
         raise _Unplannable()
@@ -366,6 +367,7 @@ class CompileWorkflow:
             self._metrics.add_aggregation_apply(applied)
         except ActivityError as error:
             self._metrics.aggregation_error = _one_sentence(error)
+            self._metrics.add_usage(_spent_tokens(error))  # an unusable reply was still paid for
 
     # ------------------------------------------------------------------ endings
 
