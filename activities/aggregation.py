@@ -27,7 +27,7 @@ from activities.aggregation_resolution import resolve_aggregation
 from activities.heartbeat import heartbeating
 from activities.memory_store import Cursor, read_after
 from activities.model_client import ModelClient
-from activities.plan_apply import _insert_link, apply_resolved_plan
+from activities.plan_apply import apply_resolved_plan, insert_reference_link
 from activities.planning import _counts, estimate_tokens
 from domain import ids
 from domain.aggregation import (
@@ -225,7 +225,7 @@ def _parse_aggregation_plan(reply_text: str) -> Plan:
 async def _apply_extras(conn: AsyncConnection, tenant: str, owner: str, document: dict[str, Any],
                         result: AggregationApplyResult, touched: set[str]) -> None:
     for link in document.get("id_links", []):
-        if await _insert_link_by_id(conn, link["from"], link["to"], link["context"]):
+        if await insert_reference_link(conn, link["from"], link["to"], link["context"]):
             result.links_upserted += 1
     for edge in document.get("hierarchy", []):
         await _set_parent(conn, tenant, owner, edge["parent_id"], edge["child_id"])
@@ -239,12 +239,6 @@ async def _apply_extras(conn: AsyncConnection, tenant: str, owner: str, document
                 result.parent_sections_updated += 1
         touched.add(aggregation["page_id"])
     result.hubs_rescored = await _recompute_hubness(conn, sorted(touched))
-
-
-async def _insert_link_by_id(conn: AsyncConnection, from_page: str, to_page: str, context: str) -> bool:
-    from activities.plan_apply import _Apply
-
-    return await _insert_link(_Apply(conn=conn, tenant="", owner="", now=datetime.now()), from_page, to_page, context)
 
 
 async def _set_parent(conn: AsyncConnection, tenant: str, owner: str, parent_id: str, child_id: str) -> None:

@@ -19,14 +19,14 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from activities.plan_resolution import (
-    _add_aliases,
-    _add_section,
-    _add_writer_task,
-    _page_by_type_slug,
-    _page_entry,
-    _Resolution,
-    _scope_pages_by_id,
-    _sections_of,
+    Resolution,
+    add_aliases,
+    add_section,
+    add_writer_task,
+    page_by_type_slug,
+    page_entry,
+    scope_pages_by_id,
+    sections_of,
 )
 from domain.aggregation import SectionAggregation, is_promotable, score_section_aggregation
 from domain.aliases import normalize_alias, seed_aliases_for_title, slugify_title
@@ -52,13 +52,13 @@ def membership_evidence(parent_title: str, child_title: str, child_summary: str 
 
 async def resolve_aggregation(conn: AsyncConnection, tenant: str, owner: str, plan_id: Any, plan: Plan,
                               run_memory_ids: list[str], now: datetime) -> tuple[dict[str, Any], AggregationResolveResult]:
-    res = _Resolution(tenant=tenant, owner=owner, batch_ids=run_memory_ids, now=now,
+    res = Resolution(tenant=tenant, owner=owner, batch_ids=run_memory_ids, now=now,
                       result=ResolvePlanResult(plan_id=plan_id))
     outcome = AggregationResolveResult(plan_id=plan_id)
     aggregations: list[dict[str, Any]] = []
     hierarchy: list[dict[str, Any]] = []
     await _resolve_hubs(conn, res, plan, outcome)
-    parents = await _scope_pages_by_id(
+    parents = await scope_pages_by_id(
         conn, res, [u.pageId.strip().lower() for u in [*plan.parentSectionUpdates, *plan.sectionPromotions]
                     if is_valid_uuid(u.pageId.strip())])
     claimed: dict[str, set[str]] = {}
@@ -90,7 +90,7 @@ async def resolve_aggregation(conn: AsyncConnection, tenant: str, owner: str, pl
     return document, outcome
 
 
-async def _resolve_hubs(conn: AsyncConnection, res: _Resolution, plan: Plan, outcome: AggregationResolveResult) -> None:
+async def _resolve_hubs(conn: AsyncConnection, res: Resolution, plan: Plan, outcome: AggregationResolveResult) -> None:
     for hub in plan.newPages:
         if hub.type != "topic":
             outcome.dropped_invalid_ids += 1  # the aggregation planner may only create hub topics
@@ -98,7 +98,7 @@ async def _resolve_hubs(conn: AsyncConnection, res: _Resolution, plan: Plan, out
         slug = slugify_title(hub.title) or slugify_title(hub.slug) or hub.slug.strip()
         # The hub exists already (whatever its status) under the slug it would get or the one the
         # planner named ("austin" titled "Austin Texas"): nothing to create.
-        if any([await _page_by_type_slug(conn, res, "topic", s) is not None for s in (slug, hub.slug.strip())]):
+        if any([await page_by_type_slug(conn, res, "topic", s) is not None for s in (slug, hub.slug.strip())]):
             continue
         same_title = (await conn.execute(text("""
             SELECT 1 FROM wiki_pages WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'active'
@@ -107,18 +107,18 @@ async def _resolve_hubs(conn: AsyncConnection, res: _Resolution, plan: Plan, out
         if same_title is not None:
             outcome.duplicate_candidates_cross_type += 1
             continue
-        entry = _page_entry(res, page_id=str(deterministic_page_id(res.tenant, res.owner, "topic", slug)),
+        entry = page_entry(res, page_id=str(deterministic_page_id(res.tenant, res.owner, "topic", slug)),
                             page_type="topic", slug=slug, title=hub.title.strip(), summary=hub.summary,
                             mode="create", keep_title=False)
-        _add_aliases(entry, [*seed_aliases_for_title(hub.title), *hub.aliases])
+        add_aliases(entry, [*seed_aliases_for_title(hub.title), *hub.aliases])
         page_refs = res.cite(hub.source_refs)
         for section in hub.sections:
             refs = res.cite(section.source_refs) if section.source_refs else page_refs
-            _add_section(res, entry, {}, slug=section.slug, heading=section.heading, body=section.body_md, refs=refs)
+            add_section(res, entry, {}, slug=section.slug, heading=section.heading, body=section.body_md, refs=refs)
         res.redirect("topic", [slug, hub.slug.strip()], entry)
 
 
-async def _children(conn: AsyncConnection, res: _Resolution, refs: list[Any]) -> list[Any]:
+async def _children(conn: AsyncConnection, res: Resolution, refs: list[Any]) -> list[Any]:
     keys = [(ref.type, ref.slug.strip()) for ref in refs]
     if not keys:
         return []
@@ -134,7 +134,7 @@ async def _children(conn: AsyncConnection, res: _Resolution, refs: list[Any]) ->
     return [by_key[key] for key in dict.fromkeys(keys) if key in by_key]
 
 
-async def _resolve_rollup(conn: AsyncConnection, res: _Resolution, parent: Any, update: Any,
+async def _resolve_rollup(conn: AsyncConnection, res: Resolution, parent: Any, update: Any,
                           claimed: dict[str, set[str]], aggregations: list[dict[str, Any]],
                           outcome: AggregationResolveResult) -> None:
     parent_id = str(parent.id)
@@ -155,9 +155,9 @@ async def _resolve_rollup(conn: AsyncConnection, res: _Resolution, parent: Any, 
         children.append(child)
     if update.linked_page_slugs and not children:
         return  # every proposed member was rejected: no rollup without evidence
-    entry = _page_entry(res, page_id=parent_id, page_type=parent.type, slug=parent.slug, title=parent.title,
+    entry = page_entry(res, page_id=parent_id, page_type=parent.type, slug=parent.slug, title=parent.title,
                         summary=None, mode="update", keep_title=True)
-    existing = await _sections_of(conn, parent_id)
+    existing = await sections_of(conn, parent_id)
     current = existing.get(update.sectionSlug)
     refs = res.cite(update.source_refs)
     if children:
@@ -169,7 +169,7 @@ async def _resolve_rollup(conn: AsyncConnection, res: _Resolution, parent: Any, 
                                   "body_md": body, "source_refs": refs, "rewritten": True, "rollup": True})
     else:
         before = len(res.tasks)
-        _add_writer_task(res, entry, current=current, slug=update.sectionSlug, heading=update.heading,
+        add_writer_task(res, entry, current=current, slug=update.sectionSlug, heading=update.heading,
                          proposed=update.proposed_body_md, refs=refs)
         if len(res.tasks) == before:
             return
@@ -184,7 +184,7 @@ async def _resolve_rollup(conn: AsyncConnection, res: _Resolution, parent: Any, 
                                      "context": f"rolled up under {update.sectionSlug}"})
 
 
-async def _resolve_section_promotion(conn: AsyncConnection, res: _Resolution, parent: Any, promotion: Any,
+async def _resolve_section_promotion(conn: AsyncConnection, res: Resolution, parent: Any, promotion: Any,
                                      aggregations: list[dict[str, Any]], hierarchy: list[dict[str, Any]],
                                      outcome: AggregationResolveResult) -> None:
     parent_id = str(parent.id)
@@ -206,22 +206,22 @@ async def _resolve_section_promotion(conn: AsyncConnection, res: _Resolution, pa
         return
     child = promotion.newPage
     slug = slugify_title(child.title) or slugify_title(child.slug) or child.slug.strip()
-    existing_child = await _page_by_type_slug(conn, res, "topic", slug)
+    existing_child = await page_by_type_slug(conn, res, "topic", slug)
     child_id = str(existing_child.id) if existing_child else str(deterministic_page_id(res.tenant, res.owner,
                                                                                           "topic", slug))
     if child_id == parent_id:
         outcome.dropped_invalid_ids += 1
         return
-    entry = _page_entry(res, page_id=child_id, page_type="topic", slug=slug, title=child.title.strip(),
+    entry = page_entry(res, page_id=child_id, page_type="topic", slug=slug, title=child.title.strip(),
                         summary=child.summary, mode="update" if existing_child else "create", keep_title=False)
-    _add_aliases(entry, [*seed_aliases_for_title(child.title), *child.aliases])
+    add_aliases(entry, [*seed_aliases_for_title(child.title), *child.aliases])
     page_refs = res.cite(child.source_refs)
-    existing_sections = await _sections_of(conn, child_id) if existing_child else {}
+    existing_sections = await sections_of(conn, child_id) if existing_child else {}
     for new_section in child.sections:
         refs = res.cite(new_section.source_refs) if new_section.source_refs else page_refs
-        _add_section(res, entry, existing_sections, slug=new_section.slug, heading=new_section.heading,
+        add_section(res, entry, existing_sections, slug=new_section.slug, heading=new_section.heading,
                      body=new_section.body_md, refs=refs)
-    parent_entry = _page_entry(res, page_id=parent_id, page_type=parent.type, slug=parent.slug, title=parent.title,
+    parent_entry = page_entry(res, page_id=parent_id, page_type=parent.type, slug=parent.slug, title=parent.title,
                                summary=None, mode="update", keep_title=True)
     parent_entry["sections"].append({
         "slug": promotion.sectionSlug, "heading": section.heading, "source_refs": [], "rewritten": True,

@@ -237,10 +237,11 @@ async def _mark_promoted(state: _Apply, promoted: dict[str, Any]) -> None:
 # ---------------------------------------------------------------------------------------------- links
 
 
-async def _insert_link(state: _Apply, from_page: str, to_page: str, context: str | None) -> bool:
+async def insert_reference_link(conn: AsyncConnection, from_page: str, to_page: str, context: str | None) -> bool:
+    """A `reference` link; False when it is a self-link or already exists (its first context is kept)."""
     if from_page == to_page:
         return False
-    inserted = (await state.conn.execute(text("""
+    inserted = (await conn.execute(text("""
         INSERT INTO wiki_page_links (id, from_page_id, to_page_id, kind, context)
         VALUES (:id, :from_page, :to_page, 'reference', :context)
         ON CONFLICT (from_page_id, to_page_id, kind) DO NOTHING
@@ -269,7 +270,7 @@ async def _planner_link(state: _Apply, link: dict[str, Any]) -> None:
     if from_page is None or to_page is None:
         state.result.dropped_invalid_ids += 1  # a link to a page that does not exist in this scope
         return
-    if await _insert_link(state, from_page, to_page, link.get("context")):
+    if await insert_reference_link(state.conn, from_page, to_page, link.get("context")):
         state.result.links_upserted += 1
 
 
@@ -322,7 +323,7 @@ async def _deterministic_parent_links(state: _Apply, memory_ids: list[UUID]) -> 
             leaves = [p for p in entity_pages if supporting & set(state.touched[str(p.id)])]
         context = deterministic_link_context(candidate.reason, parent.slug)
         for leaf in leaves:
-            if await _insert_link(state, str(leaf.id), str(parent.id), context):
+            if await insert_reference_link(state.conn, str(leaf.id), str(parent.id), context):
                 state.result.links_written_deterministic += 1
 
 
@@ -352,7 +353,7 @@ async def _co_mention_links(state: _Apply) -> None:
     for row in rows:
         pages_by_memory.setdefault(row.source_ref, []).append((row.slug, str(row.id)))
     for from_page, to_page, memory_id in co_mention_pairs(pages_by_memory):
-        if await _insert_link(state, from_page, to_page, co_mention_context(memory_id)):
+        if await insert_reference_link(state.conn, from_page, to_page, co_mention_context(memory_id)):
             state.result.links_written_co_mention += 1
 
 

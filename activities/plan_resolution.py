@@ -41,7 +41,7 @@ PROMOTION_WINDOW = timedelta(days=30)
 
 
 @dataclass
-class _Resolution:
+class Resolution:
     tenant: str
     owner: str
     batch_ids: list[str]
@@ -84,7 +84,7 @@ class _Resolution:
 
 async def resolve_plan(conn: AsyncConnection, tenant: str, owner: str, plan_id: Any, plan: Plan,
                        batch_ids: list[str], now: datetime) -> tuple[dict[str, Any], ResolvePlanResult]:
-    res = _Resolution(tenant=tenant, owner=owner, batch_ids=[str(b) for b in batch_ids], now=now,
+    res = Resolution(tenant=tenant, owner=owner, batch_ids=[str(b) for b in batch_ids], now=now,
                       result=ResolvePlanResult(plan_id=plan_id))
     await _resolve_page_updates(conn, res, plan)
     for proposal in plan.newPages:
@@ -106,7 +106,7 @@ async def resolve_plan(conn: AsyncConnection, tenant: str, owner: str, plan_id: 
 # ---------------------------------------------------------------------------------------------- pages
 
 
-async def _scope_pages_by_id(conn: AsyncConnection, res: _Resolution, ids: list[str]) -> dict[str, Any]:
+async def scope_pages_by_id(conn: AsyncConnection, res: Resolution, ids: list[str]) -> dict[str, Any]:
     if not ids:
         return {}
     rows = await conn.execute(text("""
@@ -116,14 +116,14 @@ async def _scope_pages_by_id(conn: AsyncConnection, res: _Resolution, ids: list[
     return {str(row.id): row for row in rows}
 
 
-async def _sections_of(conn: AsyncConnection, page_id: str) -> dict[str, Any]:
+async def sections_of(conn: AsyncConnection, page_id: str) -> dict[str, Any]:
     rows = await conn.execute(text(
         "SELECT section_slug, heading, body_md, position FROM wiki_page_sections WHERE page_id = :p"
     ), {"p": page_id})
     return {row.section_slug: row for row in rows}
 
 
-def _page_entry(res: _Resolution, *, page_id: str, page_type: str, slug: str, title: str, summary: str | None,
+def page_entry(res: Resolution, *, page_id: str, page_type: str, slug: str, title: str, summary: str | None,
                 mode: str, keep_title: bool) -> dict[str, Any]:
     """One page the apply step writes; proposals for the same page share one entry."""
     key = (page_type, slug)
@@ -138,14 +138,14 @@ def _page_entry(res: _Resolution, *, page_id: str, page_type: str, slug: str, ti
     return entry
 
 
-def _add_aliases(entry: dict[str, Any], aliases: list[str]) -> None:
+def add_aliases(entry: dict[str, Any], aliases: list[str]) -> None:
     for alias in aliases:
         normalized = normalize_alias(alias)
         if normalized and normalized not in entry["aliases"]:
             entry["aliases"].append(normalized)
 
 
-def _add_section(res: _Resolution, entry: dict[str, Any], existing: dict[str, Any], *, slug: str, heading: str,
+def add_section(res: Resolution, entry: dict[str, Any], existing: dict[str, Any], *, slug: str, heading: str,
                  body: str, refs: list[str]) -> None:
     """A section write: direct when the page has no body there yet, through the writer otherwise."""
     body = strip_wikilinks(body).strip()
@@ -160,10 +160,10 @@ def _add_section(res: _Resolution, entry: dict[str, Any], existing: dict[str, An
         pending["body_md"] = "\n\n".join(part for part in (pending["body_md"], body) if part)
         pending["source_refs"] += [r for r in refs if r not in pending["source_refs"]]
         return
-    _add_writer_task(res, entry, current=current, slug=slug, heading=heading, proposed=body, refs=refs)
+    add_writer_task(res, entry, current=current, slug=slug, heading=heading, proposed=body, refs=refs)
 
 
-def _add_writer_task(res: _Resolution, entry: dict[str, Any], *, current: Any, slug: str, heading: str,
+def add_writer_task(res: Resolution, entry: dict[str, Any], *, current: Any, slug: str, heading: str,
                      proposed: str, refs: list[str]) -> None:
     existing_body = current.body_md if current is not None else None
     section_key = (entry["page_id"], slug)
@@ -186,26 +186,26 @@ def _add_writer_task(res: _Resolution, entry: dict[str, Any], *, current: Any, s
     entry["sections"].append({"slug": slug, "task": key})
 
 
-async def _resolve_page_updates(conn: AsyncConnection, res: _Resolution, plan: Plan) -> None:
+async def _resolve_page_updates(conn: AsyncConnection, res: Resolution, plan: Plan) -> None:
     candidates = [u.pageId.strip() for u in plan.pageUpdates]
-    found = await _scope_pages_by_id(conn, res, [i.lower() for i in candidates if is_valid_uuid(i)])
+    found = await scope_pages_by_id(conn, res, [i.lower() for i in candidates if is_valid_uuid(i)])
     for update in plan.pageUpdates:
         page = found.get(update.pageId.strip().lower()) if is_valid_uuid(update.pageId.strip()) else None
         if page is None:
             # Hallucinated, truncated, or another scope's page: dropped, never written, never fatal.
             res.result.dropped_invalid_ids += 1
             continue
-        entry = _page_entry(res, page_id=str(page.id), page_type=page.type, slug=page.slug, title=page.title,
+        entry = page_entry(res, page_id=str(page.id), page_type=page.type, slug=page.slug, title=page.title,
                             summary=None, mode="update", keep_title=True)
-        _add_aliases(entry, update.aliases)
-        existing = await _sections_of(conn, str(page.id))
+        add_aliases(entry, update.aliases)
+        existing = await sections_of(conn, str(page.id))
         for section in update.sections:
-            _add_writer_task(res, entry, current=existing.get(section.slug), slug=section.slug, heading="",
+            add_writer_task(res, entry, current=existing.get(section.slug), slug=section.slug, heading="",
                              proposed=strip_wikilinks(section.proposed_body_md).strip(),
                              refs=res.cite(section.source_refs))
 
 
-async def _exact_alias_hit(conn: AsyncConnection, res: _Resolution, names: list[str], page_type: str):
+async def _exact_alias_hit(conn: AsyncConnection, res: Resolution, names: list[str], page_type: str):
     rows = (await conn.execute(text("""
         SELECT p.id, p.type, p.slug, p.title FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id
         WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
@@ -216,7 +216,7 @@ async def _exact_alias_hit(conn: AsyncConnection, res: _Resolution, names: list[
     return rows
 
 
-async def _fuzzy_alias_hit(conn: AsyncConnection, res: _Resolution, name: str, page_type: str):
+async def _fuzzy_alias_hit(conn: AsyncConnection, res: Resolution, name: str, page_type: str):
     return (await conn.execute(text("""
         SELECT p.id, p.type, p.slug, p.title, similarity(a.alias, :name) AS score
         FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id
@@ -228,19 +228,19 @@ async def _fuzzy_alias_hit(conn: AsyncConnection, res: _Resolution, name: str, p
            "threshold": FUZZY_MERGE_THRESHOLD})).first()
 
 
-async def _page_by_type_slug(conn: AsyncConnection, res: _Resolution, page_type: str, slug: str):
+async def page_by_type_slug(conn: AsyncConnection, res: Resolution, page_type: str, slug: str):
     return (await conn.execute(text("""
         SELECT id, type, slug, title, summary, status FROM wiki_pages
         WHERE tenant_id = :tenant AND owner_id = :owner AND type = :type AND slug = :slug
     """), {"tenant": res.tenant, "owner": res.owner, "type": page_type, "slug": slug})).first()
 
 
-def _section_refs(res: _Resolution, section: NewSection, page_refs: list[str]) -> list[str]:
+def _section_refs(res: Resolution, section: NewSection, page_refs: list[str]) -> list[str]:
     # The seed's new-page fallback: a section without its own citations takes the page-level ones.
     return res.cite(section.source_refs) if section.source_refs else page_refs
 
 
-async def _merge_target(conn: AsyncConnection, res: _Resolution, names: list[str], page_type: str, slug: str):
+async def _merge_target(conn: AsyncConnection, res: Resolution, names: list[str], page_type: str, slug: str):
     """The existing page a proposal should merge into, and how it was found ("exact" | "fuzzy")."""
     if not names:
         return None, None
@@ -256,7 +256,7 @@ async def _merge_target(conn: AsyncConnection, res: _Resolution, names: list[str
     return hit, kind
 
 
-def _planned_merge_target(res: _Resolution, names: list[str], page_type: str, slug: str) -> dict[str, Any] | None:
+def _planned_merge_target(res: Resolution, names: list[str], page_type: str, slug: str) -> dict[str, Any] | None:
     """A page proposed earlier in the same plan that this proposal is a variant of ("Shinjuku Gyoen
     National Garden" and "...Gardens" proposed together): the same rules as against the database."""
     if not names:
@@ -279,38 +279,38 @@ def _names(*raw: str) -> list[str]:
     return [n for n in dict.fromkeys(normalize_alias(x) for x in raw) if n]
 
 
-async def _target_entry(conn: AsyncConnection, res: _Resolution, *, page_type: str, slug: str, title: str,
+async def _target_entry(conn: AsyncConnection, res: Resolution, *, page_type: str, slug: str, title: str,
                         summary: str | None, names: list[str], aliases: list[str]) -> dict[str, Any]:
     """The page entry a proposed page lands in: a merge target, the same slug, or a new page."""
     hit, _ = await _merge_target(conn, res, names, page_type, slug)
     if hit is None:
         planned = _planned_merge_target(res, names, page_type, slug)
         if planned is not None:
-            _add_aliases(planned, [title, *aliases])
+            add_aliases(planned, [title, *aliases])
             return planned
     if hit is not None:
-        entry = _page_entry(res, page_id=str(hit.id), page_type=hit.type, slug=hit.slug, title=hit.title,
+        entry = page_entry(res, page_id=str(hit.id), page_type=hit.type, slug=hit.slug, title=hit.title,
                             summary=summary, mode="merge", keep_title=True)
-        _add_aliases(entry, [title, *aliases])
+        add_aliases(entry, [title, *aliases])
         return entry
-    existing_page = await _page_by_type_slug(conn, res, page_type, slug)
+    existing_page = await page_by_type_slug(conn, res, page_type, slug)
     if existing_page is None:
         page_id, mode = str(deterministic_page_id(res.tenant, res.owner, page_type, slug)), "create"
         if (page_type, slug) not in res.page_by_key:
             res.result.new_pages_planned += 1
     else:
         page_id, mode = str(existing_page.id), "update"
-    entry = _page_entry(res, page_id=page_id, page_type=page_type, slug=slug, title=title.strip(),
+    entry = page_entry(res, page_id=page_id, page_type=page_type, slug=slug, title=title.strip(),
                         summary=summary, mode=mode, keep_title=False)
-    _add_aliases(entry, [*seed_aliases_for_title(title), *aliases])
+    add_aliases(entry, [*seed_aliases_for_title(title), *aliases])
     return entry
 
 
-async def _add_proposed_sections(conn: AsyncConnection, res: _Resolution, entry: dict[str, Any],
+async def _add_proposed_sections(conn: AsyncConnection, res: Resolution, entry: dict[str, Any],
                                  sections: list[NewSection], refs_of) -> None:
-    existing = {} if entry["mode"] == "create" else await _sections_of(conn, entry["page_id"])
+    existing = {} if entry["mode"] == "create" else await sections_of(conn, entry["page_id"])
     for section in sections:
-        _add_section(res, entry, existing, slug=section.slug, heading=section.heading, body=section.body_md,
+        add_section(res, entry, existing, slug=section.slug, heading=section.heading, body=section.body_md,
                      refs=refs_of(section))
     if not entry["summary"]:
         # Pages need a one-line summary (search, rollups, the summary-based parent expander).
@@ -318,7 +318,7 @@ async def _add_proposed_sections(conn: AsyncConnection, res: _Resolution, entry:
         entry["summary"] = first_sentence(strip_wikilinks(lead.body_md)) if lead else None
 
 
-async def _resolve_new_page(conn: AsyncConnection, res: _Resolution, proposal) -> None:
+async def _resolve_new_page(conn: AsyncConnection, res: Resolution, proposal) -> None:
     slug = slugify_title(proposal.title) or slugify_title(proposal.slug) or proposal.slug.strip()
     entry = await _target_entry(conn, res, page_type=proposal.type, slug=slug, title=proposal.title,
                                 summary=proposal.summary, names=_names(proposal.title, *proposal.aliases),
@@ -332,7 +332,7 @@ async def _resolve_new_page(conn: AsyncConnection, res: _Resolution, proposal) -
 # ------------------------------------------------------------------------------------------ mentions
 
 
-async def _resolve_promotions(conn: AsyncConnection, res: _Resolution, plan: Plan) -> None:
+async def _resolve_promotions(conn: AsyncConnection, res: Resolution, plan: Plan) -> None:
     ids = [p.mentionId.strip().lower() for p in plan.promotions if is_valid_uuid(p.mentionId.strip())]
     rows = {}
     if ids:
@@ -378,7 +378,7 @@ async def _resolve_promotions(conn: AsyncConnection, res: _Resolution, plan: Pla
                                   "page_id": page_id})
 
 
-def _resolve_mentions(res: _Resolution, plan: Plan) -> None:
+def _resolve_mentions(res: Resolution, plan: Plan) -> None:
     for mention in plan.unresolvedMentions:
         normalized = normalize_alias(mention.alias)
         if not normalized:

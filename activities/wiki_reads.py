@@ -1,0 +1,194 @@
+"""The wiki's read surfaces (seed 001): search, a page with its sections and sources, backlinks, and the
+reverse lookup from a memory to the sections citing it.
+
+Every query is scoped by tenant AND owner, and archived pages are invisible except where a caller
+asks for one by name (`include_archived`, for operators). The CLI uses these; an API can too.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from uuid import UUID
+
+from pydantic import BaseModel
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from domain.aliases import normalize_alias
+from domain.search import clamp_search_limit, escape_like, normalize_search_terms
+
+ALIAS_MATCH_BONUS = 1.0
+PREFIX_RANK_WEIGHT = 0.5
+
+
+class SearchHit(BaseModel):
+    page_id: UUID
+    type: str
+    slug: str
+    title: str
+    summary: str | None
+    score: float
+    matched_alias: str | None
+    last_compiled_at: datetime | None
+
+
+class PageSection(BaseModel):
+    slug: str
+    heading: str
+    position: int
+    body_md: str
+    source_refs: list[str]
+
+
+class PageView(BaseModel):
+    id: UUID
+    type: str
+    slug: str
+    title: str
+    summary: str | None
+    status: str
+    aliases: list[str]
+    sections: list[PageSection]
+    last_compiled_at: datetime | None
+    updated_at: datetime
+
+
+class Backlink(BaseModel):
+    kind: str
+    context: str | None
+    from_type: str
+    from_slug: str
+    from_title: str
+
+
+class CitingSection(BaseModel):
+    page_type: str
+    page_slug: str
+    page_title: str
+    section_slug: str
+    heading: str
+
+
+# The seed's wikiSearch, with these deliberate changes:
+# - the query is split into words exactly like the indexed text (the same regexp_replace under the same
+#   locale), for the plain query and for each prefix term, so "Cafe/Restaurant" or "café" match what was
+#   indexed whatever the database's locale;
+# - the alias needle is normalised like aliases are, and its LIKE wildcards are escaped;
+# - a page matching several aliases appears once (with its best alias: exact first, then the shortest).
+_SEARCH = """
+    WITH query AS (
+        SELECT plainto_tsquery('english', regexp_replace(:query, '[^[:alnum:]]+', ' ', 'g')) AS plain,
+               (SELECT to_tsquery('english', string_agg(piece || ':*', ' & '))
+                FROM unnest(CAST(:terms AS text[])) AS term,
+                     regexp_split_to_table(btrim(regexp_replace(term, '[^[:alnum:]]+', ' ', 'g')), ' ') AS piece
+                WHERE piece <> '') AS prefix
+    ), alias_hits AS (
+        SELECT DISTINCT ON (a.page_id) a.page_id, a.alias
+        FROM wiki_page_aliases a
+        JOIN wiki_pages p ON p.id = a.page_id
+        WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+          AND :needle <> '' AND (a.alias = :needle OR a.alias LIKE '%' || :needle_like || '%' ESCAPE '\\')
+        ORDER BY a.page_id, (a.alias = :needle) DESC, length(a.alias), a.alias
+    )
+    SELECT p.id, p.type, p.slug, p.title, p.summary, p.last_compiled_at, ah.alias AS matched_alias,
+           COALESCE(ts_rank(p.search_tsv, q.plain), 0)
+           + COALESCE(ts_rank(p.search_tsv, q.prefix), 0) * :prefix_weight
+           + CASE WHEN ah.page_id IS NOT NULL THEN :alias_bonus ELSE 0.0 END AS score
+    FROM wiki_pages p
+    CROSS JOIN query q
+    LEFT JOIN alias_hits ah ON ah.page_id = p.id
+    WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+      AND (p.search_tsv @@ q.plain OR p.search_tsv @@ q.prefix OR ah.page_id IS NOT NULL)
+    ORDER BY score DESC, p.last_compiled_at DESC NULLS LAST, p.id
+    LIMIT :limit
+"""
+
+
+async def search_pages(conn: AsyncConnection, tenant: str, owner: str, query: str,
+                       limit: int | None = None) -> list[SearchHit]:
+    """Active pages of the scope ranked by full-text match (plain + prefix) and alias match.
+
+    A query without a term of two letters or digits returns nothing, as in the original.
+    """
+    terms = normalize_search_terms(query)
+    if not terms:
+        return []
+    needle = normalize_alias(query)
+    rows = await conn.execute(text(_SEARCH), {
+        "tenant": tenant, "owner": owner, "query": query.strip(), "terms": terms, "needle": needle,
+        "needle_like": escape_like(needle), "prefix_weight": PREFIX_RANK_WEIGHT,
+        "alias_bonus": ALIAS_MATCH_BONUS, "limit": clamp_search_limit(limit),
+    })
+    return [SearchHit(page_id=row.id, type=row.type, slug=row.slug, title=row.title, summary=row.summary,
+                      score=float(row.score), matched_alias=row.matched_alias,
+                      last_compiled_at=row.last_compiled_at) for row in rows]
+
+
+async def find_page(conn: AsyncConnection, tenant: str, owner: str, page_type: str, slug: str, *,
+                    include_archived: bool = False) -> PageView | None:
+    """The page with its aliases and its sections in order, each with the memories it cites."""
+    page = (await conn.execute(text("""
+        SELECT id, type, slug, title, summary, status, last_compiled_at, updated_at FROM wiki_pages
+        WHERE tenant_id = :tenant AND owner_id = :owner AND type = :type AND slug = :slug
+          AND (status = 'active' OR :include_archived)
+    """), {"tenant": tenant, "owner": owner, "type": page_type, "slug": slug,
+           "include_archived": include_archived})).one_or_none()
+    if page is None:
+        return None
+    scope = {"tenant": tenant, "owner": owner, "page": page.id}
+    aliases = (await conn.execute(text("""
+        SELECT a.alias FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id
+        WHERE a.page_id = :page AND p.tenant_id = :tenant AND p.owner_id = :owner ORDER BY a.alias
+    """), scope)).scalars().all()
+    sections = await conn.execute(text("""
+        SELECT s.section_slug, s.heading, s.position, s.body_md,
+               coalesce(array_agg(src.source_ref ORDER BY src.source_ref)
+                        FILTER (WHERE src.source_ref IS NOT NULL), '{}') AS source_refs
+        FROM wiki_page_sections s
+        JOIN wiki_pages p ON p.id = s.page_id
+        LEFT JOIN wiki_section_sources src ON src.section_id = s.id
+        WHERE s.page_id = :page AND p.tenant_id = :tenant AND p.owner_id = :owner
+        GROUP BY s.id ORDER BY s.position, s.section_slug
+    """), scope)
+    return PageView(
+        id=page.id, type=page.type, slug=page.slug, title=page.title, summary=page.summary, status=page.status,
+        aliases=list(aliases), last_compiled_at=page.last_compiled_at, updated_at=page.updated_at,
+        sections=[PageSection(slug=row.section_slug, heading=row.heading, position=row.position,
+                              body_md=row.body_md, source_refs=list(row.source_refs)) for row in sections],
+    )
+
+
+async def backlinks(conn: AsyncConnection, tenant: str, owner: str, page_id: UUID) -> list[Backlink]:
+    """Links into the page from active pages of the same scope, references first."""
+    rows = await conn.execute(text("""
+        SELECT l.kind, l.context, f.type, f.slug, f.title
+        FROM wiki_page_links l
+        JOIN wiki_pages f ON f.id = l.from_page_id
+        JOIN wiki_pages t ON t.id = l.to_page_id
+        WHERE l.to_page_id = :page AND t.tenant_id = :tenant AND t.owner_id = :owner
+          AND f.tenant_id = :tenant AND f.owner_id = :owner AND f.status = 'active'
+        ORDER BY l.kind = 'reference' DESC, l.kind, f.type, f.slug
+    """), {"tenant": tenant, "owner": owner, "page": page_id})
+    return [Backlink(kind=row.kind, context=row.context, from_type=row.type, from_slug=row.slug,
+                     from_title=row.title) for row in rows]
+
+
+async def memory_exists(conn: AsyncConnection, tenant: str, owner: str, memory_id: UUID) -> bool:
+    return (await conn.execute(text("""
+        SELECT 1 FROM memory_units WHERE id = :id AND tenant_id = :tenant AND owner_id = :owner
+    """), {"id": memory_id, "tenant": tenant, "owner": owner})).first() is not None
+
+
+async def sections_citing(conn: AsyncConnection, tenant: str, owner: str, memory_id: UUID) -> list[CitingSection]:
+    """The reverse lookup: sections of active pages that cite the memory."""
+    rows = await conn.execute(text("""
+        SELECT p.type, p.slug, p.title, s.section_slug, s.heading
+        FROM wiki_section_sources src
+        JOIN wiki_page_sections s ON s.id = src.section_id
+        JOIN wiki_pages p ON p.id = s.page_id
+        WHERE src.source_kind = 'memory_unit' AND src.source_ref = :ref
+          AND p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+        ORDER BY p.type, p.slug, s.position, s.section_slug
+    """), {"tenant": tenant, "owner": owner, "ref": str(memory_id)})
+    return [CitingSection(page_type=row.type, page_slug=row.slug, page_title=row.title,
+                          section_slug=row.section_slug, heading=row.heading) for row in rows]
