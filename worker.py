@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import sys
 from contextlib import AsyncExitStack
 from datetime import timedelta
 
@@ -20,13 +21,15 @@ from temporalio.worker import Worker
 
 from activities.aggregation import Aggregation
 from activities.compile_store import CompileStore
+from activities.lint import Lint
 from activities.planning import Planning, build_model_client
 from wiki.database import create_engine, migrate
 from wiki.settings import Settings, get_settings
 from wiki.temporal_client import connect
 from workflows.compile import CompileWorkflow
+from workflows.lint import LintWorkflow
 
-WORKFLOWS = [CompileWorkflow]
+WORKFLOWS = [CompileWorkflow, LintWorkflow]
 log = logging.getLogger("wiki.worker")
 
 
@@ -35,10 +38,12 @@ def activities_for(engine: AsyncEngine, settings: Settings, model_client=None) -
     store = CompileStore(engine)
     planning = Planning(engine, settings, model)
     aggregation = Aggregation(engine, settings, model)
+    lint = Lint(engine, settings)
     return [
         store.start_run, store.next_batch, store.resolve_plan, store.apply_batch, store.finish_run,
         planning.plan_batch, planning.write_section,
         aggregation.plan, aggregation.resolve, aggregation.apply,
+        lint.run_checks, lint.prune_ledger, lint.record, lint.wake_compiles,
     ]
 
 
@@ -101,8 +106,12 @@ async def run_worker(settings: Settings | None = None, *, stop: asyncio.Event | 
 
 
 def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    asyncio.run(run_worker())
+    """`python worker.py` is `wiki worker`: a bad setting or an unreachable service ends with one
+    "error:" line and the CLI's exit codes (2 bad input, 1 a service is down), not a traceback."""
+    from wiki.cli import main as cli_main
+
+    sys.argv[1:] = ["worker"]
+    cli_main()
 
 
 if __name__ == "__main__":

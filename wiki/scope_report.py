@@ -111,6 +111,44 @@ _MEMORIES = """
 """
 
 
+@dataclass
+class JobRow:
+    """A ledger row of any scope or kind (lint rows have no tenant or owner)."""
+
+    kind: str
+    tenant: str | None
+    owner: str | None
+    workflow_id: str
+    run_id: str
+    trigger: str
+    status: str
+    metrics: dict[str, Any]
+    error: str | None
+    started_at: datetime
+    finished_at: datetime | None
+
+
+_JOBS = """
+    SELECT kind, tenant_id AS tenant, owner_id AS owner, workflow_id, run_id, trigger, status, metrics, error,
+           started_at, finished_at
+    FROM wiki_compile_jobs
+    WHERE (CAST(:tenant AS text) IS NULL OR tenant_id = :tenant)
+      AND (CAST(:owner AS text) IS NULL OR owner_id = :owner)
+      AND (CAST(:status AS text) IS NULL OR status = :status)
+    ORDER BY started_at DESC, id
+    LIMIT :limit
+"""
+# Scopes whose most recent compile run is in one of :statuses (`running` included, it is a run that
+# was terminated or timed out before it could close its row, unless it is really still running).
+_SCOPES_BY_LATEST_STATUS = """
+    SELECT tenant, owner, status FROM (
+        SELECT DISTINCT ON (tenant_id, owner_id) tenant_id AS tenant, owner_id AS owner, status
+        FROM wiki_compile_jobs WHERE kind = 'compile'
+        ORDER BY tenant_id, owner_id, started_at DESC, id
+    ) latest WHERE status = ANY(CAST(:statuses AS text[])) ORDER BY tenant, owner
+"""
+
+
 async def _counts(conn: AsyncConnection, sql: str, scope: dict[str, str]) -> dict[str, int]:
     return {key: count for key, count in (await conn.execute(text(sql), scope)).all()}
 
@@ -118,6 +156,25 @@ async def _counts(conn: AsyncConnection, sql: str, scope: dict[str, str]) -> dic
 async def ledger_rows(conn: AsyncConnection, tenant: str, owner: str) -> list[LedgerRow]:
     rows = (await conn.execute(text(_LEDGER), {"tenant": tenant, "owner": owner})).all()
     return [LedgerRow(**row._mapping) for row in rows]
+
+
+async def list_jobs(conn: AsyncConnection, *, tenant: str | None = None, owner: str | None = None,
+                    status: str | None = None, limit: int = 20) -> list[JobRow]:
+    """The ledger, newest first, optionally of one tenant / owner / status."""
+    rows = await conn.execute(text(_JOBS), {"tenant": tenant, "owner": owner, "status": status, "limit": limit})
+    return [JobRow(**row._mapping) for row in rows]
+
+
+async def latest_compile_status(conn: AsyncConnection, tenant: str, owner: str) -> str | None:
+    return (await conn.execute(text("""
+        SELECT status FROM wiki_compile_jobs WHERE kind = 'compile' AND tenant_id = :tenant AND owner_id = :owner
+        ORDER BY started_at DESC, id LIMIT 1
+    """), {"tenant": tenant, "owner": owner})).scalar_one_or_none()
+
+
+async def scopes_by_latest_status(conn: AsyncConnection, statuses: list[str]) -> list[tuple[str, str]]:
+    rows = await conn.execute(text(_SCOPES_BY_LATEST_STATUS), {"statuses": statuses})
+    return [(row.tenant, row.owner) for row in rows]
 
 
 async def memory_counts(conn: AsyncConnection, tenant: str, owner: str) -> tuple[int, int]:

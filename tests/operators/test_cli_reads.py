@@ -1,0 +1,157 @@
+"""The read and page commands of the `wiki` CLI on a compiled wiki (real Postgres and Temporal): search,
+page show / backlinks / archive / restore / delete, memory pages; archive -> compile -> resurrect;
+delete cascades; bad arguments."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+
+from activities.memory_store import retain
+from domain.memory import MemoryIn
+from tests.compile.helpers import compile_scope, running_worker
+from tests.operators import helpers as db
+from tests.operators.cli import one_error_line, scope, wiki
+
+TENANT = "readcli"
+
+
+def franklin(content: str, day: int) -> MemoryIn:
+    return MemoryIn(content=content, occurred_at=f"2026-03-{day:02d}T12:00:00Z", metadata={
+        "entities": [{"name": "Franklin Barbecue", "type": "entity", "kind": "restaurant",
+                      "aliases": ["franklin bbq"]}],
+        "place": {"name": "Franklin Barbecue", "city": "Austin", "types": ["restaurant"]},
+    })
+
+
+async def retain_franklin(engine, *contents: str, first_day: int = 1) -> list[str]:
+    memories = [franklin(content, first_day + n) for n, content in enumerate(contents)]
+    result = await retain(engine, TENANT, "alice", memories)
+    return [str(m) for m in result.inserted]
+
+
+@pytest.fixture
+async def compiled(settings, client, engine):
+    memory_ids = await retain_franklin(engine, "Brisket at Franklin Barbecue with Sam.",
+                                       "Back at Franklin Barbecue for beef ribs.")
+    async with running_worker(client, engine, settings) as worker:
+        await compile_scope(client, settings, TENANT, "alice")
+        yield memory_ids, worker
+
+
+async def test_search_show_backlinks_and_memory_pages(compiled):
+    memory_ids, _ = compiled
+    found = await wiki("search", "brisk", *scope(TENANT), "--json")
+    assert found.exit_code == 0, found.output
+    hits = json.loads(found.stdout)
+    # "brisk" is a prefix of "Brisket", in Franklin's notes and in Austin's highlights.
+    assert {(h["type"], h["slug"]) for h in hits} == {("entity", "franklin-barbecue"), ("topic", "austin")}
+    by_alias = json.loads((await wiki("search", "franklin bbq", *scope(TENANT), "--json")).stdout)
+    assert by_alias[0]["matched_alias"] == "franklin bbq"
+    assert "entity/franklin-barbecue" in (await wiki("search", "franklin", *scope(TENANT))).stdout
+    assert "no page of readcli/alice matches 'zebra'" in (await wiki("search", "zebra", *scope(TENANT))).stdout
+
+    shown = await wiki("page", "show", "entity/franklin-barbecue", *scope(TENANT), "--sources")
+    assert shown.exit_code == 0, shown.output
+    markdown = shown.stdout
+    assert markdown.startswith("# Franklin Barbecue\n")
+    assert "entity/franklin-barbecue · active · aliases: " in markdown
+    headings = [line for line in markdown.splitlines() if line.startswith("## ")]
+    page = json.loads((await wiki("page", "show", "entity/franklin-barbecue", *scope(TENANT), "--json")).stdout)
+    assert headings == [f"## {s['heading']}" for s in page["sections"]]
+    assert [s["position"] for s in page["sections"]] == sorted(s["position"] for s in page["sections"])
+    cited = {ref for s in page["sections"] for ref in s["source_refs"]}
+    assert cited == set(memory_ids)
+    assert all(f"sources: {', '.join(s['source_refs']) or 'none'}" in markdown for s in page["sections"])
+    assert "sources:" not in (await wiki("page", "show", "entity/franklin-barbecue", *scope(TENANT))).stdout
+
+    backlinks = json.loads((await wiki("page", "backlinks", "topic/austin", *scope(TENANT), "--json")).stdout)
+    assert [(b["from_type"], b["from_slug"]) for b in backlinks] == [("entity", "franklin-barbecue")]
+    assert "entity/franklin-barbecue" in (await wiki("page", "backlinks", "topic/austin", *scope(TENANT))).stdout
+
+    citing = json.loads((await wiki("memory", "pages", memory_ids[0], *scope(TENANT), "--json")).stdout)
+    assert ("entity", "franklin-barbecue") in {(c["page_type"], c["page_slug"]) for c in citing}
+    assert all(c["page_slug"] for c in citing)
+
+
+async def test_archive_hides_restore_shows_and_a_compile_resurrects(compiled, client, engine, settings):
+    archived = await wiki("page", "archive", "entity/franklin-barbecue", *scope(TENANT))
+    assert archived.exit_code == 0 and "archived entity/franklin-barbecue" in archived.stdout
+    async def franklin_found() -> bool:
+        hits = json.loads((await wiki("search", "franklin", *scope(TENANT), "--json")).stdout)
+        return "franklin-barbecue" in {h["slug"] for h in hits}
+
+    assert not await franklin_found()
+    shown = await wiki("page", "show", "entity/franklin-barbecue", *scope(TENANT))
+    assert "entity/franklin-barbecue · archived" in shown.stdout  # operators can still read it
+    # Its link to Austin is kept, but an archived page is no backlink.
+    assert json.loads((await wiki("page", "backlinks", "topic/austin", *scope(TENANT), "--json")).stdout) == []
+
+    assert (await wiki("page", "restore", "entity/franklin-barbecue", *scope(TENANT))).exit_code == 0
+    assert await franklin_found()
+
+    assert (await wiki("page", "archive", "entity/franklin-barbecue", *scope(TENANT))).exit_code == 0
+    new_ids = await retain_franklin(engine, "Franklin Barbecue sold out by noon.", "Franklin Barbecue again.",
+                                    first_day=10)
+    await compile_scope(client, settings, TENANT, "alice")
+    page = json.loads((await wiki("page", "show", "entity/franklin-barbecue", *scope(TENANT), "--json")).stdout)
+    assert page["status"] == "active"
+    assert set(new_ids) <= {ref for s in page["sections"] for ref in s["source_refs"]}
+    pages = await db.rows(engine, "SELECT count(*) AS n FROM wiki_pages WHERE tenant_id = :t AND slug = "
+                                  "'franklin-barbecue'", t=TENANT)
+    assert pages[0].n == 1  # resurrected, not duplicated
+
+
+async def test_delete_asks_first_then_cascades(settings, engine):
+    memory_ids = await db.memories(engine, TENANT, "alice", ["One.", "Two."])
+    page_id = await db.page(engine, TENANT, "alice", "doomed", title="Doomed")
+    keeper = await db.page(engine, TENANT, "alice", "keeper", title="Keeper")
+    await db.section(engine, page_id, "overview", "Doomed.", 1, sources=memory_ids)
+    await db.section(engine, page_id, "notes", "More.", 2, sources=memory_ids[:1])
+    await db.alias(engine, page_id, "doomed")
+    await db.link(engine, page_id, keeper)
+    await db.link(engine, keeper, page_id)
+    await db.execute(engine, "UPDATE wiki_unresolved_mentions SET promoted_page_id = NULL")  # none yet
+    mention = await db.mention(engine, TENANT, "alice", "Doomed", 3, status="promoted")
+    await db.execute(engine, "UPDATE wiki_unresolved_mentions SET promoted_page_id = :p WHERE id = :id",
+                     p=page_id, id=mention)
+
+    declined = await wiki("page", "delete", "entity/doomed", *scope(TENANT), stdin="n\n")
+    one_error_line(declined, 1, "cancelled: nothing was changed")
+    assert len(await db.rows(engine, "SELECT id FROM wiki_pages WHERE id = :id", id=page_id)) == 1
+
+    deleted = await wiki("page", "delete", "entity/doomed", *scope(TENANT), "--yes")
+    assert deleted.exit_code == 0, deleted.output
+    assert ("deleted entity/doomed of readcli/alice with 2 sections, 1 aliases, 2 links and 3 section sources"
+            in deleted.stdout)
+    for table, column in (("wiki_page_sections", "page_id"), ("wiki_page_aliases", "page_id"),
+                          ("wiki_page_links", "from_page_id"), ("wiki_page_links", "to_page_id")):
+        assert await db.rows(engine, f"SELECT 1 FROM {table} WHERE {column} = :id", id=page_id) == []
+    assert await db.rows(engine, "SELECT 1 FROM wiki_section_sources") == []
+    assert len(await db.rows(engine, "SELECT id FROM wiki_pages WHERE id = :id", id=keeper)) == 1
+    assert (await db.rows(engine, "SELECT promoted_page_id FROM wiki_unresolved_mentions WHERE id = :id",
+                          id=mention))[0].promoted_page_id is None
+    one_error_line(await wiki("page", "delete", "entity/doomed", *scope(TENANT), "--yes"), 1,
+                   "no page entity/doomed in readcli/alice")
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["page", "show", "bogus/x"], 2, "expected TYPE/SLUG with TYPE one of entity, topic, decision"),
+        (["page", "show", "entity"], 2, "expected TYPE/SLUG"),
+        (["page", "backlinks", "entity/"], 2, "expected TYPE/SLUG"),
+        (["page", "archive", "topic"], 2, "expected TYPE/SLUG"),
+        (["memory", "pages", "not-a-uuid"], 2, "memory id must be a UUID (got 'not-a-uuid')"),
+        (["search", "x", "--limit", "51"], 2, "limit must be between 1 and 50 (got 51)"),
+        (["search", "x", "--limit", "0"], 2, "limit must be between 1 and 50 (got 0)"),
+        (["page", "show", "entity/nope"], 1, "no page entity/nope in readcli/alice"),
+        (["page", "backlinks", "entity/nope"], 1, "no page entity/nope in readcli/alice"),
+        (["page", "restore", "entity/nope"], 1, "no page entity/nope in readcli/alice"),
+        (["memory", "pages", str(uuid.UUID(int=7))], 1, f"no memory {uuid.UUID(int=7)} in readcli/alice"),
+    ],
+)
+async def test_bad_arguments_and_missing_things(settings, args, code, message):
+    one_error_line(await wiki(*args, *scope(TENANT)), code, message)
