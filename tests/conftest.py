@@ -13,7 +13,7 @@ import itertools
 import os
 import warnings
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 
 import pytest
 import pytest_asyncio
@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
 from wiki.database import migrate
@@ -115,3 +116,19 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
 @pytest.fixture
 def client(temporal_env: WorkflowEnvironment) -> Client:
     return temporal_env.client
+
+
+@pytest_asyncio.fixture(autouse=True)
+async def _close_workflows_left_open(request: pytest.FixtureRequest) -> AsyncIterator[None]:
+    """Terminate what a test leaves running on the session's Temporal server.
+
+    Tests reuse workflow ids (`compile:t1:alice`); a run left open on a task queue nobody polls any
+    more would swallow the next test's signal-with-start and hang it.
+    """
+    yield
+    if not {"client", "temporal_env"} & set(request.fixturenames):
+        return
+    client = request.getfixturevalue("temporal_env").client
+    async for execution in client.list_workflows("ExecutionStatus = 'Running'"):
+        with suppress(RPCError):  # it closed between listing and terminating
+            await client.get_workflow_handle(execution.id, run_id=execution.run_id).terminate("test finished")
