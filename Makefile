@@ -25,6 +25,14 @@ lint: $(STAMP)
 services-down: $(STAMP)
 	$(BIN)/wiki dev down
 
+# Benchmarks on private throwaway services (15-20 min on 2 cores): bench/results.json, docs/BENCHMARKS.md.
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+# The fault suite (~30-40 min on 2 cores): real faults injected into real processes; writes docs/RELIABILITY.md.
+chaos: $(STAMP)
+	$(BIN)/python -m chaos
+
 clean:
 	rm -rf $(VENV) .data
 

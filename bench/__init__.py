@@ -1,0 +1,1 @@
+"""The benchmark harness: `make bench` (`python -m bench`) writes bench/results.json and docs/BENCHMARKS.md."""

@@ -1,0 +1,82 @@
+"""`make bench` / `python -m bench`: every benchmark, then bench/results.json and docs/BENCHMARKS.md.
+
+BENCH_REPEATS (default 3) sets how many times each measurement runs; the report gives medians.
+BENCH_LLM_MAX_PER_SECOND (default 20) and BENCH_PROVIDER_QUOTA (default 1.25 x the limit) shape
+the many-scopes run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import os
+import time
+from datetime import UTC, datetime
+
+from bench import report
+from bench.cost import cost_per_memory
+from bench.many_scopes import Workload, compile_many_scopes, warmed_scopes
+from bench.overhead import bench_settings, compile_sample
+from bench.prompt_size import SCOPE_SIZES, planner_input
+from bench.services import running_services
+
+LATENCIES_MS = (0, 500)
+WORKER_PROCESSES = (1, 2)
+log = logging.getLogger("bench")
+
+
+def workload_from_env() -> Workload:
+    limit = float(os.environ.get("BENCH_LLM_MAX_PER_SECOND", "20"))
+    quota = float(os.environ.get("BENCH_PROVIDER_QUOTA", str(limit * 1.25)))
+    return Workload(limit_per_second=limit, provider_quota_per_second=quota)
+
+
+async def run_all(repeats: int) -> dict:
+    started_at = datetime.now(UTC)
+    started = time.monotonic()
+    machine = report.machine()
+    workload = workload_from_env()
+    compiles: dict[int, list[dict]] = {latency: [] for latency in LATENCIES_MS}
+    many: dict[int, list[dict]] = {workers: [] for workers in WORKER_PROCESSES}
+    async with running_services() as services:
+        for repeat in range(repeats):
+            for latency in LATENCIES_MS:  # interleaved, so a slow spell of the machine hits both alike
+                result = await compile_sample(services, latency)
+                compiles[latency].append(result.summary())
+                log.info("700-memory compile %d/%d at L=%d ms: %.1f s", repeat + 1, repeats, latency,
+                         result.wall_seconds)
+        prompt_scopes = []
+        for pages in SCOPE_SIZES:
+            prompt_scopes.append(await planner_input(services, pages))
+            log.info("planner input with %d pages: %d chars", pages, prompt_scopes[-1]["input_chars"])
+        async with warmed_scopes(services, workload) as warmed:
+            log.info("%d scopes warmed", workload.scopes)
+            for repeat in range(repeats):
+                for workers in WORKER_PROCESSES:
+                    run = await compile_many_scopes(services, warmed, workload, workers)
+                    many[workers].append(run.summary(workload))
+                    log.info("many scopes %d/%d with %d worker process(es): %.1f memories/s, limit used %.0f%%",
+                             repeat + 1, repeats, workers, many[workers][-1]["memories_per_second"],
+                             100 * many[workers][-1]["rate_limit_utilisation"])
+    l0 = report.median_run(compiles[0])
+    return report.build_results(
+        repeats=repeats, started_at=started_at, bench_seconds=time.monotonic() - started, machine_info=machine,
+        l0_runs=compiles[0], l500_runs=compiles[500], prompt_scopes=prompt_scopes, many_scopes=many,
+        workload=dataclasses.asdict(workload), cost=cost_per_memory(l0["ledger"], bench_settings().model_id),
+    )
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    repeats = int(os.environ.get("BENCH_REPEATS", "3"))
+    if repeats < 1:
+        raise SystemExit("BENCH_REPEATS must be at least 1")
+    results = asyncio.run(run_all(repeats))
+    report.write_results(results)
+    report.write_markdown(results)
+    log.info("wrote %s and %s", report.RESULTS_PATH, report.DOC_PATH)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,210 @@
+"""What a compile's workflow histories say: activities run, events per batch, model critical path.
+
+A compile's batch starts with `compile.next_batch`; inside it the workflow plans (`llm.plan_batch`),
+resolves, writes sections (`llm.write_section`, concurrently) and applies. With a planner of fixed
+latency L, the least model time a batch can take is L for the plan plus L for the slowest section
+write (every write of the batch at once): that sum over batches is the critical path the
+orchestration overhead is measured against.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from temporalio.api.enums.v1 import EventType, TimeoutType
+from temporalio.client import WorkflowHistory
+
+PLAN = "llm.plan_batch"
+WRITE = "llm.write_section"
+NEXT_BATCH = "compile.next_batch"
+# Model calls that precede a write phase, and the activities that open one.
+PLANNERS = frozenset({PLAN, "aggregation.plan"})
+WRITE_PHASE_OPENERS = frozenset({"compile.resolve_plan", "aggregation.resolve"})
+# A call "waited for the model" if it ran at least this share of the simulated latency.
+LATENCY_TOLERANCE = 0.95
+
+
+@dataclass
+class ActivityRun:
+    name: str
+    scheduled: datetime
+    started: datetime | None = None
+    closed: datetime | None = None
+
+    @property
+    def queued_seconds(self) -> float:
+        """Time from scheduled to picked up by a worker (matching, rate limiting, worker slots)."""
+        if self.started is None:
+            return 0.0
+        return (self.started - self.scheduled).total_seconds()
+
+    @property
+    def run_seconds(self) -> float:
+        """Time the activity ran on a worker (started -> completed), queueing excluded."""
+        if self.started is None or self.closed is None:
+            return 0.0
+        return (self.closed - self.started).total_seconds()
+
+
+@dataclass
+class Batch:
+    """The activities of one batch, in the order they were scheduled."""
+
+    activities: list[ActivityRun] = field(default_factory=list)
+
+    @property
+    def compiled(self) -> bool:
+        """A batch that planned memories (the last read of a run finds none and plans nothing)."""
+        return any(a.name == PLAN for a in self.activities)
+
+    def model_steps(self, latency_seconds: float) -> int:
+        """Sequential model calls at best: each planner call, plus one per write phase (all writes at once).
+
+        Only calls that simulated the model's latency count: the scripted aggregation planner does not
+        simulate any, so it adds nothing to the critical path (nor does a skipped aggregation plan).
+        """
+        steps = 0
+        phase_waits_for_model = False
+        for activity in self.activities:
+            if activity.name in PLANNERS:
+                steps += activity.run_seconds >= latency_seconds * LATENCY_TOLERANCE
+            elif activity.name in WRITE_PHASE_OPENERS:
+                phase_waits_for_model = True
+            elif activity.name == WRITE and phase_waits_for_model and (
+                    activity.run_seconds >= latency_seconds * LATENCY_TOLERANCE):
+                steps += 1
+                phase_waits_for_model = False
+        return steps
+
+    def measured_model_seconds(self) -> float:
+        """Planner run times plus the slowest write of each write phase, as they ran (their DB work included)."""
+        total = 0.0
+        slowest_write = 0.0
+        for activity in self.activities:
+            if activity.name in PLANNERS:
+                total += activity.run_seconds
+            elif activity.name == WRITE:
+                slowest_write = max(slowest_write, activity.run_seconds)
+            elif slowest_write:
+                total += slowest_write
+                slowest_write = 0.0
+        return total + slowest_write
+
+    def write_phases(self) -> int:
+        """Write phases of this batch (the leaf pass's, the aggregation pass's), each one critical-path step."""
+        phases = 0
+        in_phase = False
+        for activity in self.activities:
+            if activity.name == WRITE and not in_phase:
+                phases += 1
+            in_phase = activity.name == WRITE
+        return phases
+
+    def write_rounds(self) -> int:
+        """Rounds of section writes: a write scheduled only after every earlier write of its phase had
+        finished (the next group of `section_writer_concurrency`) starts a new round."""
+        rounds = 0
+        last_closed: datetime | None = None
+        for activity in self.activities:
+            if activity.name != WRITE:
+                last_closed = None
+                continue
+            if last_closed is None or activity.scheduled >= last_closed:
+                rounds += 1
+            closed = activity.closed or activity.scheduled
+            last_closed = closed if last_closed is None else max(last_closed, closed)
+        return rounds
+
+
+@dataclass
+class ChainAnalysis:
+    """Every run of one compile (the continue-as-new chain) taken together."""
+
+    runs: int = 0
+    events: int = 0
+    batches: list[Batch] = field(default_factory=list)
+    activities: Counter = field(default_factory=Counter)
+    activity_runs: list[ActivityRun] = field(default_factory=list)
+    # Per activity type: the token counts its results reported (model calls only).
+    usage: dict[str, Counter] = field(default_factory=dict)
+    # Attempts beyond the first, per activity type, and what failed the attempt before the last one.
+    retries: Counter = field(default_factory=Counter)
+    retry_causes: Counter = field(default_factory=Counter)
+
+    @property
+    def compiled_batches(self) -> list[Batch]:
+        return [b for b in self.batches if b.compiled]
+
+    def seconds_by_activity(self) -> dict[str, dict[str, float]]:
+        """Per activity type: total run and queue seconds (summed over calls, so concurrent writes add up)."""
+        totals: dict[str, dict[str, float]] = {}
+        for activity in self.activity_runs:
+            entry = totals.setdefault(activity.name, {"run": 0.0, "queued": 0.0})
+            entry["run"] += activity.run_seconds
+            entry["queued"] += activity.queued_seconds
+        return {name: {k: round(v, 3) for k, v in entry.items()} for name, entry in sorted(totals.items())}
+
+    def critical_path_seconds(self, latency_seconds: float) -> float:
+        return latency_seconds * sum(b.model_steps(latency_seconds) for b in self.batches)
+
+    def measured_model_seconds(self) -> float:
+        return sum(b.measured_model_seconds() for b in self.batches)
+
+    def add_run(self, history: WorkflowHistory) -> None:
+        self.runs += 1
+        self.events += len(history.events)
+        by_schedule: dict[int, ActivityRun] = {}
+        current: Batch | None = None
+        for event in history.events:
+            if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+                name = event.activity_task_scheduled_event_attributes.activity_type.name
+                run = ActivityRun(name=name, scheduled=event.event_time.ToDatetime())
+                by_schedule[event.event_id] = run
+                self.activity_runs.append(run)
+                if name == NEXT_BATCH:
+                    current = Batch()
+                    self.batches.append(current)
+                if current is not None:
+                    current.activities.append(run)
+            elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+                attributes = event.activity_task_started_event_attributes
+                run = by_schedule[attributes.scheduled_event_id]
+                run.started = event.event_time.ToDatetime()
+                if attributes.attempt > 1:
+                    self.retries[run.name] += attributes.attempt - 1
+                    self.retry_causes[_failure_kind(attributes.last_failure)] += 1
+            elif event.event_type in _ACTIVITY_CLOSED:
+                attributes = getattr(event, _ACTIVITY_CLOSED[event.event_type])
+                run = by_schedule[attributes.scheduled_event_id]
+                run.closed = event.event_time.ToDatetime()
+                self.activities[run.name] += 1
+                if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+                    self._add_usage(run.name, attributes.result.payloads)
+
+    def _add_usage(self, name: str, payloads) -> None:
+        for payload in payloads:
+            result = json.loads(payload.data) if payload.data else None
+            if isinstance(result, dict) and isinstance(result.get("usage"), dict):
+                counts = self.usage.setdefault(name, Counter())
+                counts.update({k: v for k, v in result["usage"].items() if isinstance(v, int)})
+                counts["calls"] += 1
+
+
+_ACTIVITY_CLOSED = {
+    EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED: "activity_task_completed_event_attributes",
+    EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED: "activity_task_failed_event_attributes",
+    EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT: "activity_task_timed_out_event_attributes",
+}
+
+
+def _failure_kind(failure) -> str:
+    """"timeout: heartbeat", "LlmThrottled", ...: what made an activity attempt fail."""
+    if failure.HasField("timeout_failure_info"):
+        return "timeout: " + TimeoutType.Name(failure.timeout_failure_info.timeout_type).removeprefix(
+            "TIMEOUT_TYPE_").lower().replace("_", " ")
+    if failure.HasField("application_failure_info"):
+        return failure.application_failure_info.type or "application error"
+    return failure.message or "unknown"

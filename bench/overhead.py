@@ -1,0 +1,170 @@
+"""Metric 1 (and the ledger figures of metrics 2 and 4): compile the 700-memory sample.
+
+One compile = a fresh database, the sample retained, an in-process worker on its own task queue,
+an admin compile (no debounce) followed across continue-as-new until the scope is drained. The
+worker's engine counts every statement and transaction it sends, which divided by the batches
+gives the database round trips per batch.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+
+from sqlalchemy import event, text
+from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio import activity
+
+from activities.memory_store import retain
+from bench.history import ChainAnalysis
+from bench.services import Services
+from domain.memory import MemoryIn
+from wiki.database import create_engine
+from wiki.sample import generate_sample
+from wiki.settings import Settings
+from wiki.temporal_client import signal_compile
+from worker import build_worker
+
+SAMPLE_SIZE = 700
+LEDGER_SUMS = (
+    "records_read", "batches", "planner_calls", "section_writer_calls", "pages_created", "sections_rewritten",
+    "input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_input_tokens", "cost_usd",
+    "planner_input_chars", "alias_dedup_merged", "fuzzy_dedupe_merges", "llm_retries",
+)
+
+
+@dataclass
+class RoundTrips:
+    """What one engine sent to Postgres: statements, and transactions (each a BEGIN and a COMMIT/ROLLBACK)."""
+
+    statements: int = 0
+    transactions: int = 0
+    by_activity: Counter = field(default_factory=Counter)
+
+    @property
+    def total(self) -> int:
+        return self.statements + 2 * self.transactions
+
+    def watch(self, engine: AsyncEngine) -> None:
+        event.listen(engine.sync_engine, "before_cursor_execute", self._statement)
+        event.listen(engine.sync_engine, "begin", self._transaction)
+
+    def _statement(self, *_args) -> None:
+        self.statements += 1
+        self.by_activity[activity.info().activity_type if activity.in_activity() else "(no activity)"] += 1
+
+    def _transaction(self, *_args) -> None:
+        self.transactions += 1
+
+
+@dataclass
+class SampleCompile:
+    latency_ms: int
+    wall_seconds: float
+    chain: ChainAnalysis
+    round_trips: RoundTrips
+    ledger: dict[str, float] = field(default_factory=dict)
+    duplicate_candidates_count: int = 0
+    wiki_counts: dict[str, int] = field(default_factory=dict)
+    cpu_seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def batches(self) -> int:
+        return len(self.chain.compiled_batches)
+
+    @property
+    def critical_path_seconds(self) -> float:
+        return self.chain.critical_path_seconds(self.latency_ms / 1000)
+
+    def summary(self) -> dict:
+        batches = max(self.batches, 1)
+        return {
+            "latency_ms": self.latency_ms,
+            "wall_seconds": round(self.wall_seconds, 3),
+            "critical_path_seconds": round(self.critical_path_seconds, 3),
+            "measured_model_activity_seconds": round(self.chain.measured_model_seconds(), 3),
+            "batches": self.batches,
+            "workflow_runs": self.chain.runs,
+            "activities_executed": sum(self.chain.activities.values()),
+            "activities_by_type": dict(sorted(self.chain.activities.items())),
+            "activity_seconds_by_type": self.chain.seconds_by_activity(),
+            "activity_retries": dict(self.chain.retries),
+            "activity_retry_causes": dict(self.chain.retry_causes),
+            "db_statements_by_activity": dict(sorted(self.round_trips.by_activity.items())),
+            "history_events": self.chain.events,
+            "history_events_per_batch": round(self.chain.events / batches, 1),
+            "db_statements_per_batch": round(self.round_trips.statements / batches, 1),
+            "db_transactions_per_batch": round(self.round_trips.transactions / batches, 1),
+            "db_round_trips_per_batch": round(self.round_trips.total / batches, 1),
+            "section_write_phases": sum(b.write_phases() for b in self.chain.batches),
+            "section_write_rounds": sum(b.write_rounds() for b in self.chain.batches),
+            "model_usage_by_activity": {name: dict(counts) for name, counts in sorted(self.chain.usage.items())},
+            "ledger": self.ledger,
+            "duplicate_candidates_count": self.duplicate_candidates_count,
+            "wiki": self.wiki_counts,
+            "cpu_seconds": self.cpu_seconds,
+        }
+
+
+def sample_memories() -> list[MemoryIn]:
+    return [MemoryIn.model_validate(row) for row in generate_sample(SAMPLE_SIZE)]
+
+
+def bench_settings(**env) -> Settings:
+    values = {"WIKI_LLM": "scripted", "WIKI_DEBOUNCE_SECONDS": 0, "WIKI_TASK_QUEUE": f"bench-{uuid.uuid4()}"}
+    values.update(env)
+    return Settings(**values)
+
+
+async def compile_sample(services: Services, latency_ms: int) -> SampleCompile:
+    tenant, owner = f"bench{uuid.uuid4().hex[:8]}", "eric"
+    settings = bench_settings(WIKI_SCRIPTED_LATENCY_MS=latency_ms)
+    async with services.fresh_database() as url:
+        setup_engine = create_engine(url)
+        worker_engine = create_engine(url)
+        round_trips = RoundTrips()
+        round_trips.watch(worker_engine)
+        try:
+            await retain(setup_engine, tenant, owner, sample_memories())
+            async with build_worker(services.client, worker_engine, settings):
+                cpu = services.cpu_account()
+                cpu.start()
+                started = time.monotonic()
+                handle = await signal_compile(services.client, tenant, owner, trigger="admin", settings=settings)
+                await handle.result()
+                wall = time.monotonic() - started
+                cpu_seconds = cpu.stop()
+            runs = await _ledger(setup_engine, tenant, owner)
+            wiki_counts = await _wiki_counts(setup_engine, tenant, owner)
+        finally:
+            await setup_engine.dispose()
+            await worker_engine.dispose()
+    chain = ChainAnalysis()
+    for run in runs:
+        chain.add_run(await services.client.get_workflow_handle(run["workflow_id"], run_id=run["run_id"])
+                      .fetch_history())
+    totals = {key: round(sum(r["metrics"].get(key, 0) for r in runs), 6) for key in LEDGER_SUMS}
+    return SampleCompile(latency_ms=latency_ms, wall_seconds=wall, chain=chain, round_trips=round_trips,
+                         ledger=totals, wiki_counts=wiki_counts, cpu_seconds=cpu_seconds,
+                         duplicate_candidates_count=runs[-1]["metrics"].get("duplicate_candidates_count", 0))
+
+
+async def _ledger(engine: AsyncEngine, tenant: str, owner: str) -> list[dict]:
+    async with engine.connect() as conn:
+        rows = await conn.execute(text(
+            "SELECT workflow_id, run_id, status, metrics FROM wiki_compile_jobs WHERE tenant_id = :t AND owner_id = :o "
+            "ORDER BY started_at, run_id"), {"t": tenant, "o": owner})
+        return [dict(row._mapping) for row in rows]
+
+
+async def _wiki_counts(engine: AsyncEngine, tenant: str, owner: str) -> dict[str, int]:
+    async with engine.connect() as conn:
+        row = (await conn.execute(text("""
+            SELECT (SELECT count(*) FROM wiki_pages WHERE tenant_id = :t AND owner_id = :o AND status = 'active')
+                       AS active_pages,
+                   (SELECT count(*) FROM wiki_unresolved_mentions
+                    WHERE tenant_id = :t AND owner_id = :o AND status = 'open') AS open_mentions
+        """), {"t": tenant, "o": owner})).one()
+        return dict(row._mapping)

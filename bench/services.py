@@ -1,0 +1,99 @@
+"""The services every benchmark runs against: one embedded Postgres and one Temporal dev server.
+
+Each measured run gets its own freshly migrated database (a copy of a migrated template), so one
+run's wiki never slows or changes the next, and its own tenant and task queue.
+"""
+
+from __future__ import annotations
+
+import itertools
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.pool import NullPool
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from bench.cpu import CpuAccount, find_process
+from wiki.database import migrate
+from wiki.devservices import EmbeddedPostgres, free_port, temporal_cli_path
+from wiki.search_attributes import ALL_SEARCH_ATTRIBUTES
+
+TEMPLATE_DB = "bench_template"
+_database_numbers = itertools.count(1)
+
+
+@dataclass
+class Services:
+    postgres: EmbeddedPostgres
+    temporal: WorkflowEnvironment
+
+    @property
+    def client(self) -> Client:
+        return self.temporal.client
+
+    @property
+    def temporal_address(self) -> str:
+        return self.client.service_client.config.target_host
+
+    def cpu_account(self, **more_trees: int) -> CpuAccount:
+        """CPU accounting of a measurement: Postgres, the Temporal server, this process and `more_trees`."""
+        port = self.temporal_address.rsplit(":", 1)[1]
+        trees = {"postgres": self.postgres.pid(), "temporal": find_process("start-dev", f"--port {port}")}
+        return CpuAccount(trees={name: pid for name, pid in {**trees, **more_trees}.items() if pid})
+
+    @asynccontextmanager
+    async def fresh_database(self, template_url: str | None = None) -> AsyncIterator[str]:
+        """The URL of a new database, dropped afterwards: a copy of the migrated template, or of another
+        database of this server (which must have no open connection)."""
+        template = make_url(template_url).database if template_url else TEMPLATE_DB
+        name = f"bench_{next(_database_numbers)}"
+        await self._admin(f"CREATE DATABASE {name} TEMPLATE {template}")
+        try:
+            yield self.postgres.url(name)
+        finally:
+            await self._admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+    async def _admin(self, *statements: str) -> None:
+        engine = create_async_engine(self.postgres.url("postgres"), poolclass=NullPool, isolation_level="AUTOCOMMIT")
+        try:
+            async with engine.connect() as conn:
+                for statement in statements:
+                    await conn.execute(text(statement))
+        finally:
+            await engine.dispose()
+
+    async def _migrate_template(self) -> None:
+        await self._admin(f"DROP DATABASE IF EXISTS {TEMPLATE_DB}", f"CREATE DATABASE {TEMPLATE_DB}")
+        engine = create_async_engine(self.postgres.url(TEMPLATE_DB), poolclass=NullPool)
+        try:
+            await migrate(engine)
+        finally:
+            await engine.dispose()
+
+
+@asynccontextmanager
+async def running_services() -> AsyncIterator[Services]:
+    with tempfile.TemporaryDirectory(prefix="wiki-bench-") as tmp:
+        postgres = EmbeddedPostgres(pgdata=Path(tmp) / "pg", port=free_port())
+        postgres.ensure_running()
+        try:
+            temporal = await WorkflowEnvironment.start_local(
+                dev_server_existing_path=str(temporal_cli_path()), search_attributes=ALL_SEARCH_ATTRIBUTES,
+                data_converter=pydantic_data_converter, dev_server_log_level="error",
+            )
+            try:
+                services = Services(postgres=postgres, temporal=temporal)
+                await services._migrate_template()
+                yield services
+            finally:
+                await temporal.shutdown()
+        finally:
+            postgres.stop()
