@@ -47,8 +47,15 @@ def activities_for(engine: AsyncEngine, settings: Settings, model_client=None) -
     ]
 
 
+# Activities a worker runs at once. Each may hold a database connection, so the engine's pool is
+# sized to match (wiki.database.create_engine): a smaller pool made activities queue for a
+# connection until they timed out when many scopes compiled at once.
+MAX_CONCURRENT_ACTIVITIES = 40
+
+
 def build_worker(client: Client, engine: AsyncEngine, settings: Settings, *, task_queue: str | None = None,
                  model_client=None, **worker_options) -> Worker:
+    worker_options.setdefault("max_concurrent_activities", MAX_CONCURRENT_ACTIVITIES)
     return Worker(
         client,
         task_queue=task_queue or settings.task_queue,
@@ -67,6 +74,7 @@ def build_llm_worker(client: Client, engine: AsyncEngine, settings: Settings, *,
     workers together. Every activity is registered, so the workflow alone decides what runs here; the
     compile worker keeps them all too, for workflows started before the queue was configured.
     """
+    worker_options.setdefault("max_concurrent_activities", MAX_CONCURRENT_ACTIVITIES)
     return Worker(
         client,
         task_queue=settings.llm_task_queue,
@@ -84,7 +92,8 @@ async def run_worker(settings: Settings | None = None, *, stop: asyncio.Event | 
         runtime = Runtime(telemetry=TelemetryConfig(
             metrics=PrometheusConfig(bind_address=f"0.0.0.0:{settings.metrics_port}")))
     client = await connect(settings, **({"runtime": runtime} if runtime else {}))
-    engine = create_engine()
+    # Two workers (compile queue and model queue) may share this engine.
+    engine = create_engine(pool_size=MAX_CONCURRENT_ACTIVITIES)
     await migrate(engine)
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()

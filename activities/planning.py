@@ -47,7 +47,7 @@ from wiki.settings import Settings
 log = logging.getLogger(__name__)
 PLANNER_MAX_TOKENS = 24_000
 WRITER_MAX_TOKENS = 2_048
-MAX_OPEN_MENTIONS = 200
+MAX_OPEN_MENTIONS = 100  # the batch's own names first, then the most seen
 
 
 def build_model_client(settings: Settings) -> ModelClient | None:

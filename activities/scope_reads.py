@@ -20,9 +20,11 @@ from domain.aliases import normalize_alias
 from domain.context import CandidatePage, MemoryRecord, OpenMention
 
 MAX_NAMES = 200
-# `%` (pg_trgm's default threshold 0.3) lets the GIN index prefilter; the explicit similarity bound
-# decides. set_limit() is avoided on purpose: it would leak into pooled connections.
 TRIGRAM_THRESHOLD = 0.5
+MATCHES_PER_NAME = 3  # pages each name may bring in per relevance tier (trigram, full text)
+# Recently compiled pages pad the relevant ones up to this many: context for the planner, but not
+# so many that the prompt of a small scope differs much from that of a huge one.
+MAX_RECENT_PADDING = 100
 # Capitalised phrases ("Lady Bird Lake", "Café de Flore" is caught by its metadata instead).
 _PROPER_NAME = re.compile(r"\b([A-ZÀ-Þ][\w'’-]+(?:\s+[A-ZÀ-Þ][\w'’-]+)*)")
 
@@ -57,33 +59,39 @@ def names_in_batch(memories: list[MemoryRecord]) -> list[str]:
     return list(names)[:MAX_NAMES]
 
 
+# Each relevance tier is bounded per name (LATERAL ... LIMIT), so the read costs the same whether the
+# scope has a hundred pages or ten thousand; recency only pads what relevance leaves.
 _CANDIDATES_SQL = """
 WITH names AS (SELECT unnest(CAST(:names AS text[])) AS name),
-scope_pages AS (
-    SELECT id, title, last_compiled_at FROM wiki_pages
-    WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'active'
-),
 exact AS (
-    SELECT DISTINCT a.page_id AS id, 0 AS tier, 1.0::float8 AS score
-    FROM wiki_page_aliases a JOIN scope_pages p ON p.id = a.page_id
+    SELECT DISTINCT p.id, 0 AS tier, 1.0::float8 AS score
+    FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id
     WHERE a.alias IN (SELECT name FROM names)
+      AND p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
 ),
 fuzzy AS (
-    SELECT a.page_id AS id, 1 AS tier, max(similarity(a.alias, n.name))::float8 AS score
-    FROM names n JOIN wiki_page_aliases a ON a.alias % n.name
-    JOIN scope_pages p ON p.id = a.page_id
-    WHERE similarity(a.alias, n.name) >= :trigram
-    GROUP BY a.page_id
+    SELECT hit.id, 1 AS tier, hit.score
+    FROM names n CROSS JOIN LATERAL (
+        SELECT p.id, similarity(a.alias, n.name)::float8 AS score
+        FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id
+        WHERE a.alias % n.name AND p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+        ORDER BY score DESC, p.id LIMIT :per_name
+    ) hit
 ),
 fulltext AS (
-    SELECT p.id, 2 AS tier, max(ts_rank(w.search_tsv, plainto_tsquery('english', n.name)))::float8 AS score
-    FROM names n JOIN wiki_pages w ON w.search_tsv @@ plainto_tsquery('english', n.name)
-    JOIN scope_pages p ON p.id = w.id
-    GROUP BY p.id
+    SELECT hit.id, 2 AS tier, hit.score
+    FROM names n CROSS JOIN LATERAL (
+        SELECT p.id, ts_rank(p.search_tsv, plainto_tsquery('english', n.name))::float8 AS score
+        FROM wiki_pages p
+        WHERE p.search_tsv @@ plainto_tsquery('english', n.name)
+          AND p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+        ORDER BY score DESC, p.id LIMIT :per_name
+    ) hit
 ),
 recent AS (
     SELECT id, 3 AS tier, extract(epoch FROM coalesce(last_compiled_at, 'epoch'))::float8 AS score
-    FROM scope_pages ORDER BY last_compiled_at DESC NULLS LAST, id LIMIT :limit
+    FROM wiki_pages WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'active'
+    ORDER BY last_compiled_at DESC NULLS LAST, id LIMIT :recent
 ),
 ranked AS (
     SELECT id, min(tier) AS tier, max(score) AS score
@@ -101,8 +109,11 @@ LIMIT :limit
 
 async def candidate_pages(conn: AsyncConnection, tenant: str, owner: str, names: list[str],
                           limit: int) -> list[CandidatePage]:
+    # SET LOCAL: the threshold of `%` (and so the index scan) for this transaction only.
+    await conn.execute(text(f"SET LOCAL pg_trgm.similarity_threshold = {TRIGRAM_THRESHOLD}"))
     rows = (await conn.execute(text(_CANDIDATES_SQL), {
-        "tenant": tenant, "owner": owner, "names": names, "trigram": TRIGRAM_THRESHOLD, "limit": limit,
+        "tenant": tenant, "owner": owner, "names": names, "limit": limit, "per_name": MATCHES_PER_NAME,
+        "recent": min(limit, MAX_RECENT_PADDING),
     })).all()
     return [
         CandidatePage(id=row.id, type=row.type, slug=row.slug, title=row.title, summary=row.summary,

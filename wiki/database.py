@@ -35,6 +35,7 @@ def resolve_database_url() -> str:
 
 
 def create_engine(url: str | None = None, *, pool_size: int = 10) -> AsyncEngine:
+    """`pool_size` steady connections, as many again under bursts."""
     return create_async_engine(url or resolve_database_url(), pool_size=pool_size, max_overflow=pool_size,
                                pool_pre_ping=True)
 
