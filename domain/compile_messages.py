@@ -36,7 +36,7 @@ class RunCaps(BaseModel):
     max_records: int = 500
     max_new_pages: int = 25
     max_sections_rewritten: int = 100
-    section_writer_concurrency: int = 8
+    section_writer_concurrency: int = 16
     max_candidate_pages: int = 200
 
 
