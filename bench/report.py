@@ -240,7 +240,7 @@ def _orchestration(results: dict, detail: dict) -> str:
         ("DB round trips per batch (statements + BEGIN/COMMIT)",
          lambda r: f"{r['db_round_trips_per_batch']:.0f} ({r['db_statements_per_batch']:.0f} statements, "
                    f"{r['db_transactions_per_batch']:.0f} transactions)"),
-        ("section writes: phases / rounds (groups run one after another)",
+        ("section writes: phases / rounds (a round waits for every earlier write)",
          lambda r: f"{r['section_write_phases']} / {r['section_write_rounds']}"),
         ("activity attempts retried", lambda r: str(sum(r["activity_retries"].values()))),
         ("CPU busy (share of all CPUs) / other processes' CPU seconds",
@@ -352,8 +352,9 @@ def _prompt_size(results: dict, detail: dict) -> str:
         f"count after the batch's own. A {smallest['scope_pages']}-page scope has fewer pages and mentions "
         f"than those caps ({smallest['candidate_pages']} pages, {smallest['open_mentions']} mentions), so its "
         f"prompt is smaller. Reading the context: {smallest['context_read_ms_median']:.0f} ms → "
-        f"{largest['context_read_ms_median']:.0f} ms; each relevance tier (trigram, full text) is bounded per "
-        f"name by a LATERAL ... LIMIT, so the read does not score every match of a large scope."
+        f"{largest['context_read_ms_median']:.0f} ms. The read grows with the scope: each of the batch's names "
+        f"(up to 200) costs a trigram and a full-text index scan, bounded per name (LATERAL ... LIMIT) in what "
+        f"it returns but not in what the scans touch; it is a database read per batch, not prompt size."
     )]
     lines += ["", (
         f"On the 700-memory sample, {merges['proposed_new_pages_merged']} proposed new pages were merged into "
