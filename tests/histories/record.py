@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import tempfile
+from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -29,6 +30,8 @@ HERE = Path(__file__).resolve().parent
 
 
 async def record(out_dir: Path = HERE) -> list[Path]:
+    # Dated names: new recordings sit beside the old ones, which must keep replaying too.
+    prefix = f"compile_{datetime.now(UTC):%Y%m%d_%H%M}"
     written: list[Path] = []
     with tempfile.TemporaryDirectory() as tmp:
         postgres = EmbeddedPostgres(pgdata=Path(tmp) / "pg", port=free_port())
@@ -50,7 +53,7 @@ async def record(out_dir: Path = HERE) -> list[Path]:
             runs = [wf async for wf in env.client.list_workflows("WorkflowType = 'CompileWorkflow'")]
             for index, run in enumerate(sorted(runs, key=lambda r: r.start_time)):
                 history = await env.client.get_workflow_handle(run.id, run_id=run.run_id).fetch_history()
-                path = out_dir / f"compile_run_{index + 1}.json"
+                path = out_dir / f"{prefix}_run_{index + 1}.json"
                 path.write_text(history.to_json())
                 written.append(path)
         finally:
