@@ -12,7 +12,6 @@ A plan is applied once (its staging row is marked), so a retried apply changes n
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 
@@ -28,6 +27,14 @@ from activities.heartbeat import heartbeating
 from activities.memory_store import Cursor, read_after
 from activities.model_client import ModelClient
 from activities.plan_apply import apply_resolved_plan, insert_reference_link
+from activities.plan_staging import (
+    lock_resolved_plan,
+    mark_applied,
+    section_drafts,
+    stage_plan,
+    staged_plan,
+    store_resolution,
+)
 from activities.planning import _counts, estimate_tokens
 from domain import ids
 from domain.aggregation import (
@@ -134,13 +141,7 @@ class Aggregation:
                 raise ApplicationError(error.message, _counts(request.model_id, reply.usage).model_dump(),
                                        type=error.type, non_retryable=True) from None
         async with self._engine.begin() as conn:
-            await conn.execute(text("""
-                INSERT INTO wiki_compile_plans (id, tenant_id, owner_id, run_id, memory_ids, plan)
-                VALUES (:id, :tenant, :owner, :run_id, :memory_ids, CAST(:plan AS jsonb))
-                ON CONFLICT (id) DO UPDATE SET plan = excluded.plan, resolved = NULL, status = 'planned'
-                WHERE wiki_compile_plans.status <> 'applied'
-            """), {"id": request.plan_id, "tenant": scope.tenant, "owner": scope.owner, "run_id": request.run_id,
-                   "memory_ids": [r.id for r in records], "plan": plan.model_dump_json()})
+            await stage_plan(conn, request.plan_id, scope, request.run_id, [r.id for r in records], plan)
         return AggregationPlanResult(plan_id=request.plan_id, usage=_counts(request.model_id, usage),
                                      deterministic_parents_derived=len(candidates), pages_considered=len(pages))
 
@@ -163,22 +164,12 @@ class Aggregation:
     async def resolve(self, request: ResolvePlanInput) -> AggregationResolveResult:
         scope = request.scope
         async with self._engine.begin() as conn:
-            row = (await conn.execute(text("""
-                SELECT plan, memory_ids, status FROM wiki_compile_plans
-                WHERE id = :id AND tenant_id = :tenant AND owner_id = :owner
-            """), {"id": request.plan_id, "tenant": scope.tenant, "owner": scope.owner})).one_or_none()
-            if row is None:
-                raise ApplicationError(f"aggregation plan {request.plan_id} is not a plan of this scope",
-                                       type=error_types.SCOPE_VIOLATION, non_retryable=True)
+            row = await staged_plan(conn, request.plan_id, scope)
             now = (await conn.execute(text("SELECT now()"))).scalar_one()
             document, result = await resolve_aggregation(conn, scope.tenant, scope.owner, request.plan_id,
                                                          Plan.model_validate(row.plan),
                                                          [str(m) for m in row.memory_ids], now)
-            if row.status != "applied":
-                await conn.execute(text("""
-                    UPDATE wiki_compile_plans SET resolved = CAST(:doc AS jsonb), status = 'resolved',
-                        updated_at = now() WHERE id = :id
-                """), {"id": request.plan_id, "doc": json.dumps(document)})
+            await store_resolution(conn, request.plan_id, document)  # a no-op for a plan already applied
         return result
 
     @activity.defn(name="aggregation.apply")
@@ -186,30 +177,18 @@ class Aggregation:
     async def apply(self, request: AggregationApplyInput) -> AggregationApplyResult:
         scope = request.scope
         async with self._engine.begin() as conn:
-            plan = (await conn.execute(text("""
-                SELECT resolved, status, result FROM wiki_compile_plans
-                WHERE id = :id AND tenant_id = :tenant AND owner_id = :owner FOR UPDATE
-            """), {"id": request.plan_id, "tenant": scope.tenant, "owner": scope.owner})).one_or_none()
-            if plan is None or plan.resolved is None:
-                raise ApplicationError(f"aggregation plan {request.plan_id} was not resolved",
-                                       type=error_types.SCOPE_VIOLATION, non_retryable=True)
+            plan = await lock_resolved_plan(conn, request.plan_id, scope)
             if plan.status == "applied":
                 return AggregationApplyResult.model_validate({**plan.result, "already_applied": True})
-            drafts = {row.task_key: row.body_md for row in await conn.execute(text(
-                "SELECT task_key, body_md FROM wiki_compile_section_drafts WHERE plan_id = :id"),
-                {"id": request.plan_id})}
             document = plan.resolved
-            leaf = await apply_resolved_plan(conn, scope.tenant, scope.owner, document, drafts,
-                                             deterministic_linking=False)
+            leaf = await apply_resolved_plan(conn, scope.tenant, scope.owner, document,
+                                             await section_drafts(conn, request.plan_id), deterministic_linking=False)
             result = AggregationApplyResult(pages_created=leaf.pages_created, pages_upserted=leaf.pages_upserted,
                                             sections_rewritten=leaf.sections_rewritten,
                                             links_upserted=leaf.links_upserted)
             touched = {str(page) for page in leaf.touched_page_ids}
             await _apply_extras(conn, scope.tenant, scope.owner, document, result, touched)
-            await conn.execute(text("""
-                UPDATE wiki_compile_plans SET status = 'applied', result = CAST(:result AS jsonb), updated_at = now()
-                WHERE id = :id
-            """), {"id": request.plan_id, "result": result.model_dump_json()})
+            await mark_applied(conn, request.plan_id, result.model_dump_json())
         return result
 
 

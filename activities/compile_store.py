@@ -20,6 +20,13 @@ from activities.heartbeat import heartbeating
 from activities.memory_store import Cursor, read_after
 from activities.plan_apply import apply_resolved_plan
 from activities.plan_resolution import resolve_plan
+from activities.plan_staging import (
+    lock_resolved_plan,
+    mark_applied,
+    section_drafts,
+    staged_plan,
+    store_resolution,
+)
 from domain import ids
 from domain.compile_messages import (
     ApplyBatchInput,
@@ -94,23 +101,12 @@ class CompileStore:
     async def resolve_plan(self, request: ResolvePlanInput) -> ResolvePlanResult:
         scope = request.scope
         async with self._engine.begin() as conn:
-            row = (await conn.execute(text("""
-                SELECT plan, memory_ids, status FROM wiki_compile_plans
-                WHERE id = :id AND tenant_id = :tenant AND owner_id = :owner
-            """), {"id": request.plan_id, "tenant": scope.tenant, "owner": scope.owner})).one_or_none()
-            if row is None:
-                raise ApplicationError(f"plan {request.plan_id} is not a plan of {scope.tenant}/{scope.owner}",
-                                       type=error_types.SCOPE_VIOLATION, non_retryable=True)
+            row = await staged_plan(conn, request.plan_id, scope)
             now = (await conn.execute(text("SELECT now()"))).scalar_one()
             document, result = await resolve_plan(conn, scope.tenant, scope.owner, request.plan_id,
                                                   Plan.model_validate(row.plan), [str(m) for m in row.memory_ids],
                                                   now)
-            if row.status == "applied":
-                return result  # a retry after apply: nothing to change
-            await conn.execute(text("""
-                UPDATE wiki_compile_plans SET resolved = CAST(:doc AS jsonb), status = 'resolved', updated_at = now()
-                WHERE id = :id
-            """), {"id": request.plan_id, "doc": json.dumps(document)})
+            await store_resolution(conn, request.plan_id, document)  # a no-op for a plan already applied
         return result
 
     @activity.defn(name="compile.apply_batch")
@@ -120,13 +116,7 @@ class CompileStore:
         async with self._engine.begin() as conn:
             plan = None
             if request.plan_id is not None:
-                plan = (await conn.execute(text("""
-                    SELECT resolved, status, result FROM wiki_compile_plans
-                    WHERE id = :id AND tenant_id = :tenant AND owner_id = :owner FOR UPDATE
-                """), {"id": request.plan_id, "tenant": scope.tenant, "owner": scope.owner})).one_or_none()
-                if plan is None or plan.resolved is None:
-                    raise ApplicationError(f"plan {request.plan_id} was not resolved for {scope.tenant}/{scope.owner}",
-                                           type=error_types.SCOPE_VIOLATION, non_retryable=True)
+                plan = await lock_resolved_plan(conn, request.plan_id, scope)
                 if plan.status == "applied":
                     return ApplyBatchResult.model_validate({**plan.result, "already_applied": True})
             if not await self._advance_cursor(conn, scope, request.cursor_expected, request.cursor_next):
@@ -140,15 +130,10 @@ class CompileStore:
                     type=error_types.CURSOR_MOVED, non_retryable=True)
             if plan is None:
                 return ApplyBatchResult()
-            drafts = {row.task_key: row.body_md for row in await conn.execute(text(
-                "SELECT task_key, body_md FROM wiki_compile_section_drafts WHERE plan_id = :id"),
-                {"id": request.plan_id})}
-            result = await apply_resolved_plan(conn, scope.tenant, scope.owner, plan.resolved, drafts,
+            result = await apply_resolved_plan(conn, scope.tenant, scope.owner, plan.resolved,
+                                               await section_drafts(conn, request.plan_id),
                                                deterministic_linking=request.deterministic_linking_enabled)
-            await conn.execute(text("""
-                UPDATE wiki_compile_plans SET status = 'applied', result = CAST(:result AS jsonb), updated_at = now()
-                WHERE id = :id
-            """), {"id": request.plan_id, "result": result.model_dump_json()})
+            await mark_applied(conn, request.plan_id, result.model_dump_json())
         return result
 
     async def _advance_cursor(self, conn: AsyncConnection, scope: Scope, expected: CursorPosition,

@@ -23,6 +23,7 @@ from activities import error_types
 from activities.heartbeat import heartbeating
 from activities.memory_store import load_memories
 from activities.model_client import ModelClient
+from activities.plan_staging import stage_plan
 from activities.scope_reads import candidate_pages, names_in_batch, open_mentions
 from domain.compile_messages import (
     PlanBatchInput,
@@ -140,15 +141,7 @@ class Planning:
 
     async def _stage_plan(self, request: PlanBatchInput, plan: Plan) -> None:
         async with self._engine.begin() as conn:
-            await conn.execute(text("""
-                INSERT INTO wiki_compile_plans (id, tenant_id, owner_id, run_id, memory_ids, plan)
-                VALUES (:id, :tenant, :owner, :run_id, :memory_ids, CAST(:plan AS jsonb))
-                ON CONFLICT (id) DO UPDATE SET plan = excluded.plan, resolved = NULL, status = 'planned',
-                    updated_at = now()
-                WHERE wiki_compile_plans.status <> 'applied'
-            """), {"id": request.plan_id, "tenant": request.scope.tenant, "owner": request.scope.owner,
-                   "run_id": request.run_id, "memory_ids": list(request.memory_ids),
-                   "plan": plan.model_dump_json()})
+            await stage_plan(conn, request.plan_id, request.scope, request.run_id, request.memory_ids, plan)
 
     # ------------------------------------------------------------------ section writer
 

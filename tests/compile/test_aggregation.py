@@ -25,6 +25,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 from temporalio.worker import Worker
 
+from activities import plan_staging
 from activities.aggregation import Aggregation
 from activities.memory_store import Cursor, read_after, retain
 from domain.aggregation import hubness_score
@@ -117,15 +118,9 @@ async def retain_another_memory(engine: AsyncEngine, owner: str) -> None:
 
 async def stage_plan(engine: AsyncEngine, scope: Scope, plan_id: uuid.UUID, run_id: str,
                      memory_ids: list[uuid.UUID], plan: Plan) -> None:
-    """Stage a plan in wiki_compile_plans: the same INSERT as the real aggregation.plan."""
+    """Stage a plan exactly as the real aggregation.plan does."""
     async with engine.begin() as conn:
-        await conn.execute(text("""
-            INSERT INTO wiki_compile_plans (id, tenant_id, owner_id, run_id, memory_ids, plan)
-            VALUES (:id, :tenant, :owner, :run_id, :memory_ids, CAST(:plan AS jsonb))
-            ON CONFLICT (id) DO UPDATE SET plan = excluded.plan, resolved = NULL, status = 'planned'
-            WHERE wiki_compile_plans.status <> 'applied'
-        """), {"id": plan_id, "tenant": scope.tenant, "owner": scope.owner, "run_id": run_id,
-               "memory_ids": memory_ids, "plan": plan.model_dump_json()})
+        await plan_staging.stage_plan(conn, plan_id, scope, run_id, memory_ids, plan)
 
 
 class CannedAggregationPlanner:
