@@ -47,6 +47,7 @@ with workflow.unsafe.imports_passed_through():
         WriteSectionResult,
     )
     from domain.run_metrics import RunMetrics
+    from workflows.errors import one_sentence
 
 DB_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
@@ -155,7 +156,7 @@ class CompileWorkflow:
                 workflow.continue_as_new(self._next_run_input(carried_wakeups=self._pending))
             return self._metrics.as_ledger()
         except ActivityError as error:
-            message = _one_sentence(error)
+            message = one_sentence(error)
             self._metrics.error = message
             await self._finish("failed", message)
             raise ApplicationError(message, type="CompileFailed", non_retryable=True) from error
@@ -382,7 +383,7 @@ class CompileWorkflow:
             )
             self._metrics.add_aggregation_apply(applied)
         except ActivityError as error:
-            self._metrics.aggregation_error = _one_sentence(error)
+            self._metrics.aggregation_error = one_sentence(error)
             self._metrics.add_usage(_spent_tokens(error))  # an unusable reply was still paid for
 
     # ------------------------------------------------------------------ endings
@@ -448,17 +449,6 @@ def _spent_tokens(error: ActivityError) -> TokenCounts:
     if details and isinstance(details[0], dict):
         return TokenCounts.model_validate(details[0])
     return TokenCounts()
-
-
-def _one_sentence(error: ActivityError) -> str:
-    cause = error.cause
-    while cause is not None and not isinstance(cause, ApplicationError) and cause.cause is not None:
-        cause = cause.cause
-    if isinstance(cause, ApplicationError):
-        message = cause.message  # without the "Type: " prefix str() adds
-    else:
-        message = str(cause) if cause is not None else str(error)
-    return message.strip() or "an activity failed"
 
 
 __all__ = ["CompileWorkflow", "TokenCounts"]

@@ -35,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
         scopes_to_wake,
         summary_line,
     )
+    from workflows.errors import one_sentence
 
 # Bounded: a lint that cannot reach the database fails tonight and is visible, instead of retrying
 # until tomorrow's run (which the schedule would skip while this one is open).
@@ -57,7 +58,7 @@ class LintWorkflow:
             report.totals.ledger_rows_pruned = await self._activity(
                 "lint.prune_ledger", PruneLedgerInput(), int, "prune ledger rows older than 30 days")
         except ActivityError as error:
-            message = _one_sentence(error)
+            message = one_sentence(error, "a lint activity failed")
             await self._record_failure(failed_report(inp.trigger, report.started_at, message))
             workflow.set_current_details(f"lint failed: {message}")
             raise ApplicationError(message, type="LintFailed", non_retryable=True) from error
@@ -98,11 +99,3 @@ class LintWorkflow:
             name, arg, result_type=result_type, start_to_close_timeout=DB_TIMEOUT,
             heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=LINT_RETRY, summary=summary,
         )
-
-
-def _one_sentence(error: ActivityError) -> str:
-    cause = error.cause
-    while cause is not None and not isinstance(cause, ApplicationError) and cause.cause is not None:
-        cause = cause.cause
-    message = cause.message if isinstance(cause, ApplicationError) else str(cause or error)
-    return message.strip() or "a lint activity failed"
