@@ -7,7 +7,6 @@ and the reference, and any difference in the wiki is the fault's doing.
 
 from __future__ import annotations
 
-import asyncio
 import random
 import time
 import uuid
@@ -36,6 +35,7 @@ from chaos.processes import Fleet
 from chaos.services import Databases, TemporalServer, engine_for
 from domain.compile_messages import compile_workflow_id
 from domain.memory import MemoryIn
+from tests.compile.helpers import poll as wait_until
 from tests.compile.helpers import sample_memories, wiki_snapshot
 from wiki.database import migrate
 from wiki.devservices import EmbeddedPostgres
@@ -60,15 +60,7 @@ class ScenarioError(AssertionError):
 
 
 async def poll(check: Callable[[], Awaitable[T]], *, timeout: float, what: str, every: float = POLL_SECONDS) -> T:
-    """Re-evaluate `check` until it returns something truthy, for at most `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise ScenarioError(f"timed out after {timeout:.0f}s waiting for {what}")
-        await asyncio.sleep(every)
+    return await wait_until(check, timeout=timeout, what=what, every=every, error=ScenarioError)
 
 
 def canary_memories() -> list[MemoryIn]:

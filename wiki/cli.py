@@ -71,7 +71,6 @@ from wiki.operations import (
 from wiki.retain_service import CompileNotSignalled, RetainOutcome, retain_and_signal
 from wiki.scope_report import (
     JobRow,
-    LedgerRow,
     ScopeReport,
     ledger_rows,
     list_jobs,
@@ -502,14 +501,19 @@ def _print_metrics(metrics: dict[str, Any]) -> None:
     out.print("(the last run of the workflow; zero values omitted; `wiki status` shows the ledger)")
 
 
+async def _follow_compile(settings: Settings, handle, wait: bool) -> None:
+    """Where the compile can be watched; with `wait`, its metrics once it ends."""
+    _print_workflow_location(settings, handle.id)
+    if wait:
+        _print_metrics(await wait_for_compile(handle))
+
+
 async def _compile(settings: Settings, tenant: str, owner: str, trigger: Trigger, model: str | None,
                    wait: bool) -> None:
     client = await _temporal(settings)
     handle = await signal_compile(client, tenant, owner, trigger=trigger, model_id=model, settings=settings)
     out.print(f"compile {trigger}: workflow {handle.id}", soft_wrap=True)
-    _print_workflow_location(settings, handle.id)
-    if wait:
-        _print_metrics(await wait_for_compile(handle))
+    await _follow_compile(settings, handle, wait)
 
 
 @_command(app, "compile")
@@ -570,7 +574,7 @@ def _progress_table(progress: CompileProgress) -> Table:
     return _table("Compile running now", ["", "value"], rows)
 
 
-def _ledger_table(title: str, rows: list[LedgerRow]) -> Table:
+def _ledger_table(title: str, rows: list[JobRow]) -> Table:
     """One line per workflow run, oldest first; compact enough for an 80-column terminal."""
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     for header in ("trigger", "status", "records\nread", "pages\ncreated", "sections\nrewritten", "cost $",
@@ -589,7 +593,7 @@ class ScopeStatus:
     workflow_id: str
     running: bool
     progress: CompileProgress | None
-    latest_run: LedgerRow | None
+    latest_run: JobRow | None
     runs: int
     memories: int
     not_compiled: int
@@ -760,9 +764,7 @@ async def _resume(settings: Settings, tenant: str, owner: str, wait: bool) -> No
         client = await _temporal(settings)
         handle = await resume_scope(client, engine, settings, tenant, owner)
     out.print(f"compile resumed from the stored cursor: workflow {handle.id}", soft_wrap=True)
-    _print_workflow_location(settings, handle.id)
-    if wait:
-        _print_metrics(await wait_for_compile(handle))
+    await _follow_compile(settings, handle, wait)
 
 
 async def _resume_all(settings: Settings) -> None:
@@ -806,9 +808,7 @@ async def _rebuild(settings: Settings, tenant: str, owner: str, wait: bool) -> N
     out.print(f"archived {reset.pages_archived} pages and cleared {reset.open_mentions_cleared} open mentions of "
               f"{tenant}/{owner}; the cursor is back at the start", soft_wrap=True)
     out.print(f"compile rebuild: workflow {handle.id}", soft_wrap=True)
-    _print_workflow_location(settings, handle.id)
-    if wait:
-        _print_metrics(await wait_for_compile(handle))
+    await _follow_compile(settings, handle, wait)
 
 
 @_command(app, "rebuild")

@@ -13,7 +13,12 @@ TITLES_PER_TYPE = 6
 
 
 @dataclass
-class LedgerRow:
+class JobRow:
+    """A ledger row of any scope or kind (lint rows have no tenant or owner)."""
+
+    kind: str
+    tenant: str | None
+    owner: str | None
     workflow_id: str
     run_id: str
     trigger: str
@@ -45,7 +50,7 @@ class ScopeReport:
     alias_dedup_merged: int = 0
     fuzzy_dedupe_merges: int = 0
     titles_by_type: dict[str, list[str]] = field(default_factory=dict)
-    ledger: list[LedgerRow] = field(default_factory=list)
+    ledger: list[JobRow] = field(default_factory=list)
     memories: int = 0
     pending_memories: int = 0
     hubs: list[HubSummary] = field(default_factory=list)
@@ -82,7 +87,8 @@ _TOP_TITLES = """
     ) ranked WHERE rank <= :per_type ORDER BY type, rank
 """
 _LEDGER = """
-    SELECT workflow_id, run_id, trigger, status, metrics, error, started_at, finished_at
+    SELECT kind, tenant_id AS tenant, owner_id AS owner, workflow_id, run_id, trigger, status, metrics, error,
+           started_at, finished_at
     FROM wiki_compile_jobs
     WHERE kind = 'compile' AND tenant_id = :tenant AND owner_id = :owner
     ORDER BY started_at, id
@@ -111,23 +117,6 @@ _MEMORIES = """
 """
 
 
-@dataclass
-class JobRow:
-    """A ledger row of any scope or kind (lint rows have no tenant or owner)."""
-
-    kind: str
-    tenant: str | None
-    owner: str | None
-    workflow_id: str
-    run_id: str
-    trigger: str
-    status: str
-    metrics: dict[str, Any]
-    error: str | None
-    started_at: datetime
-    finished_at: datetime | None
-
-
 _JOBS = """
     SELECT kind, tenant_id AS tenant, owner_id AS owner, workflow_id, run_id, trigger, status, metrics, error,
            started_at, finished_at
@@ -153,9 +142,9 @@ async def _counts(conn: AsyncConnection, sql: str, scope: dict[str, str]) -> dic
     return {key: count for key, count in (await conn.execute(text(sql), scope)).all()}
 
 
-async def ledger_rows(conn: AsyncConnection, tenant: str, owner: str) -> list[LedgerRow]:
+async def ledger_rows(conn: AsyncConnection, tenant: str, owner: str) -> list[JobRow]:
     rows = (await conn.execute(text(_LEDGER), {"tenant": tenant, "owner": owner})).all()
-    return [LedgerRow(**row._mapping) for row in rows]
+    return [JobRow(**row._mapping) for row in rows]
 
 
 async def list_jobs(conn: AsyncConnection, *, tenant: str | None = None, owner: str | None = None,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
 from contextlib import asynccontextmanager
 
@@ -89,3 +91,16 @@ async def ledger(engine: AsyncEngine, tenant: str, owner: str) -> list[dict]:
 
 def ledger_total(rows: list[dict], key: str) -> float:
     return sum(row["metrics"].get(key, 0) for row in rows)
+
+
+async def poll(check, *, timeout: float, what: str, every: float = 0.05, error: type[Exception] = AssertionError):
+    """Re-evaluate `check` until it returns something truthy, for at most `timeout` seconds (a bounded
+    wait on a condition, never a sleep standing in for synchronisation)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = await check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise error(f"timed out after {timeout:.0f}s waiting for {what}")
+        await asyncio.sleep(every)

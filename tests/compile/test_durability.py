@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
@@ -32,6 +32,7 @@ from tests.compile.helpers import (
     compile_scope,
     ledger,
     ledger_total,
+    poll,
     retain_sample,
     running_worker,
     sample_memories,
@@ -55,18 +56,6 @@ T = TypeVar("T")
 def new_scope() -> tuple[str, str]:
     """A scope of its own: workflow ids (the scope lock) are shared by the whole Temporal session."""
     return f"t-{uuid.uuid4().hex[:10]}", "alice"
-
-
-async def poll(check: Callable[[], Awaitable[T]], *, timeout: float, every: float = 0.05, what: str) -> T:
-    """Re-evaluate `check` until it returns something truthy, for at most `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        await asyncio.sleep(every)
 
 
 async def _scalar(engine: AsyncEngine, sql: str, tenant: str, owner: str):
