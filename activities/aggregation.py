@@ -28,6 +28,7 @@ from activities.memory_store import Cursor, read_after
 from activities.model_client import ModelClient
 from activities.plan_apply import apply_resolved_plan, insert_reference_link
 from activities.plan_staging import (
+    earlier_resolution,
     lock_resolved_plan,
     mark_applied,
     section_drafts,
@@ -165,11 +166,13 @@ class Aggregation:
         scope = request.scope
         async with self._engine.begin() as conn:
             row = await staged_plan(conn, request.plan_id, scope)
+            if (earlier := earlier_resolution(row)) is not None:
+                return AggregationResolveResult.model_validate(earlier)
             now = (await conn.execute(text("SELECT now()"))).scalar_one()
             document, result = await resolve_aggregation(conn, scope.tenant, scope.owner, request.plan_id,
                                                          Plan.model_validate(row.plan),
                                                          [str(m) for m in row.memory_ids], now)
-            await store_resolution(conn, request.plan_id, document)  # a no-op for a plan already applied
+            await store_resolution(conn, request.plan_id, document, result)
         return result
 
     @activity.defn(name="aggregation.apply")

@@ -21,6 +21,7 @@ from activities.memory_store import Cursor, read_after
 from activities.plan_apply import apply_resolved_plan
 from activities.plan_resolution import resolve_plan
 from activities.plan_staging import (
+    earlier_resolution,
     lock_resolved_plan,
     mark_applied,
     section_drafts,
@@ -102,11 +103,13 @@ class CompileStore:
         scope = request.scope
         async with self._engine.begin() as conn:
             row = await staged_plan(conn, request.plan_id, scope)
+            if (earlier := earlier_resolution(row)) is not None:
+                return ResolvePlanResult.model_validate(earlier)
             now = (await conn.execute(text("SELECT now()"))).scalar_one()
             document, result = await resolve_plan(conn, scope.tenant, scope.owner, request.plan_id,
                                                   Plan.model_validate(row.plan), [str(m) for m in row.memory_ids],
                                                   now)
-            await store_resolution(conn, request.plan_id, document)  # a no-op for a plan already applied
+            await store_resolution(conn, request.plan_id, document, result)
         return result
 
     @activity.defn(name="compile.apply_batch")
@@ -121,7 +124,9 @@ class CompileStore:
                     return ApplyBatchResult.model_validate({**plan.result, "already_applied": True})
             if not await self._advance_cursor(conn, scope, request.cursor_expected, request.cursor_next):
                 current = await read_cursor(conn, scope)
-                if request.plan_id is None and current == request.cursor_next:
+                if request.plan_id is None and current.at_or_after(request.cursor_next):
+                    # This skip was applied already — and maybe later steps too, when a failed workflow
+                    # task runs its local activities again (see `_db` in workflows/compile.py).
                     return ApplyBatchResult(already_applied=True)
                 raise ApplicationError(
                     f"the cursor of {scope.tenant}/{scope.owner} is at {current.label()}, not at "

@@ -28,6 +28,10 @@ def heartbeating(method: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable
 
     @functools.wraps(method)
     async def wrapper(*args, **kwargs) -> T:
+        if activity.info().is_local:
+            # A local activity has no heartbeat: the worker keeps its workflow task alive instead, and a
+            # dead worker is noticed when that workflow task times out.
+            return await method(*args, **kwargs)
         beat = asyncio.create_task(_beat_forever(HEARTBEAT_EVERY_SECONDS))
         try:
             return await method(*args, **kwargs)

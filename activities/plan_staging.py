@@ -12,6 +12,7 @@ import json
 from typing import Any
 from uuid import UUID
 
+from pydantic import BaseModel
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 from temporalio.exceptions import ApplicationError
@@ -33,10 +34,14 @@ async def stage_plan(conn: AsyncConnection, plan_id: UUID, scope: Scope, run_id:
            "memory_ids": list(memory_ids), "plan": plan.model_dump_json()})
 
 
+# Where a resolution keeps what its resolver returned, beside the document apply reads.
+RESOLVE_RESULT_KEY = "resolve_result"
+
+
 async def staged_plan(conn: AsyncConnection, plan_id: UUID, scope: Scope) -> Any:
-    """The staged plan row (plan, memory_ids, status); a plan of another scope is not found."""
+    """The staged plan row (plan, memory_ids, status, resolved); a plan of another scope is not found."""
     row = (await conn.execute(text("""
-        SELECT plan, memory_ids, status FROM wiki_compile_plans
+        SELECT plan, memory_ids, status, resolved FROM wiki_compile_plans
         WHERE id = :id AND tenant_id = :tenant AND owner_id = :owner
     """), {"id": plan_id, "tenant": scope.tenant, "owner": scope.owner})).one_or_none()
     if row is None:
@@ -45,11 +50,26 @@ async def staged_plan(conn: AsyncConnection, plan_id: UUID, scope: Scope) -> Any
     return row
 
 
-async def store_resolution(conn: AsyncConnection, plan_id: UUID, document: dict[str, Any]) -> None:
+def earlier_resolution(row: Any) -> dict[str, Any] | None:
+    """What resolving this staged plan returned before, if it was resolved (or even applied) already.
+
+    A resolver runs again when its workflow task failed after it had run — possibly after the plan
+    was applied in the same task. Resolving again against the changed wiki would give a different
+    answer (its new pages now exist), so the first answer is returned instead.
+    """
+    if row.status in ("resolved", "applied") and isinstance(row.resolved, dict):
+        return row.resolved.get(RESOLVE_RESULT_KEY)
+    return None
+
+
+async def store_resolution(conn: AsyncConnection, plan_id: UUID, document: dict[str, Any],
+                           result: BaseModel) -> None:
+    """The resolved document (what the writers and apply read) and the resolver's result."""
+    stored = {**document, RESOLVE_RESULT_KEY: result.model_dump(mode="json")}
     await conn.execute(text("""
         UPDATE wiki_compile_plans SET resolved = CAST(:doc AS jsonb), status = 'resolved', updated_at = now()
         WHERE id = :id AND status <> 'applied'
-    """), {"id": plan_id, "doc": json.dumps(document)})
+    """), {"id": plan_id, "doc": json.dumps(stored)})
 
 
 async def lock_resolved_plan(conn: AsyncConnection, plan_id: UUID, scope: Scope) -> Any:

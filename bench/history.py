@@ -17,6 +17,8 @@ from datetime import datetime
 from temporalio.api.enums.v1 import EventType, TimeoutType
 from temporalio.client import WorkflowHistory
 
+from wiki.history_events import local_activity
+
 PLAN = "llm.plan_batch"
 WRITE = "llm.write_section"
 NEXT_BATCH = "compile.next_batch"
@@ -33,6 +35,9 @@ class ActivityRun:
     scheduled: datetime
     started: datetime | None = None
     closed: datetime | None = None
+    # A local activity ran inside a workflow task: history only records its result (a marker), so
+    # its own times are unknown here (the bench times activities on the worker instead).
+    local: bool = False
 
     @property
     def queued_seconds(self) -> float:
@@ -176,6 +181,21 @@ class ChainAnalysis:
                 if attributes.attempt > 1:
                     self.retries[run.name] += attributes.attempt - 1
                     self.retry_causes[_failure_kind(attributes.last_failure)] += 1
+            elif (local := local_activity(event)) is not None:
+                name, attempt = local.activity_type, local.attempt
+                at = event.event_time.ToDatetime()
+                run = ActivityRun(name=name, scheduled=at, started=at, closed=at, local=True)
+                self.activity_runs.append(run)
+                if name == NEXT_BATCH:
+                    current = Batch()
+                    self.batches.append(current)
+                if current is not None:
+                    current.activities.append(run)
+                self.activities[name] += 1
+                if attempt > 1:
+                    self.retries[name] += attempt - 1
+                    self.retry_causes["local activity retried"] += 1
+                self._add_usage(name, local.result)
             elif event.event_type in _ACTIVITY_CLOSED:
                 attributes = getattr(event, _ACTIVITY_CLOSED[event.event_type])
                 run = by_schedule[attributes.scheduled_event_id]

@@ -22,6 +22,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
 from domain import ids
+from wiki.history_events import local_activity
 
 MODEL_ACTIVITY_TYPES = frozenset({"llm.plan_batch", "llm.write_section", "aggregation.plan"})
 LLM_CALL_KEYS = ("planner_calls", "section_writer_calls", "aggregation_planner_calls")
@@ -201,6 +202,9 @@ async def history_stats(client: Client, workflow_id: str, run_ids: list[str]) ->
                 attributes = event.activity_task_completed_event_attributes
                 if scheduled[attributes.scheduled_event_id][0] in MODEL_ACTIVITY_TYPES:
                     stats.model_calls_used += 1
+            elif (local := local_activity(event)) is not None:
+                if local.attempt > 1:
+                    stats.retried_attempts[local.activity_type] += local.attempt - 1
             elif kind == EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT:
                 stats.workflow_task_timeouts += 1
             elif kind == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED:

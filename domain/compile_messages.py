@@ -36,7 +36,7 @@ class RunCaps(BaseModel):
     max_records: int = 500
     max_new_pages: int = 25
     max_sections_rewritten: int = 100
-    section_writer_concurrency: int = 16
+    section_writer_concurrency: int = 32
     max_candidate_pages: int = 200
 
 
@@ -75,11 +75,24 @@ class WakeUp(BaseModel):
     model_id: str | None = None
 
 
+def _uuid_int(value: UUID | None) -> int:
+    return -1 if value is None else value.int
+
+
 class CursorPosition(BaseModel):
     """(ms-truncated updated_at, id) of the last memory compiled; both None before the first."""
 
     updated_at: datetime | None = None
     record_id: UUID | None = None
+
+    def at_or_after(self, other: CursorPosition) -> bool:
+        """Keyset order, as the memory store reads: (updated_at, id), uuids compared as Postgres does
+        (byte by byte, which is their integer order); the start comes before every position."""
+        if other.updated_at is None:
+            return True
+        if self.updated_at is None:
+            return False
+        return (self.updated_at, _uuid_int(self.record_id)) >= (other.updated_at, _uuid_int(other.record_id))
 
     def label(self) -> str:
         if self.updated_at is None:

@@ -72,6 +72,8 @@ SLIDING_WRITES_PATCH = "sliding-window-section-writes"
 FINISH_WHEN_DRAINED_PATCH = "finish-when-drained"
 # Histories recorded before this completed even when woken during the final aggregation pass or ledger write.
 SERVE_LATE_WAKEUPS_PATCH = "serve-late-wakeups"
+# Histories recorded before this ran the database activities as regular (server-dispatched) activities.
+LOCAL_DB_PATCH = "local-database-activities"
 
 
 class _Unplannable(Exception):
@@ -183,7 +185,7 @@ class CompileWorkflow:
             self._phase = "reading"
             batch: BatchRef = await self._db(
                 "compile.next_batch", NextBatchInput(scope=self._inp.scope, limit=limit), result_type=BatchRef,
-                summary=f"read batch {self._batches_done + 1} (up to {limit} memories)",
+                summary=f"read batch {self._batches_done + 1} (up to {limit} memories)", local=True,
             )
             self._cursor = batch.cursor_from
             if self._run_cursor_from is None:
@@ -288,7 +290,7 @@ class CompileWorkflow:
         self._phase = "resolving"
         resolved: ResolvePlanResult = await self._db(
             "compile.resolve_plan", ResolvePlanInput(scope=self._inp.scope, plan_id=plan_id),
-            result_type=ResolvePlanResult, summary=f"resolve batch {batch_no} against the wiki",
+            result_type=ResolvePlanResult, summary=f"resolve batch {batch_no} against the wiki", local=True,
         )
         self._metrics.add_resolution(resolved)
         await self._write_sections(plan_id, resolved.section_tasks, f"batch {batch_no}")
@@ -334,7 +336,7 @@ class CompileWorkflow:
             "compile.apply_batch",
             ApplyBatchInput(scope=self._inp.scope, plan_id=plan_id, cursor_expected=cursor, cursor_next=cursor_next,
                             deterministic_linking_enabled=self._inp.options.deterministic_linking_enabled),
-            result_type=ApplyBatchResult, summary=f"apply batch {batch_no} and advance the cursor",
+            result_type=ApplyBatchResult, summary=f"apply batch {batch_no} and advance the cursor", local=True,
         )
         self._metrics.add_apply(result)
         for page_id in result.touched_page_ids:
@@ -374,12 +376,13 @@ class CompileWorkflow:
             resolved: AggregationResolveResult = await self._db(
                 "aggregation.resolve", ResolvePlanInput(scope=scope, plan_id=planned.plan_id),
                 result_type=AggregationResolveResult, summary="resolve the aggregation plan against the wiki",
+                local=True,
             )
             self._metrics.add_aggregation_resolution(resolved)
             await self._write_sections(planned.plan_id, resolved.section_tasks, "the aggregation pass")
             applied: AggregationApplyResult = await self._db(
                 "aggregation.apply", AggregationApplyInput(scope=scope, plan_id=planned.plan_id),
-                result_type=AggregationApplyResult, summary="apply hubs, rollups and promotions",
+                result_type=AggregationApplyResult, summary="apply hubs, rollups and promotions", local=True,
             )
             self._metrics.add_aggregation_apply(applied)
         except ActivityError as error:
@@ -423,7 +426,19 @@ class CompileWorkflow:
     def _heartbeat_timeout(self) -> timedelta:
         return timedelta(seconds=self._inp.options.heartbeat_timeout_seconds)
 
-    async def _db(self, name: str, arg, *, result_type=None, summary: str):
+    async def _db(self, name: str, arg, *, result_type=None, summary: str, local: bool = False):
+        if local and workflow.patched(LOCAL_DB_PATCH):
+            # The steps of a batch are short and strictly sequential: run them in the workflow's own
+            # worker, which saves a server round trip (schedule, dispatch, poll, complete, new workflow
+            # task) on each. Their results are recorded only when the workflow task completes, so a failed
+            # workflow task runs them again, possibly after later steps of the same task: each returns
+            # what it returned the first time (a plan resolves once, applies once; the cursor only moves
+            # forward). The ledger's start and finish stay regular activities, so a run's cleanup never
+            # happens inside a workflow task that could still run a batch's steps again.
+            return await workflow.execute_local_activity(
+                name, arg, result_type=result_type, start_to_close_timeout=DB_TIMEOUT, retry_policy=DB_RETRY,
+                summary=summary,
+            )
         return await workflow.execute_activity(
             name, arg, result_type=result_type, start_to_close_timeout=DB_TIMEOUT, retry_policy=DB_RETRY,
             heartbeat_timeout=self._heartbeat_timeout, summary=summary,

@@ -49,6 +49,7 @@ from tests.compile.helpers import (
     running_worker,
     wiki_snapshot,
 )
+from wiki.history_events import activity_type_names
 from wiki.settings import Settings
 from worker import WORKFLOWS, activities_for
 
@@ -337,9 +338,8 @@ async def test_with_the_pass_disabled_no_aggregation_activity_runs(client, engin
     scheduled = set()
     for workflow_id, run_id in await rows(engine, "SELECT workflow_id, run_id FROM wiki_compile_jobs "
                                                   "WHERE tenant_id = :t AND owner_id = :o", t=TENANT, o=owner):
-        async for event in client.get_workflow_handle(workflow_id, run_id=run_id).fetch_history_events():
-            if event.HasField("activity_task_scheduled_event_attributes"):
-                scheduled.add(event.activity_task_scheduled_event_attributes.activity_type.name)
+        history = await client.get_workflow_handle(workflow_id, run_id=run_id).fetch_history()
+        scheduled |= activity_type_names(history.events)
     assert "compile.apply_batch" in scheduled
     assert not {name for name in scheduled if name.startswith("aggregation.")}
 

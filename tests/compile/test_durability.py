@@ -39,6 +39,7 @@ from tests.compile.helpers import (
     wiki_snapshot,
 )
 from tests.compile.helpers import test_settings as settings_for
+from wiki.history_events import local_activity
 from wiki.search_attributes import WIKI_OWNER, WIKI_TENANT, WIKI_TRIGGER
 from wiki.settings import Settings
 from wiki.temporal_client import compile_options, signal_compile
@@ -147,6 +148,8 @@ async def work_redone(client: Client, engine: AsyncEngine, workflow_id: str, ten
             elif (event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
                   and event.activity_task_started_event_attributes.attempt > 1):
                 redone.append(activity_names[event.activity_task_started_event_attributes.scheduled_event_id])
+            elif (local := local_activity(event)) is not None and local.attempt > 1:
+                redone.append(local.activity_type)
             elif event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT:
                 redone.append("workflow task")
     return redone

@@ -1,0 +1,101 @@
+"""A batch's database steps run as local activities: a failed workflow task runs them again.
+
+Their results are recorded only when the workflow task completes, so a task that fails after it
+resolved and applied a batch (a worker killed, a completion rejected) replays and calls resolve and
+apply again — after the apply. Each must answer what it answered the first time, and never write
+twice.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from sqlalchemy import text
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
+
+from activities import error_types, plan_staging
+from activities.compile_store import CompileStore, read_cursor
+from activities.memory_store import retain
+from domain.compile_messages import ApplyBatchInput, CursorPosition, NextBatchInput, ResolvePlanInput, Scope
+from domain.memory import MemoryIn
+from domain.plan import NewPage, NewSection, Plan
+from tests.compile.helpers import wiki_snapshot
+
+TENANT = "rerun"
+
+
+def new_page_plan(memory_id: str) -> Plan:
+    return Plan(pageUpdates=[], unresolvedMentions=[], promotions=[], newPages=[NewPage(
+        type="entity", slug="franklin-barbecue", title="Franklin Barbecue", summary="Barbecue in Austin.",
+        source_refs=[memory_id],
+        sections=[NewSection(slug="overview", heading="Overview", body_md="Brisket worth the line.",
+                             source_refs=[memory_id])])])
+
+
+async def test_resolve_and_apply_run_again_after_the_apply_answer_as_the_first_time(engine):
+    scope = Scope(tenant=TENANT, owner=f"o-{uuid.uuid4().hex[:8]}")
+    await retain(engine, scope.tenant, scope.owner, [
+        MemoryIn(content="Queued two hours at Franklin Barbecue for brisket.", metadata={})])
+    store = CompileStore(engine)
+    env = ActivityEnvironment()
+    batch = await env.run(store.next_batch, NextBatchInput(scope=scope, limit=50))
+    plan_id = uuid.uuid4()
+    async with engine.begin() as conn:
+        await plan_staging.stage_plan(conn, plan_id, scope, "run", batch.memory_ids,
+                                      new_page_plan(str(batch.memory_ids[0])))
+
+    resolve = ResolvePlanInput(scope=scope, plan_id=plan_id)
+    resolved = await env.run(store.resolve_plan, resolve)
+    assert resolved.new_pages_planned == 1 and resolved.alias_dedup_merged == 0
+    apply = ApplyBatchInput(scope=scope, plan_id=plan_id, cursor_expected=batch.cursor_from,
+                            cursor_next=batch.positions[-1], deterministic_linking_enabled=True)
+    applied = await env.run(store.apply_batch, apply)
+    assert applied.pages_created == 1
+    wiki = await wiki_snapshot(engine, scope.tenant, scope.owner)
+
+    # Resolved afresh, the page would now be found by its alias: a merge, not a new page.
+    assert await env.run(store.resolve_plan, resolve) == resolved
+    again = await env.run(store.apply_batch, apply)
+    assert again.already_applied and again.model_copy(update={"already_applied": False}) == applied
+    assert await wiki_snapshot(engine, scope.tenant, scope.owner) == wiki
+
+
+async def test_a_skipped_memory_applied_again_after_the_cursor_moved_on_is_already_applied(engine):
+    scope = Scope(tenant=TENANT, owner=f"o-{uuid.uuid4().hex[:8]}")
+    await retain(engine, scope.tenant, scope.owner, [MemoryIn(content=f"Memory {n}.", metadata={}) for n in range(3)])
+    store = CompileStore(engine)
+    env = ActivityEnvironment()
+    batch = await env.run(store.next_batch, NextBatchInput(scope=scope, limit=50))
+    start, first, second = batch.cursor_from, batch.positions[0], batch.positions[1]
+
+    def skip(expected: CursorPosition, next_position: CursorPosition) -> ApplyBatchInput:
+        return ApplyBatchInput(scope=scope, plan_id=None, cursor_expected=expected, cursor_next=next_position,
+                               deterministic_linking_enabled=True)
+
+    assert not (await env.run(store.apply_batch, skip(start, first))).already_applied
+    assert not (await env.run(store.apply_batch, skip(first, second))).already_applied
+    # The first skip again, with the cursor already past it: nothing to do, and no error.
+    assert (await env.run(store.apply_batch, skip(start, first))).already_applied
+    async with engine.connect() as conn:
+        assert await read_cursor(conn, scope) == second
+
+    # A cursor moved back (a reset) is still an error: this skip's memories were never compiled there.
+    async with engine.begin() as conn:
+        await conn.execute(text(
+            "UPDATE wiki_compile_cursors SET last_record_updated_at = NULL, last_record_id = NULL "
+            "WHERE tenant_id = :t AND owner_id = :o"), {"t": scope.tenant, "o": scope.owner})
+    with pytest.raises(ApplicationError) as raised:
+        await env.run(store.apply_batch, skip(first, second))
+    assert raised.value.type == error_types.CURSOR_MOVED
+
+
+def test_cursor_positions_follow_the_keyset_order():
+    earlier = CursorPosition(updated_at="2026-11-23T10:00:00.001Z", record_id=uuid.UUID(int=2))
+    same_ms_higher_id = CursorPosition(updated_at="2026-11-23T10:00:00.001Z", record_id=uuid.UUID(int=3))
+    later = CursorPosition(updated_at="2026-11-23T10:00:00.002Z", record_id=uuid.UUID(int=1))
+    start = CursorPosition()
+    assert later.at_or_after(same_ms_higher_id) and same_ms_higher_id.at_or_after(earlier)
+    assert earlier.at_or_after(earlier) and earlier.at_or_after(start) and start.at_or_after(start)
+    assert not earlier.at_or_after(same_ms_higher_id) and not start.at_or_after(earlier)
