@@ -17,7 +17,7 @@ from datetime import timedelta
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
-from temporalio.worker import Worker
+from temporalio.worker import PollerBehaviorAutoscaling, Worker
 
 from activities.aggregation import Aggregation
 from activities.compile_store import CompileStore
@@ -53,16 +53,23 @@ def activities_for(engine: AsyncEngine, settings: Settings, model_client=None) -
 MAX_CONCURRENT_ACTIVITIES = 40
 
 
+def _worker_defaults(options: dict) -> dict:
+    options.setdefault("max_concurrent_activities", MAX_CONCURRENT_ACTIVITIES)
+    # A batch schedules all its section writes at once: a fixed handful of pollers picked them up a
+    # few at a time; autoscaling pollers follow the server's backlog.
+    options.setdefault("activity_task_poller_behavior", PollerBehaviorAutoscaling())
+    return options
+
+
 def build_worker(client: Client, engine: AsyncEngine, settings: Settings, *, task_queue: str | None = None,
                  model_client=None, **worker_options) -> Worker:
-    worker_options.setdefault("max_concurrent_activities", MAX_CONCURRENT_ACTIVITIES)
     return Worker(
         client,
         task_queue=task_queue or settings.task_queue,
         workflows=WORKFLOWS,
         activities=activities_for(engine, settings, model_client),
         graceful_shutdown_timeout=timedelta(seconds=30),
-        **worker_options,
+        **_worker_defaults(worker_options),
     )
 
 
@@ -74,14 +81,13 @@ def build_llm_worker(client: Client, engine: AsyncEngine, settings: Settings, *,
     workers together. Every activity is registered, so the workflow alone decides what runs here; the
     compile worker keeps them all too, for workflows started before the queue was configured.
     """
-    worker_options.setdefault("max_concurrent_activities", MAX_CONCURRENT_ACTIVITIES)
     return Worker(
         client,
         task_queue=settings.llm_task_queue,
         activities=activities if activities is not None else activities_for(engine, settings, model_client),
         max_task_queue_activities_per_second=settings.llm_max_per_second,
         graceful_shutdown_timeout=timedelta(seconds=30),
-        **worker_options,
+        **_worker_defaults(worker_options),
     )
 
 

@@ -150,13 +150,16 @@ class Planning:
     async def write_section(self, request: WriteSectionInput) -> WriteSectionResult:
         scope = request.scope
         async with self._engine.connect() as conn:
-            row = (await conn.execute(text(
-                "SELECT resolved FROM wiki_compile_plans WHERE id = :id AND tenant_id = :tenant AND owner_id = :owner"
-            ), {"id": request.plan_id, "tenant": scope.tenant, "owner": scope.owner})).one_or_none()
-            if row is None or not row.resolved or request.task_key not in row.resolved.get("tasks", {}):
+            # Only this task's entry of the resolved plan: a batch runs a dozen or more writers at once,
+            # and each parsing the whole document cost more than its database round trip.
+            task: dict[str, Any] | None = (await conn.execute(text("""
+                SELECT resolved -> 'tasks' -> CAST(:key AS text) FROM wiki_compile_plans
+                WHERE id = :id AND tenant_id = :tenant AND owner_id = :owner
+            """), {"id": request.plan_id, "tenant": scope.tenant, "owner": scope.owner,
+                   "key": request.task_key})).scalar_one_or_none()
+            if not isinstance(task, dict):
                 raise ApplicationError(f"section task {request.task_key} of plan {request.plan_id} not found",
                                        type=error_types.SCOPE_VIOLATION, non_retryable=True)
-            task: dict[str, Any] = row.resolved["tasks"][request.task_key]
             cited = await load_memories(conn, scope.tenant, scope.owner, task["source_refs"])
         if self._model is None:
             if self._latency:

@@ -6,6 +6,7 @@ another); a slug is the page's URL-safe identity within (tenant, owner, type).
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -31,6 +32,8 @@ def _is_alias_char(ch: str) -> bool:
     return ch.isalpha() or unicodedata.category(ch).startswith("N") or ch.isspace() or ch in "'-"
 
 
+# Pure and called for every name of every candidate page on each batch: memoised.
+@functools.lru_cache(maxsize=65_536)
 def normalize_alias(raw: str) -> str:
     """The matching key of a name (facts §8 `normalizeAlias`, with DESIGN difference 1).
 

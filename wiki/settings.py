@@ -59,7 +59,7 @@ class Settings(BaseSettings):
         100, ge=1, validation_alias=_env("WIKI_MAX_SECTIONS_REWRITTEN_PER_RUN")
     )
     max_candidate_pages: int = Field(200, ge=1, le=2000, validation_alias=_env("WIKI_MAX_CANDIDATE_PAGES"))
-    section_writer_concurrency: int = Field(16, ge=1, le=64, validation_alias=_env("WIKI_SECTION_WRITER_CONCURRENCY"))
+    section_writer_concurrency: int = Field(32, ge=1, le=64, validation_alias=_env("WIKI_SECTION_WRITER_CONCURRENCY"))
     debounce_seconds: float = Field(300, ge=0, le=86_400, validation_alias=_env("WIKI_DEBOUNCE_SECONDS"))
     # How long a compile activity may go without a heartbeat before Temporal retries it on another
     # worker: the time to notice a dead worker.
