@@ -41,6 +41,20 @@ PROMOTION_WINDOW = timedelta(days=30)
 
 
 @dataclass
+class Lookups:
+    """The database reads a leaf plan's pages need, made in a handful of statements before resolving.
+
+    Nothing is written while a plan resolves, so reading everything first answers exactly what one
+    query per page would have (40-odd round trips per batch before).
+    """
+
+    exact: dict[tuple[tuple[str, ...], str], Any] = field(default_factory=dict)  # (names, type) -> hit
+    fuzzy: dict[tuple[str, str], Any] = field(default_factory=dict)  # (name, type) -> hit
+    by_type_slug: dict[tuple[str, str], Any] = field(default_factory=dict)  # (type, slug) -> page
+    sections: dict[str, dict[str, Any]] = field(default_factory=dict)  # page id -> slug -> section
+
+
+@dataclass
 class Resolution:
     tenant: str
     owner: str
@@ -58,6 +72,8 @@ class Resolution:
     redirects: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     # Links by page id the resolver decides on its own (rollup parent -> child), beyond the plan's.
     page_links_extra: list[dict[str, Any]] = field(default_factory=list)
+    # Reads made up front for a leaf plan (see `_prefetch`); a miss falls back to its own query.
+    lookups: Lookups | None = None
 
     def redirect(self, page_type: str, slugs: list[str], entry: dict[str, Any]) -> None:
         for slug in slugs:
@@ -86,7 +102,9 @@ async def resolve_plan(conn: AsyncConnection, tenant: str, owner: str, plan_id: 
                        batch_ids: list[str], now: datetime) -> tuple[dict[str, Any], ResolvePlanResult]:
     res = Resolution(tenant=tenant, owner=owner, batch_ids=[str(b) for b in batch_ids], now=now,
                       result=ResolvePlanResult(plan_id=plan_id))
-    await _resolve_page_updates(conn, res, plan)
+    found = await scope_pages_by_id(conn, res, _update_page_ids(plan))
+    res.lookups = await _prefetch(conn, res, plan, found)
+    _resolve_page_updates(res, plan, found)
     for proposal in plan.newPages:
         await _resolve_new_page(conn, res, proposal)
     await _resolve_promotions(conn, res, plan)
@@ -186,9 +204,87 @@ def add_writer_task(res: Resolution, entry: dict[str, Any], *, current: Any, slu
     entry["sections"].append({"slug": slug, "task": key})
 
 
-async def _resolve_page_updates(conn: AsyncConnection, res: Resolution, plan: Plan) -> None:
+def _update_page_ids(plan: Plan) -> list[str]:
     candidates = [u.pageId.strip() for u in plan.pageUpdates]
-    found = await scope_pages_by_id(conn, res, [i.lower() for i in candidates if is_valid_uuid(i)])
+    return [i.lower() for i in candidates if is_valid_uuid(i)]
+
+
+def _new_page_slug(proposal: Any) -> str:
+    return slugify_title(proposal.title) or slugify_title(proposal.slug) or proposal.slug.strip()
+
+
+async def _prefetch(conn: AsyncConnection, res: Resolution, plan: Plan, updated_pages: dict[str, Any]) -> Lookups:
+    """Every read resolving the plan's page updates and new pages needs, in four statements."""
+    lookups = Lookups()
+    proposals = [(tuple(_names(p.title, *p.aliases)), p.type, _new_page_slug(p)) for p in plan.newPages]
+    named = list(dict.fromkeys((names, page_type) for names, page_type, _ in proposals if names))
+    if named:
+        rows = await conn.execute(text("""
+            SELECT DISTINCT ON (q.idx) q.idx, p.id, p.type, p.slug, p.title
+            FROM unnest(CAST(:idx AS int[]), CAST(:names AS text[]), CAST(:ords AS int[]), CAST(:types AS text[]))
+                 AS q(idx, name, ord, type)
+            JOIN wiki_page_aliases a ON a.alias = q.name JOIN wiki_pages p ON p.id = a.page_id
+            WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+            ORDER BY q.idx, (p.type = q.type) DESC, q.ord, p.slug
+        """), {"tenant": res.tenant, "owner": res.owner,
+               **_columns([(i, name, ord, page_type) for i, (names, page_type) in enumerate(named)
+                           for ord, name in enumerate(names)], "idx", "names", "ords", "types")})
+        hits = {row.idx: row for row in rows}
+        lookups.exact = {key: hits.get(i) for i, key in enumerate(named)}
+    unmatched = list(dict.fromkeys((names[0], page_type) for (names, page_type), hit in lookups.exact.items()
+                                   if hit is None))
+    if unmatched:
+        rows = await conn.execute(text("""
+            SELECT q.idx, hit.id, hit.type, hit.slug, hit.title, hit.score
+            FROM unnest(CAST(:idx AS int[]), CAST(:names AS text[]), CAST(:types AS text[])) AS q(idx, name, type)
+            CROSS JOIN LATERAL (
+                SELECT p.id, p.type, p.slug, p.title, similarity(a.alias, q.name) AS score
+                FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id
+                WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active' AND p.type = q.type
+                  AND a.alias % q.name AND similarity(a.alias, q.name) >= :threshold
+                ORDER BY score DESC, p.slug
+                LIMIT 1
+            ) hit
+        """), {"tenant": res.tenant, "owner": res.owner, "threshold": FUZZY_MERGE_THRESHOLD,
+               **_columns([(i, name, page_type) for i, (name, page_type) in enumerate(unmatched)],
+                          "idx", "names", "types")})
+        hits = {row.idx: row for row in rows}
+        lookups.fuzzy = {key: hits.get(i) for i, key in enumerate(unmatched)}
+    keys = list(dict.fromkeys((page_type, slug) for _, page_type, slug in proposals))
+    if keys:
+        rows = await conn.execute(text("""
+            SELECT p.id, p.type, p.slug, p.title, p.summary, p.status
+            FROM wiki_pages p JOIN unnest(CAST(:types AS text[]), CAST(:slugs AS text[])) AS q(type, slug)
+                 ON p.type = q.type AND p.slug = q.slug
+            WHERE p.tenant_id = :tenant AND p.owner_id = :owner
+        """), {"tenant": res.tenant, "owner": res.owner, **_columns(keys, "types", "slugs")})
+        found = {(row.type, row.slug): row for row in rows}
+        lookups.by_type_slug = {key: found.get(key) for key in keys}
+    page_ids = {*updated_pages, *(str(hit.id) for hits in (lookups.exact, lookups.fuzzy, lookups.by_type_slug)
+                                  for hit in hits.values() if hit is not None)}
+    if page_ids:
+        lookups.sections = {page_id: {} for page_id in page_ids}
+        rows = await conn.execute(text("""
+            SELECT page_id, section_slug, heading, body_md, position FROM wiki_page_sections
+            WHERE page_id = ANY(CAST(:ids AS uuid[]))
+        """), {"ids": sorted(page_ids)})
+        for row in rows:
+            lookups.sections[str(row.page_id)][row.section_slug] = row
+    return lookups
+
+
+def _columns(rows: list[tuple], *names: str) -> dict[str, list]:
+    """Parallel arrays for unnest() from rows of tuples."""
+    return {name: [row[i] for row in rows] for i, name in enumerate(names)}
+
+
+async def _sections(conn: AsyncConnection, res: Resolution, page_id: str) -> dict[str, Any]:
+    if res.lookups is not None and page_id in res.lookups.sections:
+        return res.lookups.sections[page_id]
+    return await sections_of(conn, page_id)
+
+
+def _resolve_page_updates(res: Resolution, plan: Plan, found: dict[str, Any]) -> None:
     for update in plan.pageUpdates:
         page = found.get(update.pageId.strip().lower()) if is_valid_uuid(update.pageId.strip()) else None
         if page is None:
@@ -198,7 +294,7 @@ async def _resolve_page_updates(conn: AsyncConnection, res: Resolution, plan: Pl
         entry = page_entry(res, page_id=str(page.id), page_type=page.type, slug=page.slug, title=page.title,
                             summary=None, mode="update", keep_title=True)
         add_aliases(entry, update.aliases)
-        existing = await sections_of(conn, str(page.id))
+        existing = res.lookups.sections.get(str(page.id), {})
         for section in update.sections:
             add_writer_task(res, entry, current=existing.get(section.slug), slug=section.slug, heading="",
                              proposed=strip_wikilinks(section.proposed_body_md).strip(),
@@ -206,6 +302,8 @@ async def _resolve_page_updates(conn: AsyncConnection, res: Resolution, plan: Pl
 
 
 async def _exact_alias_hit(conn: AsyncConnection, res: Resolution, names: list[str], page_type: str):
+    if res.lookups is not None and (tuple(names), page_type) in res.lookups.exact:
+        return res.lookups.exact[(tuple(names), page_type)]
     rows = (await conn.execute(text("""
         SELECT p.id, p.type, p.slug, p.title FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id
         WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
@@ -217,6 +315,8 @@ async def _exact_alias_hit(conn: AsyncConnection, res: Resolution, names: list[s
 
 
 async def _fuzzy_alias_hit(conn: AsyncConnection, res: Resolution, name: str, page_type: str):
+    if res.lookups is not None and (name, page_type) in res.lookups.fuzzy:
+        return res.lookups.fuzzy[(name, page_type)]
     return (await conn.execute(text("""
         SELECT p.id, p.type, p.slug, p.title, similarity(a.alias, :name) AS score
         FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id
@@ -229,6 +329,8 @@ async def _fuzzy_alias_hit(conn: AsyncConnection, res: Resolution, name: str, pa
 
 
 async def page_by_type_slug(conn: AsyncConnection, res: Resolution, page_type: str, slug: str):
+    if res.lookups is not None and (page_type, slug) in res.lookups.by_type_slug:
+        return res.lookups.by_type_slug[(page_type, slug)]
     return (await conn.execute(text("""
         SELECT id, type, slug, title, summary, status FROM wiki_pages
         WHERE tenant_id = :tenant AND owner_id = :owner AND type = :type AND slug = :slug
@@ -308,7 +410,7 @@ async def _target_entry(conn: AsyncConnection, res: Resolution, *, page_type: st
 
 async def _add_proposed_sections(conn: AsyncConnection, res: Resolution, entry: dict[str, Any],
                                  sections: list[NewSection], refs_of) -> None:
-    existing = {} if entry["mode"] == "create" else await sections_of(conn, entry["page_id"])
+    existing = {} if entry["mode"] == "create" else await _sections(conn, res, entry["page_id"])
     for section in sections:
         add_section(res, entry, existing, slug=section.slug, heading=section.heading, body=section.body_md,
                      refs=refs_of(section))
@@ -319,7 +421,7 @@ async def _add_proposed_sections(conn: AsyncConnection, res: Resolution, entry: 
 
 
 async def _resolve_new_page(conn: AsyncConnection, res: Resolution, proposal) -> None:
-    slug = slugify_title(proposal.title) or slugify_title(proposal.slug) or proposal.slug.strip()
+    slug = _new_page_slug(proposal)
     entry = await _target_entry(conn, res, page_type=proposal.type, slug=slug, title=proposal.title,
                                 summary=proposal.summary, names=_names(proposal.title, *proposal.aliases),
                                 aliases=proposal.aliases)
