@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio import activity
+from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, Interceptor
 
 from activities.memory_store import retain
 from bench.history import ChainAnalysis
@@ -59,12 +60,37 @@ class RoundTrips:
         self.transactions += 1
 
 
+class ActivityTimer(Interceptor):
+    """Seconds each activity type ran on the worker, local activities included (their histories only
+    record a result marker, not when they started and ended)."""
+
+    def __init__(self) -> None:
+        self.seconds: Counter = Counter()
+
+    def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
+        return _TimedActivity(next, self.seconds)
+
+
+class _TimedActivity(ActivityInboundInterceptor):
+    def __init__(self, next: ActivityInboundInterceptor, seconds: Counter) -> None:
+        super().__init__(next)
+        self._seconds = seconds
+
+    async def execute_activity(self, input: ExecuteActivityInput):
+        started = time.monotonic()
+        try:
+            return await super().execute_activity(input)
+        finally:
+            self._seconds[activity.info().activity_type] += time.monotonic() - started
+
+
 @dataclass
 class SampleCompile:
     latency_ms: int
     wall_seconds: float
     chain: ChainAnalysis
     round_trips: RoundTrips
+    activity_seconds: Counter = field(default_factory=Counter)
     ledger: dict[str, float] = field(default_factory=dict)
     duplicate_candidates_count: int = 0
     wiki_counts: dict[str, int] = field(default_factory=dict)
@@ -89,7 +115,7 @@ class SampleCompile:
             "workflow_runs": self.chain.runs,
             "activities_executed": sum(self.chain.activities.values()),
             "activities_by_type": dict(sorted(self.chain.activities.items())),
-            "activity_seconds_by_type": self.chain.seconds_by_activity(),
+            "activity_seconds_by_type": self._activity_seconds(),
             "activity_retries": dict(self.chain.retries),
             "activity_retry_causes": dict(self.chain.retry_causes),
             "db_statements_by_activity": dict(sorted(self.round_trips.by_activity.items())),
@@ -106,6 +132,15 @@ class SampleCompile:
             "wiki": self.wiki_counts,
             "cpu_seconds": self.cpu_seconds,
         }
+
+
+    def _activity_seconds(self) -> dict[str, dict[str, float]]:
+        """Per activity type: seconds run on the worker (summed over calls, so concurrent writes add up)
+        and seconds queued before a worker picked it up (remote activities only)."""
+        queued = self.chain.seconds_by_activity()
+        return {name: {"run": round(self.activity_seconds[name], 3),
+                       "queued": queued.get(name, {}).get("queued", 0.0)}
+                for name in sorted(self.activity_seconds)}
 
 
 def sample_memories() -> list[MemoryIn]:
@@ -126,9 +161,10 @@ async def compile_sample(services: Services, latency_ms: int) -> SampleCompile:
         worker_engine = create_engine(url)
         round_trips = RoundTrips()
         round_trips.watch(worker_engine)
+        timer = ActivityTimer()
         try:
             await retain(setup_engine, tenant, owner, sample_memories())
-            async with build_worker(services.client, worker_engine, settings):
+            async with build_worker(services.client, worker_engine, settings, interceptors=[timer]):
                 cpu = services.cpu_account()
                 cpu.start()
                 started = time.monotonic()
@@ -147,6 +183,7 @@ async def compile_sample(services: Services, latency_ms: int) -> SampleCompile:
                       .fetch_history())
     totals = {key: round(sum(r["metrics"].get(key, 0) for r in runs), 6) for key in LEDGER_SUMS}
     return SampleCompile(latency_ms=latency_ms, wall_seconds=wall, chain=chain, round_trips=round_trips,
+                         activity_seconds=timer.seconds,
                          ledger=totals, wiki_counts=wiki_counts, cpu_seconds=cpu_seconds,
                          duplicate_candidates_count=runs[-1]["metrics"].get("duplicate_candidates_count", 0))
 

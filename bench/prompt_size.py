@@ -183,8 +183,10 @@ async def planner_input(services: Services, scope_pages: int) -> dict:
                 pages = sample_pages(set(names))
                 pages += generated_pages(scope_pages - len(pages), {normalize_alias(p.title) for p in pages}, rng)
                 await seed_scope(conn, tenant, owner, pages[:scope_pages], rng)
-            async with engine.connect() as conn:
+            async with engine.begin() as conn:
+                # Committed: statistics written inside a transaction that rolls back are lost with it.
                 await conn.execute(text("ANALYZE"))
+            async with engine.connect() as conn:
                 timings = []
                 for _ in range(TIMED_READS):
                     started = time.perf_counter()
