@@ -23,6 +23,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities import error_types
 from activities.aggregation_resolution import resolve_aggregation
+from activities.compile_store import rejected_writes_fail
 from activities.heartbeat import heartbeating
 from activities.memory_store import Cursor, read_after
 from activities.model_client import ModelClient
@@ -178,6 +179,10 @@ class Aggregation:
     @activity.defn(name="aggregation.apply")
     @heartbeating
     async def apply(self, request: AggregationApplyInput) -> AggregationApplyResult:
+        async with rejected_writes_fail(request.scope, request.plan_id):
+            return await self._apply(request)
+
+    async def _apply(self, request: AggregationApplyInput) -> AggregationApplyResult:
         scope = request.scope
         async with self._engine.begin() as conn:
             plan = await lock_resolved_plan(conn, request.plan_id, scope)

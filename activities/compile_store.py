@@ -9,8 +9,12 @@ its stored result, so nothing is ever written twice.
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from uuid import UUID
 
 from sqlalchemy import text
+from sqlalchemy.exc import DataError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -45,6 +49,24 @@ from domain.compile_messages import (
 from domain.plan import Plan
 
 STAGING_RETENTION_DAYS = 7
+
+
+@asynccontextmanager
+async def rejected_writes_fail(scope: Scope, plan_id: UUID | None) -> AsyncIterator[None]:
+    """A write the database refuses (a constraint, a value it cannot store) fails the compile.
+
+    The transaction rolled back, so nothing was written and the cursor did not move; the same writes
+    would be refused on every retry, so the run fails with the reason instead of retrying forever,
+    and `wiki resume` re-plans the batch against the wiki as it is then.
+    """
+    try:
+        yield
+    except (IntegrityError, DataError) as error:
+        reason = str(getattr(error, "orig", error)).strip().splitlines()[0]
+        raise ApplicationError(
+            f"the database refused the writes of plan {plan_id} for {scope.tenant}/{scope.owner} ({reason}); "
+            "nothing was written and the cursor did not move. Resume the compile to plan the batch again.",
+            type=error_types.APPLY_REJECTED, non_retryable=True) from None
 
 
 async def _ensure_cursor_row(conn: AsyncConnection, scope: Scope) -> None:
@@ -115,6 +137,10 @@ class CompileStore:
     @activity.defn(name="compile.apply_batch")
     @heartbeating
     async def apply_batch(self, request: ApplyBatchInput) -> ApplyBatchResult:
+        async with rejected_writes_fail(request.scope, request.plan_id):
+            return await self._apply_batch(request)
+
+    async def _apply_batch(self, request: ApplyBatchInput) -> ApplyBatchResult:
         scope = request.scope
         async with self._engine.begin() as conn:
             plan = None

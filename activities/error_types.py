@@ -10,3 +10,4 @@ LLM_TRUNCATED = "LlmTruncated"  # output cut off at max tokens: the workflow spl
 PLAN_INVALID = "PlanInvalid"  # output that is not the plan contract: retried once, then split
 CURSOR_MOVED = "CursorMoved"  # the scope's cursor is not where this batch started: never retried
 SCOPE_VIOLATION = "ScopeViolation"  # a request that names another scope's rows: never retried
+APPLY_REJECTED = "ApplyRejected"  # a batch's writes broke a database rule: retrying would only break it again

@@ -1,9 +1,10 @@
-"""A batch's database steps run as local activities: a failed workflow task runs them again.
+"""A batch's database steps: run again, they answer as the first time; refused, they fail plainly.
 
-Their results are recorded only when the workflow task completes, so a task that fails after it
-resolved and applied a batch (a worker killed, a completion rejected) replays and calls resolve and
-apply again — after the apply. Each must answer what it answered the first time, and never write
-twice.
+They run as local activities, whose results are recorded only when the workflow task completes, so a
+task that fails after it resolved and applied a batch (a worker killed, a completion rejected)
+replays and calls resolve and apply again — after the apply. Each must answer what it answered the
+first time, and never write twice. And writes the database refuses fail the compile at once with
+the reason, rather than being retried forever.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from temporalio.testing import ActivityEnvironment
 from activities import error_types, plan_staging
 from activities.compile_store import CompileStore, read_cursor
 from activities.memory_store import retain
+from domain import ids
 from domain.compile_messages import ApplyBatchInput, CursorPosition, NextBatchInput, ResolvePlanInput, Scope
 from domain.memory import MemoryIn
 from domain.plan import NewPage, NewSection, Plan
@@ -34,23 +36,26 @@ def new_page_plan(memory_id: str) -> Plan:
                              source_refs=[memory_id])])])
 
 
-async def test_resolve_and_apply_run_again_after_the_apply_answer_as_the_first_time(engine):
+async def staged_new_page(engine, store: CompileStore, env: ActivityEnvironment):
+    """A scope with one memory and a staged plan that creates one page from it."""
     scope = Scope(tenant=TENANT, owner=f"o-{uuid.uuid4().hex[:8]}")
     await retain(engine, scope.tenant, scope.owner, [
         MemoryIn(content="Queued two hours at Franklin Barbecue for brisket.", metadata={})])
-    store = CompileStore(engine)
-    env = ActivityEnvironment()
     batch = await env.run(store.next_batch, NextBatchInput(scope=scope, limit=50))
     plan_id = uuid.uuid4()
     async with engine.begin() as conn:
         await plan_staging.stage_plan(conn, plan_id, scope, "run", batch.memory_ids,
                                       new_page_plan(str(batch.memory_ids[0])))
-
-    resolve = ResolvePlanInput(scope=scope, plan_id=plan_id)
-    resolved = await env.run(store.resolve_plan, resolve)
-    assert resolved.new_pages_planned == 1 and resolved.alias_dedup_merged == 0
     apply = ApplyBatchInput(scope=scope, plan_id=plan_id, cursor_expected=batch.cursor_from,
                             cursor_next=batch.positions[-1], deterministic_linking_enabled=True)
+    return scope, ResolvePlanInput(scope=scope, plan_id=plan_id), apply
+
+
+async def test_resolve_and_apply_run_again_after_the_apply_answer_as_the_first_time(engine):
+    store, env = CompileStore(engine), ActivityEnvironment()
+    scope, resolve, apply = await staged_new_page(engine, store, env)
+    resolved = await env.run(store.resolve_plan, resolve)
+    assert resolved.new_pages_planned == 1 and resolved.alias_dedup_merged == 0
     applied = await env.run(store.apply_batch, apply)
     assert applied.pages_created == 1
     wiki = await wiki_snapshot(engine, scope.tenant, scope.owner)
@@ -99,3 +104,26 @@ def test_cursor_positions_follow_the_keyset_order():
     assert later.at_or_after(same_ms_higher_id) and same_ms_higher_id.at_or_after(earlier)
     assert earlier.at_or_after(earlier) and earlier.at_or_after(start) and start.at_or_after(start)
     assert not earlier.at_or_after(same_ms_higher_id) and not start.at_or_after(earlier)
+
+
+async def test_writes_the_database_refuses_fail_the_apply_without_retrying_and_write_nothing(engine):
+    store, env = CompileStore(engine), ActivityEnvironment()
+    scope, resolve, apply = await staged_new_page(engine, store, env)
+    await env.run(store.resolve_plan, resolve)
+    # A row already holds the id the new page would get (under another slug): its insert must fail.
+    taken = ids.page_id(scope.tenant, scope.owner, "entity", "franklin-barbecue")
+    async with engine.begin() as conn:
+        await conn.execute(text(
+            "INSERT INTO wiki_pages (id, tenant_id, owner_id, type, slug, title) "
+            "VALUES (:id, :t, :o, 'entity', 'squatter', 'Squatter')"), {"id": taken, "t": scope.tenant, "o": scope.owner})
+
+    with pytest.raises(ApplicationError) as raised:
+        await env.run(store.apply_batch, apply)
+    assert raised.value.type == error_types.APPLY_REJECTED and raised.value.non_retryable
+    assert "nothing was written and the cursor did not move" in raised.value.message
+    assert "wiki_pages_pkey" in raised.value.message  # the database's own reason
+    async with engine.connect() as conn:
+        assert await read_cursor(conn, scope) == apply.cursor_expected
+        titles = (await conn.execute(text("SELECT title FROM wiki_pages WHERE owner_id = :o"),
+                                     {"o": scope.owner})).scalars().all()
+    assert titles == ["Squatter"]
