@@ -1,16 +1,25 @@
 """Apply a resolved plan: every write of the batch, in the caller's transaction (seed steps 1.5–1.9).
 
 Order: pages and their sections (bodies linkified, wikilinks stripped, provenance only from
-citations), aliases, unresolved mentions, promotions, planner links, then the deterministic parent
-and co-mention links, and finally `body_md` re-rendered from the section rows of every touched page.
-Every statement is an upsert keyed by natural keys with deterministic ids, so applying the same
-plan again changes nothing — but the caller's cursor compare-and-set makes sure it never does.
+citations), aliases, unresolved mentions, promotions, then the links (the planner's, the
+deterministic parent and co-mention ones), and finally `body_md` re-rendered from the section rows
+of every touched page. Every statement is an upsert keyed by natural keys with deterministic ids,
+so applying the same plan again changes nothing — but the caller's cursor compare-and-set makes
+sure it never does.
+
+Each kind of write is one multi-row statement over `unnest` arrays, so a batch costs about twenty
+round trips whatever its size. The rows and counters are those of applying the plan one item at a
+time in document order: what an earlier item changes for a later one (the next free section
+position, a mention seen twice, an alias promoted twice, a link proposed twice) is worked out in
+Python from one read, before the write.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections import Counter
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -25,7 +34,6 @@ from domain.compile_messages import ApplyBatchResult
 from domain.guards import PageRef, linkify_known_entities, strip_wikilinks
 from domain.links import co_mention_context, co_mention_pairs, deterministic_link_context
 from domain.parents import (
-    ParentCandidate,
     derive_parent_candidates,
     derive_parent_candidates_from_page_summaries,
     is_geo_qualified_extension,
@@ -35,6 +43,9 @@ from domain.render import render_body_markdown
 MAX_SAMPLE_CONTEXTS = 5
 PARENT_TITLE_FUZZY_THRESHOLD = 0.5
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
+
+# (from page id, to page id, context) of a `reference` link
+Link = tuple[str, str, str | None]
 
 
 @dataclass
@@ -57,26 +68,33 @@ async def apply_resolved_plan(conn: AsyncConnection, tenant: str, owner: str, do
                               drafts: dict[str, str], *, deterministic_linking: bool) -> ApplyBatchResult:
     now = (await conn.execute(text("SELECT now()"))).scalar_one()
     state = _Apply(conn=conn, tenant=tenant, owner=owner, now=now)
-    writes = _section_writes(document, drafts)
-    refs = await _linkable_pages(state, document, writes)
-    for page in document["pages"]:
-        await _write_page(state, page, [w for w in writes if w["page_id"] == page["page_id"]], refs)
-    for mention in document["mentions"]:
-        await _upsert_mention(state, mention)
-    for promoted in document["promotions"]:
-        await _mark_promoted(state, promoted)
-    for link in document["links"]:
-        await _planner_link(state, link)
-    if deterministic_linking:
-        memory_ids = [UUID(m) for m in document["memory_ids"]]
-        await _deterministic_parent_links(state, memory_ids)
-        await _co_mention_links(state)
+    await _write_pages(state, document, drafts)
+    await _upsert_mentions(state, document["mentions"])
+    await _mark_promoted(state, document["promotions"])
+    await _write_links(state, document, deterministic_linking=deterministic_linking)
     await _render_bodies(state)
     state.result.touched_page_ids = [UUID(p) for p in state.touched]
     return state.result
 
 
 # ---------------------------------------------------------------------------------------------- pages
+
+
+async def _write_pages(state: _Apply, document: dict[str, Any], drafts: dict[str, str]) -> None:
+    """The pages, then their sections with their provenance, then their aliases."""
+    writes = _section_writes(document, drafts)
+    refs = await _linkable_pages(state, document, writes)
+    pages: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+    for page in document["pages"]:
+        page_writes = [w for w in writes if w["page_id"] == page["page_id"]]
+        if page["mode"] == "update" and not page_writes and not page["aliases"]:
+            continue  # every proposed section was skipped as unchanged: the page is not touched
+        pages.append((page, page_writes))
+    stored_ids = await _upsert_pages(state, [page for page, _ in pages])
+    written = list(zip(stored_ids, pages, strict=True))
+    await _upsert_sections(state, [(page_id, write) for page_id, (_, page_writes) in written
+                                   for write in page_writes], refs)
+    await _add_aliases(state, [(page_id, alias) for page_id, (page, _) in written for alias in page["aliases"]])
 
 
 def _section_writes(document: dict[str, Any], drafts: dict[str, str]) -> list[dict[str, Any]]:
@@ -112,166 +130,350 @@ async def _linkable_pages(state: _Apply, document: dict[str, Any], writes: list[
     return [PageRef(type=t, slug=s, title=title) for t, s, title in refs]
 
 
-async def _write_page(state: _Apply, page: dict[str, Any], writes: list[dict[str, Any]],
-                      refs: list[PageRef]) -> None:
-    if page["mode"] == "update" and not writes and not page["aliases"]:
-        return  # every proposed section was skipped as unchanged: the page is not touched
-    row = (await state.conn.execute(text("""
-        INSERT INTO wiki_pages (id, tenant_id, owner_id, type, slug, title, summary, status, last_compiled_at)
-        VALUES (:id, :tenant, :owner, :type, :slug, :title, :summary, 'active', :now)
-        ON CONFLICT (tenant_id, owner_id, type, slug) DO UPDATE SET
-            title = CASE WHEN :keep_title THEN wiki_pages.title ELSE excluded.title END,
-            summary = CASE WHEN :keep_title THEN coalesce(wiki_pages.summary, excluded.summary)
-                           ELSE coalesce(excluded.summary, wiki_pages.summary) END,
-            status = 'active', last_compiled_at = :now, updated_at = :now
-        RETURNING id, (xmax = 0) AS inserted
-    """), {"id": page["page_id"], "tenant": state.tenant, "owner": state.owner, "type": page["type"],
-           "slug": page["slug"], "title": page["title"], "summary": page["summary"], "now": state.now,
-           "keep_title": page["keep_title"]})).one()
-    page_id = str(row.id)
-    state.page_ids_by_key[(page["type"], page["slug"])] = page_id
-    state.result.pages_upserted += 1
-    if row.inserted:
-        state.result.pages_created += 1
-    state.touch(page_id, [])
-    for write in writes:
-        await _upsert_section(state, page_id, write, refs)
-    await _add_aliases(state, page_id, page["aliases"])
+def _occurrence_rounds(keys: list[Hashable]) -> list[list[int]]:
+    """Indexes of `keys` in rounds: the n-th occurrence of a key goes in round n, so no round repeats
+    a key (one multi-row ON CONFLICT DO UPDATE may not touch a row twice) and later occurrences are
+    written after earlier ones, as one-by-one writes would."""
+    rounds: list[list[int]] = []
+    seen: Counter[Hashable] = Counter()
+    for index, key in enumerate(keys):
+        occurrence = seen[key]
+        seen[key] += 1
+        if occurrence == len(rounds):
+            rounds.append([])
+        rounds[occurrence].append(index)
+    return rounds
 
 
-async def _upsert_section(state: _Apply, page_id: str, write: dict[str, Any], refs: list[PageRef]) -> None:
-    body = linkify_known_entities(strip_wikilinks(write["body_md"]).strip(), refs)
-    section_id = ids.section_id(UUID(page_id), write["slug"])
-    section = (await state.conn.execute(text("""
+async def _upsert_pages(state: _Apply, pages: list[dict[str, Any]]) -> list[str]:
+    """Upsert the pages; their stored ids, in order (an existing page keeps its own id)."""
+    stored_ids: list[str] = [""] * len(pages)
+    # The resolvers give each (type, slug) one entry; a document repeating one is still written as
+    # successive upserts would write it.
+    for indexes in _occurrence_rounds([(page["type"], page["slug"]) for page in pages]):
+        chunk = [pages[i] for i in indexes]
+        rows = await state.conn.execute(text("""
+            WITH planned AS (
+                SELECT * FROM unnest(CAST(:ids AS uuid[]), CAST(:types AS text[]), CAST(:slugs AS text[]),
+                                     CAST(:titles AS text[]), CAST(:summaries AS text[]),
+                                     CAST(:keep_titles AS boolean[]))
+                    AS planned(id, type, slug, title, summary, keep_title)
+            )
+            INSERT INTO wiki_pages (id, tenant_id, owner_id, type, slug, title, summary, status, last_compiled_at)
+            SELECT id, :tenant, :owner, type, slug, title, summary, 'active', :now FROM planned
+            ON CONFLICT (tenant_id, owner_id, type, slug) DO UPDATE SET
+                title = CASE WHEN (SELECT keep_title FROM planned
+                                   WHERE planned.type = excluded.type AND planned.slug = excluded.slug)
+                             THEN wiki_pages.title ELSE excluded.title END,
+                summary = CASE WHEN (SELECT keep_title FROM planned
+                                     WHERE planned.type = excluded.type AND planned.slug = excluded.slug)
+                               THEN coalesce(wiki_pages.summary, excluded.summary)
+                               ELSE coalesce(excluded.summary, wiki_pages.summary) END,
+                status = 'active', last_compiled_at = :now, updated_at = :now
+            RETURNING id, type, slug, (xmax = 0) AS inserted
+        """), {"tenant": state.tenant, "owner": state.owner, "now": state.now,
+               "ids": [p["page_id"] for p in chunk], "types": [p["type"] for p in chunk],
+               "slugs": [p["slug"] for p in chunk], "titles": [p["title"] for p in chunk],
+               "summaries": [p["summary"] for p in chunk], "keep_titles": [p["keep_title"] for p in chunk]})
+        stored = {}
+        for row in rows:
+            stored[(row.type, row.slug)] = str(row.id)
+            state.result.pages_created += row.inserted
+        for i in indexes:
+            stored_ids[i] = stored[(pages[i]["type"], pages[i]["slug"])]
+    state.result.pages_upserted += len(pages)
+    for page, page_id in zip(pages, stored_ids, strict=True):
+        state.page_ids_by_key[(page["type"], page["slug"])] = page_id
+        state.touch(page_id, [])
+    return stored_ids
+
+
+@dataclass
+class _SectionRow:
+    """What the section writes of one (page, slug) leave behind, applied one after the other."""
+    page_id: str
+    slug: str
+    heading: str  # the first write's: a later write of the same section only replaces its body
+    body: str
+    position: int  # a section that exists already is sent with its own: the insert needs one, the upsert keeps it
+    source_refs: list[str]
+
+
+async def _upsert_sections(state: _Apply, writes: list[tuple[str, dict[str, Any]]], refs: list[PageRef]) -> None:
+    """(page id, write) in document order; writes of one section fold into one row, as successive
+    upserts would leave it: the first write's heading and position, the last one's body, every
+    write's citations."""
+    if not writes:
+        return
+    existing = await state.conn.execute(text("""
+        SELECT page_id, section_slug, position FROM wiki_page_sections WHERE page_id = ANY(CAST(:pages AS uuid[]))
+    """), {"pages": list(dict.fromkeys(page_id for page_id, _ in writes))})
+    positions: dict[tuple[str, str], int] = {}
+    last_position: dict[str, int] = {}
+    for row in existing:
+        page_id = str(row.page_id)
+        positions[(page_id, row.section_slug)] = row.position
+        last_position[page_id] = max(last_position.get(page_id, 0), row.position)
+    sections: dict[tuple[str, str], _SectionRow] = {}
+    for page_id, write in writes:
+        body = linkify_known_entities(strip_wikilinks(write["body_md"]).strip(), refs)
+        key = (page_id, write["slug"])
+        section = sections.get(key)
+        if section is None:
+            if key not in positions:
+                # A new section goes last, after the sections written before it in this batch.
+                last_position[page_id] = positions[key] = last_position.get(page_id, 0) + 1
+            section = sections[key] = _SectionRow(page_id=page_id, slug=write["slug"], heading=write["heading"],
+                                                  body=body, position=positions[key], source_refs=[])
+        section.body = body
+        section.source_refs += [r for r in write["source_refs"] if r not in section.source_refs]
+        if write.get("rewritten"):
+            state.result.sections_rewritten += 1  # through the section writer: what the per-run cap counts
+        else:
+            state.result.sections_written += 1
+        state.touch(page_id, write["source_refs"])
+    rows = list(sections.values())
+    # An existing section keeps its id, heading and position: only its body and times change.
+    returned = await state.conn.execute(text("""
         INSERT INTO wiki_page_sections (id, page_id, section_slug, heading, body_md, position, last_source_at)
-        VALUES (:id, :page, :slug, :heading, :body,
-                coalesce((SELECT max(position) FROM wiki_page_sections WHERE page_id = :page), 0) + 1, :now)
+        SELECT id, page_id, section_slug, heading, body_md, position, :now
+        FROM unnest(CAST(:ids AS uuid[]), CAST(:pages AS uuid[]), CAST(:slugs AS text[]), CAST(:headings AS text[]),
+                    CAST(:bodies AS text[]), CAST(:positions AS integer[]))
+            AS planned(id, page_id, section_slug, heading, body_md, position)
         ON CONFLICT (page_id, section_slug) DO UPDATE SET
             body_md = excluded.body_md, last_source_at = :now, updated_at = :now
-        RETURNING id
-    """), {"id": section_id, "page": page_id, "slug": write["slug"], "heading": write["heading"], "body": body,
-           "now": state.now})).scalar_one()
-    if write.get("rewritten"):
-        state.result.sections_rewritten += 1  # through the section writer: what the per-run cap counts
-    else:
-        state.result.sections_written += 1
-    sources = write["source_refs"]
+        RETURNING id, page_id, section_slug
+    """), {"now": state.now, "ids": [ids.section_id(UUID(s.page_id), s.slug) for s in rows],
+           "pages": [s.page_id for s in rows], "slugs": [s.slug for s in rows],
+           "headings": [s.heading for s in rows], "bodies": [s.body for s in rows],
+           "positions": [s.position for s in rows]})
+    section_ids = {(str(row.page_id), row.section_slug): row.id for row in returned}
+    # Provenance only from each section's citations; zero cited memories means zero rows.
+    sources = [(section_ids[(s.page_id, s.slug)], ref) for s in rows for ref in s.source_refs]
     if sources:
-        # Provenance only from this section's citations; zero cited memories means zero rows.
         await state.conn.execute(text("""
             INSERT INTO wiki_section_sources (id, section_id, source_kind, source_ref, first_seen_at)
-            VALUES (:id, :section, 'memory_unit', :ref, :now)
+            SELECT id, section_id, 'memory_unit', source_ref, :now
+            FROM unnest(CAST(:ids AS uuid[]), CAST(:sections AS uuid[]), CAST(:refs AS text[]))
+                AS cited(id, section_id, source_ref)
             ON CONFLICT (section_id, source_kind, source_ref) DO NOTHING
-        """), [{"id": ids.source_id(section, "memory_unit", ref), "section": section, "ref": ref, "now": state.now}
-               for ref in sources])
-    state.touch(page_id, sources)
+        """), {"now": state.now, "ids": [ids.source_id(section, "memory_unit", ref) for section, ref in sources],
+               "sections": [str(section) for section, _ in sources], "refs": [ref for _, ref in sources]})
 
 
-async def _add_aliases(state: _Apply, page_id: str, aliases: list[str]) -> None:
+async def _add_aliases(state: _Apply, aliases: list[tuple[str, str]]) -> None:
     if not aliases:
         return
     await state.conn.execute(text("""
-        INSERT INTO wiki_page_aliases (id, page_id, alias, source) VALUES (:id, :page, :alias, 'compiler')
+        INSERT INTO wiki_page_aliases (id, page_id, alias, source)
+        SELECT id, page_id, alias, 'compiler'
+        FROM unnest(CAST(:ids AS uuid[]), CAST(:pages AS uuid[]), CAST(:aliases AS text[])) AS named(id, page_id, alias)
         ON CONFLICT (page_id, alias) DO NOTHING
-    """), [{"id": ids.alias_id(UUID(page_id), alias), "page": page_id, "alias": alias} for alias in aliases])
+    """), {"ids": [ids.alias_id(UUID(page_id), alias) for page_id, alias in aliases],
+           "pages": [page_id for page_id, _ in aliases], "aliases": [alias for _, alias in aliases]})
 
 
 # ------------------------------------------------------------------------------------------ mentions
 
 
-async def _upsert_mention(state: _Apply, mention: dict[str, Any]) -> None:
-    context = None
-    if mention["context"]:
-        context = {"quote": mention["context"], "source_ref": mention["source_ref"], "seen_at": state.now.isoformat()}
-    existing = (await state.conn.execute(text("""
-        SELECT id, sample_contexts FROM wiki_unresolved_mentions
-        WHERE tenant_id = :tenant AND owner_id = :owner AND alias_normalized = :alias AND status = 'open'
+@dataclass
+class _OpenMention:
+    """The open row of an alias after this batch's sightings: found in the scope or new."""
+    id: Any
+    is_new: bool
+    alias: str | None  # a new row's spelling; an existing row keeps its own
+    samples: list[Any]
+    suggested_type: str | None  # for an existing row, None keeps the stored one
+    sightings: int = 0
+
+
+async def _upsert_mentions(state: _Apply, mentions: list[dict[str, Any]]) -> None:
+    """Each sighting adds one to its alias's open row (created when there is none), newest context
+    first; a new row's id counts the alias's earlier rows, promoted or ignored ones included."""
+    if not mentions:
+        return
+    rows = await state.conn.execute(text("""
+        SELECT id, alias_normalized, status, sample_contexts FROM wiki_unresolved_mentions
+        WHERE tenant_id = :tenant AND owner_id = :owner AND alias_normalized = ANY(CAST(:aliases AS text[]))
         FOR UPDATE
-    """), {"tenant": state.tenant, "owner": state.owner, "alias": mention["alias_normalized"]})).first()
-    if existing is not None:
-        samples = list(existing.sample_contexts or [])
+    """), {"tenant": state.tenant, "owner": state.owner,
+           "aliases": list(dict.fromkeys(m["alias_normalized"] for m in mentions))})
+    earlier_rows: Counter[str] = Counter()
+    open_rows: dict[str, _OpenMention] = {}
+    for row in rows:
+        earlier_rows[row.alias_normalized] += 1
+        if row.status == "open":
+            open_rows[row.alias_normalized] = _OpenMention(id=row.id, is_new=False, alias=None,
+                                                           samples=list(row.sample_contexts or []),
+                                                           suggested_type=None)
+    for mention in mentions:
+        normalized = mention["alias_normalized"]
+        context = None
+        if mention["context"]:
+            context = {"quote": mention["context"], "source_ref": mention["source_ref"],
+                       "seen_at": state.now.isoformat()}
+        row = open_rows.get(normalized)
+        if row is None:
+            open_rows[normalized] = row = _OpenMention(
+                id=ids.mention_id(state.tenant, state.owner, normalized, earlier_rows[normalized]), is_new=True,
+                alias=mention["alias"], samples=[], suggested_type=mention["suggested_type"])
+        elif mention["suggested_type"] is not None:
+            row.suggested_type = mention["suggested_type"]
         if context is not None:
-            samples = [context, *samples][:MAX_SAMPLE_CONTEXTS]
+            row.samples = [context, *row.samples][:MAX_SAMPLE_CONTEXTS]
+        row.sightings += 1
+        state.result.unresolved_upserted += 1
+    seen = [row for row in open_rows.values() if not row.is_new]
+    if seen:
         await state.conn.execute(text("""
-            UPDATE wiki_unresolved_mentions SET mention_count = mention_count + 1, last_seen_at = :now,
-                sample_contexts = CAST(:samples AS jsonb), suggested_type = coalesce(:type, suggested_type),
-                updated_at = :now
-            WHERE id = :id
-        """), {"id": existing.id, "now": state.now, "samples": json.dumps(samples),
-               "type": mention["suggested_type"]})
-    else:
-        generation = (await state.conn.execute(text("""
-            SELECT count(*) FROM wiki_unresolved_mentions
-            WHERE tenant_id = :tenant AND owner_id = :owner AND alias_normalized = :alias
-        """), {"tenant": state.tenant, "owner": state.owner, "alias": mention["alias_normalized"]})).scalar_one()
+            UPDATE wiki_unresolved_mentions AS m SET mention_count = m.mention_count + seen.sightings,
+                last_seen_at = :now, sample_contexts = CAST(seen.samples AS jsonb),
+                suggested_type = coalesce(seen.suggested_type, m.suggested_type), updated_at = :now
+            FROM unnest(CAST(:ids AS uuid[]), CAST(:sightings AS integer[]), CAST(:samples AS text[]),
+                        CAST(:types AS text[])) AS seen(id, sightings, samples, suggested_type)
+            WHERE m.id = seen.id
+        """), {"now": state.now, "ids": [str(row.id) for row in seen],
+               "sightings": [row.sightings for row in seen], "samples": [json.dumps(row.samples) for row in seen],
+               "types": [row.suggested_type for row in seen]})
+    new = [(normalized, row) for normalized, row in open_rows.items() if row.is_new]
+    if new:
         await state.conn.execute(text("""
             INSERT INTO wiki_unresolved_mentions (id, tenant_id, owner_id, alias, alias_normalized, suggested_type,
-                sample_contexts, first_seen_at, last_seen_at, updated_at)
-            VALUES (:id, :tenant, :owner, :alias, :normalized, :type, CAST(:samples AS jsonb), :now, :now, :now)
-        """), {"id": ids.mention_id(state.tenant, state.owner, mention["alias_normalized"], generation),
-               "tenant": state.tenant, "owner": state.owner, "alias": mention["alias"],
-               "normalized": mention["alias_normalized"], "type": mention["suggested_type"],
-               "samples": json.dumps([context] if context else []), "now": state.now})
-    state.result.unresolved_upserted += 1
+                mention_count, sample_contexts, first_seen_at, last_seen_at, updated_at)
+            SELECT id, :tenant, :owner, alias, alias_normalized, suggested_type, sightings, CAST(samples AS jsonb),
+                   :now, :now, :now
+            FROM unnest(CAST(:ids AS uuid[]), CAST(:aliases AS text[]), CAST(:normalized AS text[]),
+                        CAST(:types AS text[]), CAST(:sightings AS integer[]), CAST(:samples AS text[]))
+                AS seen(id, alias, alias_normalized, suggested_type, sightings, samples)
+        """), {"tenant": state.tenant, "owner": state.owner, "now": state.now,
+               "ids": [str(row.id) for _, row in new], "aliases": [row.alias for _, row in new],
+               "normalized": [normalized for normalized, _ in new],
+               "types": [row.suggested_type for _, row in new], "sightings": [row.sightings for _, row in new],
+               "samples": [json.dumps(row.samples) for _, row in new]})
 
 
-async def _mark_promoted(state: _Apply, promoted: dict[str, Any]) -> None:
-    already = (await state.conn.execute(text("""
-        SELECT 1 FROM wiki_unresolved_mentions
-        WHERE tenant_id = :tenant AND owner_id = :owner AND alias_normalized = :alias AND status = 'promoted'
-    """), {"tenant": state.tenant, "owner": state.owner, "alias": promoted["alias_normalized"]})).first()
-    params = {"id": promoted["mention_id"], "tenant": state.tenant, "owner": state.owner}
-    if already:
-        # The alias was promoted before (one promoted row per alias): the open row is simply retired.
-        await state.conn.execute(text(
-            "DELETE FROM wiki_unresolved_mentions WHERE id = :id AND tenant_id = :tenant AND owner_id = :owner"
-        ), params)
-    else:
+async def _mark_promoted(state: _Apply, promotions: list[dict[str, Any]]) -> None:
+    """The promoted mention's open row becomes the alias's promoted row; when the alias was promoted
+    before (one promoted row per alias, maybe earlier in this batch) the open row is simply retired."""
+    if not promotions:
+        return
+    rows = await state.conn.execute(text("""
+        SELECT id, alias_normalized, status FROM wiki_unresolved_mentions
+        WHERE tenant_id = :tenant AND owner_id = :owner
+          AND (id = ANY(CAST(:ids AS uuid[]))
+               OR (alias_normalized = ANY(CAST(:aliases AS text[])) AND status = 'promoted'))
+    """), {"tenant": state.tenant, "owner": state.owner, "ids": [p["mention_id"] for p in promotions],
+           "aliases": [p["alias_normalized"] for p in promotions]})
+    # id -> [alias_normalized, status], kept up to date as the promotions are applied one by one
+    mentions = {str(row.id): [row.alias_normalized, row.status] for row in rows}
+    retired: list[str] = []
+    promoted: list[tuple[str, str]] = []
+    for promotion in promotions:
+        mention_id = str(UUID(promotion["mention_id"]))
+        already = any(alias == promotion["alias_normalized"] and status == "promoted"
+                      for alias, status in mentions.values())
+        if already:
+            if mentions.pop(mention_id, None) is not None:
+                retired.append(mention_id)
+        elif mention_id in mentions and mentions[mention_id][1] == "open":
+            mentions[mention_id][1] = "promoted"
+            promoted.append((mention_id, promotion["page_id"]))
+        state.result.unresolved_promoted += 1
+    # Retirements first: the alias's promoted row a retirement removes must be gone before another
+    # row of that alias becomes its promoted one (one promoted row per alias).
+    if retired:
         await state.conn.execute(text("""
-            UPDATE wiki_unresolved_mentions SET status = 'promoted', promoted_page_id = :page, updated_at = now()
-            WHERE id = :id AND tenant_id = :tenant AND owner_id = :owner AND status = 'open'
-        """), {**params, "page": promoted["page_id"]})
-    state.result.unresolved_promoted += 1
+            DELETE FROM wiki_unresolved_mentions
+            WHERE id = ANY(CAST(:ids AS uuid[])) AND tenant_id = :tenant AND owner_id = :owner
+        """), {"ids": retired, "tenant": state.tenant, "owner": state.owner})
+    if promoted:
+        await state.conn.execute(text("""
+            UPDATE wiki_unresolved_mentions AS m SET status = 'promoted', promoted_page_id = p.page_id,
+                updated_at = now()
+            FROM unnest(CAST(:ids AS uuid[]), CAST(:pages AS uuid[])) AS p(id, page_id)
+            WHERE m.id = p.id AND m.tenant_id = :tenant AND m.owner_id = :owner AND m.status = 'open'
+        """), {"ids": [mention_id for mention_id, _ in promoted], "pages": [page for _, page in promoted],
+               "tenant": state.tenant, "owner": state.owner})
 
 
 # ---------------------------------------------------------------------------------------------- links
 
 
+async def insert_reference_links(conn: AsyncConnection, links: Iterable[Link]) -> set[tuple[str, str]]:
+    """`reference` links in one statement; the (from, to) pairs it inserted. Self-links and pairs that
+    exist already are left out, and a pair listed twice is written with its first context."""
+    contexts: dict[tuple[str, str], str | None] = {}
+    for from_page, to_page, context in links:
+        pair = (str(UUID(from_page)), str(UUID(to_page)))
+        if pair[0] != pair[1]:
+            contexts.setdefault(pair, context)
+    if not contexts:
+        return set()
+    rows = await conn.execute(text("""
+        INSERT INTO wiki_page_links (id, from_page_id, to_page_id, kind, context)
+        SELECT id, from_page_id, to_page_id, 'reference', context
+        FROM unnest(CAST(:ids AS uuid[]), CAST(:froms AS uuid[]), CAST(:tos AS uuid[]), CAST(:contexts AS text[]))
+            AS linked(id, from_page_id, to_page_id, context)
+        ON CONFLICT (from_page_id, to_page_id, kind) DO NOTHING
+        RETURNING from_page_id, to_page_id
+    """), {"ids": [ids.link_id(UUID(f), UUID(t), "reference") for f, t in contexts],
+           "froms": [f for f, _ in contexts], "tos": [t for _, t in contexts], "contexts": list(contexts.values())})
+    return {(str(row.from_page_id), str(row.to_page_id)) for row in rows}
+
+
 async def insert_reference_link(conn: AsyncConnection, from_page: str, to_page: str, context: str | None) -> bool:
     """A `reference` link; False when it is a self-link or already exists (its first context is kept)."""
-    if from_page == to_page:
-        return False
-    inserted = (await conn.execute(text("""
-        INSERT INTO wiki_page_links (id, from_page_id, to_page_id, kind, context)
-        VALUES (:id, :from_page, :to_page, 'reference', :context)
-        ON CONFLICT (from_page_id, to_page_id, kind) DO NOTHING
-        RETURNING 1
-    """), {"id": ids.link_id(UUID(from_page), UUID(to_page), "reference"), "from_page": from_page,
-           "to_page": to_page, "context": context})).first()
-    return inserted is not None
+    return bool(await insert_reference_links(conn, [(from_page, to_page, context)]))
 
 
-async def _page_id_by_type_slug(state: _Apply, page_type: str, slug: str) -> str | None:
-    key = (page_type, slug)
-    if key not in state.page_ids_by_key:
-        found = (await state.conn.execute(text("""
-            SELECT id FROM wiki_pages WHERE tenant_id = :tenant AND owner_id = :owner AND type = :type AND slug = :slug
-              AND status = 'active'
-        """), {"tenant": state.tenant, "owner": state.owner, "type": page_type, "slug": slug})).scalar_one_or_none()
-        if found is None:
-            return None
-        state.page_ids_by_key[key] = str(found)
-    return state.page_ids_by_key[key]
+async def _write_links(state: _Apply, document: dict[str, Any], *, deterministic_linking: bool) -> None:
+    """The planner's links, then the deterministic parent and co-mention links, in one statement.
+
+    A pair is counted once, by the first kind of link that proposes it, with that link's context:
+    what writing the three kinds one after the other would count and keep."""
+    planner_links = await _planner_links(state, document["links"])
+    parent_links: list[Link] = []
+    co_mention_links: list[Link] = []
+    if deterministic_linking:
+        parent_links = await _deterministic_parent_links(state, [UUID(m) for m in document["memory_ids"]])
+        co_mention_links = await _co_mention_links(state)
+    inserted = await insert_reference_links(state.conn, [*planner_links, *parent_links, *co_mention_links])
+    counted: set[tuple[str, str]] = set()
+    state.result.links_upserted = _newly_inserted(planner_links, inserted, counted)
+    state.result.links_written_deterministic = _newly_inserted(parent_links, inserted, counted)
+    state.result.links_written_co_mention = _newly_inserted(co_mention_links, inserted, counted)
 
 
-async def _planner_link(state: _Apply, link: dict[str, Any]) -> None:
-    from_page = await _page_id_by_type_slug(state, link["fromType"], link["fromSlug"].strip())
-    to_page = await _page_id_by_type_slug(state, link["toType"], link["toSlug"].strip())
-    if from_page is None or to_page is None:
-        state.result.dropped_invalid_ids += 1  # a link to a page that does not exist in this scope
-        return
-    if await insert_reference_link(state.conn, from_page, to_page, link.get("context")):
-        state.result.links_upserted += 1
+def _newly_inserted(links: list[Link], inserted: set[tuple[str, str]], counted: set[tuple[str, str]]) -> int:
+    """How many of `links` were inserted, leaving out pairs already in `counted` (which it extends)."""
+    pairs = {(str(UUID(f)), str(UUID(t))) for f, t, _ in links} - counted
+    counted |= pairs
+    return len(pairs & inserted)
+
+
+async def _planner_links(state: _Apply, links: list[dict[str, Any]]) -> list[Link]:
+    """The plan's links between pages of this batch or active pages of the scope, by (type, slug)."""
+    endpoints = [((link["fromType"], link["fromSlug"].strip()), (link["toType"], link["toSlug"].strip()))
+                 for link in links]
+    unknown = list(dict.fromkeys(key for pair in endpoints for key in pair if key not in state.page_ids_by_key))
+    if unknown:
+        rows = await state.conn.execute(text("""
+            SELECT p.id, p.type, p.slug FROM wiki_pages p
+            JOIN unnest(CAST(:types AS text[]), CAST(:slugs AS text[])) AS wanted(type, slug)
+              ON p.type = wanted.type AND p.slug = wanted.slug
+            WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+        """), {"tenant": state.tenant, "owner": state.owner, "types": [t for t, _ in unknown],
+               "slugs": [s for _, s in unknown]})
+        for row in rows:
+            state.page_ids_by_key[(row.type, row.slug)] = str(row.id)
+    resolved: list[Link] = []
+    for link, (from_key, to_key) in zip(links, endpoints, strict=True):
+        from_page, to_page = state.page_ids_by_key.get(from_key), state.page_ids_by_key.get(to_key)
+        if from_page is None or to_page is None:
+            state.result.dropped_invalid_ids += 1  # a link to a page that does not exist in this scope
+            continue
+        resolved.append((from_page, to_page, link.get("context")))
+    return resolved
 
 
 async def _touched_pages(state: _Apply) -> list[Any]:
@@ -284,36 +486,53 @@ async def _touched_pages(state: _Apply) -> list[Any]:
     return list(rows)
 
 
-async def _parent_page(state: _Apply, candidate: ParentCandidate) -> Any | None:
-    exact = (await state.conn.execute(text("""
-        SELECT id, type, slug, title FROM wiki_pages
-        WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'active' AND title = :title
-          AND type IN ('topic', 'entity')
-        ORDER BY (type = 'topic') DESC, slug LIMIT 1
-    """), {"tenant": state.tenant, "owner": state.owner, "title": candidate.parent_title})).first()
-    if exact is not None:
-        return exact
-    fuzzy = await state.conn.execute(text("""
-        SELECT id, type, slug, title FROM wiki_pages
-        WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'active' AND type IN ('topic', 'entity')
-          AND title % :title AND similarity(title, :title) >= :threshold
-        ORDER BY similarity(title, :title) DESC, slug LIMIT 5
-    """), {"tenant": state.tenant, "owner": state.owner, "title": candidate.parent_title,
-           "threshold": PARENT_TITLE_FUZZY_THRESHOLD})
-    return next((row for row in fuzzy if is_geo_qualified_extension(candidate.parent_title, row.title)), None)
+async def _parent_pages(state: _Apply, titles: list[str]) -> dict[str, Any]:
+    """The parent page of each candidate title: the exact title (a topic first), else the most similar
+    title that is the candidate plus a region ("Austin" -> "Austin, Texas")."""
+    exact = await state.conn.execute(text("""
+        SELECT DISTINCT ON (title) id, type, slug, title FROM wiki_pages
+        WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'active'
+          AND title = ANY(CAST(:titles AS text[])) AND type IN ('topic', 'entity')
+        ORDER BY title, (type = 'topic') DESC, slug
+    """), {"tenant": state.tenant, "owner": state.owner, "titles": titles})
+    parents = {row.title: row for row in exact}
+    unmatched = [title for title in titles if title not in parents]
+    if unmatched:
+        fuzzy = await state.conn.execute(text("""
+            SELECT candidate.title AS candidate, nearest.id, nearest.type, nearest.slug, nearest.title
+            FROM unnest(CAST(:titles AS text[])) WITH ORDINALITY AS candidate(title, n)
+            CROSS JOIN LATERAL (
+                SELECT p.id, p.type, p.slug, p.title, similarity(p.title, candidate.title) AS score
+                FROM wiki_pages p
+                WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+                  AND p.type IN ('topic', 'entity')
+                  AND p.title % candidate.title AND similarity(p.title, candidate.title) >= :threshold
+                ORDER BY similarity(p.title, candidate.title) DESC, p.slug LIMIT 5
+            ) AS nearest
+            ORDER BY candidate.n, nearest.score DESC, nearest.slug
+        """), {"tenant": state.tenant, "owner": state.owner, "titles": unmatched,
+               "threshold": PARENT_TITLE_FUZZY_THRESHOLD})
+        for row in fuzzy:
+            if row.candidate not in parents and is_geo_qualified_extension(row.candidate, row.title):
+                parents[row.candidate] = row
+    return parents
 
 
-async def _deterministic_parent_links(state: _Apply, memory_ids: list[UUID]) -> None:
+async def _deterministic_parent_links(state: _Apply, memory_ids: list[UUID]) -> list[Link]:
     """Entity leaf pages of this batch -> their city / journal topic (seed step 1.9)."""
     if not state.touched:
-        return
+        return []
     records = await load_memories(state.conn, state.tenant, state.owner, memory_ids)
     pages = await _touched_pages(state)
     entity_pages = [p for p in pages if p.type == "entity"]
     candidates = derive_parent_candidates(records) + derive_parent_candidates_from_page_summaries(
         [_SummaryPage(str(p.id), p.title, p.summary, list(p.tags)) for p in pages])
+    if not candidates:
+        return []
+    parents = await _parent_pages(state, list(dict.fromkeys(c.parent_title for c in candidates)))
+    links: list[Link] = []
     for candidate in candidates:
-        parent = await _parent_page(state, candidate)
+        parent = parents.get(candidate.parent_title)
         if parent is None:
             continue
         supporting = set(candidate.source_record_ids)
@@ -322,9 +541,8 @@ async def _deterministic_parent_links(state: _Apply, memory_ids: list[UUID]) -> 
         else:
             leaves = [p for p in entity_pages if supporting & set(state.touched[str(p.id)])]
         context = deterministic_link_context(candidate.reason, parent.slug)
-        for leaf in leaves:
-            if await insert_reference_link(state.conn, str(leaf.id), str(parent.id), context):
-                state.result.links_written_deterministic += 1
+        links += [(str(leaf.id), str(parent.id), context) for leaf in leaves]
+    return links
 
 
 @dataclass
@@ -335,11 +553,11 @@ class _SummaryPage:
     tags: list[str]
 
 
-async def _co_mention_links(state: _Apply) -> None:
+async def _co_mention_links(state: _Apply) -> list[Link]:
     """Entity pages citing the same memory link to each other, at most 10 directed edges per memory."""
     cited = sorted({ref for refs in state.touched.values() for ref in refs})
     if not cited:
-        return
+        return []
     rows = await state.conn.execute(text("""
         SELECT DISTINCT s.source_ref, p.slug, p.id
         FROM wiki_section_sources s
@@ -352,9 +570,8 @@ async def _co_mention_links(state: _Apply) -> None:
     pages_by_memory: dict[str, list[tuple[str, str]]] = {}
     for row in rows:
         pages_by_memory.setdefault(row.source_ref, []).append((row.slug, str(row.id)))
-    for from_page, to_page, memory_id in co_mention_pairs(pages_by_memory):
-        if await insert_reference_link(state.conn, from_page, to_page, co_mention_context(memory_id)):
-            state.result.links_written_co_mention += 1
+    return [(from_page, to_page, co_mention_context(memory_id))
+            for from_page, to_page, memory_id in co_mention_pairs(pages_by_memory)]
 
 
 # ---------------------------------------------------------------------------------------------- bodies
