@@ -95,8 +95,8 @@ def linkify_known_entities(body: str | None, refs: Iterable[_PageLike | tuple[st
     ordered = sorted((_as_page_ref(ref) for ref in refs), key=lambda ref: len(ref.title), reverse=True)
     linked = body
     for ref in ordered:
-        if not ref.title:
-            continue
+        if not ref.title or f"**{ref.title}**" not in linked:
+            continue  # the pattern needs this literal text: skip the regex (apply runs this per section)
         mention = re.compile(r"(?<!\[)\*\*" + re.escape(ref.title) + r"\*\*(?!\]\()")
         link = f"[**{ref.title}**]({page_href(ref.type, ref.slug)})"
         linked = mention.sub(lambda _match, link=link: link, linked)
