@@ -56,6 +56,7 @@ class ManyScopesRun:
     memories: int
     model_calls: int
     achieved_calls_per_second: float
+    steady_calls_per_second: float
     busiest_second: int
     provider_429s: int
     cpu_seconds: dict[str, float]
@@ -71,6 +72,8 @@ class ManyScopesRun:
             "model_calls": self.model_calls,
             "model_calls_per_second": round(self.achieved_calls_per_second, 2),
             "rate_limit_utilisation": round(self.achieved_calls_per_second / workload.limit_per_second, 3),
+            "steady_calls_per_second": round(self.steady_calls_per_second, 2),
+            "steady_rate_limit_utilisation": round(self.steady_calls_per_second / workload.limit_per_second, 3),
             "busiest_second_calls": self.busiest_second,
             "provider_429s": self.provider_429s,
             "cpu_seconds": self.cpu_seconds,
@@ -154,6 +157,7 @@ async def compile_many_scopes(services: Services, warmed_url: str, workload: Wor
     return ManyScopesRun(
         workers=workers, wall_seconds=wall, memories=workload.scopes * workload.memories_per_scope,
         model_calls=len(provider.accepted), achieved_calls_per_second=provider.achieved_per_second(),
+        steady_calls_per_second=provider.steady_per_second(),
         busiest_second=provider.busiest_second(), provider_429s=provider.throttled, cpu_seconds=cpu_seconds,
         activity_retries=dict(chain.retries), activity_retry_causes=dict(chain.retry_causes),
     )

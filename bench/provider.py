@@ -46,6 +46,15 @@ class SimulatedProvider:
             return 0.0
         return (len(self.accepted) - 1) / (self.accepted[-1] - self.accepted[0])
 
+    def steady_per_second(self, share: float = 0.8) -> float:
+        """Admitted calls per second over the middle `share` of the calls: the rate once every scope is
+        under way and before the last ones finish (the ramp-up and the tail left out)."""
+        if len(self.accepted) < 10:
+            return self.achieved_per_second()
+        edge = int(len(self.accepted) * (1 - share) / 2)
+        first, last = edge, len(self.accepted) - 1 - edge
+        return (last - first) / (self.accepted[last] - self.accepted[first])
+
     def busiest_second(self) -> int:
         """The most calls admitted within any one-second window."""
         most, start = 0, 0
