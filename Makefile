@@ -25,11 +25,11 @@ lint: $(STAMP)
 services-down: $(STAMP)
 	$(BIN)/wiki dev down
 
-# Benchmarks on private throwaway services (15-20 min on 2 cores): bench/results.json, docs/BENCHMARKS.md.
+# Benchmarks on private throwaway services (about 11 min on 2 cores): bench/results.json, docs/BENCHMARKS.md.
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
-# The fault suite (~30-40 min on 2 cores): real faults injected into real processes; writes docs/RELIABILITY.md.
+# The fault suite (about 12-15 min on 2 cores): real faults injected into real processes; writes docs/RELIABILITY.md.
 chaos: $(STAMP)
 	$(BIN)/python -m chaos
 

@@ -64,7 +64,7 @@ def _run(command: list[str]) -> str:
 
 def _commit() -> str:
     sha = _run(["git", "rev-parse", "--short", "HEAD"]) or "unknown"
-    dirty = _run(["git", "status", "--porcelain"])
+    dirty = _run(["git", "status", "--porcelain", "--untracked-files=no"])
     return f"{sha} with uncommitted changes" if dirty else sha
 
 
