@@ -51,6 +51,7 @@ def activities_for(engine: AsyncEngine, settings: Settings, model_client=None) -
 # sized to match (wiki.database.create_engine): a smaller pool made activities queue for a
 # connection until they timed out when many scopes compiled at once.
 MAX_CONCURRENT_ACTIVITIES = 40
+HEARTBEAT_SEND_INTERVAL = timedelta(seconds=2)
 
 
 def _worker_defaults(options: dict) -> dict:
@@ -58,6 +59,10 @@ def _worker_defaults(options: dict) -> dict:
     # A batch schedules all its section writes at once: a fixed handful of pollers picked them up a
     # few at a time; autoscaling pollers follow the server's backlog.
     options.setdefault("activity_task_poller_behavior", PollerBehaviorAutoscaling())
+    # The SDK sends heartbeats at most every 0.8 x the heartbeat timeout (8 s of 10 s), which leaves a
+    # loaded server 2 s to record one before the attempt times out; seen in the many-scopes benchmark
+    # as model calls retried after "timeout: heartbeat". Every few seconds leaves most of the timeout.
+    options.setdefault("max_heartbeat_throttle_interval", HEARTBEAT_SEND_INTERVAL)
     return options
 
 
