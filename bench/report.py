@@ -468,11 +468,12 @@ def _many_scopes_why(section: dict) -> str:
                          f"{UTILISATION_TARGET:.0%} of the limit.")
     busiest = max(run["busiest_second_calls"] for run in medians.values())
     if busiest > limit:
+        throttled = sum(run["provider_429s"] for entry in entries.values() for run in entry["runs"])
         sentences.append(
             f"The busiest one-second window saw {busiest} admitted calls against a limit of {limit:g}/s: "
             f"Temporal's task-queue limiter holds the rate over time but lets bursts through, so a provider "
-            f"quota only a little above the limit ({quota:g}/s here) still answers some 429s; those are absorbed "
-            f"by the `LlmThrottled` retries (they cost time, never work).")
+            f"quota only a little above the limit ({quota:g}/s here) can answer 429s ({throttled} in these runs); "
+            f"those are absorbed by the `LlmThrottled` retries (they cost time, never work).")
     retries = {w: run["activity_retry_causes"] for w, run in medians.items() if run["activity_retry_causes"]}
     for workers, causes in retries.items():
         sentences.append(f"Retried activity attempts ({_processes_label(workers)}): "
