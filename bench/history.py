@@ -168,12 +168,7 @@ class ChainAnalysis:
                 name = event.activity_task_scheduled_event_attributes.activity_type.name
                 run = ActivityRun(name=name, scheduled=event.event_time.ToDatetime())
                 by_schedule[event.event_id] = run
-                self.activity_runs.append(run)
-                if name == NEXT_BATCH:
-                    current = Batch()
-                    self.batches.append(current)
-                if current is not None:
-                    current.activities.append(run)
+                current = self._enter(run, current)
             elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
                 attributes = event.activity_task_started_event_attributes
                 run = by_schedule[attributes.scheduled_event_id]
@@ -184,13 +179,8 @@ class ChainAnalysis:
             elif (local := local_activity(event)) is not None:
                 name, attempt = local.activity_type, local.attempt
                 at = event.event_time.ToDatetime()
-                run = ActivityRun(name=name, scheduled=at, started=at, closed=at, local=True)
-                self.activity_runs.append(run)
-                if name == NEXT_BATCH:
-                    current = Batch()
-                    self.batches.append(current)
-                if current is not None:
-                    current.activities.append(run)
+                current = self._enter(ActivityRun(name=name, scheduled=at, started=at, closed=at, local=True),
+                                      current)
                 self.activities[name] += 1
                 if attempt > 1:
                     self.retries[name] += attempt - 1
@@ -203,6 +193,16 @@ class ChainAnalysis:
                 self.activities[run.name] += 1
                 if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
                     self._add_usage(run.name, attributes.result.payloads)
+
+    def _enter(self, run: ActivityRun, current: Batch | None) -> Batch | None:
+        """Record an activity in the order it was scheduled; `compile.next_batch` opens a new batch."""
+        self.activity_runs.append(run)
+        if run.name == NEXT_BATCH:
+            current = Batch()
+            self.batches.append(current)
+        if current is not None:
+            current.activities.append(run)
+        return current
 
     def _add_usage(self, name: str, payloads) -> None:
         for payload in payloads:
