@@ -59,9 +59,10 @@ def _worker_defaults(options: dict) -> dict:
     # A batch schedules all its section writes at once: a fixed handful of pollers picked them up a
     # few at a time; autoscaling pollers follow the server's backlog.
     options.setdefault("activity_task_poller_behavior", PollerBehaviorAutoscaling())
-    # The SDK sends heartbeats at most every 0.8 x the heartbeat timeout (8 s of 10 s), which leaves a
-    # loaded server 2 s to record one before the attempt times out; seen in the many-scopes benchmark
-    # as model calls retried after "timeout: heartbeat". Every few seconds leaves most of the timeout.
+    # By default the SDK sends heartbeats at most every 0.8 x the heartbeat timeout (8 s of 10 s),
+    # leaving a loaded server 2 s to record one before the attempt times out. Sending every 2 s leaves
+    # most of the timeout as slack (the many-scopes benchmark still sees a few heartbeat timeouts in
+    # its first run, cause not established; see docs/BENCHMARKS.md).
     options.setdefault("max_heartbeat_throttle_interval", HEARTBEAT_SEND_INTERVAL)
     return options
 

@@ -27,7 +27,7 @@ from activities.compile_store import rejected_writes_fail
 from activities.heartbeat import heartbeating
 from activities.memory_store import Cursor, read_after
 from activities.model_client import ModelClient
-from activities.plan_apply import apply_resolved_plan, insert_reference_link
+from activities.plan_apply import apply_resolved_plan, insert_reference_links
 from activities.plan_staging import (
     earlier_resolution,
     lock_resolved_plan,
@@ -211,9 +211,9 @@ def _parse_aggregation_plan(reply_text: str) -> Plan:
 
 async def _apply_extras(conn: AsyncConnection, tenant: str, owner: str, document: dict[str, Any],
                         result: AggregationApplyResult, touched: set[str]) -> None:
-    for link in document.get("id_links", []):
-        if await insert_reference_link(conn, link["from"], link["to"], link["context"]):
-            result.links_upserted += 1
+    inserted = await insert_reference_links(
+        conn, [(link["from"], link["to"], link["context"]) for link in document.get("id_links", [])])
+    result.links_upserted += len(inserted)
     for edge in document.get("hierarchy", []):
         await _set_parent(conn, tenant, owner, edge["parent_id"], edge["child_id"])
         touched |= {edge["parent_id"], edge["child_id"]}

@@ -421,11 +421,6 @@ async def insert_reference_links(conn: AsyncConnection, links: Iterable[Link]) -
     return {(str(row.from_page_id), str(row.to_page_id)) for row in rows}
 
 
-async def insert_reference_link(conn: AsyncConnection, from_page: str, to_page: str, context: str | None) -> bool:
-    """A `reference` link; False when it is a self-link or already exists (its first context is kept)."""
-    return bool(await insert_reference_links(conn, [(from_page, to_page, context)]))
-
-
 async def _write_links(state: _Apply, document: dict[str, Any], *, deterministic_linking: bool) -> None:
     """The planner's links, then the deterministic parent and co-mention links, in one statement.
 
