@@ -22,21 +22,8 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities import error_types
-from activities.aggregation_resolution import resolve_aggregation
 from activities.compile_store import rejected_writes_fail
 from activities.heartbeat import heartbeating
-from activities.memory_store import Cursor, read_after
-from activities.model_client import ModelClient
-from activities.plan_apply import apply_resolved_plan, insert_reference_links
-from activities.plan_staging import (
-    earlier_resolution,
-    lock_resolved_plan,
-    mark_applied,
-    section_drafts,
-    stage_plan,
-    staged_plan,
-    store_resolution,
-)
 from activities.planning import _counts, estimate_tokens
 from domain import ids
 from domain.aggregation import (
@@ -62,15 +49,28 @@ from domain.parents import (
 )
 from domain.plan import Plan
 from domain.pricing import TokenUsage
-from domain.prompts import (
+from planners.claude_client import ModelClient
+from planners.prompts import (
     AGGREGATION_REPLY_SCHEMA,
     AggregationPage,
     AggregationParentCandidate,
     build_aggregation_prompt,
     force_aggregation_arrays,
 )
-from domain.scripted_aggregation import scripted_aggregation_plan
-from wiki.settings import Settings
+from planners.scripted_aggregation import scripted_aggregation_plan
+from runtime.settings import Settings
+from store.aggregation_resolution import resolve_aggregation
+from store.memories import Cursor, read_after
+from store.plan_apply import apply_resolved_plan, insert_reference_links
+from store.plan_staging import (
+    earlier_resolution,
+    lock_resolved_plan,
+    mark_applied,
+    section_drafts,
+    stage_plan,
+    staged_plan,
+    store_resolution,
+)
 
 MAX_AGGREGATION_PAGES = 60
 MAX_CHILD_CANDIDATES = 500

@@ -21,17 +21,6 @@ from temporalio.exceptions import ApplicationError
 
 from activities import error_types
 from activities.heartbeat import heartbeating
-from activities.memory_store import Cursor, read_after
-from activities.plan_apply import apply_resolved_plan
-from activities.plan_resolution import resolve_plan
-from activities.plan_staging import (
-    earlier_resolution,
-    lock_resolved_plan,
-    mark_applied,
-    section_drafts,
-    staged_plan,
-    store_resolution,
-)
 from domain import ids
 from domain.compile_messages import (
     ApplyBatchInput,
@@ -47,6 +36,17 @@ from domain.compile_messages import (
     Scope,
 )
 from domain.plan import Plan
+from store.memories import Cursor, read_after
+from store.plan_apply import apply_resolved_plan
+from store.plan_resolution import resolve_plan
+from store.plan_staging import (
+    earlier_resolution,
+    lock_resolved_plan,
+    mark_applied,
+    section_drafts,
+    staged_plan,
+    store_resolution,
+)
 
 STAGING_RETENTION_DAYS = 7
 

@@ -29,8 +29,8 @@ from domain.lint import (
     WakeCompilesInput,
     WakeCompilesResult,
 )
-from wiki.settings import Settings
-from wiki.temporal_client import signal_compile
+from runtime.settings import Settings
+from runtime.temporal_client import signal_compile
 
 # Each query returns (tenant, owner, count) for the scopes with at least one finding; _page() keeps the
 # scopes after the previous page's last one. Scope order is bytewise (COLLATE "C"), the order Python

@@ -21,10 +21,6 @@ from temporalio.exceptions import ApplicationError
 
 from activities import error_types
 from activities.heartbeat import heartbeating
-from activities.memory_store import load_memories
-from activities.model_client import ModelClient
-from activities.plan_staging import stage_plan
-from activities.scope_reads import candidate_pages, names_in_batch, open_mentions
 from domain.compile_messages import (
     PlanBatchInput,
     PlanBatchResult,
@@ -36,14 +32,18 @@ from domain.context import PlannerContext
 from domain.guards import JsonResponseError, parse_json_response, strip_wikilinks
 from domain.plan import Plan
 from domain.pricing import TokenUsage, cost_usd
-from domain.prompts import (
+from planners.claude_client import ModelClient
+from planners.prompts import (
     PLANNER_REPLY_SCHEMA,
     SECTION_WRITER_SYSTEM,
     build_planner_prompt,
     build_section_writer_prompt,
 )
-from domain.scripted import scripted_plan, scripted_write_section
-from wiki.settings import Settings
+from planners.scripted import scripted_plan, scripted_write_section
+from runtime.settings import Settings
+from store.memories import load_memories
+from store.plan_staging import stage_plan
+from store.scope_reads import candidate_pages, names_in_batch, open_mentions
 
 log = logging.getLogger(__name__)
 PLANNER_MAX_TOKENS = 24_000

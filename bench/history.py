@@ -17,7 +17,7 @@ from datetime import datetime
 from temporalio.api.enums.v1 import EventType, TimeoutType
 from temporalio.client import WorkflowHistory
 
-from wiki.history_events import local_activity
+from runtime.history_events import local_activity
 
 PLAN = "llm.plan_batch"
 WRITE = "llm.write_section"

@@ -23,21 +23,21 @@ from pathlib import Path
 
 from sqlalchemy import text
 
-from activities.memory_store import retain
+from app.worker import build_worker
 from bench.history import ChainAnalysis
 from bench.overhead import bench_settings, sample_memories
 from bench.provider import SimulatedProvider
 from bench.services import Services
 from domain.memory import MemoryIn
-from wiki.database import create_engine
-from wiki.settings import Settings
-from wiki.temporal_client import signal_compile
-from worker import build_worker
+from runtime.database import create_engine
+from runtime.settings import Settings
+from runtime.temporal_client import signal_compile
+from store.memories import retain
 
 ROOT = Path(__file__).resolve().parent.parent
 READY_TIMEOUT_SECONDS = 60
 RUN_TIMEOUT_SECONDS = 900
-WARM_UP_CONCURRENCY = 20  # wiki.database.create_engine's pool: 10 + 10 overflow
+WARM_UP_CONCURRENCY = 20  # runtime.database.create_engine's pool: 10 + 10 overflow
 
 
 @dataclass(frozen=True)

@@ -18,15 +18,15 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio import activity
 from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, Interceptor
 
-from activities.memory_store import retain
+from app.worker import build_worker
 from bench.history import ChainAnalysis
 from bench.services import Services
 from domain.memory import MemoryIn
-from wiki.database import create_engine
-from wiki.sample import generate_sample
-from wiki.settings import Settings
-from wiki.temporal_client import signal_compile
-from worker import build_worker
+from runtime.database import create_engine
+from runtime.settings import Settings
+from runtime.temporal_client import signal_compile
+from sample.corpus import generate_sample
+from store.memories import retain
 
 SAMPLE_SIZE = 700
 LEDGER_SUMS = (

@@ -22,18 +22,18 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from activities.memory_store import load_memories, retain
 from activities.planning import MAX_OPEN_MENTIONS, estimate_tokens
-from activities.scope_reads import candidate_pages, names_in_batch, open_mentions
 from bench.overhead import sample_memories
 from bench.services import Services
 from domain import ids
 from domain.aliases import normalize_alias, seed_aliases_for_title, slugify_title
 from domain.context import PlannerContext
-from domain.prompts import build_planner_prompt
-from wiki import sample
-from wiki.database import create_engine
-from wiki.settings import Settings
+from planners.prompts import build_planner_prompt
+from runtime.database import create_engine
+from runtime.settings import Settings
+from sample import corpus as sample
+from store.memories import load_memories, retain
+from store.scope_reads import candidate_pages, names_in_batch, open_mentions
 
 SCOPE_SIZES = (100, 1_000, 10_000)
 BATCH = slice(350, 400)  # a batch from the middle of the sample: recurring names and new ones

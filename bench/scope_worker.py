@@ -20,11 +20,11 @@ from typing import Any
 
 from temporalio import activity
 
+from app.worker import activities_for, build_llm_worker, build_worker
 from bench.provider import ask_provider
-from wiki.database import create_engine
-from wiki.settings import load_settings
-from wiki.temporal_client import connect
-from worker import activities_for, build_llm_worker, build_worker
+from runtime.database import create_engine
+from runtime.settings import load_settings
+from runtime.temporal_client import connect
 
 # The activities that call the model (the workflow schedules them on the model queue).
 MODEL_CALLS = frozenset({"llm.plan_batch", "llm.write_section", "aggregation.plan"})

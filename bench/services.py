@@ -22,9 +22,9 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from bench.cpu import CpuAccount, find_process
-from wiki.database import migrate
-from wiki.devservices import EmbeddedPostgres, free_port, temporal_cli_path
-from wiki.search_attributes import ALL_SEARCH_ATTRIBUTES
+from runtime.database import migrate
+from runtime.devservices import EmbeddedPostgres, free_port, temporal_cli_path
+from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
 
 TEMPLATE_DB = "bench_template"
 _database_numbers = itertools.count(1)

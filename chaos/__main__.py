@@ -29,7 +29,7 @@ from chaos.outcome import Outcome
 from chaos.scenarios import SCENARIOS
 from chaos.services import Databases, TemporalServer
 from chaos.suite import Reference, Suite
-from wiki.devservices import EmbeddedPostgres, free_port
+from runtime.devservices import EmbeddedPostgres, free_port
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "docs" / "RELIABILITY.md"
 log = logging.getLogger("chaos")

@@ -33,11 +33,11 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.aggregation import Aggregation
-from activities.model_client import ModelClient
 from activities.planning import Planning, parse_plan
 from domain.context import MemoryRecord, PlannerContext
 from domain.plan import Plan
-from wiki.settings import Settings
+from planners.claude_client import ModelClient
+from runtime.settings import Settings
 
 MODEL_ACTIVITIES = ("llm.plan_batch", "llm.write_section", "aggregation.plan")
 FAULTS = ("none", "throttle", "garbage", "lossy", "obey")

@@ -22,7 +22,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
 from domain import ids
-from wiki.history_events import local_activity
+from runtime.history_events import local_activity
 
 MODEL_ACTIVITY_TYPES = frozenset({"llm.plan_batch", "llm.write_section", "aggregation.plan"})
 LLM_CALL_KEYS = ("planner_calls", "section_writer_calls", "aggregation_planner_calls")

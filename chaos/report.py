@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from chaos.outcome import Outcome
-from wiki.devservices import _postgres_bin, temporal_cli_path
+from runtime.devservices import _postgres_bin, temporal_cli_path
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 COLUMNS = ("#", "scenario", "runs", "injected", "final wiki identical to the reference", "rows lost",

@@ -25,7 +25,7 @@ from sqlalchemy.pool import NullPool
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from wiki.devservices import (
+from runtime.devservices import (
     EmbeddedPostgres,
     free_port,
     search_attribute_args,

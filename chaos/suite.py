@@ -20,7 +20,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.service import RPCError
 
-from activities.memory_store import retain
 from chaos.measure import (
     HistoryStats,
     WikiDiff,
@@ -35,12 +34,13 @@ from chaos.processes import Fleet
 from chaos.services import Databases, TemporalServer, engine_for
 from domain.compile_messages import compile_workflow_id
 from domain.memory import MemoryIn
+from runtime.database import migrate
+from runtime.devservices import EmbeddedPostgres
+from runtime.settings import Settings
+from runtime.temporal_client import signal_compile
+from store.memories import retain
 from tests.compile.helpers import poll as wait_until
 from tests.compile.helpers import sample_memories, wiki_snapshot
-from wiki.database import migrate
-from wiki.devservices import EmbeddedPostgres
-from wiki.settings import Settings
-from wiki.temporal_client import signal_compile
 
 T = TypeVar("T")
 TENANT, OWNER = "chaos", "alice"

@@ -20,11 +20,11 @@ import sys
 from contextlib import AsyncExitStack
 from pathlib import Path
 
+from app.worker import build_llm_worker, build_worker
 from chaos.faults import Journal, ThrottleStorm, model_activities
-from wiki.database import create_engine
-from wiki.settings import ConfigError, load_settings
-from wiki.temporal_client import connect
-from worker import build_llm_worker, build_worker
+from runtime.database import create_engine
+from runtime.settings import ConfigError, load_settings
+from runtime.temporal_client import connect
 
 log = logging.getLogger("chaos.worker")
 

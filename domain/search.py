@@ -3,7 +3,7 @@
 The original keeps only ASCII `[a-z0-9]+` runs, so "Café" searched as "caf"; here a term is any run
 of Unicode letters and digits, so accented and non-Latin words search as written. Each term becomes
 a prefix query ("empan" finds "empanada"); the database splits terms exactly as it split the indexed
-text (see activities.wiki_reads), so the two always agree whatever the database's locale.
+text (see store.wiki_reads), so the two always agree whatever the database's locale.
 """
 
 from __future__ import annotations

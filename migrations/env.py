@@ -1,4 +1,4 @@
-"""Alembic environment: runs migrations over a synchronous connection handed in by `wiki.database`,
+"""Alembic environment: runs migrations over a synchronous connection handed in by `runtime.database`,
 or, from the `alembic` command line, over DATABASE_URL (embedded Postgres when unset)."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def main() -> None:
     if connection is not None:
         _run(connection)
         return
-    from wiki.database import resolve_database_url
+    from runtime.database import resolve_database_url
 
     asyncio.run(_run_online_from_url(resolve_database_url()))
 

@@ -25,9 +25,9 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
-from wiki.database import migrate
-from wiki.devservices import EmbeddedPostgres, free_port, temporal_cli_path
-from wiki.search_attributes import ALL_SEARCH_ATTRIBUTES
+from runtime.database import migrate
+from runtime.devservices import EmbeddedPostgres, free_port, temporal_cli_path
+from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
 
 warnings.filterwarnings("ignore", module="platformdirs")
 TEMPLATE_DB = "wiki_template"

@@ -19,12 +19,12 @@ from sqlalchemy import text
 from temporalio.service import RPCError, RPCStatusCode
 from typer.testing import CliRunner, Result
 
-from activities.memory_store import RetainResult
+from app.retain import CompileNotSignalled, retain_and_signal
+from cli import main as cli
 from domain.compile_messages import CompileInput, WakeUp
 from domain.memory import MemoryIn
-from wiki import cli
-from wiki.retain_service import CompileNotSignalled, retain_and_signal
-from wiki.settings import get_settings
+from runtime.settings import get_settings
+from store.memories import RetainResult
 
 UNREACHABLE_TEMPORAL = "127.0.0.1:9"  # nothing listens: a test that reached for Temporal would fail loudly
 

@@ -12,7 +12,9 @@ import pytest
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 from temporalio.testing import ActivityEnvironment
 
-from activities.model_client import (
+from domain.plan import Plan
+from domain.pricing import TokenUsage
+from planners.claude_client import (
     LLM_REJECTED,
     LLM_THROTTLED,
     LLM_TRUNCATED,
@@ -22,9 +24,7 @@ from activities.model_client import (
     heartbeat_while,
     retry_after,
 )
-from domain.plan import Plan
-from domain.pricing import TokenUsage
-from domain.prompts import PLANNER_REPLY_SCHEMA
+from planners.prompts import PLANNER_REPLY_SCHEMA
 
 MODEL = "claude-haiku-4-5"
 BEDROCK_MODEL = "us.anthropic.claude-haiku-4-5-20251001-v1:0"

@@ -17,7 +17,7 @@ from domain.aliases import normalize_alias, trigrams
 from domain.aliases import trigram_similarity as similarity
 from domain.memory import MemoryIn
 from domain.parents import extract_city_from_address
-from wiki.sample import (
+from sample.corpus import (
     ALL_PLACES,
     BATCH_SIZE,
     DECISIONS,

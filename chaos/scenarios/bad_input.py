@@ -27,7 +27,7 @@ from chaos.outcome import Outcome
 from chaos.processes import PROJECT_DIR, clean_environment
 from chaos.suite import TENANT, Suite
 from domain.memory import MAX_CONTENT_BYTES, MAX_METADATA_BYTES
-from wiki.devservices import free_port
+from runtime.devservices import free_port
 
 CASE_TIMEOUT_SECONDS = 120
 PARALLEL_CASES = 3

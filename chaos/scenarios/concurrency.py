@@ -22,13 +22,13 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import WorkflowExecutionStatus, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
+from app.retain import retain_and_signal
 from chaos.measure import cross_scope_rows, isolation_breaches, ledger_rows, ledger_sum, pending_memories
 from chaos.outcome import Outcome
 from chaos.suite import OWNER, Suite, poll
 from domain.compile_messages import Progress, compile_workflow_id
+from runtime.settings import Settings
 from tests.compile.helpers import sample_memories
-from wiki.retain_service import retain_and_signal
-from wiki.settings import Settings
 
 SCOPES = 20
 MEMORIES_PER_SCOPE = 120

@@ -17,12 +17,12 @@ import time
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from activities.memory_store import retain
 from chaos.faults import INJECTION_MARKER, Journal
 from chaos.measure import compare, cross_scope_rows, isolation_breaches, ledger_rows, ledger_sum
 from chaos.outcome import Outcome
 from chaos.suite import CANARY, VICTIM, VICTIM_DB, VICTIM_MEMORIES, Suite
 from domain.memory import MemoryIn
+from store.memories import retain
 from tests.compile.helpers import sample_memories, wiki_snapshot
 
 ATTACKER = ("attacker", "alice")

@@ -17,9 +17,9 @@ from temporalio.client import WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
+from app.worker import WORKFLOWS
 from chaos.outcome import Outcome
 from chaos.suite import Suite
-from worker import WORKFLOWS
 
 COMMITTED = Path(__file__).resolve().parents[2] / "tests" / "histories"
 

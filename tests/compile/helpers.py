@@ -11,12 +11,12 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
 
-from activities.memory_store import retain
+from app.worker import build_worker
 from domain.memory import MemoryIn
-from wiki.sample import generate_sample
-from wiki.settings import Settings
-from wiki.temporal_client import signal_compile
-from worker import build_worker
+from runtime.settings import Settings
+from runtime.temporal_client import signal_compile
+from sample.corpus import generate_sample
+from store.memories import retain
 
 
 def test_settings(**overrides) -> Settings:

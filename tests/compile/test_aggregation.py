@@ -25,9 +25,8 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 from temporalio.worker import Worker
 
-from activities import plan_staging
 from activities.aggregation import Aggregation
-from activities.memory_store import Cursor, read_after, retain
+from app.worker import WORKFLOWS, activities_for
 from domain.aggregation import hubness_score
 from domain.compile_messages import (
     AggregationApplyInput,
@@ -40,6 +39,10 @@ from domain.compile_messages import (
 from domain.memory import MemoryIn
 from domain.plan import LinkedPageRef, NewPage, NewSection, ParentSectionUpdate, Plan, SectionPromotion
 from domain.render import render_promoted_parent_section, render_rollup_list
+from runtime.history_events import activity_type_names
+from runtime.settings import Settings
+from store import plan_staging
+from store.memories import Cursor, read_after, retain
 from tests.compile import helpers
 from tests.compile.helpers import (
     compile_scope,
@@ -49,9 +52,6 @@ from tests.compile.helpers import (
     running_worker,
     wiki_snapshot,
 )
-from wiki.history_events import activity_type_names
-from wiki.settings import Settings
-from worker import WORKFLOWS, activities_for
 
 # --------------------------------------------------------------------------- a small hand-made scope
 

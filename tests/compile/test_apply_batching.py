@@ -15,9 +15,9 @@ from typing import Any
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from activities.plan_apply import apply_resolved_plan
 from domain import ids
 from domain.compile_messages import ApplyBatchResult
+from store.plan_apply import apply_resolved_plan
 
 TENANT, OWNER = "t-apply", "alice"
 

@@ -16,13 +16,14 @@ from sqlalchemy import text
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities import error_types, plan_staging
+from activities import error_types
 from activities.compile_store import CompileStore, read_cursor
-from activities.memory_store import retain
 from domain import ids
 from domain.compile_messages import ApplyBatchInput, CursorPosition, NextBatchInput, ResolvePlanInput, Scope
 from domain.memory import MemoryIn
 from domain.plan import NewPage, NewSection, Plan
+from store import plan_staging
+from store.memories import retain
 from tests.compile.helpers import wiki_snapshot
 
 TENANT = "rerun"

@@ -25,9 +25,13 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
-from activities.memory_store import retain
 from domain.compile_messages import Progress, compile_workflow_id
 from domain.memory import MemoryIn
+from runtime.history_events import local_activity
+from runtime.search_attributes import WIKI_OWNER, WIKI_TENANT, WIKI_TRIGGER
+from runtime.settings import Settings
+from runtime.temporal_client import compile_options, signal_compile
+from store.memories import retain
 from tests.compile.helpers import (
     compile_scope,
     ledger,
@@ -39,10 +43,6 @@ from tests.compile.helpers import (
     wiki_snapshot,
 )
 from tests.compile.helpers import test_settings as settings_for
-from wiki.history_events import local_activity
-from wiki.search_attributes import WIKI_OWNER, WIKI_TENANT, WIKI_TRIGGER
-from wiki.settings import Settings
-from wiki.temporal_client import compile_options, signal_compile
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 # Caps high enough that a test compile is one run, for the tests about what happens inside a run.

@@ -6,9 +6,9 @@ import re
 
 from sqlalchemy import text
 
-from activities.memory_store import retain
 from domain.memory import MemoryIn
 from domain.render import render_body_markdown
+from store.memories import retain
 from tests.compile.helpers import (
     compile_scope,
     ledger,

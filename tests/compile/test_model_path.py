@@ -28,14 +28,14 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
-from activities.memory_store import retain
-from activities.model_client import STRUCTURED_REPLY_TOOL, ModelClient
 from domain.memory import MemoryIn
 from domain.pricing import TokenUsage, cost_usd
+from planners.claude_client import STRUCTURED_REPLY_TOOL, ModelClient
+from runtime.settings import Settings
+from runtime.temporal_client import signal_compile
+from store.memories import retain
 from tests.compile.helpers import compile_scope, ledger, running_worker, wiki_snapshot
 from tests.compile.helpers import test_settings as settings_for
-from wiki.settings import Settings
-from wiki.temporal_client import signal_compile
 from workflows.compile import LLM_RETRY
 
 TENANT, OWNER = "t-model", "alice"

@@ -10,7 +10,7 @@ from domain.aggregation import SectionAggregation
 from domain.context import CandidatePage, CandidateSection, MemoryRecord, OpenMention, PlannerContext
 from domain.parents import ParentCandidate
 from domain.plan import Plan
-from domain.prompts import (
+from planners.prompts import (
     AGGREGATION_REPLY_SCHEMA,
     AGGREGATION_SYSTEM,
     NONE_LINE,
@@ -26,7 +26,7 @@ from domain.prompts import (
     force_aggregation_arrays,
     truncate,
 )
-from domain.templates import PAGE_TEMPLATES, UNKNOWN_SECTION_PURPOSE
+from planners.templates import PAGE_TEMPLATES, UNKNOWN_SECTION_PURPOSE
 
 WHEN = datetime(2026, 4, 27, 10, 30, tzinfo=UTC)
 RECORD_ID = UUID("11111111-1111-4111-8111-111111111111")

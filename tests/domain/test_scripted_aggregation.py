@@ -6,9 +6,9 @@ from uuid import NAMESPACE_URL, uuid5
 from domain.aggregation import SectionAggregation, score_section_aggregation
 from domain.aliases import slugify_title
 from domain.plan import Plan
-from domain.prompts import AggregationPage, AggregationParentCandidate, AggregationSection
 from domain.render import render_rollup_list
-from domain.scripted_aggregation import scripted_aggregation_plan
+from planners.prompts import AggregationPage, AggregationParentCandidate, AggregationSection
+from planners.scripted_aggregation import scripted_aggregation_plan
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 AUSTIN_RECORDS = ["mem-austin-1", "mem-austin-2", "mem-austin-3"]

@@ -8,8 +8,8 @@ import uuid
 import pytest
 from sqlalchemy import text
 
-from activities.memory_store import Cursor, RetainError, read_after, retain
 from domain.memory import MemoryIn, ScopeError, parse_memory_lines
+from store.memories import Cursor, RetainError, read_after, retain
 
 
 async def _count(engine) -> int:

@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from activities.memory_store import Cursor, read_after
-from wiki.database import downgrade, migrate
+from runtime.database import downgrade, migrate
+from store.memories import Cursor, read_after
 
 
 async def _tables(engine) -> set[str]:

@@ -18,13 +18,13 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
-from activities.memory_store import retain
+from app.worker import build_worker
+from runtime.database import migrate
+from runtime.devservices import EmbeddedPostgres, free_port, temporal_cli_path
+from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
+from runtime.temporal_client import signal_compile
+from store.memories import retain
 from tests.compile.helpers import sample_memories, test_settings
-from wiki.database import migrate
-from wiki.devservices import EmbeddedPostgres, free_port, temporal_cli_path
-from wiki.search_attributes import ALL_SEARCH_ATTRIBUTES
-from wiki.temporal_client import signal_compile
-from worker import build_worker
 
 HERE = Path(__file__).resolve().parent
 

@@ -6,7 +6,7 @@ import asyncio
 
 from typer.testing import CliRunner, Result
 
-from wiki import cli
+from cli import main as cli
 
 
 async def wiki(*args: str, stdin: str | None = None) -> Result:

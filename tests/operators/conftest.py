@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from wiki.settings import Settings, get_settings
+from runtime.settings import Settings, get_settings
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from activities.memory_store import retain
 from domain.memory import MemoryIn
+from store.memories import retain
 
 
 async def execute(engine: AsyncEngine, sql: str, **params: Any) -> None:

@@ -15,13 +15,13 @@ from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
 from activities import error_types
+from app.retain import retain_and_signal
+from app.worker import WORKFLOWS, activities_for
 from domain.compile_messages import PlanBatchInput, PlanBatchResult
+from runtime.settings import Settings
 from tests.compile.helpers import ledger, running_worker, sample_memories
 from tests.operators import helpers as db
 from tests.operators.cli import one_error_line, scope, wiki
-from wiki.retain_service import retain_and_signal
-from wiki.settings import Settings
-from worker import WORKFLOWS, activities_for
 
 POLL = 0.1  # seconds between checks of a condition the test waits for
 

@@ -9,8 +9,8 @@ import uuid
 
 import pytest
 
-from activities.memory_store import retain
 from domain.memory import MemoryIn
+from store.memories import retain
 from tests.compile.helpers import compile_scope, running_worker
 from tests.operators import helpers as db
 from tests.operators.cli import one_error_line, scope, wiki

@@ -9,17 +9,17 @@ from datetime import timedelta
 
 from temporalio.client import Client, ScheduleOverlapPolicy
 
-from domain.lint import LintInput, LintReport
-from tests.compile.helpers import running_worker
-from tests.compile.helpers import test_settings as worker_settings
-from tests.operators import helpers as db
-from wiki.operations import (
+from app.operations import (
     LINT_CATCHUP_WINDOW,
     describe_lint_schedule,
     install_lint_schedule,
     set_lint_schedule_paused,
 )
-from wiki.search_attributes import WIKI_OWNER, WIKI_TENANT, WIKI_TRIGGER
+from domain.lint import LintInput, LintReport
+from runtime.search_attributes import WIKI_OWNER, WIKI_TENANT, WIKI_TRIGGER
+from tests.compile.helpers import running_worker
+from tests.compile.helpers import test_settings as worker_settings
+from tests.operators import helpers as db
 
 POLL = 0.1  # seconds between checks of a condition the test waits for
 

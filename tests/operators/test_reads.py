@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from activities import wiki_reads
+from store import wiki_reads
 from tests.operators import helpers as db
 
 TENANT, OWNER = "reads", "alice"

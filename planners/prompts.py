@@ -21,7 +21,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from domain.context import CandidatePage, MemoryRecord, OpenMention, PlannerContext
 from domain.plan import NewPage, PageLink, PageUpdate, ParentSectionUpdate, Promotion, SectionPromotion
 from domain.plan import UnresolvedMention as PlannedMention
-from domain.templates import describe_page_types, section_purpose
+from planners.templates import describe_page_types, section_purpose
 
 RECORD_TEXT_LIMIT = 800
 CANDIDATE_SUMMARY_LIMIT = 200

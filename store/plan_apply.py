@@ -28,7 +28,6 @@ from uuid import UUID
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from activities.memory_store import load_memories
 from domain import ids
 from domain.compile_messages import ApplyBatchResult
 from domain.guards import PageRef, linkify_known_entities, strip_wikilinks
@@ -39,6 +38,7 @@ from domain.parents import (
     is_geo_qualified_extension,
 )
 from domain.render import render_body_markdown
+from store.memories import load_memories
 
 MAX_SAMPLE_CONTEXTS = 5
 PARENT_TITLE_FUZZY_THRESHOLD = 0.5

@@ -14,10 +14,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
-from activities.memory_store import RetainResult, retain
 from domain.memory import MemoryIn
-from wiki.settings import Settings
-from wiki.temporal_client import signal_compile
+from runtime.settings import Settings
+from runtime.temporal_client import signal_compile
+from store.memories import RetainResult, retain
 
 
 class CompileNotSignalled(RuntimeError):

@@ -15,8 +15,8 @@ from domain.compile_messages import (
     WakeUp,
     compile_workflow_id,
 )
-from wiki.search_attributes import WIKI_OWNER, WIKI_TENANT, WIKI_TRIGGER
-from wiki.settings import Settings, get_settings
+from runtime.search_attributes import WIKI_OWNER, WIKI_TENANT, WIKI_TRIGGER
+from runtime.settings import Settings, get_settings
 
 
 def resolve_temporal_address(settings: Settings | None = None) -> str:
@@ -24,7 +24,7 @@ def resolve_temporal_address(settings: Settings | None = None) -> str:
     settings = settings or get_settings()
     if settings.temporal_address:
         return settings.temporal_address
-    from wiki.devservices import DevTemporal
+    from runtime.devservices import DevTemporal
 
     return DevTemporal.from_settings(settings).ensure_running()
 

@@ -31,13 +31,13 @@ from temporalio.client import (
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.wiki_admin import ScopeReset, close_open_ledger_rows, reset_scope_for_rebuild
+from app.scope_report import latest_compile_status, scopes_by_latest_status
 from domain.compile_messages import compile_workflow_id
 from domain.lint import ALL_SCOPES, LintInput, LintReport, LintTrigger
-from wiki.scope_report import latest_compile_status, scopes_by_latest_status
-from wiki.search_attributes import WIKI_OWNER, WIKI_TENANT, WIKI_TRIGGER
-from wiki.settings import Settings
-from wiki.temporal_client import signal_compile
+from runtime.search_attributes import WIKI_OWNER, WIKI_TENANT, WIKI_TRIGGER
+from runtime.settings import Settings
+from runtime.temporal_client import signal_compile
+from store.wiki_admin import ScopeReset, close_open_ledger_rows, reset_scope_for_rebuild
 
 LINT_SCHEDULE_ID = "wiki-lint"
 # The schedule appends "-<scheduled time>" to this for each run, so runs are found by type, not id.

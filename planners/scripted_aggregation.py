@@ -39,8 +39,8 @@ from domain.plan import (
     Plan,
     SectionPromotion,
 )
-from domain.prompts import AggregationPage, AggregationParentCandidate, AggregationSection
 from domain.render import render_rollup_list
+from planners.prompts import AggregationPage, AggregationParentCandidate, AggregationSection
 
 # Seed 000 step 2.2: "refuses to create a hub when fewer than 3 pages clearly match". The same floor
 # applies to each rollup section and to the children a promoted page starts with.

@@ -34,7 +34,7 @@ from domain.plan import (
     SectionUpdate,
     UnresolvedMention,
 )
-from domain.templates import section_template
+from planners.templates import section_template
 
 # A page needs this many memories of one batch before the planner commits to it (seed 1.3: ">= 2
 # records reinforce it"); a single sighting is held as an unresolved mention instead.

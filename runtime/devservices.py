@@ -18,8 +18,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from wiki.search_attributes import ALL_SEARCH_ATTRIBUTES
-from wiki.settings import Settings
+from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
+from runtime.settings import Settings
 
 POSTGRES_SYSTEM_USER = "embedded_postgres"  # Postgres refuses to run as root
 DATABASE_NAME = "wiki"

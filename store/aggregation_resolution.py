@@ -18,7 +18,14 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from activities.plan_resolution import (
+from domain.aggregation import SectionAggregation, is_promotable, score_section_aggregation
+from domain.aliases import normalize_alias, seed_aliases_for_title, slugify_title
+from domain.compile_messages import AggregationResolveResult, ResolvePlanResult
+from domain.guards import is_meaningful_change, is_valid_uuid
+from domain.ids import page_id as deterministic_page_id
+from domain.plan import Plan
+from domain.render import render_promoted_parent_section, render_rollup_list
+from store.plan_resolution import (
     Resolution,
     add_aliases,
     add_section,
@@ -28,13 +35,6 @@ from activities.plan_resolution import (
     scope_pages_by_id,
     sections_of,
 )
-from domain.aggregation import SectionAggregation, is_promotable, score_section_aggregation
-from domain.aliases import normalize_alias, seed_aliases_for_title, slugify_title
-from domain.compile_messages import AggregationResolveResult, ResolvePlanResult
-from domain.guards import is_meaningful_change, is_valid_uuid
-from domain.ids import page_id as deterministic_page_id
-from domain.plan import Plan
-from domain.render import render_promoted_parent_section, render_rollup_list
 
 
 def membership_evidence(parent_title: str, child_title: str, child_summary: str | None) -> bool:

@@ -1,0 +1,126 @@
+"""The worker: polls the task queue and runs compile workflows and their activities.
+
+`wiki worker` (or `python worker.py`) runs until SIGTERM/SIGINT, then shuts down gracefully:
+it stops polling, lets activities in flight finish within the grace period, and hands the rest
+back to Temporal to retry elsewhere (every activity is idempotent).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from contextlib import AsyncExitStack
+from datetime import timedelta
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio.client import Client
+from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
+from temporalio.worker import PollerBehaviorAutoscaling, Worker
+
+from activities.aggregation import Aggregation
+from activities.compile_store import CompileStore
+from activities.lint import Lint
+from activities.planning import Planning, build_model_client
+from runtime.database import create_engine, migrate
+from runtime.settings import Settings, get_settings
+from runtime.temporal_client import connect
+from workflows.compile import CompileWorkflow
+from workflows.lint import LintWorkflow
+
+WORKFLOWS = [CompileWorkflow, LintWorkflow]
+log = logging.getLogger("wiki.worker")
+
+
+def activities_for(engine: AsyncEngine, settings: Settings, model_client=None) -> list:
+    model = model_client if model_client is not None else build_model_client(settings)
+    store = CompileStore(engine)
+    planning = Planning(engine, settings, model)
+    aggregation = Aggregation(engine, settings, model)
+    lint = Lint(engine, settings)
+    return [
+        store.start_run, store.next_batch, store.resolve_plan, store.apply_batch, store.finish_run,
+        planning.plan_batch, planning.write_section,
+        aggregation.plan, aggregation.resolve, aggregation.apply,
+        lint.run_checks, lint.prune_ledger, lint.record, lint.wake_compiles,
+    ]
+
+
+# Activities a worker runs at once. Each may hold a database connection, so the engine's pool is
+# sized to match (runtime.database.create_engine): a smaller pool made activities queue for a
+# connection until they timed out when many scopes compiled at once.
+MAX_CONCURRENT_ACTIVITIES = 40
+HEARTBEAT_SEND_INTERVAL = timedelta(seconds=2)
+
+
+def _worker_defaults(options: dict) -> dict:
+    options.setdefault("max_concurrent_activities", MAX_CONCURRENT_ACTIVITIES)
+    # A batch schedules all its section writes at once: a fixed handful of pollers picked them up a
+    # few at a time; autoscaling pollers follow the server's backlog.
+    options.setdefault("activity_task_poller_behavior", PollerBehaviorAutoscaling())
+    # By default the SDK sends heartbeats at most every 0.8 x the heartbeat timeout (8 s of 10 s),
+    # leaving a loaded server 2 s to record one before the attempt times out. Sending every 2 s leaves
+    # most of the timeout as slack (the many-scopes benchmark still sees a few heartbeat timeouts in
+    # its first run, cause not established; see docs/BENCHMARKS.md).
+    options.setdefault("max_heartbeat_throttle_interval", HEARTBEAT_SEND_INTERVAL)
+    return options
+
+
+def build_worker(client: Client, engine: AsyncEngine, settings: Settings, *, task_queue: str | None = None,
+                 model_client=None, **worker_options) -> Worker:
+    return Worker(
+        client,
+        task_queue=task_queue or settings.task_queue,
+        workflows=WORKFLOWS,
+        activities=activities_for(engine, settings, model_client),
+        graceful_shutdown_timeout=timedelta(seconds=30),
+        **_worker_defaults(worker_options),
+    )
+
+
+def build_llm_worker(client: Client, engine: AsyncEngine, settings: Settings, *, model_client=None,
+                     activities: list | None = None, **worker_options) -> Worker:
+    """The worker of WIKI_LLM_TASK_QUEUE, where workflows schedule their model calls.
+
+    Temporal dispatches at most WIKI_LLM_MAX_PER_SECOND activities a second from that queue, to all its
+    workers together. Every activity is registered, so the workflow alone decides what runs here; the
+    compile worker keeps them all too, for workflows started before the queue was configured.
+    """
+    return Worker(
+        client,
+        task_queue=settings.llm_task_queue,
+        activities=activities if activities is not None else activities_for(engine, settings, model_client),
+        max_task_queue_activities_per_second=settings.llm_max_per_second,
+        graceful_shutdown_timeout=timedelta(seconds=30),
+        **_worker_defaults(worker_options),
+    )
+
+
+async def run_worker(settings: Settings | None = None, *, stop: asyncio.Event | None = None) -> None:
+    settings = settings or get_settings()
+    runtime = None
+    if settings.metrics_port:
+        runtime = Runtime(telemetry=TelemetryConfig(
+            metrics=PrometheusConfig(bind_address=f"0.0.0.0:{settings.metrics_port}")))
+    client = await connect(settings, **({"runtime": runtime} if runtime else {}))
+    # Two workers (compile queue and model queue) may share this engine.
+    engine = create_engine(pool_size=MAX_CONCURRENT_ACTIVITIES)
+    await migrate(engine)
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    workers = [build_worker(client, engine, settings)]
+    if settings.llm_task_queue:
+        workers.append(build_llm_worker(client, engine, settings))
+    log.info("worker polling %s on %s", ", ".join(w.task_queue for w in workers),
+             settings.temporal_address or "the embedded dev server")
+    try:
+        async with AsyncExitStack() as running:
+            for worker in workers:
+                await running.enter_async_context(worker)
+            await stop.wait()
+            log.info("shutting down: finishing activities in flight")
+    finally:
+        await engine.dispose()
+
