@@ -12,6 +12,7 @@ import logging
 import signal
 from contextlib import AsyncExitStack
 from datetime import timedelta
+from uuid import UUID
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
@@ -19,12 +20,16 @@ from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 from temporalio.worker import PollerBehaviorAutoscaling, Worker
 
 from activities.aggregation import Aggregation
-from activities.compile_store import CompileStore
-from activities.lint import Lint
-from activities.planning import Planning, build_model_client
+from activities.compile_steps import CompileSteps
+from activities.lint import CompileWaker, Lint
+from activities.planning import Planning
+from planners.claude_client import ModelClient
+from planners.claude_planner import ClaudePlanner
+from planners.port import Planner
+from planners.scripted_planner import ScriptedPlanner
 from runtime.database import create_engine, migrate
 from runtime.settings import Settings, get_settings
-from runtime.temporal_client import connect
+from runtime.temporal_client import connect, signal_compile
 from workflows.compile import CompileWorkflow
 from workflows.lint import LintWorkflow
 
@@ -32,14 +37,40 @@ WORKFLOWS = [CompileWorkflow, LintWorkflow]
 log = logging.getLogger("wiki.worker")
 
 
-def activities_for(engine: AsyncEngine, settings: Settings, model_client=None) -> list:
-    model = model_client if model_client is not None else build_model_client(settings)
-    store = CompileStore(engine)
-    planning = Planning(engine, settings, model)
-    aggregation = Aggregation(engine, settings, model)
-    lint = Lint(engine, settings)
+def build_model_client(settings: Settings) -> ModelClient:
+    """The SDK client for Claude (its own retries off: Temporal retries)."""
+    api_key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else None
+    return ModelClient(provider=settings.llm, api_key=api_key, aws_region=settings.aws_region)
+
+
+def build_planner(settings: Settings, model_client: ModelClient | None = None) -> Planner:
+    """The one place the planner is chosen: `WIKI_LLM`, or Claude through `model_client` when given."""
+    if model_client is not None:
+        return ClaudePlanner(model_client)
+    if settings.llm == "scripted":
+        return ScriptedPlanner(latency_seconds=settings.scripted_latency_ms / 1000)
+    return ClaudePlanner(build_model_client(settings))
+
+
+def compile_waker(settings: Settings) -> CompileWaker:
+    """How the lint wakes a scope's compile: signal-with-start with this worker's compile options."""
+
+    async def wake(client: Client, tenant: str, owner: str, mention_ids: list[UUID]) -> object:
+        return await signal_compile(client, tenant, owner, trigger="lint", promotion_mention_ids=mention_ids,
+                                    settings=settings)
+
+    return wake
+
+
+def activities_for(engine: AsyncEngine, settings: Settings, model_client: ModelClient | None = None,
+                   planner: Planner | None = None) -> list:
+    planner = planner or build_planner(settings, model_client)
+    steps = CompileSteps(engine)
+    planning = Planning(engine, planner)
+    aggregation = Aggregation(engine, planner)
+    lint = Lint(engine, compile_waker(settings))
     return [
-        store.start_run, store.next_batch, store.resolve_plan, store.apply_batch, store.finish_run,
+        steps.start_run, steps.next_batch, steps.resolve_plan, steps.apply_batch, steps.finish_run,
         planning.plan_batch, planning.write_section,
         aggregation.plan, aggregation.resolve, aggregation.apply,
         lint.run_checks, lint.prune_ledger, lint.record, lint.wake_compiles,

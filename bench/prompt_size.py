@@ -22,12 +22,13 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from activities.planning import MAX_OPEN_MENTIONS, estimate_tokens
+from activities.planning import MAX_OPEN_MENTIONS
 from bench.overhead import sample_memories
 from bench.services import Services
 from domain import ids
 from domain.aliases import normalize_alias, seed_aliases_for_title, slugify_title
 from domain.context import PlannerContext
+from domain.pricing import estimate_tokens
 from planners.prompts import build_planner_prompt
 from runtime.database import create_engine
 from runtime.settings import Settings

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from temporalio.exceptions import ApplicationError
 
-from activities import error_types
+from domain import errors
 
 
 @dataclass
@@ -88,4 +88,4 @@ async def ask_provider(host: str, port: int) -> None:
     finally:
         writer.close()
     if " 429 " in status_line:
-        raise ApplicationError("simulated provider: 429 Too Many Requests", type=error_types.LLM_THROTTLED)
+        raise ApplicationError("simulated provider: 429 Too Many Requests", type=errors.LLM_THROTTLED)

@@ -5,7 +5,8 @@ A fault worker registers these under the real activity names (`llm.plan_batch`,
 call — context loading, staging, resolve, apply — is the product's own code. Faulty replies go
 through the product's parser (`parse_plan`), and provider errors through the product's
 `ModelClient` talking to a fake Messages API (an in-process httpx transport), so a 429 here is
-exactly the ApplicationError production raises for a 429.
+exactly the error production raises for a 429. The faulty planners wrap the scripted planner behind
+the product's planner port.
 
 Every decision is a function of the seed and the attempt (workflow run, activity id, attempt
 number), and every injection and every model call is written to a `Journal` — a JSON-lines file
@@ -30,13 +31,16 @@ import httpx2
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
 from activities.aggregation import Aggregation
-from activities.planning import Planning, parse_plan
+from activities.common import as_application_error
+from activities.planning import Planning
 from domain.context import MemoryRecord, PlannerContext
-from domain.plan import Plan
+from domain.errors import StepFailed
 from planners.claude_client import ModelClient
+from planners.claude_planner import parse_plan
+from planners.port import PlanReply
+from planners.scripted_planner import ScriptedPlanner
 from runtime.settings import Settings
 
 MODEL_ACTIVITIES = ("llm.plan_batch", "llm.write_section", "aggregation.plan")
@@ -91,21 +95,21 @@ def _attempt() -> dict[str, Any]:
 # ------------------------------------------------------------------------------ the fake provider
 
 
-async def _fake_provider_call(answer: Callable[[httpx2.Request], httpx2.Response]) -> ApplicationError:
+async def _fake_provider_call(answer: Callable[[httpx2.Request], httpx2.Response]) -> StepFailed:
     """One real ModelClient call against a fake Messages API; returns the error the product raises."""
     client = ModelClient(provider="anthropic", api_key="chaos",
                          http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(answer)))
     try:
         await client.complete(model="claude-haiku-4-5", system="chaos", batch_user="chaos", max_tokens=64,
                               json_schema={"type": "object"})
-    except ApplicationError as error:
+    except StepFailed as error:
         return error
     finally:
         await client.aclose()
     raise AssertionError("the fake provider's answer did not become an error")
 
 
-async def provider_refusal(status: int, retry_after_seconds: int | None) -> ApplicationError:
+async def provider_refusal(status: int, retry_after_seconds: int | None) -> StepFailed:
     """A 429 (rate limited) or 529 (overloaded), with or without Retry-After, as the product maps it."""
     kind = "rate_limit_error" if status == 429 else "overloaded_error"
     headers = {"retry-after": str(retry_after_seconds)} if retry_after_seconds is not None else {}
@@ -113,7 +117,7 @@ async def provider_refusal(status: int, retry_after_seconds: int | None) -> Appl
     return await _fake_provider_call(lambda request: httpx2.Response(status, json=body, headers=headers))
 
 
-async def provider_truncation() -> ApplicationError:
+async def provider_truncation() -> StepFailed:
     """A reply cut off at max_tokens, as the product maps it."""
     reply = {
         "id": "msg_chaos", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
@@ -187,7 +191,7 @@ def throttled(fn: Callable[[Any], Awaitable[Any]], storm: ThrottleStorm,
         status, retry_after = refusal
         error = await provider_refusal(status, retry_after)
         journal.record("refused", status=status, retry_after=retry_after, **attempt)
-        raise error
+        raise as_application_error(error)
 
     return _as_activity(activity_name(fn), fn, call)
 
@@ -301,7 +305,7 @@ def malformed(plan_json: str, rng: random.Random) -> str:
     ])
 
 
-class CorruptingPlanning(Planning):
+class CorruptingPlanner(ScriptedPlanner):
     """The scripted planner behind a model that misbehaves.
 
     `garbage`: every plan carries junk (see `add_garbage`), and the first answer for a batch is
@@ -312,34 +316,36 @@ class CorruptingPlanning(Planning):
     """
 
     def __init__(self, engine: AsyncEngine, settings: Settings, *, lossy: bool, seed: int, journal: Journal) -> None:
-        super().__init__(engine, settings, None)
+        super().__init__(settings.scripted_latency_ms / 1000)
+        self._engine = engine
         self._lossy = lossy
         self._seed = seed
         self._journal = journal
         self._answered: set[tuple[str, ...]] = set()
 
-    async def _scripted(self, context: PlannerContext, prompt: Any) -> tuple[Plan, Any]:
-        plan, usage = await super()._scripted(context, prompt)
+    async def plan_batch(self, context: PlannerContext, model_id: str) -> PlanReply:
+        reply = await super().plan_batch(context, model_id)
+        plan = reply.plan
         batch = tuple(str(memory.id) for memory in context.memories)
         first_answer = batch not in self._answered
         self._answered.add(batch)
         rng = random.Random(f"{self._seed}:{':'.join(batch)}:{first_answer}")
         if self._lossy and any(is_poison(memory_id) for memory_id in batch):
             self._journal.record("malformed", memories=len(batch), poison=True)
-            return parse_plan(malformed(plan.model_dump_json(), rng)), usage
+            return reply.model_copy(update={"plan": parse_plan(malformed(plan.model_dump_json(), rng))})
         if self._lossy and first_answer and len(batch) > 1 and rng.random() < 0.25:
             self._journal.record("truncated", memories=len(batch))
             raise await provider_truncation()
         if first_answer and rng.random() < 0.5:
             self._journal.record("malformed", memories=len(batch), poison=False)
-            return parse_plan(malformed(plan.model_dump_json(), rng)), usage
+            return reply.model_copy(update={"plan": parse_plan(malformed(plan.model_dump_json(), rng))})
         raw = json.loads(plan.model_dump_json())
         scope = context.tenant_id, context.owner_id
         added = add_garbage(raw, list(batch), await foreign_rows(self._engine, *scope), rng)
         if self._lossy and rng.random() < 0.3:
             added["citations_dropped"] = drop_citations(raw)
         self._journal.record("garbage", memories=len(batch), **added)
-        return parse_plan(json.dumps(raw)), usage
+        return reply.model_copy(update={"plan": parse_plan(json.dumps(raw))})
 
 
 def is_poison(memory_id: str) -> bool:
@@ -387,22 +393,22 @@ def obey(raw: dict[str, Any], memory: MemoryRecord, context: PlannerContext) -> 
     return {"foreign_ids": len(ids), "foreign_slugs": len(slugs), "shown_rows": len(seen)}
 
 
-class ObeyingPlanning(Planning):
+class ObeyingPlanner(ScriptedPlanner):
     """The scripted planner, plus whatever the batch's injected memories order (see `obey`)."""
 
-    def __init__(self, engine: AsyncEngine, settings: Settings, *, journal: Journal) -> None:
-        super().__init__(engine, settings, None)
+    def __init__(self, settings: Settings, *, journal: Journal) -> None:
+        super().__init__(settings.scripted_latency_ms / 1000)
         self._journal = journal
 
-    async def _scripted(self, context: PlannerContext, prompt: Any) -> tuple[Plan, Any]:
-        plan, usage = await super()._scripted(context, prompt)
+    async def plan_batch(self, context: PlannerContext, model_id: str) -> PlanReply:
+        reply = await super().plan_batch(context, model_id)
         orders = [memory for memory in context.memories if is_injection(memory)]
         if not orders:
-            return plan, usage
-        raw = json.loads(plan.model_dump_json())
+            return reply
+        raw = json.loads(reply.plan.model_dump_json())
         for memory in orders:
             self._journal.record("obeyed", memory_id=str(memory.id), **obey(raw, memory, context))
-        return parse_plan(json.dumps(raw)), usage
+        return reply.model_copy(update={"plan": parse_plan(json.dumps(raw))})
 
 
 def obeying_aggregation(fn: Callable[[Any], Awaitable[Any]], engine: AsyncEngine,
@@ -445,13 +451,16 @@ def model_activities(engine: AsyncEngine, settings: Settings, fault: str, journa
     """The three model activities with `fault` injected, for the model task queue's worker."""
     if fault not in FAULTS:
         raise ValueError(f"unknown fault {fault!r}; one of {', '.join(FAULTS)}")
+    scripted = ScriptedPlanner(settings.scripted_latency_ms / 1000)
     if fault in ("garbage", "lossy"):
-        planning: Planning = CorruptingPlanning(engine, settings, lossy=fault == "lossy", seed=seed, journal=journal)
+        planner: ScriptedPlanner = CorruptingPlanner(engine, settings, lossy=fault == "lossy", seed=seed,
+                                                     journal=journal)
     elif fault == "obey":
-        planning = ObeyingPlanning(engine, settings, journal=journal)
+        planner = ObeyingPlanner(settings, journal=journal)
     else:
-        planning = Planning(engine, settings, None)
-    aggregation_plan = Aggregation(engine, settings, None).plan
+        planner = scripted
+    planning = Planning(engine, planner)
+    aggregation_plan = Aggregation(engine, scripted).plan
     if fault == "obey":
         aggregation_plan = obeying_aggregation(aggregation_plan, engine, journal)
     activities = [planning.plan_batch, planning.write_section, aggregation_plan]

@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 PromotionStatus = Literal["none", "candidate", "promoted", "suppressed"]
 ScoreStatus = Literal["none", "candidate", "promote_ready"]
 
+# Recently changed pages the aggregation planner sees in one pass.
+MAX_AGGREGATION_PAGES = 60
 WEIGHTS = {"linked": 0.25, "supporting": 0.25, "temporal": 0.20, "coherence": 0.15, "readability": 0.15}
 LINKED_PAGES_SATURATION = 20
 SUPPORTING_RECORDS_SATURATION = 30

@@ -7,10 +7,10 @@ scripted one) inside an activity; they never travel through workflow history.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 from uuid import UUID
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from domain.plan import PageType
 
@@ -59,3 +59,52 @@ class PlannerContext(BaseModel):
     open_mentions: list[OpenMention]
     # Set when a lint-triggered compile asks the planner to consider promoting these mentions.
     promotion_candidate_ids: list[UUID] = Field(default_factory=list)
+
+
+# What the aggregation planner sees: the run's changed pages and the suggested parent hubs.
+
+
+def _plain_mapping(value: Any) -> Any:
+    # Accept the stored aggregation as a pydantic model as well as a dict.
+    return value.model_dump() if isinstance(value, BaseModel) else value
+
+
+class AggregationSection(BaseModel):
+    model_config = ConfigDict(extra="ignore", from_attributes=True)
+
+    slug: str
+    heading: str = ""
+    body_md: str = ""
+    # The section's stored aggregation metadata (linked_page_ids, supporting_record_count,
+    # promotion_score, promotion_status, ...); None for leaf sections.
+    aggregation: Annotated[dict[str, Any] | None, BeforeValidator(_plain_mapping)] = None
+
+
+class AggregationPage(BaseModel):
+    model_config = ConfigDict(extra="ignore", from_attributes=True)
+
+    id: UUID | str
+    type: str
+    slug: str
+    title: str
+    summary: str | None = None
+    parent_page_id: UUID | str | None = None
+    hubness_score: int = 0
+    tags: list[str] = Field(default_factory=list)
+    sections: list[AggregationSection] = Field(default_factory=list)
+
+
+class AggregationParentCandidate(BaseModel):
+    """A hub suggested by the deterministic expanders (record metadata and page summaries)."""
+
+    model_config = ConfigDict(extra="ignore", from_attributes=True)
+
+    reason: str
+    parent_title: str
+    parent_slug: str
+    suggested_section_slug: str
+    supporting_count: int
+    observed_tags: list[str] = Field(default_factory=list)
+    # Record ids for record-derived candidates, page ids for summary-derived ones (source_kind).
+    source_record_ids: list[str] = Field(default_factory=list)
+    source_kind: str = "record"

@@ -15,8 +15,6 @@ from pydantic import BaseModel, Field
 
 STALE_DAYS = 90
 OVERSIZE_BODY_CHARS = 8000
-PROMOTION_MIN_COUNT = 3
-PROMOTION_WITHIN_DAYS = 30
 LEDGER_RETENTION_DAYS = 30
 # Candidates handed to one scope's compile per night, most mentioned first: the planner sees them all
 # in one prompt, and a run creates at most 25 pages anyway. The rest stay open for a later night.

@@ -10,6 +10,8 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
+from domain.compile_messages import TokenCounts
+
 TOKENS_PER_PRICE_UNIT = 1_000_000
 
 
@@ -96,3 +98,19 @@ def cost_usd(model_id: str, usage: TokenUsage) -> float:
         + usage.cache_read_input_tokens * price.cache_read
     ) / TOKENS_PER_PRICE_UNIT
     return round(total, 6)
+
+
+def estimate_tokens(chars: int) -> int:
+    """Tokens of a text of `chars` characters, at the usual four characters a token."""
+    return (chars + 3) // 4
+
+
+def priced(model_id: str, usage: TokenUsage) -> TokenCounts:
+    """The call's token counts with its cost at `model_id`'s prices."""
+    return TokenCounts(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_creation_input_tokens=usage.cache_creation_input_tokens,
+        cache_read_input_tokens=usage.cache_read_input_tokens,
+        cost_usd=cost_usd(model_id, usage),
+    )

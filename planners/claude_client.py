@@ -1,9 +1,9 @@
-"""The model gateway: one Messages API call through the anthropic SDK, errors mapped for Temporal.
+"""The model gateway: one Messages API call through the anthropic SDK, provider errors mapped by kind.
 
-Temporal owns retries. The SDK client is built with `max_retries=0`, so a throttled call surfaces
-at once as an `ApplicationError` that carries the provider's Retry-After as `next_retry_delay`;
-the activity's retry policy then waits exactly that long (DESIGN.md: throttling never fails a
-scope). Errors that retrying cannot fix are non-retryable, with a message an operator can act on.
+The workflow owns retries. The SDK client is built with `max_retries=0`, so a throttled call surfaces
+at once as `ModelThrottled` carrying the provider's Retry-After; the activity layer turns it into a
+retryable Temporal error whose next retry waits exactly that long, so throttling never fails a scope.
+Errors that retrying cannot fix are non-retryable, with a message an operator can act on.
 
 Structured output: a single forced tool. SDK 2.12 offers two mechanisms on the Messages API:
 `output_config={"format": {"type": "json_schema", ...}}` (constrained decoding) and tool use with
@@ -17,21 +17,17 @@ reply text is then the JSON of the tool input.
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Awaitable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import anthropic
 import httpx2
 from pydantic import BaseModel
-from temporalio import activity
-from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
-# The ApplicationError types raised here are shared with the workflow's retry policies.
-from activities.error_types import LLM_REJECTED, LLM_THROTTLED, LLM_TRUNCATED, LLM_UNAVAILABLE
+from domain.errors import ModelRejected, ModelThrottled, ModelTruncated, ModelUnavailable, StepFailed
 from domain.pricing import TokenUsage
 
 STRUCTURED_REPLY_TOOL = "submit_answer"
@@ -43,7 +39,6 @@ _RETRYABLE_CLIENT_STATUSES = frozenset({408, 409})
 _EPHEMERAL_CACHE = {"type": "ephemeral"}
 
 Provider = Literal["anthropic", "bedrock"]
-T = TypeVar("T")
 
 
 class ModelReply(BaseModel):
@@ -96,7 +91,7 @@ class ModelClient:
         try:
             message = await self._sdk.messages.create(**request)
         except anthropic.APIError as err:
-            raise _to_application_error(err, model=model, provider=self.provider) from err
+            raise _model_error(err, model=model, provider=self.provider) from err
         reply = ModelReply(
             text=_reply_text(message, structured=json_schema is not None),
             stop_reason=message.stop_reason,
@@ -106,26 +101,6 @@ class ModelClient:
         if reply.stop_reason in TRUNCATION_STOP_REASONS:
             raise _truncated(reply, max_tokens)
         return reply
-
-
-async def heartbeat_while(awaitable: Awaitable[T], every_seconds: float) -> T:
-    """Await `awaitable`, heartbeating every `every_seconds` when running inside an activity.
-
-    A single long HTTP call cannot heartbeat by itself, and without heartbeats Temporal cannot tell
-    a slow call from a dead worker, nor deliver a cancellation. Outside an activity it is a plain await.
-    """
-    if not activity.in_activity():
-        return await awaitable
-    task = asyncio.ensure_future(awaitable)
-    try:
-        while True:
-            activity.heartbeat()
-            done, _ = await asyncio.wait({task}, timeout=every_seconds)
-            if done:
-                return task.result()
-    finally:
-        # Stops the call when the activity itself is cancelled; a no-op once it has finished.
-        task.cancel()
 
 
 def retry_after(headers: Mapping[str, str], *, now: datetime | None = None) -> timedelta | None:
@@ -225,44 +200,36 @@ def _token_usage(usage: Any) -> TokenUsage:
     )
 
 
-def _truncated(reply: ModelReply, max_tokens: int) -> ApplicationError:
-    # The usage travels in the details so the tokens of the wasted call are still counted in the cost.
-    return ApplicationError(
+def _truncated(reply: ModelReply, max_tokens: int) -> ModelTruncated:
+    # The usage travels with the error so the tokens of the wasted call are still counted in the cost.
+    return ModelTruncated(
         f"The reply of model {reply.model} was cut off ({reply.stop_reason}) after "
         f"{reply.usage.output_tokens} output tokens (max_tokens={max_tokens}).",
-        reply.usage.model_dump(),
-        type=LLM_TRUNCATED,
-        non_retryable=True,
+        spent=reply.usage,
     )
 
 
-def _to_application_error(err: anthropic.APIError, *, model: str, provider: Provider) -> ApplicationError:
+def _model_error(err: anthropic.APIError, *, model: str, provider: Provider) -> StepFailed:
     if isinstance(err, anthropic.APITimeoutError):
-        return ApplicationError(f"The call to model {model} timed out.", type=LLM_UNAVAILABLE)
+        return ModelUnavailable(f"The call to model {model} timed out.")
     if isinstance(err, anthropic.APIConnectionError):
-        return ApplicationError(
-            f"Could not reach the model provider ({provider}): {err.message}", type=LLM_UNAVAILABLE
-        )
+        return ModelUnavailable(f"Could not reach the model provider ({provider}): {err.message}")
     if not isinstance(err, anthropic.APIStatusError):
-        return ApplicationError(
-            f"The model provider returned an unusable response: {err.message}", type=LLM_UNAVAILABLE
-        )
+        return ModelUnavailable(f"The model provider returned an unusable response: {err.message}")
     delay = retry_after(err.response.headers)
     if isinstance(err, anthropic.RateLimitError | anthropic.OverloadedError):
         when = f"after the requested {delay.total_seconds():g} s" if delay else "with backoff"
-        return ApplicationError(
+        return ModelThrottled(
             f"The model provider is throttling ({err.status_code} {_error_kind(err)}); retrying {when}.",
-            type=LLM_THROTTLED,
-            next_retry_delay=delay,
-            category=ApplicationErrorCategory.BENIGN,
+            retry_after=delay,
+            benign=True,
         )
     if isinstance(err, anthropic.InternalServerError) or err.status_code in _RETRYABLE_CLIENT_STATUSES:
-        return ApplicationError(
+        return ModelUnavailable(
             f"The model provider failed ({err.status_code} {_error_kind(err)}): {_error_detail(err)}",
-            type=LLM_UNAVAILABLE,
-            next_retry_delay=delay,
+            retry_after=delay,
         )
-    return ApplicationError(_rejection_message(err, model, provider), type=LLM_REJECTED, non_retryable=True)
+    return ModelRejected(_rejection_message(err, model, provider))
 
 
 def _rejection_message(err: anthropic.APIStatusError, model: str, provider: Provider) -> str:

@@ -13,12 +13,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Annotated, Any
+from typing import Any
 from uuid import UUID
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
-from domain.context import CandidatePage, MemoryRecord, OpenMention, PlannerContext
+from domain.context import (
+    AggregationPage,
+    AggregationParentCandidate,
+    AggregationSection,
+    CandidatePage,
+    MemoryRecord,
+    OpenMention,
+    PlannerContext,
+)
 from domain.plan import NewPage, PageLink, PageUpdate, ParentSectionUpdate, Promotion, SectionPromotion
 from domain.plan import UnresolvedMention as PlannedMention
 from planners.templates import describe_page_types, section_purpose
@@ -229,6 +237,10 @@ class PlannerPrompt(BaseModel):
     stable_user: str
     batch_user: str
 
+    @property
+    def chars(self) -> int:
+        return len(self.system) + len(self.stable_user) + len(self.batch_user)
+
     def user_text(self) -> str:
         """The whole user message, for callers that do not cache."""
         return "\n\n".join(part for part in (self.stable_user, self.batch_user) if part)
@@ -366,50 +378,6 @@ def build_section_writer_prompt(
 # --------------------------------------------------------------------------------------------
 
 
-def _plain_mapping(value: Any) -> Any:
-    # Accept the stored aggregation as a pydantic model as well as a dict.
-    return value.model_dump() if isinstance(value, BaseModel) else value
-
-
-class AggregationSection(BaseModel):
-    model_config = ConfigDict(extra="ignore", from_attributes=True)
-
-    slug: str
-    heading: str = ""
-    body_md: str = ""
-    # The section's stored aggregation metadata (linked_page_ids, supporting_record_count,
-    # promotion_score, promotion_status, ...); None for leaf sections.
-    aggregation: Annotated[dict[str, Any] | None, BeforeValidator(_plain_mapping)] = None
-
-
-class AggregationPage(BaseModel):
-    model_config = ConfigDict(extra="ignore", from_attributes=True)
-
-    id: UUID | str
-    type: str
-    slug: str
-    title: str
-    summary: str | None = None
-    parent_page_id: UUID | str | None = None
-    hubness_score: int = 0
-    tags: list[str] = Field(default_factory=list)
-    sections: list[AggregationSection] = Field(default_factory=list)
-
-
-class AggregationParentCandidate(BaseModel):
-    """A hub suggested by the deterministic expanders (reference facts §13)."""
-
-    model_config = ConfigDict(extra="ignore", from_attributes=True)
-
-    reason: str
-    parent_title: str
-    parent_slug: str
-    suggested_section_slug: str
-    supporting_count: int
-    observed_tags: list[str] = Field(default_factory=list)
-    # Record ids for record-derived candidates, page ids for summary-derived ones (source_kind).
-    source_record_ids: list[str] = Field(default_factory=list)
-    source_kind: str = "record"
 
 
 AGGREGATION_LEAF_ARRAYS = ("pageUpdates", "unresolvedMentions", "promotions")

@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from domain.aliases import normalize_alias, slugify_title
@@ -34,14 +34,12 @@ from domain.plan import (
     SectionUpdate,
     UnresolvedMention,
 )
+from domain.promotion import PROMOTION_MIN_SIGHTINGS, promotion_allowed
 from planners.templates import section_template
 
 # A page needs this many memories of one batch before the planner commits to it (seed 1.3: ">= 2
 # records reinforce it"); a single sighting is held as an unresolved mention instead.
 NEW_PAGE_MIN_MEMORIES = 2
-# DESIGN difference 5: the ">= 3 mentions in 30 days" promotion rule is enforced in code.
-PROMOTION_MIN_SIGHTINGS = 3
-PROMOTION_WINDOW = timedelta(days=30)
 SENTENCE_MAX_CHARS = 240
 
 # The section a page update appends to, per page type.
@@ -560,8 +558,7 @@ class _PlanDraft:
 
     def _promote_or_hold(self, subject: _Subject, mention: OpenMention) -> _PageRef | None:
         sightings = mention.mention_count + len(subject.sightings)
-        recent = self.newest is not None and self.newest - _as_utc(mention.last_seen_at) <= PROMOTION_WINDOW
-        if sightings < PROMOTION_MIN_SIGHTINGS or not recent:
+        if self.newest is None or not promotion_allowed(sightings, _as_utc(mention.last_seen_at), self.newest):
             self._hold(subject)
             return None
         # The held spelling has been seen mention_count times, so it usually stays the title.

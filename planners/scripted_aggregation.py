@@ -30,6 +30,7 @@ from pydantic import ValidationError
 
 from domain.aggregation import SectionAggregation, is_promotable, score_section_aggregation
 from domain.aliases import format_heading_from_slug, normalize_alias, slugify_title
+from domain.context import AggregationPage, AggregationParentCandidate, AggregationSection
 from domain.plan import (
     LinkedPageRef,
     NewPage,
@@ -40,7 +41,6 @@ from domain.plan import (
     SectionPromotion,
 )
 from domain.render import render_rollup_list
-from planners.prompts import AggregationPage, AggregationParentCandidate, AggregationSection
 
 # Seed 000 step 2.2: "refuses to create a hub when fewer than 3 pages clearly match". The same floor
 # applies to each rollup section and to the children a promoted page starts with.

@@ -16,7 +16,7 @@ sees the section-task keys and counters.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import text
@@ -33,11 +33,10 @@ from domain.compile_messages import ResolvePlanResult
 from domain.guards import is_meaningful_change, is_valid_uuid, strip_wikilinks
 from domain.ids import page_id as deterministic_page_id
 from domain.plan import NewSection, Plan
+from domain.promotion import promotion_allowed
 from domain.render import first_sentence
 
 FUZZY_MERGE_THRESHOLD = 0.85
-PROMOTION_MIN_MENTIONS = 3
-PROMOTION_WINDOW = timedelta(days=30)
 
 
 @dataclass
@@ -453,8 +452,8 @@ async def _resolve_promotions(conn: AsyncConnection, res: Resolution, plan: Plan
         cited = [ref for s in promotion.sections for ref in res.cite(s.source_refs)]
         known = {str(c.get("source_ref")) for c in (mention.sample_contexts or []) if isinstance(c, dict)}
         new_sightings = [ref for ref in dict.fromkeys(cited) if ref not in known]
-        recent = bool(new_sightings) or mention.last_seen_at >= res.now - PROMOTION_WINDOW
-        if mention.mention_count + len(new_sightings) < PROMOTION_MIN_MENTIONS or not recent:
+        last_seen = res.now if new_sightings else mention.last_seen_at
+        if not promotion_allowed(mention.mention_count + len(new_sightings), last_seen, res.now):
             # Not enough evidence yet: the sightings still count, as mentions.
             res.result.promotions_refused += 1
             for ref in new_sightings:

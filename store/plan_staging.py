@@ -15,11 +15,11 @@ from uuid import UUID
 from pydantic import BaseModel
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
-from temporalio.exceptions import ApplicationError
 
-from activities import error_types
 from domain.compile_messages import Scope
+from domain.errors import ScopeViolation
 from domain.plan import Plan
+from domain.resolved_plan import SectionTask
 
 
 async def stage_plan(conn: AsyncConnection, plan_id: UUID, scope: Scope, run_id: str, memory_ids: list[UUID],
@@ -45,8 +45,7 @@ async def staged_plan(conn: AsyncConnection, plan_id: UUID, scope: Scope) -> Any
         WHERE id = :id AND tenant_id = :tenant AND owner_id = :owner
     """), {"id": plan_id, "tenant": scope.tenant, "owner": scope.owner})).one_or_none()
     if row is None:
-        raise ApplicationError(f"plan {plan_id} is not a plan of {scope.tenant}/{scope.owner}",
-                               type=error_types.SCOPE_VIOLATION, non_retryable=True)
+        raise ScopeViolation(f"plan {plan_id} is not a plan of {scope.tenant}/{scope.owner}")
     return row
 
 
@@ -79,8 +78,7 @@ async def lock_resolved_plan(conn: AsyncConnection, plan_id: UUID, scope: Scope)
         WHERE id = :id AND tenant_id = :tenant AND owner_id = :owner FOR UPDATE
     """), {"id": plan_id, "tenant": scope.tenant, "owner": scope.owner})).one_or_none()
     if row is None or row.resolved is None:
-        raise ApplicationError(f"plan {plan_id} was not resolved for {scope.tenant}/{scope.owner}",
-                               type=error_types.SCOPE_VIOLATION, non_retryable=True)
+        raise ScopeViolation(f"plan {plan_id} was not resolved for {scope.tenant}/{scope.owner}")
     return row
 
 
@@ -95,3 +93,22 @@ async def mark_applied(conn: AsyncConnection, plan_id: UUID, result_json: str) -
         UPDATE wiki_compile_plans SET status = 'applied', result = CAST(:result AS jsonb), updated_at = now()
         WHERE id = :id
     """), {"id": plan_id, "result": result_json})
+
+
+async def section_task(conn: AsyncConnection, plan_id: UUID, scope: Scope, task_key: str) -> SectionTask:
+    """One section task of a resolved plan; only that entry is read, since a batch runs a dozen or
+    more writers at once and each parsing the whole document cost more than its database round trip."""
+    task = (await conn.execute(text("""
+        SELECT resolved -> 'tasks' -> CAST(:key AS text) FROM wiki_compile_plans
+        WHERE id = :id AND tenant_id = :tenant AND owner_id = :owner
+    """), {"id": plan_id, "tenant": scope.tenant, "owner": scope.owner, "key": task_key})).scalar_one_or_none()
+    if not isinstance(task, dict):
+        raise ScopeViolation(f"section task {task_key} of plan {plan_id} not found")
+    return SectionTask.model_validate(task)
+
+
+async def store_section_draft(conn: AsyncConnection, plan_id: UUID, task_key: str, body_md: str) -> None:
+    await conn.execute(text("""
+        INSERT INTO wiki_compile_section_drafts (plan_id, task_key, body_md) VALUES (:plan, :key, :body)
+        ON CONFLICT (plan_id, task_key) DO UPDATE SET body_md = excluded.body_md
+    """), {"plan": plan_id, "key": task_key, "body": body_md})

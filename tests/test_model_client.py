@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -10,20 +9,12 @@ from typing import Any
 import httpx2
 import pytest
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
-from temporalio.testing import ActivityEnvironment
 
+from activities.common import as_application_error
+from domain.errors import LLM_REJECTED, LLM_THROTTLED, LLM_TRUNCATED, LLM_UNAVAILABLE, StepFailed
 from domain.plan import Plan
 from domain.pricing import TokenUsage
-from planners.claude_client import (
-    LLM_REJECTED,
-    LLM_THROTTLED,
-    LLM_TRUNCATED,
-    LLM_UNAVAILABLE,
-    STRUCTURED_REPLY_TOOL,
-    ModelClient,
-    heartbeat_while,
-    retry_after,
-)
+from planners.claude_client import STRUCTURED_REPLY_TOOL, ModelClient, retry_after
 from planners.prompts import PLANNER_REPLY_SCHEMA
 
 MODEL = "claude-haiku-4-5"
@@ -106,10 +97,11 @@ async def plan_call(api: FakeApi, provider: str = "anthropic", model: str = MODE
 
 
 async def failing_call(api: FakeApi, provider: str = "anthropic", model: str = MODEL) -> ApplicationError:
-    with pytest.raises(ApplicationError) as caught:
+    """The provider's failure as the workflow sees it: the client's error, named for Temporal."""
+    with pytest.raises(StepFailed) as caught:
         await plan_call(api, provider, model)
     assert len(api.requests) == 1, "the SDK must not retry on its own"
-    return caught.value
+    return as_application_error(caught.value)
 
 
 # --- success ------------------------------------------------------------------------------------
@@ -340,37 +332,3 @@ NOW = datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC)
 )
 def test_retry_after(headers: dict[str, str], expected: timedelta | None) -> None:
     assert retry_after(headers, now=NOW) == expected
-
-
-# --- heartbeats ----------------------------------------------------------------------------------
-
-
-async def test_heartbeat_while_outside_an_activity_is_a_plain_await() -> None:
-    async def answer() -> str:
-        return "done"
-
-    assert await heartbeat_while(answer(), every_seconds=0.01) == "done"
-
-
-async def test_heartbeat_while_heartbeats_until_the_call_finishes() -> None:
-    env = ActivityEnvironment()
-    heartbeats = 0
-    three_heartbeats = asyncio.Event()
-
-    def on_heartbeat(*_details: Any) -> None:
-        nonlocal heartbeats
-        heartbeats += 1
-        if heartbeats == 3:
-            three_heartbeats.set()
-
-    env.on_heartbeat = on_heartbeat
-
-    async def slow_call() -> str:
-        await three_heartbeats.wait()  # the "HTTP call" ends only once the activity has heartbeat 3 times
-        return "reply"
-
-    async def activity_body() -> str:
-        return await heartbeat_while(slow_call(), every_seconds=0.01)
-
-    assert await env.run(activity_body) == "reply"
-    assert heartbeats >= 3

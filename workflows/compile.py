@@ -12,7 +12,9 @@ Only orchestration lives here; every decision about content is made in activitie
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
+from typing import Any, TypeVar
 from uuid import UUID
 
 from temporalio import workflow
@@ -20,7 +22,11 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from activities import error_types
+    from activities.aggregation import Aggregation
+    from activities.compile_steps import CompileSteps
+    from activities.planning import Planning
+    from domain import errors
+    from domain.aggregation import MAX_AGGREGATION_PAGES
     from domain.compile_messages import (
         AggregationApplyInput,
         AggregationApplyResult,
@@ -33,7 +39,6 @@ with workflow.unsafe.imports_passed_through():
         CompileInput,
         CursorPosition,
         FinishRunInput,
-        FinishRunResult,
         NextBatchInput,
         PlanBatchInput,
         PlanBatchResult,
@@ -49,21 +54,22 @@ with workflow.unsafe.imports_passed_through():
     from domain.run_metrics import RunMetrics
     from workflows.errors import one_sentence
 
+T = TypeVar("T")
+
 DB_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     backoff_coefficient=2.0,
     maximum_interval=timedelta(seconds=30),
-    non_retryable_error_types=[error_types.CURSOR_MOVED, error_types.SCOPE_VIOLATION],
+    non_retryable_error_types=[errors.CURSOR_MOVED, errors.SCOPE_VIOLATION],
 )
 LLM_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=2),
     backoff_coefficient=2.0,
     maximum_interval=timedelta(minutes=2),
-    non_retryable_error_types=[error_types.LLM_REJECTED, error_types.LLM_TRUNCATED, error_types.PLAN_INVALID],
+    non_retryable_error_types=[errors.LLM_REJECTED, errors.LLM_TRUNCATED, errors.PLAN_INVALID],
 )
 DB_TIMEOUT = timedelta(minutes=2)
 LLM_ATTEMPT_TIMEOUT = timedelta(minutes=5)
-MAX_AGGREGATION_PAGES = 60  # recently changed pages the aggregation planner sees (facts §14)
 # Histories recorded before the aggregation pass existed replay without it.
 AGGREGATION_PATCH = "aggregation-pass"
 # Histories recorded before this wrote sections in fixed groups rather than a sliding window.
@@ -137,7 +143,7 @@ class CompileWorkflow:
         info = workflow.info()
         run = RunRecord(scope=inp.scope, workflow_id=info.workflow_id, run_id=info.run_id,
                         trigger=inp.trigger, model_id=self._model_id)
-        await self._db("compile.start_run", run, summary=f"ledger: run {inp.run_no} ({inp.trigger})")
+        await self._db(CompileSteps.start_run, run, summary=f"ledger: run {inp.run_no} ({inp.trigger})")
         try:
             while True:
                 await self._debounce()
@@ -184,7 +190,7 @@ class CompileWorkflow:
             limit = min(caps.page_size, record_cap - self._metrics.records_read)
             self._phase = "reading"
             batch: BatchRef = await self._db(
-                "compile.next_batch", NextBatchInput(scope=self._inp.scope, limit=limit), result_type=BatchRef,
+                CompileSteps.next_batch, NextBatchInput(scope=self._inp.scope, limit=limit),
                 summary=f"read batch {self._batches_done + 1} (up to {limit} memories)", local=True,
             )
             self._cursor = batch.cursor_from
@@ -263,14 +269,14 @@ class CompileWorkflow:
             summary = f"plan batch {batch_no} ({len(memory_ids)} memories" + (
                 f", part {part})" if end - start < len(batch.memory_ids) else ")")
             try:
-                result: PlanBatchResult = await self._llm("llm.plan_batch", request, PlanBatchResult, summary)
+                result: PlanBatchResult = await self._llm(Planning.plan_batch, request, summary)
             except ActivityError as error:
                 kind = _error_type(error)
-                if kind == error_types.LLM_TRUNCATED:
+                if kind == errors.LLM_TRUNCATED:
                     self._metrics.truncations += 1
                     self._metrics.add_usage(_spent_tokens(error))
                     raise _Unplannable() from error
-                if kind == error_types.PLAN_INVALID:
+                if kind == errors.PLAN_INVALID:
                     self._metrics.invalid_plans += 1
                     self._metrics.add_usage(_spent_tokens(error))
                     if attempt == 1:
@@ -289,8 +295,8 @@ class CompileWorkflow:
                                    cursor_next: CursorPosition) -> None:
         self._phase = "resolving"
         resolved: ResolvePlanResult = await self._db(
-            "compile.resolve_plan", ResolvePlanInput(scope=self._inp.scope, plan_id=plan_id),
-            result_type=ResolvePlanResult, summary=f"resolve batch {batch_no} against the wiki", local=True,
+            CompileSteps.resolve_plan, ResolvePlanInput(scope=self._inp.scope, plan_id=plan_id),
+            summary=f"resolve batch {batch_no} against the wiki", local=True,
         )
         self._metrics.add_resolution(resolved)
         await self._write_sections(plan_id, resolved.section_tasks, f"batch {batch_no}")
@@ -305,9 +311,9 @@ class CompileWorkflow:
 
         def write(index: int, key: str):
             return self._llm(
-                "llm.write_section",
+                Planning.write_section,
                 WriteSectionInput(scope=self._inp.scope, plan_id=plan_id, task_key=key, model_id=self._model_id),
-                WriteSectionResult, f"write section {index + 1}/{len(tasks)} of {label}",
+                f"write section {index + 1}/{len(tasks)} of {label}",
             )
 
         if workflow.patched(SLIDING_WRITES_PATCH):
@@ -333,10 +339,10 @@ class CompileWorkflow:
                      cursor_next: CursorPosition) -> None:
         self._phase = "applying"
         result: ApplyBatchResult = await self._db(
-            "compile.apply_batch",
+            CompileSteps.apply_batch,
             ApplyBatchInput(scope=self._inp.scope, plan_id=plan_id, cursor_expected=cursor, cursor_next=cursor_next,
                             deterministic_linking_enabled=self._inp.options.deterministic_linking_enabled),
-            result_type=ApplyBatchResult, summary=f"apply batch {batch_no} and advance the cursor", local=True,
+            summary=f"apply batch {batch_no} and advance the cursor", local=True,
         )
         self._metrics.add_apply(result)
         for page_id in result.touched_page_ids:
@@ -361,28 +367,27 @@ class CompileWorkflow:
         scope = self._inp.scope
         try:
             planned: AggregationPlanResult = await self._llm(
-                "aggregation.plan",
+                Aggregation.plan,
                 AggregationPlanInput(
                     scope=scope, plan_id=workflow.uuid4(), run_id=workflow.info().run_id, model_id=self._model_id,
                     cursor_from=self._run_cursor_from or CursorPosition(),
                     record_count=self._metrics.records_read,
                     changed_page_ids=self._touched_pages[-MAX_AGGREGATION_PAGES:],
                 ),
-                AggregationPlanResult, "plan the aggregation pass (hubs, rollups, promotions)",
+                "plan the aggregation pass (hubs, rollups, promotions)",
             )
             self._metrics.add_aggregation_planning(planned)
             if planned.skipped:
                 return
             resolved: AggregationResolveResult = await self._db(
-                "aggregation.resolve", ResolvePlanInput(scope=scope, plan_id=planned.plan_id),
-                result_type=AggregationResolveResult, summary="resolve the aggregation plan against the wiki",
-                local=True,
+                Aggregation.resolve, ResolvePlanInput(scope=scope, plan_id=planned.plan_id),
+                summary="resolve the aggregation plan against the wiki", local=True,
             )
             self._metrics.add_aggregation_resolution(resolved)
             await self._write_sections(planned.plan_id, resolved.section_tasks, "the aggregation pass")
             applied: AggregationApplyResult = await self._db(
-                "aggregation.apply", AggregationApplyInput(scope=scope, plan_id=planned.plan_id),
-                result_type=AggregationApplyResult, summary="apply hubs, rollups and promotions", local=True,
+                Aggregation.apply, AggregationApplyInput(scope=scope, plan_id=planned.plan_id),
+                summary="apply hubs, rollups and promotions", local=True,
             )
             self._metrics.add_aggregation_apply(applied)
         except ActivityError as error:
@@ -412,10 +417,10 @@ class CompileWorkflow:
         self._phase = "finishing"
         self._metrics.latency_ms = int((workflow.now() - self._run_started_at).total_seconds() * 1000)
         finished = await self._db(
-            "compile.finish_run",
+            CompileSteps.finish_run,
             FinishRunInput(scope=self._inp.scope, run_id=workflow.info().run_id, status=status,
                            metrics=self._metrics.as_ledger(), error=error),
-            result_type=FinishRunResult, summary=f"ledger: run {self._inp.run_no} {status}",
+            summary=f"ledger: run {self._inp.run_no} {status}",
         )
         self._metrics.duplicate_candidates_count = finished.duplicate_candidates_count
         self._phase = status
@@ -426,7 +431,8 @@ class CompileWorkflow:
     def _heartbeat_timeout(self) -> timedelta:
         return timedelta(seconds=self._inp.options.heartbeat_timeout_seconds)
 
-    async def _db(self, name: str, arg, *, result_type=None, summary: str, local: bool = False):
+    async def _db(self, step: Callable[[Any, Any], Awaitable[T]], arg: Any, *, summary: str,
+                  local: bool = False) -> T:
         if local and workflow.patched(LOCAL_DB_PATCH):
             # The steps of a batch are short and strictly sequential: run them in the workflow's own
             # worker, which saves a server round trip (schedule, dispatch, poll, complete, new workflow
@@ -436,17 +442,17 @@ class CompileWorkflow:
             # forward). The ledger's start and finish stay regular activities, so a run's cleanup never
             # happens inside a workflow task that could still run a batch's steps again.
             return await workflow.execute_local_activity(
-                name, arg, result_type=result_type, start_to_close_timeout=DB_TIMEOUT, retry_policy=DB_RETRY,
+                step, arg, start_to_close_timeout=DB_TIMEOUT, retry_policy=DB_RETRY,
                 summary=summary,
             )
         return await workflow.execute_activity(
-            name, arg, result_type=result_type, start_to_close_timeout=DB_TIMEOUT, retry_policy=DB_RETRY,
+            step, arg, start_to_close_timeout=DB_TIMEOUT, retry_policy=DB_RETRY,
             heartbeat_timeout=self._heartbeat_timeout, summary=summary,
         )
 
-    async def _llm(self, name: str, arg, result_type, summary: str):
+    async def _llm(self, step: Callable[[Any, Any], Awaitable[T]], arg: Any, summary: str) -> T:
         return await workflow.execute_activity(
-            name, arg, result_type=result_type, start_to_close_timeout=LLM_ATTEMPT_TIMEOUT,
+            step, arg, start_to_close_timeout=LLM_ATTEMPT_TIMEOUT,
             heartbeat_timeout=self._heartbeat_timeout,
             schedule_to_close_timeout=timedelta(seconds=self._inp.options.llm_retry_budget_seconds),
             task_queue=self._inp.options.llm_task_queue, retry_policy=LLM_RETRY, summary=summary,

@@ -11,13 +11,16 @@ Only orchestration lives here; the checks are SQL in activities, the report is b
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
+from typing import Any, TypeVar
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from activities.lint import Lint
     from domain.lint import (
         LintChecks,
         LintChecksInput,
@@ -26,7 +29,6 @@ with workflow.unsafe.imports_passed_through():
         PruneLedgerInput,
         RecordLintInput,
         WakeCompilesInput,
-        WakeCompilesResult,
         add_page,
         failed_report,
         ledger_metrics,
@@ -41,6 +43,7 @@ with workflow.unsafe.imports_passed_through():
 # until tomorrow's run (which the schedule would skip while this one is open).
 LINT_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), backoff_coefficient=2.0,
                          maximum_interval=timedelta(seconds=30), maximum_attempts=5)
+T = TypeVar("T")
 DB_TIMEOUT = timedelta(minutes=5)
 HEARTBEAT_TIMEOUT = timedelta(seconds=30)
 
@@ -56,7 +59,7 @@ class LintWorkflow:
                 page = await self._lint_page(report, page)
             workflow.set_current_details(f"{summary_line(report)}; pruning the ledger")
             report.totals.ledger_rows_pruned = await self._activity(
-                "lint.prune_ledger", PruneLedgerInput(), int, "prune ledger rows older than 30 days")
+                Lint.prune_ledger, PruneLedgerInput(), "prune ledger rows older than 30 days")
         except ActivityError as error:
             message = one_sentence(error, "a lint activity failed")
             await self._record_failure(failed_report(inp.trigger, report.started_at, message))
@@ -70,12 +73,12 @@ class LintWorkflow:
         """Check one page of scopes, wake the compiles of its scopes with candidates; the next page."""
         where = f"after {page.after_tenant}/{page.after_owner}" if page.after_tenant else "from the first scope"
         workflow.set_current_details(f"checking up to {page.scope_limit} scopes {where}")
-        checks: LintChecks = await self._activity("lint.run_checks", page, LintChecks,
+        checks: LintChecks = await self._activity(Lint.run_checks, page,
                                                   f"count findings of up to {page.scope_limit} scopes {where}")
         scopes = scope_findings(checks, page.scope_limit)
         wakes = scopes_to_wake(scopes)
         if wakes:
-            await self._activity("lint.wake_compiles", WakeCompilesInput(wakes=wakes), WakeCompilesResult,
+            await self._activity(Lint.wake_compiles, WakeCompilesInput(wakes=wakes),
                                  f"wake {len(wakes)} compile(s) with trigger lint for promotion candidates")
         add_page(report, scopes, wakes)
         return next_page(scopes, page.scope_limit)
@@ -83,10 +86,10 @@ class LintWorkflow:
     async def _record(self, report: LintReport, status: str) -> None:
         info = workflow.info()
         await self._activity(
-            "lint.record",
+            Lint.record,
             RecordLintInput(workflow_id=info.workflow_id, run_id=info.run_id, trigger=report.trigger, status=status,
                             started_at=report.started_at, metrics=ledger_metrics(report), error=report.error),
-            None, f"ledger: lint {status}",
+            f"ledger: lint {status}",
         )
 
     async def _record_failure(self, report: LintReport) -> None:
@@ -94,8 +97,8 @@ class LintWorkflow:
         with contextlib.suppress(ActivityError):
             await self._record(report, "failed")
 
-    async def _activity(self, name: str, arg, result_type, summary: str):
+    async def _activity(self, step: Callable[[Any, Any], Awaitable[T]], arg: Any, summary: str) -> T:
         return await workflow.execute_activity(
-            name, arg, result_type=result_type, start_to_close_timeout=DB_TIMEOUT,
+            step, arg, start_to_close_timeout=DB_TIMEOUT,
             heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=LINT_RETRY, summary=summary,
         )

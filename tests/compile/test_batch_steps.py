@@ -16,13 +16,13 @@ from sqlalchemy import text
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities import error_types
-from activities.compile_store import CompileStore, read_cursor
-from domain import ids
+from activities.compile_steps import CompileSteps
+from domain import errors, ids
 from domain.compile_messages import ApplyBatchInput, CursorPosition, NextBatchInput, ResolvePlanInput, Scope
 from domain.memory import MemoryIn
 from domain.plan import NewPage, NewSection, Plan
 from store import plan_staging
+from store.compile_runs import read_cursor
 from store.memories import retain
 from tests.compile.helpers import wiki_snapshot
 
@@ -37,7 +37,7 @@ def new_page_plan(memory_id: str) -> Plan:
                              source_refs=[memory_id])])])
 
 
-async def staged_new_page(engine, store: CompileStore, env: ActivityEnvironment):
+async def staged_new_page(engine, store: CompileSteps, env: ActivityEnvironment):
     """A scope with one memory and a staged plan that creates one page from it."""
     scope = Scope(tenant=TENANT, owner=f"o-{uuid.uuid4().hex[:8]}")
     await retain(engine, scope.tenant, scope.owner, [
@@ -53,7 +53,7 @@ async def staged_new_page(engine, store: CompileStore, env: ActivityEnvironment)
 
 
 async def test_resolve_and_apply_run_again_after_the_apply_answer_as_the_first_time(engine):
-    store, env = CompileStore(engine), ActivityEnvironment()
+    store, env = CompileSteps(engine), ActivityEnvironment()
     scope, resolve, apply = await staged_new_page(engine, store, env)
     resolved = await env.run(store.resolve_plan, resolve)
     assert resolved.new_pages_planned == 1 and resolved.alias_dedup_merged == 0
@@ -71,7 +71,7 @@ async def test_resolve_and_apply_run_again_after_the_apply_answer_as_the_first_t
 async def test_a_skipped_memory_applied_again_after_the_cursor_moved_on_is_already_applied(engine):
     scope = Scope(tenant=TENANT, owner=f"o-{uuid.uuid4().hex[:8]}")
     await retain(engine, scope.tenant, scope.owner, [MemoryIn(content=f"Memory {n}.", metadata={}) for n in range(3)])
-    store = CompileStore(engine)
+    store = CompileSteps(engine)
     env = ActivityEnvironment()
     batch = await env.run(store.next_batch, NextBatchInput(scope=scope, limit=50))
     start, first, second = batch.cursor_from, batch.positions[0], batch.positions[1]
@@ -94,7 +94,7 @@ async def test_a_skipped_memory_applied_again_after_the_cursor_moved_on_is_alrea
             "WHERE tenant_id = :t AND owner_id = :o"), {"t": scope.tenant, "o": scope.owner})
     with pytest.raises(ApplicationError) as raised:
         await env.run(store.apply_batch, skip(first, second))
-    assert raised.value.type == error_types.CURSOR_MOVED
+    assert raised.value.type == errors.CURSOR_MOVED
 
 
 def test_cursor_positions_follow_the_keyset_order():
@@ -108,7 +108,7 @@ def test_cursor_positions_follow_the_keyset_order():
 
 
 async def test_writes_the_database_refuses_fail_the_apply_without_retrying_and_write_nothing(engine):
-    store, env = CompileStore(engine), ActivityEnvironment()
+    store, env = CompileSteps(engine), ActivityEnvironment()
     scope, resolve, apply = await staged_new_page(engine, store, env)
     await env.run(store.resolve_plan, resolve)
     # A row already holds the id the new page would get (under another slug): its insert must fail.
@@ -120,7 +120,7 @@ async def test_writes_the_database_refuses_fail_the_apply_without_retrying_and_w
 
     with pytest.raises(ApplicationError) as raised:
         await env.run(store.apply_batch, apply)
-    assert raised.value.type == error_types.APPLY_REJECTED and raised.value.non_retryable
+    assert raised.value.type == errors.APPLY_REJECTED and raised.value.non_retryable
     assert "nothing was written and the cursor did not move" in raised.value.message
     assert "wiki_pages_pkey" in raised.value.message  # the database's own reason
     async with engine.connect() as conn:

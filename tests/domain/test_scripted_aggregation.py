@@ -5,9 +5,9 @@ from uuid import NAMESPACE_URL, uuid5
 
 from domain.aggregation import SectionAggregation, score_section_aggregation
 from domain.aliases import slugify_title
+from domain.context import AggregationPage, AggregationParentCandidate, AggregationSection
 from domain.plan import Plan
 from domain.render import render_rollup_list
-from planners.prompts import AggregationPage, AggregationParentCandidate, AggregationSection
 from planners.scripted_aggregation import scripted_aggregation_plan
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)

@@ -1,0 +1,130 @@
+"""Database activities of a compile: the ledger, the cursor, resolve and apply.
+
+`apply_batch` is the one place a batch's writes happen: everything the batch writes and the cursor
+advance commit in one transaction, guarded by compare-and-set on the cursor. A retried apply (the
+worker died after commit, before Temporal heard back) finds the plan already applied and returns
+its stored result, so nothing is ever written twice.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio import activity
+
+from activities.common import compile_step
+from domain.compile_messages import (
+    ApplyBatchInput,
+    ApplyBatchResult,
+    BatchRef,
+    CursorPosition,
+    FinishRunInput,
+    FinishRunResult,
+    NextBatchInput,
+    ResolvePlanInput,
+    ResolvePlanResult,
+    RunRecord,
+)
+from domain.errors import CursorMoved
+from domain.plan import Plan
+from store.compile_runs import (
+    advance_cursor,
+    database_now,
+    duplicate_title_count,
+    read_cursor,
+    record_run_finished,
+    record_run_started,
+    rejected_writes_fail,
+)
+from store.memories import Cursor, read_after
+from store.plan_apply import apply_resolved_plan
+from store.plan_resolution import resolve_plan
+from store.plan_staging import (
+    earlier_resolution,
+    lock_resolved_plan,
+    mark_applied,
+    section_drafts,
+    staged_plan,
+    store_resolution,
+)
+
+
+class CompileSteps:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    @activity.defn(name="compile.start_run")
+    @compile_step
+    async def start_run(self, run: RunRecord) -> None:
+        async with self._engine.begin() as conn:
+            await record_run_started(conn, run)
+
+    @activity.defn(name="compile.next_batch")
+    @compile_step
+    async def next_batch(self, request: NextBatchInput) -> BatchRef:
+        async with self._engine.connect() as conn:
+            cursor = await read_cursor(conn, request.scope)
+            records, positions = await read_after(
+                conn, request.scope.tenant, request.scope.owner,
+                Cursor(updated_at=cursor.updated_at, record_id=cursor.record_id), max(request.limit, 0),
+            ) if request.limit > 0 else ([], [])
+        return BatchRef(
+            cursor_from=cursor,
+            memory_ids=[record.id for record in records],
+            positions=[CursorPosition(updated_at=p.updated_at, record_id=p.record_id) for p in positions],
+        )
+
+    @activity.defn(name="compile.resolve_plan")
+    @compile_step
+    async def resolve_plan(self, request: ResolvePlanInput) -> ResolvePlanResult:
+        scope = request.scope
+        async with self._engine.begin() as conn:
+            row = await staged_plan(conn, request.plan_id, scope)
+            if (earlier := earlier_resolution(row)) is not None:
+                return ResolvePlanResult.model_validate(earlier)
+            document, result = await resolve_plan(conn, scope.tenant, scope.owner, request.plan_id,
+                                                  Plan.model_validate(row.plan), [str(m) for m in row.memory_ids],
+                                                  await database_now(conn))
+            await store_resolution(conn, request.plan_id, document, result)
+        return result
+
+    @activity.defn(name="compile.apply_batch")
+    @compile_step
+    async def apply_batch(self, request: ApplyBatchInput) -> ApplyBatchResult:
+        async with rejected_writes_fail(request.scope, request.plan_id):
+            return await self._apply_batch(request)
+
+    async def _apply_batch(self, request: ApplyBatchInput) -> ApplyBatchResult:
+        scope = request.scope
+        async with self._engine.begin() as conn:
+            plan = None
+            if request.plan_id is not None:
+                plan = await lock_resolved_plan(conn, request.plan_id, scope)
+                if plan.status == "applied":
+                    return ApplyBatchResult.model_validate({**plan.result, "already_applied": True})
+            if not await advance_cursor(conn, scope, request.cursor_expected, request.cursor_next):
+                current = await read_cursor(conn, scope)
+                if request.plan_id is None and current.at_or_after(request.cursor_next):
+                    # This skip was applied already — and maybe later steps too, when a failed workflow
+                    # task runs its local activities again (see `_db_step` in workflows/compile.py).
+                    return ApplyBatchResult(already_applied=True)
+                raise CursorMoved(
+                    f"the cursor of {scope.tenant}/{scope.owner} is at {current.label()}, not at "
+                    f"{request.cursor_expected.label()} where this batch started; another compile or a reset "
+                    "moved it. Resume the compile to continue from the stored cursor.")
+            if plan is None:
+                return ApplyBatchResult()
+            result = await apply_resolved_plan(conn, scope.tenant, scope.owner, plan.resolved,
+                                               await section_drafts(conn, request.plan_id),
+                                               deterministic_linking=request.deterministic_linking_enabled)
+            await mark_applied(conn, request.plan_id, result.model_dump_json())
+        return result
+
+    @activity.defn(name="compile.finish_run")
+    @compile_step
+    async def finish_run(self, request: FinishRunInput) -> FinishRunResult:
+        scope = request.scope
+        async with self._engine.begin() as conn:
+            duplicates = await duplicate_title_count(conn, scope)
+            await record_run_finished(conn, scope, request.run_id, request.status,
+                                      {**request.metrics, "duplicate_candidates_count": duplicates}, request.error)
+        return FinishRunResult(duplicate_candidates_count=duplicates)

@@ -1,0 +1,75 @@
+"""Failures that the compile's steps report to the workflow, each under a stable name.
+
+Store and planner code raise these; the activity layer turns them into Temporal application errors
+of the same name (`activities/common.py`), and the workflows' retry policies refer to the names.
+The names are also what operators see in the Temporal UI and what recorded histories contain, so
+they never change.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import ClassVar
+
+LLM_THROTTLED = "LlmThrottled"  # 429 / 529: retried after the provider's Retry-After
+LLM_UNAVAILABLE = "LlmUnavailable"  # 5xx, connection errors, timeouts: retried with backoff
+LLM_REJECTED = "LlmRejected"  # authentication, permission, bad request, unknown model: fails the run
+LLM_TRUNCATED = "LlmTruncated"  # output cut off at max tokens: the workflow splits the batch
+PLAN_INVALID = "PlanInvalid"  # output that is not the plan contract: retried once, then split
+CURSOR_MOVED = "CursorMoved"  # the scope's cursor is not where this batch started: never retried
+SCOPE_VIOLATION = "ScopeViolation"  # a request that names another scope's rows: never retried
+APPLY_REJECTED = "ApplyRejected"  # a batch's writes broke a database rule: retrying would only break it again
+
+
+class StepFailed(Exception):
+    """A compile step failed for a reason the workflow acts on by name.
+
+    `spent` carries the priced token counts of a model reply that was paid for but unusable, so the
+    run's ledger still counts it. `retry_after` is the provider's requested wait before a retry;
+    `benign` marks expected conditions (throttling) that should not be logged as errors.
+    """
+
+    kind: ClassVar[str]
+    retryable: ClassVar[bool] = False
+
+    def __init__(self, message: str, *, spent: object | None = None, retry_after: timedelta | None = None,
+                 benign: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.spent = spent
+        self.retry_after = retry_after
+        self.benign = benign
+
+
+class ModelThrottled(StepFailed):
+    kind = LLM_THROTTLED
+    retryable = True
+
+
+class ModelUnavailable(StepFailed):
+    kind = LLM_UNAVAILABLE
+    retryable = True
+
+
+class ModelRejected(StepFailed):
+    kind = LLM_REJECTED
+
+
+class ModelTruncated(StepFailed):
+    kind = LLM_TRUNCATED
+
+
+class PlanInvalid(StepFailed):
+    kind = PLAN_INVALID
+
+
+class CursorMoved(StepFailed):
+    kind = CURSOR_MOVED
+
+
+class ScopeViolation(StepFailed):
+    kind = SCOPE_VIOLATION
+
+
+class ApplyRejected(StepFailed):
+    kind = APPLY_REJECTED

@@ -1,0 +1,54 @@
+"""The planner port: what a compile asks of a model, answered by Claude or by the scripted planner.
+
+The worker's composition root picks one implementation (`WIKI_LLM`); the activities load the
+context from the store, call the port and store what it returns, the same for both. A planner
+never touches the database and never sees Temporal: failures are `domain.errors.StepFailed`.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from pydantic import BaseModel, Field
+
+from domain.compile_messages import TokenCounts
+from domain.context import AggregationPage, AggregationParentCandidate, MemoryRecord, PlannerContext
+from domain.plan import Plan
+from domain.resolved_plan import SectionTask
+
+
+class PlanReply(BaseModel):
+    plan: Plan
+    usage: TokenCounts
+    # Characters of the prompt the planner was (or, for the scripted planner, would have been) sent.
+    input_chars: int = 0
+
+
+class SectionReply(BaseModel):
+    body: str
+    usage: TokenCounts
+
+
+class AggregationRequest(BaseModel):
+    pages: list[AggregationPage]
+    candidates: list[AggregationParentCandidate]
+    inbound_links: dict[str, int] = Field(default_factory=dict)  # page id -> inbound reference links
+    # Pages that could sit under a candidate hub; read only for planners that ask for them.
+    possible_children: list[AggregationPage] = Field(default_factory=list)
+
+
+class Planner(Protocol):
+    # True when plan_aggregation needs AggregationRequest.possible_children (a database read).
+    reads_possible_children: bool
+
+    async def plan_batch(self, context: PlannerContext, model_id: str) -> PlanReply:
+        """The leaf plan of one batch of memories."""
+        ...
+
+    async def write_section(self, task: SectionTask, cited: list[MemoryRecord], model_id: str) -> SectionReply:
+        """The section's new body, merging the proposal into the existing body."""
+        ...
+
+    async def plan_aggregation(self, request: AggregationRequest, model_id: str) -> PlanReply:
+        """Hubs, rollups and section promotions over the pages a run changed."""
+        ...
