@@ -20,6 +20,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from typer.testing import CliRunner, Result
 
 from app.retain import CompileNotSignalled, retain_and_signal
+from cli import common as cli_common
 from cli import main as cli
 from domain.compile_messages import CompileInput, WakeUp
 from domain.memory import MemoryIn
@@ -156,7 +157,7 @@ async def test_retain_wakes_the_compile_only_when_something_changed(cli_env, eng
     async def fake_connect(settings):
         return client
 
-    monkeypatch.setattr(cli, "connect", fake_connect)
+    monkeypatch.setattr(cli_common, "connect", fake_connect)
     path = tmp_path / "memories.jsonl"
     path.write_text(jsonl(*GOOD_ROWS))
 

@@ -1,0 +1,187 @@
+"""What every command uses: exit codes and the error handling that produces them, the database and
+Temporal connections, and the checks of command-line values.
+
+Exit codes: 0 ok, 1 operational failure (a service is down, a compile failed), 2 bad input or usage
+(including a bad setting). Errors go to stderr as one line starting with "error:".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import sys
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Annotated, Any, TypeVar
+from uuid import UUID
+
+import typer
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from temporalio.client import Client
+from temporalio.service import RPCError
+
+from app.operations import OperationRefused
+from app.retain import CompileNotSignalled
+from domain.memory import ScopeError, validate_scope_part
+from domain.plan import PAGE_TYPES
+from runtime.database import create_engine
+from runtime.devservices import ServiceError
+from runtime.settings import ConfigError, Settings
+from runtime.temporal_client import connect
+from store.memories import RetainError
+
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+T = TypeVar("T")
+
+TenantOption = Annotated[str, typer.Option(help="Tenant id.")]
+OwnerOption = Annotated[str, typer.Option(help="Owner id.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+
+
+class CliError(Exception):
+    """A failure to report as one line on stderr, with the exit code to end with."""
+
+    def __init__(self, message: str, code: int = EXIT_FAILURE) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class ProcessState:
+    temporal_used: bool = False
+
+
+process = ProcessState()
+
+
+# ------------------------------------------------------------------------------------------- errors
+
+
+def message_of(error: BaseException) -> str:
+    """The operator-facing text of an error (driver errors without SQLAlchemy's boilerplate)."""
+    if isinstance(error, DBAPIError) and error.orig is not None:
+        return f"database error: {error.orig}"
+    return str(error) or type(error).__name__
+
+
+def _print_error(message: str) -> None:
+    first, _, details = message.strip().partition("\n")
+    print(f"error: {first}", file=sys.stderr)
+    if details:
+        print(details, file=sys.stderr)
+
+
+def _is_temporal_unreachable(error: RuntimeError) -> bool:
+    # Client.connect reports an unreachable server as a bare RuntimeError with this wording.
+    return str(error).startswith("Failed client connect")
+
+
+def handled(function: Callable[..., T]) -> Callable[..., T]:
+    """A command whose errors become one stderr line and an exit code (register it on a Typer after)."""
+
+    @functools.wraps(function)
+    def run_command(*args: Any, **kwargs: Any) -> T:
+        try:
+            return function(*args, **kwargs)
+        except CliError as error:
+            _print_error(str(error))
+            raise typer.Exit(error.code) from None
+        except (ConfigError, ScopeError, RetainError) as error:
+            _print_error(str(error))
+            raise typer.Exit(EXIT_USAGE) from None
+        except (ServiceError, CompileNotSignalled, OperationRefused, RPCError, SQLAlchemyError, OSError) as error:
+            _print_error(message_of(error))
+            raise typer.Exit(EXIT_FAILURE) from None
+        except RuntimeError as error:
+            if not _is_temporal_unreachable(error):
+                raise
+            _print_error(f"cannot reach Temporal: {error}")
+            raise typer.Exit(EXIT_FAILURE) from None
+
+    return run_command
+
+
+# ------------------------------------------------------------------------------------------- connections
+
+
+def run(coroutine: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(coroutine)
+
+
+@asynccontextmanager
+async def database() -> AsyncIterator[AsyncEngine]:
+    """The configured database (the embedded one, started if needed, when DATABASE_URL is unset)."""
+    engine = create_engine()
+    try:
+        async with engine.connect():
+            pass  # fail here, naming the database, rather than halfway through a command
+    except (OSError, DBAPIError) as error:
+        await engine.dispose()
+        where = engine.url.render_as_string(hide_password=True)
+        raise CliError(f"cannot connect to the database at {where}: {message_of(error)}") from None
+    try:
+        yield engine
+    finally:
+        await engine.dispose()
+
+
+async def reading(work: Callable[[AsyncConnection], Coroutine[Any, Any, T]]) -> T:
+    """`work` on a connection of the configured database."""
+    async with database() as engine, engine.connect() as conn:
+        return await work(conn)
+
+
+async def change(function: Callable[..., Coroutine[Any, Any, T]], *args: Any) -> T:
+    """`function(conn, *args)` in one transaction of the configured database."""
+    async with database() as engine, engine.begin() as conn:
+        return await function(conn, *args)
+
+
+async def temporal(settings: Settings) -> Client:
+    process.temporal_used = True
+    return await connect(settings)
+
+
+# ------------------------------------------------------------------------------------------- values
+
+
+def scope(tenant: str, owner: str) -> tuple[str, str]:
+    return validate_scope_part("tenant", tenant), validate_scope_part("owner", owner)
+
+
+def parse_page_ref(value: str) -> tuple[str, str]:
+    """TYPE/SLUG as given on the command line."""
+    page_type, _, slug = value.partition("/")
+    if page_type not in PAGE_TYPES or not slug.strip():
+        raise CliError(f"expected TYPE/SLUG with TYPE one of {', '.join(PAGE_TYPES)} (got {value!r})", EXIT_USAGE)
+    return page_type, slug.strip()
+
+
+def parse_memory_id(value: str) -> UUID:
+    try:
+        return UUID(value)
+    except ValueError:
+        raise CliError(f"memory id must be a UUID (got {value!r})", EXIT_USAGE) from None
+
+
+def in_range(name: str, value: int, low: int, high: int) -> int:
+    if not low <= value <= high:
+        raise CliError(f"{name} must be between {low} and {high} (got {value})", EXIT_USAGE)
+    return value
+
+
+def confirm(question: str, yes: bool) -> None:
+    """Ask before a destructive change unless --yes; no (or no terminal to answer) changes nothing."""
+    if yes:
+        return
+    try:
+        agreed = typer.confirm(question, default=False)
+    except typer.Abort:
+        agreed = False
+    if not agreed:
+        raise CliError("cancelled: nothing was changed (pass --yes to skip this question)")

@@ -1,0 +1,157 @@
+"""Starting compiles: `wiki compile`, `wiki resume`, `wiki rebuild`, and waiting for one to end."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any
+
+import typer
+from temporalio.client import WorkflowFailureError, WorkflowHandle
+
+from app.operations import rebuild_scope, resume_all_failed, resume_scope
+from cli.common import (
+    EXIT_USAGE,
+    CliError,
+    OwnerOption,
+    TenantOption,
+    YesOption,
+    confirm,
+    database,
+    handled,
+    run,
+    scope,
+    temporal,
+)
+from cli.output import out, print_workflow_location, table
+from cli.status import PROGRESS_POLL_SECONDS, progress_of
+from domain.compile_messages import Progress as CompileProgress
+from domain.compile_messages import Trigger
+from runtime.settings import Settings, get_settings
+from runtime.temporal_client import signal_compile
+from workflows.errors import one_sentence
+
+WaitOption = Annotated[bool, typer.Option("--wait/--no-wait", help="Wait for the compile and print its metrics.")]
+
+
+def _progress_line(progress: CompileProgress) -> str:
+    return (f"compiling: run {progress.run_no}, {progress.phase}, batch {progress.batches_done}, "
+            f"{progress.records_read} memories read, {progress.pages_created} pages created, "
+            f"cursor {progress.cursor}")
+
+
+async def wait_for_compile(handle: WorkflowHandle) -> dict[str, Any]:
+    """The compile's result (following continue-as-new), with its progress on a spinner meanwhile."""
+    result = asyncio.ensure_future(handle.result())
+    with out.status("compiling…") as status:
+        while not result.done():
+            progress = await progress_of(handle)
+            if progress is not None:
+                status.update(_progress_line(progress))
+            await asyncio.wait({result}, timeout=PROGRESS_POLL_SECONDS)
+    try:
+        return result.result()
+    except WorkflowFailureError as error:
+        raise CliError(f"compile failed: {one_sentence(error, 'no reason given')}") from None
+
+
+def _print_metrics(metrics: dict[str, Any]) -> None:
+    if not metrics.get("records_read"):
+        out.print("nothing new to compile: the wiki is up to date")
+    rows = [(key, value) for key, value in metrics.items() if value not in (0, 0.0, False, [], None)]
+    out.print(table("Compile metrics", ["metric", "value"], rows))
+    out.print("(the last run of the workflow; zero values omitted; `wiki status` shows the ledger)")
+
+
+async def _follow_compile(settings: Settings, handle: WorkflowHandle, wait: bool) -> None:
+    """Where the compile can be watched; with `wait`, its metrics once it ends."""
+    print_workflow_location(settings, handle.id)
+    if wait:
+        _print_metrics(await wait_for_compile(handle))
+
+
+async def _compile(settings: Settings, tenant: str, owner: str, trigger: Trigger, model: str | None,
+                   wait: bool) -> None:
+    client = await temporal(settings)
+    handle = await signal_compile(client, tenant, owner, trigger=trigger, model_id=model, settings=settings)
+    out.print(f"compile {trigger}: workflow {handle.id}", soft_wrap=True)
+    await _follow_compile(settings, handle, wait)
+
+
+@handled
+def compile_command(
+    tenant: TenantOption,
+    owner: OwnerOption,
+    bootstrap: Annotated[bool, typer.Option(help="Bootstrap import: 1000 records per run instead of 500.")] = False,
+    model: Annotated[str | None, typer.Option(help="Model id for this compile (default WIKI_MODEL_ID).")] = None,
+    wait: WaitOption = True,
+) -> None:
+    """Compile a scope now (no debounce): starts its workflow, or wakes the running one."""
+    settings = get_settings()
+    tenant, owner = scope(tenant, owner)
+    run(_compile(settings, tenant, owner, "bootstrap_import" if bootstrap else "admin", model, wait))
+
+
+async def _resume(settings: Settings, tenant: str, owner: str, wait: bool) -> None:
+    async with database() as engine:
+        client = await temporal(settings)
+        handle = await resume_scope(client, engine, settings, tenant, owner)
+    out.print(f"compile resumed from the stored cursor: workflow {handle.id}", soft_wrap=True)
+    await _follow_compile(settings, handle, wait)
+
+
+async def _resume_all(settings: Settings) -> None:
+    async with database() as engine:
+        client = await temporal(settings)
+        outcomes = await resume_all_failed(client, engine, settings)
+    if not outcomes:
+        out.print("no scope's latest compile failed, was terminated or timed out: nothing to resume")
+    for outcome in outcomes:
+        if outcome.resumed:
+            out.print(f"resumed {outcome.tenant}/{outcome.owner}: workflow {outcome.workflow_id}", soft_wrap=True)
+        else:
+            out.print(f"skipped {outcome.tenant}/{outcome.owner}: {outcome.reason}", soft_wrap=True)
+
+
+@handled
+def resume_command(
+    tenant: Annotated[str | None, typer.Option(help="Tenant id.")] = None,
+    owner: Annotated[str | None, typer.Option(help="Owner id.")] = None,
+    all_failed: Annotated[bool, typer.Option(help="Every scope whose latest compile failed, was terminated "
+                                                  "or timed out.")] = False,
+    wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Wait for the resumed compile (one scope).")] = True,
+) -> None:
+    """Start a new compile run from the stored cursor after a failed, terminated or timed-out one."""
+    settings = get_settings()
+    if all_failed:
+        if tenant is not None or owner is not None:
+            raise CliError("give either --all-failed or --tenant and --owner, not both", EXIT_USAGE)
+        run(_resume_all(settings))
+        return
+    if tenant is None or owner is None:
+        raise CliError("give --tenant and --owner (or --all-failed)", EXIT_USAGE)
+    tenant, owner = scope(tenant, owner)
+    run(_resume(settings, tenant, owner, wait))
+
+
+async def _rebuild(settings: Settings, tenant: str, owner: str, wait: bool) -> None:
+    async with database() as engine:
+        client = await temporal(settings)
+        reset, handle = await rebuild_scope(client, engine, settings, tenant, owner)
+    out.print(f"archived {reset.pages_archived} pages and cleared {reset.open_mentions_cleared} open mentions of "
+              f"{tenant}/{owner}; the cursor is back at the start", soft_wrap=True)
+    out.print(f"compile rebuild: workflow {handle.id}", soft_wrap=True)
+    await _follow_compile(settings, handle, wait)
+
+
+@handled
+def rebuild_command(
+    tenant: TenantOption,
+    owner: OwnerOption,
+    yes: YesOption = False,
+    wait: WaitOption = True,
+) -> None:
+    """Archive the scope's pages, rewind its cursor and compile every memory again."""
+    settings = get_settings()
+    tenant, owner = scope(tenant, owner)
+    confirm(f"Archive every page of {tenant}/{owner} and compile all its memories again?", yes)
+    run(_rebuild(settings, tenant, owner, wait))

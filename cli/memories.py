@@ -1,0 +1,121 @@
+"""Memories: `wiki retain` stores them and wakes the compile, `wiki memory pages` shows where one is cited."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.retain import RetainOutcome, retain_and_signal
+from cli.common import (
+    EXIT_USAGE,
+    CliError,
+    JsonOption,
+    OwnerOption,
+    TenantOption,
+    database,
+    handled,
+    parse_memory_id,
+    reading,
+    run,
+    scope,
+    temporal,
+)
+from cli.output import out, print_json, print_workflow_location, table
+from domain.compile_messages import compile_workflow_id
+from domain.memory import MemoryIn, parse_memory_lines
+from runtime.settings import Settings, get_settings
+from store import wiki_reads
+
+memory_app = typer.Typer(help="Where a memory is used.", no_args_is_help=True)
+
+
+def _read_text(file: str) -> str:
+    if file == "-":
+        return sys.stdin.read()
+    try:
+        return Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise CliError(f"cannot read {file}: {error}", EXIT_USAGE) from None
+
+
+def read_memories(file: str) -> list[MemoryIn]:
+    """Every line validated; any bad line is printed as `line N: message` and nothing is returned."""
+    # split("\n"), not splitlines(): JSON strings may contain U+2028 and other line separators.
+    memories, errors = parse_memory_lines(_read_text(file).split("\n"))
+    if errors:
+        for error in errors:
+            print(f"line {error.line}: {error.message}", file=sys.stderr)
+        source = "stdin" if file == "-" else file
+        raise CliError(f"{len(errors)} invalid line(s) in {source}; nothing was stored", EXIT_USAGE)
+    return memories
+
+
+async def _retain(settings: Settings, tenant: str, owner: str, memories: list[MemoryIn],
+                  compile_after: bool) -> RetainOutcome:
+    async with database() as engine:
+        # Connect first: if Temporal is down, fail before storing anything.
+        client = await temporal(settings) if compile_after else None
+        return await retain_and_signal(engine, tenant, owner, memories, client=client, settings=settings)
+
+
+def print_retained(outcome: RetainOutcome, tenant: str, owner: str) -> None:
+    stored = outcome.stored
+    out.print(f"retained for {tenant}/{owner}: {len(stored.inserted)} inserted, {len(stored.updated)} updated, "
+              f"{len(stored.unchanged)} unchanged", soft_wrap=True)
+
+
+@handled
+def retain_command(
+    file: Annotated[str, typer.Argument(help="JSONL file of memories, or - for stdin.")],
+    tenant: TenantOption,
+    owner: OwnerOption,
+    compile_after: Annotated[bool, typer.Option("--compile/--no-compile",
+                                                help="Wake the scope's compile when anything changed.")] = True,
+) -> None:
+    """Store memories (all or nothing) and wake the scope's compile."""
+    settings = get_settings()
+    tenant, owner = scope(tenant, owner)
+    memories = read_memories(file)
+    outcome = run(_retain(settings, tenant, owner, memories, compile_after))
+    print_retained(outcome, tenant, owner)
+    workflow_id = compile_workflow_id(tenant, owner)
+    if outcome.compile is not None:
+        out.print(f"compile signalled: workflow {workflow_id}", soft_wrap=True)
+        print_workflow_location(settings, workflow_id)
+    elif outcome.stored.changed == 0:
+        out.print("nothing changed; no compile needed")
+    else:
+        out.print(f"compile not signalled (--no-compile); run `wiki compile --tenant {tenant} --owner {owner}`",
+                  soft_wrap=True)
+
+
+@memory_app.command("pages")
+@handled
+def memory_pages(
+    memory: Annotated[str, typer.Argument(help="The memory's id (a UUID).")],
+    tenant: TenantOption,
+    owner: OwnerOption,
+    json_output: JsonOption = False,
+) -> None:
+    """The sections (of active pages) that cite the memory."""
+    get_settings()
+    tenant, owner = scope(tenant, owner)
+    memory_id = parse_memory_id(memory)
+
+    async def read(conn: AsyncConnection) -> list[wiki_reads.CitingSection]:
+        if not await wiki_reads.memory_exists(conn, tenant, owner, memory_id):
+            raise CliError(f"no memory {memory_id} in {tenant}/{owner}")
+        return await wiki_reads.sections_citing(conn, tenant, owner, memory_id)
+
+    sections = run(reading(read))
+    if json_output:
+        print_json(sections)
+    elif sections:
+        out.print(table(f"Sections citing {memory_id}", ["page", "title", "section"],
+                        [(f"{c.page_type}/{c.page_slug}", c.page_title, c.heading) for c in sections]))
+    else:
+        out.print(f"no section cites memory {memory_id}")

@@ -1,0 +1,157 @@
+"""The compiled wiki's pages: `wiki search`, and `wiki page show/backlinks/archive/restore/delete`."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from cli.common import (
+    CliError,
+    JsonOption,
+    OwnerOption,
+    TenantOption,
+    YesOption,
+    change,
+    confirm,
+    handled,
+    in_range,
+    parse_page_ref,
+    reading,
+    run,
+    scope,
+)
+from cli.output import out, print_json, table
+from domain.search import MAX_SEARCH_LIMIT
+from runtime.settings import get_settings
+from store import wiki_admin, wiki_reads
+
+page_app = typer.Typer(help="One page: show it, its backlinks; archive, restore or delete it.", no_args_is_help=True)
+
+PageArgument = Annotated[str, typer.Argument(help="TYPE/SLUG, e.g. entity/franklin-barbecue.")]
+
+
+@handled
+def search_command(
+    query: Annotated[str, typer.Argument(help="Words to search for; a word may be a prefix (empan).")],
+    tenant: TenantOption,
+    owner: OwnerOption,
+    limit: Annotated[int, typer.Option(help=f"At most this many results (1-{MAX_SEARCH_LIMIT}).")] = 20,
+    json_output: JsonOption = False,
+) -> None:
+    """Full-text search of the scope's active pages (title, summary, body; prefixes; alias bonus)."""
+    get_settings()
+    tenant, owner = scope(tenant, owner)
+    limit = in_range("limit", limit, 1, MAX_SEARCH_LIMIT)
+    hits = run(reading(lambda conn: wiki_reads.search_pages(conn, tenant, owner, query, limit)))
+    if json_output:
+        print_json(hits)
+    elif hits:
+        out.print(table(f"Search {query!r} in {tenant}/{owner}", ["page", "title", "score", "matched alias"],
+                        [(f"{h.type}/{h.slug}", h.title, f"{h.score:.4f}", h.matched_alias or "") for h in hits]))
+    else:
+        out.print(f"no page of {tenant}/{owner} matches {query!r}")
+
+
+def _page_markdown(page: wiki_reads.PageView, sources: bool) -> str:
+    lines = [f"# {page.title}", "",
+             f"{page.type}/{page.slug} · {page.status} · aliases: {', '.join(page.aliases) or 'none'}"]
+    if page.summary:
+        lines += ["", page.summary]
+    for section in page.sections:
+        lines += ["", f"## {section.heading}", "", section.body_md.strip()]
+        if sources:
+            lines += ["", f"sources: {', '.join(section.source_refs) or 'none'}"]
+    return "\n".join(lines) + "\n"
+
+
+async def _existing_page(conn: AsyncConnection, tenant: str, owner: str, ref: str) -> wiki_reads.PageView:
+    page_type, slug = parse_page_ref(ref)
+    page = await wiki_reads.find_page(conn, tenant, owner, page_type, slug, include_archived=True)
+    if page is None:
+        raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
+    return page
+
+
+@page_app.command("show")
+@handled
+def page_show(
+    page_ref: PageArgument,
+    tenant: TenantOption,
+    owner: OwnerOption,
+    sources: Annotated[bool, typer.Option(help="Under each section, the ids of the memories it cites.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """The page as markdown, sections in order (archived pages too, marked as such)."""
+    get_settings()
+    tenant, owner = scope(tenant, owner)
+    parse_page_ref(page_ref)
+    view = run(reading(lambda conn: _existing_page(conn, tenant, owner, page_ref)))
+    if json_output:
+        print_json(view)
+    else:
+        sys.stdout.write(_page_markdown(view, sources))
+
+
+@page_app.command("backlinks")
+@handled
+def page_backlinks(page_ref: PageArgument, tenant: TenantOption, owner: OwnerOption,
+                   json_output: JsonOption = False) -> None:
+    """The active pages that link to this page."""
+    get_settings()
+    tenant, owner = scope(tenant, owner)
+    parse_page_ref(page_ref)
+
+    async def read(conn: AsyncConnection) -> list[wiki_reads.Backlink]:
+        found = await _existing_page(conn, tenant, owner, page_ref)
+        return await wiki_reads.backlinks(conn, tenant, owner, found.id)
+
+    links = run(reading(read))
+    if json_output:
+        print_json(links)
+    elif links:
+        out.print(table(f"Pages linking to {page_ref}", ["kind", "from", "title", "context"],
+                        [(b.kind, f"{b.from_type}/{b.from_slug}", b.from_title, b.context or "") for b in links]))
+    else:
+        out.print(f"no active page links to {page_ref}")
+
+
+def _set_status(page_ref: str, tenant: str, owner: str, status: str) -> None:
+    get_settings()
+    tenant, owner = scope(tenant, owner)
+    page_type, slug = parse_page_ref(page_ref)
+    if not run(change(wiki_admin.set_page_status, tenant, owner, page_type, slug, status)):
+        raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
+
+
+@page_app.command("archive")
+@handled
+def page_archive(page_ref: PageArgument, tenant: TenantOption, owner: OwnerOption) -> None:
+    """Hide the page from search and reads; everything is kept, and a compile of its slug resurrects it."""
+    _set_status(page_ref, tenant, owner, "archived")
+    out.print(f"archived {page_ref} of {tenant}/{owner}")
+
+
+@page_app.command("restore")
+@handled
+def page_restore(page_ref: PageArgument, tenant: TenantOption, owner: OwnerOption) -> None:
+    """Make an archived page active again."""
+    _set_status(page_ref, tenant, owner, "active")
+    out.print(f"restored {page_ref} of {tenant}/{owner}")
+
+
+@page_app.command("delete")
+@handled
+def page_delete(page_ref: PageArgument, tenant: TenantOption, owner: OwnerOption, yes: YesOption = False) -> None:
+    """Delete the page for good, with its sections, aliases, links and section sources."""
+    get_settings()
+    tenant, owner = scope(tenant, owner)
+    page_type, slug = parse_page_ref(page_ref)
+    confirm(f"Delete {page_type}/{slug} of {tenant}/{owner} with all its sections and sources?", yes)
+    deleted = run(change(wiki_admin.delete_page, tenant, owner, page_type, slug))
+    if deleted is None:
+        raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
+    out.print(f"deleted {page_type}/{slug} of {tenant}/{owner} with {deleted.sections} sections, {deleted.aliases} "
+              f"aliases, {deleted.links} links and {deleted.section_sources} section sources", soft_wrap=True)
