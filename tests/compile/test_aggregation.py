@@ -39,6 +39,7 @@ from domain.compile_messages import (
 from domain.memory import MemoryIn
 from domain.plan import LinkedPageRef, NewPage, NewSection, ParentSectionUpdate, Plan, SectionPromotion
 from domain.render import render_promoted_parent_section, render_rollup_list
+from planners.scripted_planner import ScriptedPlanner
 from runtime.history_events import activity_type_names
 from runtime.settings import Settings
 from store import plan_staging
@@ -528,7 +529,7 @@ async def test_applying_a_plan_twice_changes_nothing_and_support_is_never_double
         engine, "SELECT id FROM memory_units WHERE owner_id = :o AND metadata->'place'->>'name' = ANY(:names)",
         o=owner, names=[place.title for place in places[:3]])]
     assert len(cited) == 6
-    aggregation = Aggregation(engine, helpers.test_settings(), None)
+    aggregation = Aggregation(engine, ScriptedPlanner())
     environment = ActivityEnvironment()
 
     async def run_pass(plan: Plan) -> tuple[Any, Any]:

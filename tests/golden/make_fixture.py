@@ -27,12 +27,13 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
+from runtime.database import migrate
+from runtime.devservices import EmbeddedPostgres, free_port, temporal_cli_path
+from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
+
 # Project imports: the only lines to rewrite when the project's modules move.
 from tests.compile.helpers import compile_scope, retain_sample, running_worker, test_settings
 from tests.golden.dump import dump_scope, encode
-from wiki.database import migrate
-from wiki.devservices import EmbeddedPostgres, free_port, temporal_cli_path
-from wiki.search_attributes import ALL_SEARCH_ATTRIBUTES
 
 TENANT = "golden"
 OWNER = "alice"

@@ -14,9 +14,9 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
-from activities import error_types
 from app.retain import retain_and_signal
 from app.worker import WORKFLOWS, activities_for
+from domain import errors
 from domain.compile_messages import PlanBatchInput, PlanBatchResult
 from runtime.settings import Settings
 from tests.compile.helpers import ledger, running_worker, sample_memories
@@ -85,7 +85,7 @@ class RejectingPlanner:
     @activity.defn(name="llm.plan_batch")
     async def plan_batch(self, request: PlanBatchInput) -> PlanBatchResult:
         if self._left == 0:
-            raise ApplicationError(self.MESSAGE, type=error_types.LLM_REJECTED, non_retryable=True)
+            raise ApplicationError(self.MESSAGE, type=errors.LLM_REJECTED, non_retryable=True)
         self._left -= 1
         return await self._real(request)
 
