@@ -14,15 +14,12 @@ no clock is read (the 30-day window is measured from the newest memory of the ba
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from typing import Any
 
 from domain.aliases import normalize_alias, slugify_title
 from domain.context import CandidatePage, MemoryRecord, OpenMention, PlannerContext
-from domain.guards import strip_wikilinks
 from domain.plan import (
     PAGE_TYPES,
     NewPage,
@@ -35,12 +32,25 @@ from domain.plan import (
     UnresolvedMention,
 )
 from domain.promotion import PROMOTION_MIN_SIGHTINGS, promotion_allowed
+from planners.scripted_text import (
+    as_utc,
+    clean,
+    first_sentence,
+    humanize,
+    memory_date,
+    most_common,
+    sentence,
+    sentences,
+    title_case,
+    truncate,
+    unique,
+    with_article,
+)
 from planners.templates import section_template
 
-# A page needs this many memories of one batch before the planner commits to it (seed 1.3: ">= 2
-# records reinforce it"); a single sighting is held as an unresolved mention instead.
+# A page needs this many memories of one batch before the planner commits to it (the leaf prompt's
+# "at least two records reinforce it"); a single sighting is held as an unresolved mention instead.
 NEW_PAGE_MIN_MEMORIES = 2
-SENTENCE_MAX_CHARS = 240
 
 # The section a page update appends to, per page type.
 UPDATE_SECTION_BY_TYPE = {"entity": "notes", "topic": "highlights", "decision": "consequences"}
@@ -48,83 +58,11 @@ PERSON_KINDS = ("person", "pet")
 # Place types too generic to name what a place is ("Establishment in Austin").
 _GENERIC_PLACE_TYPES = ("point_of_interest", "establishment", "food", "premise")
 
-_UUID_ANYWHERE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 _REASON_MARKER = re.compile(r"\b(because|since|so that|in order to|to avoid)\b", re.IGNORECASE)
 _LEADING_POSTCODE = re.compile(r"^[0-9][0-9A-Za-z-]*\s+")
 _REGION_CODE = re.compile(r"^([A-Z]{2,4})(?:\s|$)")
 
 Bullet = tuple[str, str]  # (markdown line, id of the memory it came from)
-
-
-# --------------------------------------------------------------------------- text helpers
-
-
-def _clean(text: Any) -> str:
-    """Prose safe to write: no wikilinks, no ids, single spaces. Non-strings give ""."""
-    if not isinstance(text, str):
-        return ""
-    text = strip_wikilinks(text).replace("[[", "").replace("]]", "")
-    text = _UUID_ANYWHERE.sub("", text)
-    return " ".join(text.split())
-
-
-def _sentence(text: str) -> str:
-    text = text.strip()
-    if not text:
-        return ""
-    return text if text[-1] in ".!?…" else text + "."
-
-
-def _truncate(text: str, limit: int = SENTENCE_MAX_CHARS) -> str:
-    if len(text) <= limit:
-        return text
-    return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "…"
-
-
-def _sentences(content: str) -> list[str]:
-    cleaned = _clean(content)
-    return [part for part in _SENTENCE_BREAK.split(cleaned) if part] if cleaned else []
-
-
-def _first_sentence(content: str) -> str:
-    """The memory's first sentence, cleaned and capped: the short factual line bullets are made of."""
-    sentences = _sentences(content)
-    return _sentence(_truncate(sentences[0])) if sentences else ""
-
-
-def _title_case(text: str) -> str:
-    # Same rule as the parent expander's titleCase, so a city topic's title is the one it looks up.
-    return " ".join(word[:1].upper() + word[1:] for word in text.split())
-
-
-def _humanize(kind: str) -> str:
-    words = kind.replace("_", " ").strip()
-    return words[:1].upper() + words[1:]
-
-
-def _with_article(noun: str) -> str:
-    article = "An" if noun[:1].lower() in "aeiou" else "A"
-    return f"{article} {noun}"
-
-
-def _most_common(spellings: list[str]) -> str:
-    # Counter keeps first-seen order and max() keeps the first of equals, so ties go to the first seen.
-    counts = Counter(spellings)
-    return max(counts, key=counts.__getitem__)
-
-
-def _unique(values: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(values))
-
-
-def _as_utc(moment: datetime) -> datetime:
-    # A naive time is taken as UTC; dates are UTC dates, so a plan never depends on the host's zone.
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-
-
-def _memory_date(memory: MemoryRecord) -> str:
-    return _as_utc(memory.updated_at).date().isoformat()
 
 
 # --------------------------------------------------------------------------- subjects
@@ -207,7 +145,7 @@ class _Subject:
 
     @property
     def title(self) -> str:
-        return _most_common(self.spellings)
+        return most_common(self.spellings)
 
     @property
     def order(self) -> tuple[int, str]:
@@ -248,13 +186,13 @@ def _entity_hints(memory: MemoryRecord, place_key: str) -> list[_Hint]:
     for raw in entities if isinstance(entities, list) else []:
         if not isinstance(raw, dict):
             continue
-        name = _clean(raw.get("name"))
+        name = clean(raw.get("name"))
         if not normalize_alias(name):
             continue
         page_type = raw.get("type") if raw.get("type") in PAGE_TYPES else "entity"
-        kind = _clean(raw.get("kind")).lower()
+        kind = clean(raw.get("kind")).lower()
         raw_aliases = raw.get("aliases") if isinstance(raw.get("aliases"), list) else []
-        aliases = tuple(alias for alias in (_clean(x) for x in raw_aliases) if alias)
+        aliases = tuple(alias for alias in (clean(x) for x in raw_aliases) if alias)
         hint = _Hint(name=name, type=page_type, kind=kind, aliases=aliases)
         # The entity the memory's place names is the place: it gets visits and the city link.
         hints.append(replace(hint, is_place=bool(place_key) and place_key in hint.names()))
@@ -265,11 +203,11 @@ def _journal_title(metadata: dict[str, Any]) -> str:
     journal = metadata.get("journal")
     if not isinstance(journal, dict):
         return ""
-    title = _clean(journal.get("title"))
+    title = clean(journal.get("title"))
     if title:
         return title
     # The parent expander's fallback title, so both name the same trip topic.
-    journal_id = _clean(journal.get("id"))
+    journal_id = clean(journal.get("id"))
     return f"Journal {journal_id[:8]}" if journal_id else ""
 
 
@@ -277,8 +215,8 @@ def _hints_of(memory: MemoryRecord) -> list[_Hint]:
     """The names one memory's metadata offers: its entities, its place's city and its journal."""
     metadata = memory.metadata or {}
     place = _place_of(memory)
-    hints = _entity_hints(memory, normalize_alias(_clean(place.get("name"))))
-    city = _title_case(_clean(place.get("city")))
+    hints = _entity_hints(memory, normalize_alias(clean(place.get("name"))))
+    city = title_case(clean(place.get("city")))
     if normalize_alias(city):
         hints.append(_Hint(name=city, type="topic", kind="city", is_city=True))
     journal = _journal_title(metadata)
@@ -322,12 +260,12 @@ def _region_from_address(address: str, city: str) -> str:
 
 def _place_noun(kind: str, place: dict[str, Any]) -> str:
     if kind:
-        return _humanize(kind)
+        return humanize(kind)
     types = place.get("types")
     for place_type in types if isinstance(types, list) else []:
-        cleaned = _clean(place_type).lower()
+        cleaned = clean(place_type).lower()
         if cleaned and cleaned not in _GENERIC_PLACE_TYPES:
-            return _humanize(cleaned)
+            return humanize(cleaned)
     return "Place"
 
 
@@ -335,30 +273,30 @@ def _place_summary(kind: str, place: dict[str, Any]) -> str:
     # The city stays in the sentence ("Restaurant in Austin, TX.") so the summary-based parent
     # expander can find the city even when the place's memories are not in the batch.
     noun = _place_noun(kind, place)
-    city = _title_case(_clean(place.get("city")))
-    address = _clean(place.get("address"))
+    city = title_case(clean(place.get("city")))
+    address = clean(place.get("address"))
     if city:
         region = _region_from_address(address, city)
         return f"{noun} in {city}, {region}." if region else f"{noun} in {city}."
     if address:
-        return _sentence(f"{noun} at {address}")
+        return sentence(f"{noun} at {address}")
     return f"{noun}."
 
 
 def _summary_of(subject: _Subject, page_type: str, title: str) -> str:
     """One factual sentence from metadata only (never from memory prose)."""
     if page_type == "decision":
-        return _sentence(f"Decision: {title}")
+        return sentence(f"Decision: {title}")
     if subject.kind == "trip":
-        return _sentence(f"Trip: {title}")
+        return sentence(f"Trip: {title}")
     if subject.kind == "city":
-        return _sentence(f"City: {title}")
+        return sentence(f"City: {title}")
     place = subject.place_metadata()
     if place is not None:
         return _place_summary(subject.kind, place)
     if subject.kind:
-        return _sentence(_with_article(subject.kind))
-    return _sentence(f"Topic: {title}") if page_type == "topic" else "Mentioned in the agent's memories."
+        return sentence(with_article(subject.kind))
+    return sentence(f"Topic: {title}") if page_type == "topic" else "Mentioned in the agent's memories."
 
 
 def _place_lead(subject: _Subject, sighting: _Sighting) -> str:
@@ -366,7 +304,7 @@ def _place_lead(subject: _Subject, sighting: _Sighting) -> str:
     step can link it to the place's page (linkify_known_entities)."""
     if not (sighting.is_city or sighting.is_journal):
         return ""
-    name = _clean(_place_of(sighting.memory).get("name"))
+    name = clean(_place_of(sighting.memory).get("name"))
     if not name or normalize_alias(name) in subject.names:
         return ""
     return f"**{name}**: "
@@ -375,23 +313,23 @@ def _place_lead(subject: _Subject, sighting: _Sighting) -> str:
 def _note_bullets(subject: _Subject) -> list[Bullet]:
     bullets: list[Bullet] = []
     for sighting in subject.sightings:
-        line = _first_sentence(sighting.memory.content) or _sentence(f"Mentioned {sighting.spelling}")
+        line = first_sentence(sighting.memory.content) or sentence(f"Mentioned {sighting.spelling}")
         bullets.append((f"- {_place_lead(subject, sighting)}{line}", sighting.memory_id))
     return bullets
 
 
 def _visit_bullets(subject: _Subject) -> list[Bullet]:
-    return [(f"- Visited on {_memory_date(s.memory)}.", s.memory_id) for s in subject.sightings if s.is_place]
+    return [(f"- Visited on {memory_date(s.memory)}.", s.memory_id) for s in subject.sightings if s.is_place]
 
 
 def _reason_clause(content: str) -> str:
     """The first stated reason, from its marker on ("… because parking is impossible." → "Because
     parking is impossible."), so the rationale does not repeat the context's sentence."""
-    for sentence in _sentences(content):
-        marker = _REASON_MARKER.search(sentence)
+    for part in sentences(content):
+        marker = _REASON_MARKER.search(part)
         if marker:
-            clause = sentence[marker.start() :]
-            return _sentence(_truncate(clause[:1].upper() + clause[1:]))
+            clause = part[marker.start() :]
+            return sentence(truncate(clause[:1].upper() + clause[1:]))
     return ""
 
 
@@ -408,13 +346,13 @@ def _merge_bullets(bullets: list[Bullet], skip_lines: set[str] | None = None) ->
     """Distinct lines in order (minus `skip_lines`) and the ids of every memory behind a kept line."""
     skip = skip_lines or set()
     kept = [(line, ref) for line, ref in bullets if line.strip() not in skip]
-    body = "\n".join(_unique(line for line, _ in kept))
-    return body, _unique(ref for _, ref in kept if ref)
+    body = "\n".join(unique(line for line, _ in kept))
+    return body, unique(ref for _, ref in kept if ref)
 
 
 def _heading(page_type: str, slug: str) -> str:
     template = section_template(page_type, slug)
-    return template.heading if template else _humanize(slug)
+    return template.heading if template else humanize(slug)
 
 
 def _new_section(page_type: str, slug: str, body: str, refs: list[str]) -> NewSection | None:
@@ -442,7 +380,7 @@ def _build_sections(page_type: str, title: str, draft: _SectionDraft) -> list[Ne
         rationale_body, rationale_refs = _merge_bullets(draft.rationale)
         candidates = [
             _new_section(page_type, "context", notes_body, notes_refs),
-            _new_section(page_type, "decision", _sentence(title), draft.summary_refs),
+            _new_section(page_type, "decision", sentence(title), draft.summary_refs),
             _new_section(page_type, "rationale", rationale_body, rationale_refs),
         ]
     elif page_type == "topic":
@@ -516,7 +454,7 @@ def _matching_mention(subject: _Subject, mentions: list[OpenMention]) -> OpenMen
 class _PlanDraft:
     def __init__(self, ctx: PlannerContext) -> None:
         self.ctx = ctx
-        self.newest = max((_as_utc(m.updated_at) for m in ctx.memories), default=None)
+        self.newest = max((as_utc(m.updated_at) for m in ctx.memories), default=None)
         self.updates: dict[str, _PendingUpdate] = {}
         self.new_pages: list[NewPage] = []
         self.mentions: list[UnresolvedMention] = []
@@ -558,12 +496,12 @@ class _PlanDraft:
 
     def _promote_or_hold(self, subject: _Subject, mention: OpenMention) -> _PageRef | None:
         sightings = mention.mention_count + len(subject.sightings)
-        if self.newest is None or not promotion_allowed(sightings, _as_utc(mention.last_seen_at), self.newest):
+        if self.newest is None or not promotion_allowed(sightings, as_utc(mention.last_seen_at), self.newest):
             self._hold(subject)
             return None
         # The held spelling has been seen mention_count times, so it usually stays the title.
-        held = _clean(mention.alias)
-        title = _most_common(
+        held = clean(mention.alias)
+        title = most_common(
             [held] * mention.mention_count + subject.spellings if held else subject.spellings
         )
         page_type = mention.suggested_type or subject.type
@@ -603,7 +541,7 @@ class _PlanDraft:
                 UnresolvedMention(
                     alias=sighting.spelling,
                     suggestedType=subject.type,
-                    context=_first_sentence(sighting.memory.content),
+                    context=first_sentence(sighting.memory.content),
                     source_ref=sighting.memory_id,
                 )
             )
@@ -613,7 +551,7 @@ class _PlanDraft:
     def add_lint_promotions(self) -> None:
         known = set().union(*(_candidate_names(page) for page in self.ctx.candidate_pages))
         by_id = {str(m.id): m for m in self.ctx.open_mentions}
-        for mention_id in _unique(str(i) for i in self.ctx.promotion_candidate_ids):
+        for mention_id in unique(str(i) for i in self.ctx.promotion_candidate_ids):
             mention = by_id.get(mention_id)
             if mention is None or mention.mention_count < PROMOTION_MIN_SIGHTINGS:
                 continue
@@ -706,15 +644,15 @@ class _PlanDraft:
 
 def _lint_promotion(mention: OpenMention) -> Promotion:
     """A promotion built only from the mention's held contexts (a lint compile may have no memories)."""
-    title = _clean(mention.alias) or mention.alias_normalized
+    title = clean(mention.alias) or mention.alias_normalized
     page_type = mention.suggested_type or "entity"
     bullets: list[Bullet] = []
     for context in reversed(mention.sample_contexts):  # stored newest first; notes read oldest first
-        line = _first_sentence(str(context.get("quote") or ""))
+        line = first_sentence(str(context.get("quote") or ""))
         if line:
-            # The ref is a memory id: _clean would strip it as an id leaking into prose.
+            # The ref is a memory id: clean would strip it as an id leaking into prose.
             bullets.append((f"- {line}", str(context.get("source_ref") or "").strip()))
-    refs = _unique(ref for _, ref in bullets if ref)
+    refs = unique(ref for _, ref in bullets if ref)
     draft = _SectionDraft(summary="", summary_refs=refs, notes=bullets)
     return Promotion(
         mentionId=str(mention.id),
@@ -745,4 +683,4 @@ def scripted_write_section(existing_body: str | None, proposed_body: str) -> str
     added = [
         line.strip() for line in proposed_body.splitlines() if line.strip() and line.strip() not in present
     ]
-    return "\n".join([*existing_lines, *_unique(added)]).strip()
+    return "\n".join([*existing_lines, *unique(added)]).strip()
