@@ -365,7 +365,7 @@ def _prompt_size(results: dict, detail: dict) -> str:
         f"**Why ({verdict}: ratio {ratio:.2f}).** The prompt is bounded — from {middle['scope_pages']:,} to "
         f"{largest['scope_pages']:,} pages it grows {largest['input_chars'] / middle['input_chars'] - 1:.1%} — "
         f"and every page the batch names is in it at every size. The rest of the bound is padding: "
-        f"`candidate_pages` (`activities/scope_reads.py`) adds up to `MAX_RECENT_PADDING` (100) recently "
+        f"`candidate_pages` (`store/scope_reads.py`) adds up to `MAX_RECENT_PADDING` (100) recently "
         f"compiled pages after the relevant ones (at most `max_candidate_pages` in all), and `open_mentions` "
         f"adds up to `MAX_OPEN_MENTIONS` ({largest['open_mentions']}, `activities/planning.py`) mentions by "
         f"count after the batch's own. A {smallest['scope_pages']}-page scope has fewer pages and mentions "
