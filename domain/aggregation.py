@@ -1,4 +1,4 @@
-"""Rollup-section aggregation metadata, promotion scoring and hubness (facts §14).
+"""Rollup-section aggregation metadata, promotion scoring and hubness.
 
 A rollup section on a hub page ("Restaurants" on "Austin") carries an aggregation record: the child
 pages it lists, how many memories support it, when evidence first and last arrived, the tags seen,
@@ -23,14 +23,15 @@ WEIGHTS = {"linked": 0.25, "supporting": 0.25, "temporal": 0.20, "coherence": 0.
 LINKED_PAGES_SATURATION = 20
 SUPPORTING_RECORDS_SATURATION = 30
 TEMPORAL_SPREAD_DAYS_SATURATION = 30
-# The design doc says "> 1200 chars"; every version of the original code saturates at 1800.
+# Readability saturates at a body of 1800 characters, as in every version of the original code
+# (its written description said "> 1200 chars"; the code's figure is kept).
 BODY_LENGTH_SATURATION = 1800
 SECONDS_PER_DAY = 86_400
 HUBNESS_SUPPORT_DIVISOR = 10
 
 
 class SectionAggregation(BaseModel):
-    """The `aggregation` JSON of a rollup section (facts §14, migration 0014)."""
+    """The `aggregation` JSON of a rollup section (column `wiki_page_sections.aggregation`)."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -69,7 +70,7 @@ class PromotionScore(BaseModel):
 
 
 def empty_section_aggregation() -> SectionAggregation:
-    """A fresh aggregation record: no children, no support, status "none", score 0 (facts §14)."""
+    """A fresh aggregation record: no children, no support, status "none", score 0."""
     return SectionAggregation()
 
 
@@ -80,7 +81,7 @@ def _first_seen(values: Sequence[str]) -> list[str]:
 def merge_section_aggregation(
     current: SectionAggregation | Mapping[str, Any] | None, patch: Mapping[str, Any]
 ) -> SectionAggregation:
-    """`current` (empty when None) overlaid with `patch` (facts §14 `mergeSectionAggregation`).
+    """`current` (empty when None) overlaid with `patch`.
 
     Keys in the patch replace the current values; `linked_page_ids` and `observed_tags` are replaced
     too (never unioned) unless the patch omits them or sets them to None, and both are de-duplicated
@@ -118,7 +119,7 @@ def score_promotion(
     body_length: float,
     thresholds: PromotionThresholds = DEFAULT_PROMOTION_THRESHOLDS,
 ) -> PromotionScore:
-    """How ready a rollup section is to become its own page, 0..1 (facts §14 `scorePromotion`).
+    """How ready a rollup section is to become its own page, 0..1.
 
     0.25·linked/20 + 0.25·supporting/30 + 0.20·days/30 + 0.15·coherence + 0.15·body_length/1800,
     each ratio clamped to [0, 1] (non-finite -> 0), rounded to 3 decimals like JS Math.round.
@@ -185,7 +186,7 @@ def score_section_aggregation(
     linked_page_tag_sets: Sequence[Sequence[str]],
     now: datetime,
 ) -> PromotionScore:
-    """Promotion score of a rollup section from its aggregation record (facts §14 `scoreSectionAggregation`).
+    """Promotion score of a rollup section from its aggregation record.
 
     Linked = number of linked pages; supporting = supporting_record_count; days from first to last
     evidence (last missing -> `now`; first missing or unparsable -> 0; negative -> 0); coherence =
@@ -202,7 +203,7 @@ def score_section_aggregation(
 
 
 def next_promotion_status(current_status: PromotionStatus, score_status: ScoreStatus) -> PromotionStatus:
-    """The section's stored status after a rescore (facts §14, aggregation apply step 2).
+    """The section's stored status after a rescore, when an aggregation pass updates the section.
 
     "promoted" is sticky; otherwise "candidate" once the score reaches the candidate threshold
     (either score status above "none"), else "none" — a "suppressed" section is not kept suppressed.
@@ -213,8 +214,8 @@ def next_promotion_status(current_status: PromotionStatus, score_status: ScoreSt
 
 
 # The score alone lets a three-child section spin off: supporting records and time span saturate
-# quickly on a dense city. The page model asks for "more than about 15 linked children"; a section
-# needs at least this many before it may become its own page (a deliberate rule of ours).
+# quickly on a dense city. A section needs at least this many linked children before it may become
+# its own page (a deliberate rule of ours; the original's page model spoke of "more than about 15").
 MIN_LINKED_PAGES_TO_PROMOTE = 10
 
 
@@ -230,7 +231,7 @@ def is_promotable(aggregation: SectionAggregation, score: PromotionScore) -> boo
 def hubness_score(
     inbound_reference_links: int, promoted_children: int, avg_supporting_records: float | None
 ) -> int:
-    """How much of a hub a page is (facts §14 `recomputeHubness`).
+    """How much of a hub a page is.
 
     Inbound `reference` links + 2 × pages whose parent it is + floor(average supporting_record_count
     of its sections with aggregation / 10), a missing average counting as 0.

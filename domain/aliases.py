@@ -1,4 +1,4 @@
-"""Alias normalisation, slugs and default headings (facts §8, §6; DESIGN difference 1).
+"""Alias normalisation, slugs and default headings.
 
 An alias is the key the compiler matches page names on ("Chef João" in one memory, "chef joao" in
 another); a slug is the page's URL-safe identity within (tenant, owner, type).
@@ -35,11 +35,11 @@ def _is_alias_char(ch: str) -> bool:
 # Pure and called for every name of every candidate page on each batch: memoised.
 @functools.lru_cache(maxsize=65_536)
 def normalize_alias(raw: str) -> str:
-    """The matching key of a name (facts §8 `normalizeAlias`, with DESIGN difference 1).
+    """The matching key of a name.
 
     NFKC, lowercase, fold diacritics, keep letters, digits, whitespace, `'` and `-` (anything else
-    becomes a space), collapse whitespace, trim. Unlike the original, diacritics are folded as the
-    page-model doc asks: "Chef João" -> "chef joao", "İstanbul" -> "istanbul".
+    becomes a space), collapse whitespace, trim. Unlike the original, diacritics are folded, so a
+    name matches with or without its accents: "Chef João" -> "chef joao", "İstanbul" -> "istanbul".
     """
     folded = _fold_diacritics(unicodedata.normalize("NFKC", raw).lower())
     kept = "".join(ch if _is_alias_char(ch) else " " for ch in folded)
@@ -47,13 +47,13 @@ def normalize_alias(raw: str) -> str:
 
 
 def seed_aliases_for_title(title: str) -> list[str]:
-    """The aliases every page gets from its own title: its normalised form, if not empty (facts §8)."""
+    """The aliases every page gets from its own title: its normalised form, if not empty."""
     primary = normalize_alias(title)
     return [primary] if primary else []
 
 
 def slugify_title(title: str) -> str:
-    """URL-safe slug of a title, the original algorithm exactly (facts §8 `slugifyTitle`).
+    """URL-safe slug of a title, the original's algorithm exactly.
 
     NFKD, drop U+0300–U+036F, lowercase, runs of characters outside `[a-z0-9\\s-]` become a space,
     trim, whitespace runs become `-`, dash runs collapse, edge dashes go, then cut at 120 characters
@@ -67,7 +67,7 @@ def slugify_title(title: str) -> str:
 
 
 def format_heading_from_slug(slug: str) -> str:
-    """Heading for a section created without one (facts §6 `formatHeadingFromSlug`).
+    """Heading for a section created without one.
 
     Split on runs of `_`/`-`, upper-case the first character of each part, join with spaces:
     "visits" -> "Visits", "parks-and_outdoors" -> "Parks And Outdoors" (not the template's heading).

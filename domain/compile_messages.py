@@ -30,7 +30,7 @@ def compile_workflow_id(tenant: str, owner: str) -> str:
 
 
 class RunCaps(BaseModel):
-    """Per-run limits (facts §4): hitting one applies the batch in hand, then continues as new."""
+    """Per-run limits: hitting one applies the batch in hand, then continues as new."""
 
     page_size: int = 50
     max_records: int = 500

@@ -1,4 +1,4 @@
-"""Guards applied at the boundary between model output and the wiki (facts §6, §7, §10, §16).
+"""Guards applied at the boundary between model output and the wiki: ids, links, edits, citations, JSON.
 
 Model output is untrusted: ids may be truncated or invented, prose may carry `[[wikilinks]]`,
 citations may name records outside the batch, and the JSON may come wrapped in prose or fences.
@@ -49,7 +49,7 @@ class JsonResponseError(ValueError):
 
 
 def is_valid_uuid(value: object) -> bool:
-    """Whether `value` is a UUID in canonical 8-4-4-4-12 hex form, any case (facts §7 `isValidUuid`).
+    """Whether `value` is a UUID in canonical 8-4-4-4-12 hex form, any case.
 
     No version or variant check; surrounding whitespace or quotes reject; non-strings reject, except
     `uuid.UUID` instances, which are valid by construction.
@@ -60,7 +60,7 @@ def is_valid_uuid(value: object) -> bool:
 
 
 def strip_wikilinks(markdown: str | None) -> str:
-    """Unwrap `[[Title]]` to `Title` and `[[Title|Shown]]` to `Shown` (facts §7 `stripWikilinks`).
+    """Unwrap `[[Title]]` to `Title` and `[[Title|Shown]]` to `Shown`.
 
     `[[A|B|C]]` keeps "B|C"; `[[]]` and `[[A|]]` are not wikilinks and stay as written.
     """
@@ -82,13 +82,13 @@ def _as_page_ref(ref: _PageLike | tuple[str, str, str]) -> PageRef:
 
 
 def linkify_known_entities(body: str | None, refs: Iterable[_PageLike | tuple[str, str, str]]) -> str:
-    """Turn `**Title**` of a known page into `[**Title**](/wiki/<type>/<slug>)` (facts §7).
+    """Turn `**Title**` of a known page into `[**Title**](/wiki/<type>/<slug>)`.
 
     `refs` are objects with `type`, `slug` and `title` (a `PageRef`, a candidate page...) or
     `(type, slug, title)` tuples. Exact, case-sensitive titles; only bold mentions; longest title
     first so "Austin Nature & Science Center" is not shadowed by "Austin"; a mention already inside
-    `[**…**](` is left alone, so running it twice changes nothing. Unlike the original, the title is
-    inserted literally (DESIGN difference 8): "Cash $$ Money" stays "Cash $$ Money".
+    `[**…**](` is left alone, so running it twice changes nothing. The title is inserted literally
+    (the original's replacement string turned "$$" into "$"): "Cash $$ Money" stays "Cash $$ Money".
     """
     if not body:
         return ""
@@ -120,7 +120,7 @@ def _edit_distance_lower_bound(a: str, b: str) -> int:
 
 
 def is_meaningful_change(existing: str | None, proposed: str | None) -> bool:
-    """Whether a proposed section body differs enough from the stored one to rewrite it (facts §6).
+    """Whether a proposed section body differs enough from the stored one to rewrite it.
 
     Both sides are trimmed and whitespace-collapsed. Equal -> False; from empty to something -> True;
     to empty -> False; otherwise True only when the prefix/suffix edit-distance lower bound exceeds
@@ -138,7 +138,7 @@ def is_meaningful_change(existing: str | None, proposed: str | None) -> bool:
 
 
 def resolve_cited_records(by_id: Mapping[str, RecordT], ids: Sequence[str | UUID] | None) -> list[RecordT]:
-    """The batch records a section cites, in citation order (facts §10 `resolveCitedRecords`).
+    """The batch records a section cites, in citation order.
 
     `by_id` maps the string form of each batch record's id to the record. Ids not in the batch are
     dropped; there is no fallback to "every record of the batch", so citing nothing gives no
@@ -170,7 +170,7 @@ def _preview(text: str) -> str:
 
 
 def parse_json_response(text: str) -> Any:
-    """The JSON value in a model's text answer (facts §16 `parseJsonResponse`), without repair.
+    """The JSON value in a model's text answer, without repair.
 
     Tries, in order: the trimmed text; the first ```/```json fenced block; the span from the first
     `{` or `[` to the last matching closer. Raises `JsonResponseError` with

@@ -1,4 +1,4 @@
-"""Deterministic link rules: co-mention pairs and link context tags (facts §12).
+"""Deterministic link rules: co-mention pairs and link context tags.
 
 The caller decides which pages take part (entity pages citing the memory) and writes the edges;
 these functions only decide which directed edges exist and how they are labelled, so the live
@@ -41,7 +41,7 @@ def _directed_pairs(pages: list[SluggedPage], memory_id: str, cap: int) -> list[
 def co_mention_pairs(
     pages_by_memory: Mapping[str, Sequence[SluggedPage]], cap: int = CO_MENTION_DIRECTED_EDGE_CAP
 ) -> list[CoMentionPair]:
-    """Directed reference edges between pages that cite the same memory (facts §12 `emitCoMentionLinks`).
+    """Directed reference edges between pages that cite the same memory.
 
     Per memory (in memory-id order): distinct pages sorted by slug; fewer than two -> nothing;
     otherwise every ordered pair (i, j), i != j, in nested-loop order, stopping at `cap` edges per

@@ -1,13 +1,12 @@
-"""Deterministic parent (hub) candidates from memory metadata and page summaries (facts §13).
+"""Deterministic parent (hub) candidates from memory metadata and page summaries.
 
 No model call: a city shared by several memories, or a journal they belong to, suggests a topic
 page ("Austin", "Summer in Paris 2026") that should gather them. The candidates feed the
 deterministic linker and the aggregation planner; they are suggestions, never writes.
 
-Unlike the original (DESIGN difference 10), record metadata is read where our memory store keeps
-it: the nested `place`/`journal` objects and `tags` at the top of `metadata`, plus the original's
-flat keys (`place_city`, `city`, `place_address`, `place_types`, `journal_id`, `journal_title`,
-`idea_tags`).
+Unlike the original, record metadata is read where our memory store keeps it: the nested
+`place`/`journal` objects and `tags` at the top of `metadata`, plus the original's flat keys
+(`place_city`, `city`, `place_address`, `place_types`, `journal_id`, `journal_title`, `idea_tags`).
 """
 
 from __future__ import annotations
@@ -73,7 +72,7 @@ _JOURNAL_SECTION = ("entries", "Entries")
 
 
 class ParentCandidate(BaseModel):
-    """A suggested hub page and the evidence for it (facts §13 candidate shape)."""
+    """A suggested hub page and the evidence for it."""
 
     reason: Literal["city", "journal"]
     parent_title: str
@@ -196,7 +195,7 @@ def _is_region_code(part: str) -> bool:
 
 
 def extract_city_from_address(address: str | None) -> str | None:
-    """The city of a postal address, or None (facts §13 `extractCityFromAddress`).
+    """The city of a postal address, or None.
 
     Comma-separated parts, trimmed, empties dropped; fewer than two -> None. Walking from the
     second-to-last part down to the second, the first part that looks like a region ("TX 78701",
@@ -233,7 +232,7 @@ def _whitespace_end(text: str, start: int) -> int:
 
 
 def extract_city_from_summary(summary: str) -> str | None:
-    """The place named after the first preposition in a summary, or None (facts §13).
+    """The place named after the first preposition in a summary, or None.
 
     The original regex `\\b(?:in|at|on|near|from|of)\\s+(\\p{Lu}\\p{L}+(?:\\s+\\p{Lu}\\p{L}+)?)…`:
     a lowercase preposition, then one or two capitalised words of at least two letters (accents
@@ -254,7 +253,7 @@ def extract_city_from_summary(summary: str) -> str | None:
 
 
 def is_likely_city_token(token: str) -> bool:
-    """Precision filter for summary-derived cities (facts §13 `isLikelyCityToken`).
+    """Precision filter for summary-derived cities.
 
     At least 3 characters, 1–4 words, and the last word (lowercased, one trailing "." removed) is
     not a street suffix: "St", "Congress Ave" and a nine-word sentence fragment are not cities.
@@ -270,11 +269,11 @@ def is_likely_city_token(token: str) -> bool:
 
 
 def is_geo_qualified_extension(candidate: str, target: str) -> bool:
-    """Whether `target` is `candidate` plus a region suffix: "Austin" -> "Austin, Texas" (facts §12).
+    """Whether `target` is `candidate` plus a region suffix: "Austin" -> "Austin, Texas".
 
     The gate on fuzzy parent-title matches: the target must start with the candidate as a whole
     word, case-insensitively, and contain ", <something>". Unlike the original's ASCII-only `\\b`,
-    the word boundary is Unicode-aware (DESIGN difference 8), so "Bogotá" -> "Bogotá, Colombia" passes.
+    the word boundary is Unicode-aware, so "Bogotá" -> "Bogotá, Colombia" passes.
     """
     if not candidate or not target:
         return False
@@ -318,7 +317,7 @@ def _journal_cluster_key_and_title(meta: Mapping[str, Any]) -> tuple[str, str] |
 def derive_parent_candidates(
     records: Iterable[_Record], min_cluster_size: int = DEFAULT_MIN_CLUSTER_SIZE
 ) -> list[ParentCandidate]:
-    """City and journal hubs shared by at least `min_cluster_size` memories (facts §13).
+    """City and journal hubs shared by at least `min_cluster_size` memories.
 
     City: `place.city`, `place_city` or `city`, else the city of `place.address`/`place_address`;
     title-cased, clustered case-insensitively; the section comes from the first memory's place types.
@@ -354,7 +353,7 @@ def derive_parent_candidates(
 def derive_parent_candidates_from_page_summaries(
     pages: Iterable[_SummarisedPage], min_cluster_size: int = DEFAULT_MIN_CLUSTER_SIZE
 ) -> list[ParentCandidate]:
-    """City hubs named by the summaries of at least `min_cluster_size` pages (facts §13).
+    """City hubs named by the summaries of at least `min_cluster_size` pages.
 
     The city is the preposition match of the summary, else the city of an address inside it, and
     must pass `is_likely_city_token`. Supporting ids are page ids (`source_kind="summary"`), tags
@@ -380,7 +379,7 @@ def derive_parent_candidates_from_page_summaries(
 
 
 def merge_parent_candidates(*candidate_lists: Iterable[ParentCandidate]) -> list[ParentCandidate]:
-    """One candidate per parent slug, evidence unioned (facts §13 `mergeParentCandidates`).
+    """One candidate per parent slug, evidence unioned.
 
     The first occurrence of a slug keeps its reason, section and source kind; later ones add their
     source ids and tags (first-seen order, no duplicates) and the count becomes the union's size.

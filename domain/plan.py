@@ -1,11 +1,13 @@
-"""The planner's JSON contract (seed 000, "Under the hood"), as pydantic models.
+"""The planner's JSON contract (the shape the prompts in `planners.prompts` ask for), as pydantic models.
 
 Field names are the wire keys of the contract exactly (it mixes camelCase and snake_case), so the
 model validates the model's JSON as-is and serialises back to the same shape.
 
 Validation here is structural only. Semantic guards (ids must be UUIDs of the scope, links must
-resolve, citations must be in the batch) live in `domain.sanitize`, which drops and counts instead
-of failing: one bad id must never sink a batch.
+resolve, citations must be in the batch) are enforced while the plan is resolved against the scope
+and written (`store.plan_resolution`, `store.aggregation_resolution`, `store.plan_apply`, using the pure
+checks of `domain.guards`), which drop and count instead of failing: one bad id must never sink a
+batch.
 """
 
 from __future__ import annotations
@@ -156,8 +158,8 @@ class Plan(_Contract):
     @field_validator("pageLinks", mode="after")
     @classmethod
     def _keep_well_formed_links(cls, links: list[Any]) -> list[Any]:
-        # Invalid links (bad page types, blank slugs, non-objects) are dropped, not fatal (seed step 1.6);
-        # `dropped_links` counts them for the ledger's dropped_invalid_ids.
+        # Invalid links (bad page types, blank slugs, non-objects) are dropped, not fatal: one bad link
+        # must not sink the plan. `dropped_links` counts them for the ledger's dropped_invalid_ids.
         kept: list[Any] = []
         for raw in links:
             if isinstance(raw, PageLink):
@@ -190,7 +192,7 @@ class Plan(_Contract):
 
 
 def count_raw_links(raw: Any) -> int:
-    """How many link entries the model sent, so the sanitiser can count the ones the contract dropped."""
+    """How many link entries the model sent; `Plan.dropped_links` is this minus the links kept."""
     if isinstance(raw, dict) and isinstance(raw.get("pageLinks"), list):
         return len(raw["pageLinks"])
     return 0

@@ -1,7 +1,7 @@
 """Model prices and the cost of a call (USD per million tokens, Anthropic list prices).
 
 Every model call is priced by the model that served it, cache writes and reads included
-(DESIGN.md, difference 7; the original priced everything at Haiku input/output rates).
+(the original priced everything at Haiku input/output rates).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Deterministic markdown rendering: page bodies and rollup lists (facts §14, §17; seed 000 step 2.3)."""
+"""Deterministic markdown rendering: page bodies, rollup lists and the body a promoted section leaves."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ class _Child(Protocol):
 
 
 def render_body_markdown(sections: Iterable[_Section]) -> str:
-    """A page's `body_md`, always derived from its sections (facts §17 `renderBodyMarkdown`).
+    """A page's `body_md`, always derived from its sections.
 
     Each section is `## <heading>\\n\\n<body>` trimmed; sections in position order (stable for
     equal positions), joined by a blank line. No sections -> "".
@@ -40,7 +40,7 @@ def render_body_markdown(sections: Iterable[_Section]) -> str:
 
 
 def first_sentence(summary: str | None) -> str:
-    """The first sentence of a summary, for rollup bullets (facts §14 `firstSentenceOf`).
+    """The first sentence of a summary, for rollup bullets.
 
     Up to the first `.`, `!` or `?` followed by whitespace or the end, never crossing a line break.
     Without one: the whole text, or its first 160 characters trimmed plus "…" when longer. Kept
@@ -58,7 +58,7 @@ def first_sentence(summary: str | None) -> str:
 
 
 def render_rollup_list(children: Iterable[_Child]) -> str:
-    """A rollup section body: one linked bullet per child page (seed 000 step 2.3, facts §14).
+    """A rollup section body: one linked bullet per child page.
 
     `- [**<title>**](/wiki/<type>/<slug>) — <first sentence of summary>`, the tail omitted when the
     summary is blank; bullets joined by newlines, in the given order.
@@ -78,7 +78,7 @@ def render_promoted_parent_section(
     child_type: str,
     child_slug: str,
 ) -> str:
-    """The body left on a parent section once it is promoted into its own page (facts §14, step 3).
+    """The body left on a parent section once it is promoted into its own page.
 
     `[summary trimmed, highlights, "See: [<title>](/wiki/<type>/<slug>)"]`, empty parts dropped,
     joined by a blank line, plus a trailing newline. Each highlight becomes `- <h>` after stripping

@@ -1,4 +1,4 @@
-"""The run's counters, kept by the workflow and written to the ledger row (seed metric keys)."""
+"""The run's counters, kept by the workflow and written to the ledger row, one metric key per field."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ class RunMetrics(BaseModel):
     deterministic_linking_flag_suppressed: bool = False
     skipped_memories: list[str] = Field(default_factory=list)
     error: str | None = None
-    # aggregation pass (seed step 2; its tokens are in cost_usd too, unlike the original)
+    # aggregation pass: hubs, rollups, section promotion (its tokens are in cost_usd too, unlike the original)
     aggregation_planner_calls: int = 0
     aggregation_input_tokens: int = 0
     aggregation_output_tokens: int = 0

@@ -1,4 +1,4 @@
-"""Search input rules (seed 001 `wikiSearch`, facts §18), Unicode-aware.
+"""Search input rules (the terms and limit of `store.wiki_reads.search_pages`), Unicode-aware.
 
 The original keeps only ASCII `[a-z0-9]+` runs, so "Café" searched as "caf"; here a term is any run
 of Unicode letters and digits, so accented and non-Latin words search as written. Each term becomes

@@ -1,7 +1,8 @@
 """Prompts of the three model calls: the leaf planner, the section writer, the aggregation planner.
 
 Pure text building, no I/O. Record and page lines follow the original pipeline's format
-(reference facts §5, §6, §14) so the planners read the same evidence the seed describes.
+(records, candidate pages with their sections, aggregation pages with summaries) so the planners
+read the same evidence the original's planners read.
 
 The leaf planner's user message is split in two so the model gateway can cache the first part:
 the STABLE part (the scope's candidate pages and open mentions) stays identical across the calls
@@ -531,7 +532,7 @@ def _aggregation_page_lines(page: AggregationPage) -> list[str]:
     if page.tags:
         head += f" tags={to_json(page.tags[:AGGREGATION_TAG_LIMIT])}"
     lines = [head]
-    # Summaries are the evidence for membership; without them the model over-groups (facts §14).
+    # Summaries are the evidence for membership; without them the model over-groups.
     if page.summary:
         lines.append(f"    summary: {truncate(page.summary, AGGREGATION_SUMMARY_LIMIT)}")
     lines.extend(_aggregation_section_line(section) for section in page.sections)

@@ -1,12 +1,13 @@
 """The scripted aggregation planner: hubs, rollups and section promotions, with no model.
 
-It stands in for the Claude aggregation planner (seed 000 steps 2.2–2.6) so the demo, the tests and
+It stands in for the Claude aggregation planner (`ClaudePlanner.plan_aggregation`) so the demo, the tests and
 the benchmarks build the layer above the leaf pages offline, with the same output every time. It
 follows the rules the aggregation prompt gives Claude:
 
 - Membership needs evidence: a page belongs under a hub only when the hub's name is written in the
   page's own summary or title ("Restaurant in Austin, TX." is Austin's; "Korean restaurant in
-  Toronto." never is, whatever the candidate's supporting ids say — the seed's over-grouping bug).
+  Toronto." never is, whatever the candidate's supporting ids say; grouping on those ids alone
+  over-groups).
 - Fewer than 3 evidenced children: no hub, no rollup.
 - Only entity pages are children, each listed under at most one section of a parent.
 - A promoted section is never promoted again.
@@ -42,13 +43,13 @@ from domain.plan import (
 )
 from domain.render import render_rollup_list
 
-# Seed 000 step 2.2: "refuses to create a hub when fewer than 3 pages clearly match". The same floor
+# No hub when fewer than 3 pages clearly match it (the aggregation prompt says the same). The same floor
 # applies to each rollup section and to the children a promoted page starts with.
 MIN_HUB_CHILDREN = 3
 TOP_HIGHLIGHTS = 3
 CHILD_PAGE_TYPE = "entity"
 HUB_PAGE_TYPE = "topic"
-# Operators suppress a section to keep it on its parent; promoted is sticky (seed 000 step 2.5).
+# Operators suppress a section to keep it on its parent; promoted is sticky.
 NOT_PROMOTABLE_STATUSES = ("promoted", "suppressed")
 HUB_SUMMARY_BY_REASON = {"city": "City: {title}.", "journal": "Trip: {title}."}
 

@@ -2,7 +2,7 @@
 
 Templates only steer the models: the planners see the type descriptions, and the section writer
 sees a section's purpose. The compiler never creates default sections from them; a new page gets
-exactly the sections its plan names (seed 001: "the planner isn't locked into these defaults").
+exactly the sections its plan names: the planner is not locked into these defaults.
 """
 
 from __future__ import annotations

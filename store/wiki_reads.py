@@ -1,4 +1,4 @@
-"""The wiki's read surfaces (seed 001): search, a page with its sections and sources, backlinks, and the
+"""The wiki's read surfaces: search, a page with its sections and sources, backlinks, and the
 reverse lookup from a memory to the sections citing it.
 
 Every query is scoped by tenant AND owner, and archived pages are invisible except where a caller
@@ -69,7 +69,7 @@ class CitingSection(BaseModel):
     heading: str
 
 
-# The seed's wikiSearch, with these deliberate changes:
+# Full-text (plain and prefix) plus alias search, as the original searched, with these deliberate changes:
 # - the query is split into words exactly like the indexed text (the same regexp_replace under the same
 #   locale), for the plain query and for each prefix term, so "Cafe/Restaurant" or "café" match what was
 #   indexed whatever the database's locale;

@@ -149,7 +149,7 @@ def test_main_write_writes_a_file_or_stdout(tmp_path: Any, capsys: pytest.Captur
 
 # --------------------------------------------------------------------------- places and addresses
 
-# What the city rule (facts §13 extractCityFromAddress) reads from each address format. UK and
+# What the city rule (domain.parents.extract_city_from_address) reads from each address format. UK and
 # Japanese addresses put the postcode after the city with no comma, so the rule keeps it there.
 EXPECTED_ADDRESS_CITY = {
     "Austin": "Austin",

@@ -353,7 +353,7 @@ class CompileWorkflow:
     # ------------------------------------------------------------------ aggregation pass
 
     async def _aggregate(self) -> None:
-        """Hubs, rollups and section promotion over what this run changed (seed steps 2.1–2.7).
+        """Hubs, rollups and section promotion over what this run changed: plan, resolve, write, apply.
 
         Runs after the leaf batches of every run that read a memory. A failure is recorded in the
         ledger (`aggregation_error`) and never undoes the leaf work, which is already committed.

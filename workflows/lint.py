@@ -1,4 +1,5 @@
-"""LintWorkflow: the nightly health check of every scope's wiki (facts §19), started by a Schedule.
+"""LintWorkflow: the nightly health check of every scope's wiki, started by a Schedule (README.md,
+"Nightly lint").
 
 It counts broken links, duplicate aliases and titles, stale and oversize pages and promotion
 candidates per scope; prunes old ledger rows; wakes the compile of each scope with promotion

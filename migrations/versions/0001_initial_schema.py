@@ -1,5 +1,6 @@
-"""The whole schema: the memory store, the page model of seed 001, the cursors, the ledger and the
-per-batch staging rows that keep plan bodies out of workflow history.
+"""The whole schema: the memory store, the page model (pages, sections, aliases, links, unresolved
+mentions, section sources), the cursors, the ledger and the per-batch staging rows that keep plan
+bodies out of workflow history.
 
 Revision ID: 0001
 Revises:
@@ -16,7 +17,7 @@ depends_on = None
 # Each statement on its own so a failure names the object.
 UPGRADE = [
     "CREATE EXTENSION IF NOT EXISTS pg_trgm",
-    # --- the memory store that feeds compiles (the seed's "Hindsight" role) ---
+    # --- the memory store that feeds compiles (the role of an agent-memory service such as Hindsight) ---
     """
     CREATE TABLE memory_units (
         id uuid PRIMARY KEY,

@@ -7,11 +7,11 @@ class TestNormalizeAlias:
     @pytest.mark.parametrize(
         ("raw", "expected"),
         [
-            # Ported from the original's tests, with diacritics now folded (DESIGN difference 1).
+            # Ported from the original's tests, with diacritics now folded (the original kept them).
             ("Café  Mocha!", "cafe mocha"),
             ("O'Hara's Pub-House", "o'hara's pub-house"),
             ("!!! ... ???", ""),
-            # The page-model doc's own example, and the original's "i stanbul" quirk fixed.
+            # Accented names match their plain spelling, and the original's "i stanbul" quirk is fixed.
             ("Chef João", "chef joao"),
             ("İstanbul", "istanbul"),
             ("Montréal", "montreal"),

@@ -128,7 +128,7 @@ class TestLinkifyKnownEntities:
         )
 
     def test_dollar_titles_are_inserted_literally(self) -> None:
-        # The original's replacement string turned "$$" into "$" (DESIGN difference 8).
+        # Titles are inserted literally; the original's replacement string turned "$$" into "$".
         refs = [PageRef(type="entity", slug="cash-money", title="Cash $$ Money $& Co $1")]
         assert linkify_known_entities("I like **Cash $$ Money $& Co $1**.", refs) == (
             "I like [**Cash $$ Money $& Co $1**](/wiki/entity/cash-money)."

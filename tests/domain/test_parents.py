@@ -503,7 +503,7 @@ class TestIsGeoQualifiedExtension:
             ("Austin", "Austin", False),
             ("AUSTIN", "Austin, Texas", True),
             ("São Paulo", "São Paulo, Brazil", True),
-            # DESIGN difference 8: the original's ASCII \b rejected a candidate ending in "á".
+            # The word boundary is Unicode-aware: the original's ASCII \b rejected a candidate ending in "á".
             ("Bogotá", "Bogotá, Colombia", True),
             ("Bogotá", "Bogotáx, Colombia", False),
             ("Austin", "Austinite Club, TX", False),
