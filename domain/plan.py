@@ -151,6 +151,8 @@ class Plan(_Contract):
     @model_validator(mode="wrap")
     @classmethod
     def _count_dropped_links(cls, data: Any, handler: Any) -> Plan:
+        if isinstance(data, cls):
+            return data  # already validated: its count stands (a Plan placed in another model)
         plan = handler(data)
         plan._dropped_links = max(count_raw_links(data) - len(plan.pageLinks), 0)
         return plan
@@ -174,10 +176,6 @@ class Plan(_Contract):
             if link.fromType in PAGE_TYPES and link.toType in PAGE_TYPES and link.fromSlug.strip() and link.toSlug.strip():
                 kept.append(link)
         return kept
-
-    @classmethod
-    def empty(cls) -> Plan:
-        return cls(pageUpdates=[], newPages=[], unresolvedMentions=[], promotions=[])
 
     def is_empty(self) -> bool:
         return not (
