@@ -94,10 +94,10 @@ class Aggregation:
             row = await staged_plan(conn, request.plan_id, scope)
             if (earlier := earlier_resolution(row)) is not None:
                 return AggregationResolveResult.model_validate(earlier)
-            document, result = await resolve_aggregation(conn, scope.tenant, scope.owner, request.plan_id,
+            resolved, result = await resolve_aggregation(conn, scope.tenant, scope.owner, request.plan_id,
                                                          Plan.model_validate(row.plan),
                                                          [str(m) for m in row.memory_ids], await database_now(conn))
-            await store_resolution(conn, request.plan_id, document, result)
+            await store_resolution(conn, request.plan_id, resolved, result)
         return result
 
     @activity.defn(name="aggregation.apply")
@@ -112,13 +112,12 @@ class Aggregation:
             plan = await lock_resolved_plan(conn, request.plan_id, scope)
             if plan.status == "applied":
                 return AggregationApplyResult.model_validate({**plan.result, "already_applied": True})
-            document = plan.resolved
-            leaf = await apply_resolved_plan(conn, scope.tenant, scope.owner, document,
+            leaf = await apply_resolved_plan(conn, scope.tenant, scope.owner, plan.resolved,
                                              await section_drafts(conn, request.plan_id), deterministic_linking=False)
             result = AggregationApplyResult(pages_created=leaf.pages_created, pages_upserted=leaf.pages_upserted,
                                             sections_rewritten=leaf.sections_rewritten,
                                             links_upserted=leaf.links_upserted)
             touched = {str(page) for page in leaf.touched_page_ids}
-            await apply_aggregation_extras(conn, scope.tenant, scope.owner, document, result, touched)
+            await apply_aggregation_extras(conn, scope.tenant, scope.owner, plan.resolved, result, touched)
             await mark_applied(conn, request.plan_id, result.model_dump_json())
         return result

@@ -81,10 +81,10 @@ class CompileSteps:
             row = await staged_plan(conn, request.plan_id, scope)
             if (earlier := earlier_resolution(row)) is not None:
                 return ResolvePlanResult.model_validate(earlier)
-            document, result = await resolve_plan(conn, scope.tenant, scope.owner, request.plan_id,
+            resolved, result = await resolve_plan(conn, scope.tenant, scope.owner, request.plan_id,
                                                   Plan.model_validate(row.plan), [str(m) for m in row.memory_ids],
                                                   await database_now(conn))
-            await store_resolution(conn, request.plan_id, document, result)
+            await store_resolution(conn, request.plan_id, resolved, result)
         return result
 
     @activity.defn(name="compile.apply_batch")

@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from domain.aliases import normalize_alias
+
 PromotionStatus = Literal["none", "candidate", "promoted", "suppressed"]
 ScoreStatus = Literal["none", "candidate", "promote_ready"]
 
@@ -241,3 +243,17 @@ def hubness_score(
         + 2 * promoted_children
         + math.floor((avg_supporting_records or 0) / HUBNESS_SUPPORT_DIVISOR)
     )
+
+
+def membership_evidence(parent_title: str, child_title: str, child_summary: str | None) -> bool:
+    """A child belongs under a hub only if the hub's place name shows in the child's own words.
+
+    The hub's core name is its title before any comma ("Austin, Texas" -> "austin"); it must appear
+    as whole words in the child's title or summary (accents and case folded), so an "Austin
+    restaurants" rollup can never list a Toronto restaurant whatever the planner proposes.
+    """
+    core = normalize_alias(parent_title.split(",")[0])
+    if not core:
+        return False
+    haystack = f" {normalize_alias(child_title)} {normalize_alias(child_summary or '')} "
+    return f" {core} " in haystack

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from collections.abc import Iterable
+from typing import Any, Protocol
 from urllib.parse import quote
 from uuid import UUID
 
@@ -24,8 +24,6 @@ _JSON_FENCE = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.DOTALL)
 _URI_COMPONENT_SAFE = "!*'()"
 MEANINGFUL_CHANGE_RATIO = 0.05
 JSON_ERROR_PREVIEW_CHARS = 200
-
-RecordT = TypeVar("RecordT")
 
 
 class PageRef(BaseModel):
@@ -137,16 +135,20 @@ def is_meaningful_change(existing: str | None, proposed: str | None) -> bool:
     return _edit_distance_lower_bound(a, b) / max(len(a), len(b)) > MEANINGFUL_CHANGE_RATIO
 
 
-def resolve_cited_records(by_id: Mapping[str, RecordT], ids: Sequence[str | UUID] | None) -> list[RecordT]:
-    """The batch records a section cites, in citation order.
+def cited_memory_ids(refs: Iterable[object], allowed: Iterable[str]) -> list[str]:
+    """The citations that name an allowed memory (one of the batch, or a sighting held earlier).
 
-    `by_id` maps the string form of each batch record's id to the record. Ids not in the batch are
-    dropped; there is no fallback to "every record of the batch", so citing nothing gives no
-    provenance. Duplicates are kept (the unique index absorbs them).
+    Each ref is trimmed and lower-cased before the comparison; the result keeps citation order and
+    names each memory once. Anything else is dropped and there is no fallback to "every memory of
+    the batch": a section that cites nothing of the batch gets no provenance.
     """
-    if not ids:
-        return []
-    return [by_id[key] for key in map(str, ids) if key in by_id]
+    known = set(allowed)
+    cited: list[str] = []
+    for ref in refs:
+        normalized = str(ref).strip().lower()
+        if normalized in known and normalized not in cited:
+            cited.append(normalized)
+    return cited
 
 
 def _reject_non_json_constant(name: str) -> Any:

@@ -1,12 +1,13 @@
-"""Resolve an aggregation plan against the scope (seed steps 2.3–2.6) before anything is written.
+"""Resolve an aggregation plan against the scope before anything is written.
 
 - Hub pages are topic pages and never duplicate a page of the same slug or exact title
-  (`duplicate_candidates_cross_type`); they skip the leaf alias merge, as in the original.
+  (`duplicate_candidates_cross_type`); they skip the leaf pass's alias merge (a hub named like an
+  entity is a different page, counted, not merged into it).
 - Rollups: children must be pages of the scope, are claimed once per parent (first section wins),
-  and must show evidence of membership — a city hub's children name the city in their title or
-  summary — so an "Austin restaurants" section can never list a Toronto restaurant whatever the
-  model says. With children, the body is the deterministic rollup list; without, the section
-  writer drafts it from the proposal.
+  and must show evidence of membership (`domain.aggregation.membership_evidence`: a city hub's
+  children name the city in their title or summary), so an "Austin restaurants" section can never
+  list a Toronto restaurant whatever the model says. With children, the body is the deterministic
+  rollup list; without, the section writer drafts it from the proposal.
 - Section promotion only for sections that are not promoted yet and score promote_ready now.
 """
 
@@ -14,17 +15,31 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
+from uuid import UUID
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from domain.aggregation import SectionAggregation, is_promotable, score_section_aggregation
-from domain.aliases import normalize_alias, seed_aliases_for_title, slugify_title
+from domain.aggregation import (
+    SectionAggregation,
+    is_promotable,
+    membership_evidence,
+    score_section_aggregation,
+)
+from domain.aliases import seed_aliases_for_title, slugify_title
 from domain.compile_messages import AggregationResolveResult, ResolvePlanResult
 from domain.guards import is_meaningful_change, is_valid_uuid
 from domain.ids import page_id as deterministic_page_id
-from domain.plan import Plan
+from domain.plan import LinkedPageRef, ParentSectionUpdate, Plan, SectionPromotion
 from domain.render import render_promoted_parent_section, render_rollup_list
+from domain.resolved_plan import (
+    DirectSection,
+    HierarchyEdge,
+    IdLink,
+    PromotedAggregation,
+    ResolvedPlan,
+    RollupAggregation,
+)
 from store.plan_resolution import (
     Resolution,
     add_aliases,
@@ -33,30 +48,18 @@ from store.plan_resolution import (
     page_by_type_slug,
     page_entry,
     scope_pages_by_id,
+    section_refs,
     sections_of,
 )
 
 
-def membership_evidence(parent_title: str, child_title: str, child_summary: str | None) -> bool:
-    """A child belongs under a hub only if the hub's place name shows in the child's own words.
-
-    The hub's core name is its title before any comma ("Austin, Texas" -> "austin"); it must appear
-    as whole words in the child's title or summary (accents and case folded).
-    """
-    core = normalize_alias(parent_title.split(",")[0])
-    if not core:
-        return False
-    haystack = f" {normalize_alias(child_title)} {normalize_alias(child_summary or '')} "
-    return f" {core} " in haystack
-
-
-async def resolve_aggregation(conn: AsyncConnection, tenant: str, owner: str, plan_id: Any, plan: Plan,
-                              run_memory_ids: list[str], now: datetime) -> tuple[dict[str, Any], AggregationResolveResult]:
+async def resolve_aggregation(conn: AsyncConnection, tenant: str, owner: str, plan_id: UUID, plan: Plan,
+                              run_memory_ids: list[str], now: datetime) -> tuple[ResolvedPlan, AggregationResolveResult]:
     res = Resolution(tenant=tenant, owner=owner, batch_ids=run_memory_ids, now=now,
-                      result=ResolvePlanResult(plan_id=plan_id))
+                     result=ResolvePlanResult(plan_id=plan_id))
     outcome = AggregationResolveResult(plan_id=plan_id)
-    aggregations: list[dict[str, Any]] = []
-    hierarchy: list[dict[str, Any]] = []
+    aggregations: list[RollupAggregation | PromotedAggregation] = []
+    hierarchy: list[HierarchyEdge] = []
     await _resolve_hubs(conn, res, plan, outcome)
     parents = await scope_pages_by_id(
         conn, res, [u.pageId.strip().lower() for u in [*plan.parentSectionUpdates, *plan.sectionPromotions]
@@ -76,18 +79,7 @@ async def resolve_aggregation(conn: AsyncConnection, tenant: str, owner: str, pl
         await _resolve_section_promotion(conn, res, parent, promotion, aggregations, hierarchy, outcome)
     outcome.section_tasks = list(res.tasks)
     outcome.dropped_invalid_ids += res.result.dropped_invalid_ids
-    document = {
-        "memory_ids": res.batch_ids,
-        "tasks": res.tasks,
-        "pages": res.pages,
-        "mentions": [],
-        "promotions": [],
-        "links": [res.link(link) for link in plan.pageLinks],
-        "aggregations": aggregations,
-        "hierarchy": hierarchy,
-        "id_links": res.page_links_extra,
-    }
-    return document, outcome
+    return res.resolved_plan(plan.pageLinks, hierarchy=hierarchy, aggregations=aggregations), outcome
 
 
 async def _resolve_hubs(conn: AsyncConnection, res: Resolution, plan: Plan, outcome: AggregationResolveResult) -> None:
@@ -113,12 +105,12 @@ async def _resolve_hubs(conn: AsyncConnection, res: Resolution, plan: Plan, outc
         add_aliases(entry, [*seed_aliases_for_title(hub.title), *hub.aliases])
         page_refs = res.cite(hub.source_refs)
         for section in hub.sections:
-            refs = res.cite(section.source_refs) if section.source_refs else page_refs
-            add_section(res, entry, {}, slug=section.slug, heading=section.heading, body=section.body_md, refs=refs)
+            add_section(res, entry, {}, slug=section.slug, heading=section.heading, body=section.body_md,
+                        refs=section_refs(res, section, page_refs))
         res.redirect("topic", [slug, hub.slug.strip()], entry)
 
 
-async def _children(conn: AsyncConnection, res: Resolution, refs: list[Any]) -> list[Any]:
+async def _children(conn: AsyncConnection, res: Resolution, refs: list[LinkedPageRef]) -> list[Any]:
     keys = [(ref.type, ref.slug.strip()) for ref in refs]
     if not keys:
         return []
@@ -134,8 +126,8 @@ async def _children(conn: AsyncConnection, res: Resolution, refs: list[Any]) -> 
     return [by_key[key] for key in dict.fromkeys(keys) if key in by_key]
 
 
-async def _resolve_rollup(conn: AsyncConnection, res: Resolution, parent: Any, update: Any,
-                          claimed: dict[str, set[str]], aggregations: list[dict[str, Any]],
+async def _resolve_rollup(conn: AsyncConnection, res: Resolution, parent: Any, update: ParentSectionUpdate,
+                          claimed: dict[str, set[str]], aggregations: list[RollupAggregation | PromotedAggregation],
                           outcome: AggregationResolveResult) -> None:
     parent_id = str(parent.id)
     taken = claimed.setdefault(parent_id, set())
@@ -157,7 +149,7 @@ async def _resolve_rollup(conn: AsyncConnection, res: Resolution, parent: Any, u
         return  # every proposed member was rejected: no rollup without evidence
     entry = page_entry(res, page_id=parent_id, page_type=parent.type, slug=parent.slug, title=parent.title,
                         summary=None, mode="update", keep_title=True)
-    existing = await sections_of(conn, parent_id)
+    existing = await sections_of(conn, res, parent_id)
     current = existing.get(update.sectionSlug)
     refs = res.cite(update.source_refs)
     if children:
@@ -165,28 +157,29 @@ async def _resolve_rollup(conn: AsyncConnection, res: Resolution, parent: Any, u
         if current is not None and not is_meaningful_change(current.body_md, body):
             res.result.sections_skipped += 1
             return
-        entry["sections"].append({"slug": update.sectionSlug, "heading": update.heading or update.sectionSlug,
-                                  "body_md": body, "source_refs": refs, "rewritten": True, "rollup": True})
+        entry.sections.append(DirectSection(slug=update.sectionSlug, heading=update.heading or update.sectionSlug,
+                                            body_md=body, source_refs=refs, rewritten=True))
     else:
         before = len(res.tasks)
         add_writer_task(res, entry, current=current, slug=update.sectionSlug, heading=update.heading,
                          proposed=update.proposed_body_md, refs=refs)
         if len(res.tasks) == before:
             return
-    aggregations.append({
-        "page_id": parent_id, "section_slug": update.sectionSlug,
-        "linked_page_ids": [str(child.id) for child in children],
-        "child_tags": [list(child.aliases or []) for child in children],
-        "observed_tags": update.observed_tags or None,
-    })
+    aggregations.append(RollupAggregation(
+        page_id=parent_id, section_slug=update.sectionSlug,
+        linked_page_ids=[str(child.id) for child in children],
+        child_tags=[list(child.aliases or []) for child in children],
+        observed_tags=update.observed_tags or None,
+    ))
     for child in children:
-        res.page_links_extra.append({"from": parent_id, "to": str(child.id),
-                                     "context": f"rolled up under {update.sectionSlug}"})
+        res.id_links.append(IdLink(from_page_id=parent_id, to_page_id=str(child.id),
+                                   context=f"rolled up under {update.sectionSlug}"))
 
 
-async def _resolve_section_promotion(conn: AsyncConnection, res: Resolution, parent: Any, promotion: Any,
-                                     aggregations: list[dict[str, Any]], hierarchy: list[dict[str, Any]],
-                                     outcome: AggregationResolveResult) -> None:
+async def _resolve_section_promotion(conn: AsyncConnection, res: Resolution, parent: Any,
+                                     promotion: SectionPromotion,
+                                     aggregations: list[RollupAggregation | PromotedAggregation],
+                                     hierarchy: list[HierarchyEdge], outcome: AggregationResolveResult) -> None:
     parent_id = str(parent.id)
     section = (await conn.execute(text("""
         SELECT section_slug, heading, body_md, aggregation FROM wiki_page_sections
@@ -216,18 +209,17 @@ async def _resolve_section_promotion(conn: AsyncConnection, res: Resolution, par
                         summary=child.summary, mode="update" if existing_child else "create", keep_title=False)
     add_aliases(entry, [*seed_aliases_for_title(child.title), *child.aliases])
     page_refs = res.cite(child.source_refs)
-    existing_sections = await sections_of(conn, child_id) if existing_child else {}
+    existing_sections = await sections_of(conn, res, child_id) if existing_child else {}
     for new_section in child.sections:
-        refs = res.cite(new_section.source_refs) if new_section.source_refs else page_refs
         add_section(res, entry, existing_sections, slug=new_section.slug, heading=new_section.heading,
-                     body=new_section.body_md, refs=refs)
+                    body=new_section.body_md, refs=section_refs(res, new_section, page_refs))
     parent_entry = page_entry(res, page_id=parent_id, page_type=parent.type, slug=parent.slug, title=parent.title,
                                summary=None, mode="update", keep_title=True)
-    parent_entry["sections"].append({
-        "slug": promotion.sectionSlug, "heading": section.heading, "source_refs": [], "rewritten": True,
-        "body_md": render_promoted_parent_section(promotion.parentSummary, promotion.topHighlights,
-                                                  child.title.strip(), "topic", slug),
-    })
-    aggregations.append({"page_id": parent_id, "section_slug": promotion.sectionSlug,
-                         "promoted_page_id": child_id})
-    hierarchy.append({"parent_id": parent_id, "child_id": child_id})
+    parent_entry.sections.append(DirectSection(
+        slug=promotion.sectionSlug, heading=section.heading, source_refs=[], rewritten=True,
+        body_md=render_promoted_parent_section(promotion.parentSummary, promotion.topHighlights,
+                                               child.title.strip(), "topic", slug),
+    ))
+    aggregations.append(PromotedAggregation(page_id=parent_id, section_slug=promotion.sectionSlug,
+                                            promoted_page_id=child_id))
+    hierarchy.append(HierarchyEdge(parent_id=parent_id, child_id=child_id))

@@ -25,6 +25,7 @@ from domain.aggregation import (
 )
 from domain.compile_messages import AggregationApplyResult
 from domain.context import AggregationPage, AggregationParentCandidate
+from domain.resolved_plan import PromotedAggregation, ResolvedPlan, RollupAggregation
 from store.plan_apply import insert_reference_links
 
 MAX_CHILD_CANDIDATES = 500
@@ -79,27 +80,31 @@ async def possible_children(conn: AsyncConnection, tenant: str, owner: str,
     return [_aggregation_page(row) for row in rows]
 
 
-async def apply_aggregation_extras(conn: AsyncConnection, tenant: str, owner: str, document: dict[str, Any],
-                        result: AggregationApplyResult, touched: set[str]) -> None:
+async def apply_aggregation_extras(conn: AsyncConnection, tenant: str, owner: str, plan: ResolvedPlan,
+                                   result: AggregationApplyResult, touched: set[str]) -> None:
+    """What an aggregation plan writes beyond pages and sections (`apply_resolved_plan` wrote those):
+    its links by id, parent edges, section aggregation metadata, and the hubness of every page the
+    pass touched (`touched`, extended here)."""
     inserted = await insert_reference_links(
-        conn, [(link["from"], link["to"], link["context"]) for link in document.get("id_links", [])])
+        conn, [(link.from_page_id, link.to_page_id, link.context) for link in plan.id_links])
     result.links_upserted += len(inserted)
-    for edge in document.get("hierarchy", []):
-        await _set_parent(conn, tenant, owner, edge["parent_id"], edge["child_id"])
-        touched |= {edge["parent_id"], edge["child_id"]}
+    for edge in plan.hierarchy:
+        await _set_parent(conn, tenant, owner, edge.parent_id, edge.child_id)
+        touched |= {edge.parent_id, edge.child_id}
     now = (await conn.execute(text("SELECT now()"))).scalar_one()
-    for aggregation in document.get("aggregations", []):
+    for aggregation in plan.aggregations:
         if await _update_section_aggregation(conn, aggregation, now):
-            if "promoted_page_id" in aggregation:
+            if isinstance(aggregation, PromotedAggregation):
                 result.sections_promoted += 1
             else:
                 result.parent_sections_updated += 1
-        touched.add(aggregation["page_id"])
+        touched.add(aggregation.page_id)
     result.hubs_rescored = await _recompute_hubness(conn, sorted(touched))
 
 
 async def _set_parent(conn: AsyncConnection, tenant: str, owner: str, parent_id: str, child_id: str) -> None:
-    """parent_page_id on the child, mirrored as parent_of / child_of links (seed: setParentPage)."""
+    """parent_page_id on the child, mirrored as parent_of / child_of links; the links of a previous
+    parent are removed."""
     previous = (await conn.execute(text("""
         SELECT parent_page_id FROM wiki_pages WHERE id = :child AND tenant_id = :tenant AND owner_id = :owner
     """), {"child": child_id, "tenant": tenant, "owner": owner})).scalar_one_or_none()
@@ -118,17 +123,18 @@ async def _set_parent(conn: AsyncConnection, tenant: str, owner: str, parent_id:
         """), {"id": ids.link_id(from_page, to_page, kind), "from_page": from_page, "to_page": to_page, "kind": kind})
 
 
-async def _update_section_aggregation(conn: AsyncConnection, aggregation: dict[str, Any], now: datetime) -> bool:
+async def _update_section_aggregation(conn: AsyncConnection, aggregation: RollupAggregation | PromotedAggregation,
+                                      now: datetime) -> bool:
     section = (await conn.execute(text("""
         SELECT id, body_md, aggregation FROM wiki_page_sections WHERE page_id = :page AND section_slug = :slug
         FOR UPDATE
-    """), {"page": aggregation["page_id"], "slug": aggregation["section_slug"]})).first()
+    """), {"page": aggregation.page_id, "slug": aggregation.section_slug})).first()
     if section is None:
         return False
     current = SectionAggregation.model_validate(section.aggregation or {})
-    if "promoted_page_id" in aggregation:
+    if isinstance(aggregation, PromotedAggregation):
         merged = merge_section_aggregation(current, {"promotion_status": "promoted",
-                                                     "promoted_page_id": aggregation["promoted_page_id"]})
+                                                     "promoted_page_id": aggregation.promoted_page_id})
     else:
         # Supporting records and their time span come from the section's own provenance rows, so a
         # replayed or repeated pass never double counts, and the spread is the evidence's, not the
@@ -139,15 +145,15 @@ async def _update_section_aggregation(conn: AsyncConnection, aggregation: dict[s
             WHERE s.section_id = :section AND s.source_kind = 'memory_unit'
         """), {"section": section.id})).one()
         patch: dict[str, Any] = {
-            "linked_page_ids": aggregation["linked_page_ids"],
+            "linked_page_ids": aggregation.linked_page_ids,
             "supporting_record_count": evidence.records,
             "first_source_at": evidence.first_at.isoformat() if evidence.first_at else current.first_source_at,
             "last_source_at": evidence.last_at.isoformat() if evidence.last_at else now.isoformat(),
         }
-        if aggregation.get("observed_tags"):
-            patch["observed_tags"] = aggregation["observed_tags"]
+        if aggregation.observed_tags:
+            patch["observed_tags"] = aggregation.observed_tags
         merged = merge_section_aggregation(current, patch)
-        score = score_section_aggregation(merged, section.body_md, aggregation.get("child_tags", []), now)
+        score = score_section_aggregation(merged, section.body_md, aggregation.child_tags, now)
         merged = merged.model_copy(update={"promotion_score": score.score,
                                            "promotion_status": next_promotion_status(current.promotion_status,
                                                                                      score.status)})

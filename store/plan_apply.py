@@ -1,4 +1,4 @@
-"""Apply a resolved plan: every write of the batch, in the caller's transaction (seed steps 1.5–1.9).
+"""Apply a resolved plan: every write of the batch, in the caller's transaction.
 
 Order: pages and their sections (bodies linkified, wikilinks stripped, provenance only from
 citations), aliases, unresolved mentions, promotions, then the links (the planner's, the
@@ -9,7 +9,7 @@ sure it never does.
 
 Each kind of write is one multi-row statement over `unnest` arrays, so a batch costs about twenty
 round trips whatever its size. The rows and counters are those of applying the plan one item at a
-time in document order: what an earlier item changes for a later one (the next free section
+time in plan order: what an earlier item changes for a later one (the next free section
 position, a mention seen twice, an alias promoted twice, a link proposed twice) is worked out in
 Python from one read, before the write.
 """
@@ -37,7 +37,16 @@ from domain.parents import (
     derive_parent_candidates_from_page_summaries,
     is_geo_qualified_extension,
 )
+from domain.plan import PageLink
 from domain.render import render_body_markdown
+from domain.resolved_plan import (
+    DirectSection,
+    MentionPromotion,
+    MentionSighting,
+    ResolvedPage,
+    ResolvedPlan,
+    WriterSection,
+)
 from store.memories import load_memories
 
 MAX_SAMPLE_CONTEXTS = 5
@@ -64,14 +73,14 @@ class _Apply:
         cited.extend(r for r in refs if r not in cited)
 
 
-async def apply_resolved_plan(conn: AsyncConnection, tenant: str, owner: str, document: dict[str, Any],
+async def apply_resolved_plan(conn: AsyncConnection, tenant: str, owner: str, plan: ResolvedPlan,
                               drafts: dict[str, str], *, deterministic_linking: bool) -> ApplyBatchResult:
     now = (await conn.execute(text("SELECT now()"))).scalar_one()
     state = _Apply(conn=conn, tenant=tenant, owner=owner, now=now)
-    await _write_pages(state, document, drafts)
-    await _upsert_mentions(state, document["mentions"])
-    await _mark_promoted(state, document["promotions"])
-    await _write_links(state, document, deterministic_linking=deterministic_linking)
+    await _write_pages(state, plan, drafts)
+    await _upsert_mentions(state, plan.mentions)
+    await _mark_promoted(state, plan.promotions)
+    await _write_links(state, plan, deterministic_linking=deterministic_linking)
     await _render_bodies(state)
     state.result.touched_page_ids = [UUID(p) for p in state.touched]
     return state.result
@@ -80,44 +89,60 @@ async def apply_resolved_plan(conn: AsyncConnection, tenant: str, owner: str, do
 # ---------------------------------------------------------------------------------------------- pages
 
 
-async def _write_pages(state: _Apply, document: dict[str, Any], drafts: dict[str, str]) -> None:
+async def _write_pages(state: _Apply, plan: ResolvedPlan, drafts: dict[str, str]) -> None:
     """The pages, then their sections with their provenance, then their aliases."""
-    writes = _section_writes(document, drafts)
-    refs = await _linkable_pages(state, document, writes)
-    pages: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
-    for page in document["pages"]:
-        page_writes = [w for w in writes if w["page_id"] == page["page_id"]]
-        if page["mode"] == "update" and not page_writes and not page["aliases"]:
+    writes = _section_writes(plan, drafts)
+    refs = await _linkable_pages(state, plan, writes)
+    pages: list[tuple[ResolvedPage, list[_SectionWrite]]] = []
+    for page in plan.pages:
+        page_writes = [w for w in writes if w.page_id == page.page_id]
+        if page.mode == "update" and not page_writes and not page.aliases:
             continue  # every proposed section was skipped as unchanged: the page is not touched
         pages.append((page, page_writes))
     stored_ids = await _upsert_pages(state, [page for page, _ in pages])
     written = list(zip(stored_ids, pages, strict=True))
     await _upsert_sections(state, [(page_id, write) for page_id, (_, page_writes) in written
                                    for write in page_writes], refs)
-    await _add_aliases(state, [(page_id, alias) for page_id, (page, _) in written for alias in page["aliases"]])
+    await _add_aliases(state, [(page_id, alias) for page_id, (page, _) in written for alias in page.aliases])
 
 
-def _section_writes(document: dict[str, Any], drafts: dict[str, str]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class _SectionWrite:
+    """One section body to write: a writer's draft or a section the resolver wrote directly."""
+    page_id: str
+    slug: str
+    heading: str
+    body_md: str
+    source_refs: list[str]
+    rewritten: bool  # through the section writer (or replacing a body, as rollups do): what the cap counts
+
+
+def _section_writes(plan: ResolvedPlan, drafts: dict[str, str]) -> list[_SectionWrite]:
     """Final section bodies: the writer's draft for tasks, the planner's body for direct writes."""
     writes = []
-    for page in document["pages"]:
-        for section in page["sections"]:
-            if "task" in section:
-                task = document["tasks"][section["task"]]
-                if section["task"] not in drafts:
+    for page in plan.pages:
+        for section in page.sections:
+            if isinstance(section, WriterSection):
+                task = plan.tasks[section.task]
+                if section.task not in drafts:
                     continue  # the writer was not run for it (never happens after a complete batch)
-                writes.append({"page_id": page["page_id"], "slug": task["slug"], "heading": task["heading"],
-                               "body_md": drafts[section["task"]], "source_refs": task["source_refs"],
-                               "rewritten": True})
+                writes.append(_SectionWrite(page_id=page.page_id, slug=task.slug, heading=task.heading,
+                                            body_md=drafts[section.task], source_refs=task.source_refs,
+                                            rewritten=True))
             else:
-                writes.append({"page_id": page["page_id"], **section})
+                writes.append(_direct_write(page.page_id, section))
     return writes
 
 
-async def _linkable_pages(state: _Apply, document: dict[str, Any], writes: list[dict[str, Any]]) -> list[PageRef]:
+def _direct_write(page_id: str, section: DirectSection) -> _SectionWrite:
+    return _SectionWrite(page_id=page_id, slug=section.slug, heading=section.heading, body_md=section.body_md,
+                         source_refs=section.source_refs, rewritten=section.rewritten)
+
+
+async def _linkable_pages(state: _Apply, plan: ResolvedPlan, writes: list[_SectionWrite]) -> list[PageRef]:
     """Pages whose exact title appears in bold in this batch's bodies (the linkifier's candidates)."""
-    bolded = sorted({match.group(1).strip() for w in writes for match in _BOLD.finditer(w["body_md"] or "")})
-    refs = {(p["type"], p["slug"], p["title"]): None for p in document["pages"] if p["title"] in bolded}
+    bolded = sorted({match.group(1).strip() for w in writes for match in _BOLD.finditer(w.body_md)})
+    refs = {(p.type, p.slug, p.title): None for p in plan.pages if p.title in bolded}
     if bolded:
         rows = await state.conn.execute(text("""
             SELECT type, slug, title FROM wiki_pages
@@ -145,12 +170,12 @@ def _occurrence_rounds(keys: list[Hashable]) -> list[list[int]]:
     return rounds
 
 
-async def _upsert_pages(state: _Apply, pages: list[dict[str, Any]]) -> list[str]:
+async def _upsert_pages(state: _Apply, pages: list[ResolvedPage]) -> list[str]:
     """Upsert the pages; their stored ids, in order (an existing page keeps its own id)."""
     stored_ids: list[str] = [""] * len(pages)
-    # The resolvers give each (type, slug) one entry; a document repeating one is still written as
+    # The resolvers give each (type, slug) one entry; a plan repeating one is still written as
     # successive upserts would write it.
-    for indexes in _occurrence_rounds([(page["type"], page["slug"]) for page in pages]):
+    for indexes in _occurrence_rounds([(page.type, page.slug) for page in pages]):
         chunk = [pages[i] for i in indexes]
         rows = await state.conn.execute(text("""
             WITH planned AS (
@@ -172,18 +197,18 @@ async def _upsert_pages(state: _Apply, pages: list[dict[str, Any]]) -> list[str]
                 status = 'active', last_compiled_at = :now, updated_at = :now
             RETURNING id, type, slug, (xmax = 0) AS inserted
         """), {"tenant": state.tenant, "owner": state.owner, "now": state.now,
-               "ids": [p["page_id"] for p in chunk], "types": [p["type"] for p in chunk],
-               "slugs": [p["slug"] for p in chunk], "titles": [p["title"] for p in chunk],
-               "summaries": [p["summary"] for p in chunk], "keep_titles": [p["keep_title"] for p in chunk]})
+               "ids": [p.page_id for p in chunk], "types": [p.type for p in chunk],
+               "slugs": [p.slug for p in chunk], "titles": [p.title for p in chunk],
+               "summaries": [p.summary for p in chunk], "keep_titles": [p.keep_title for p in chunk]})
         stored = {}
         for row in rows:
             stored[(row.type, row.slug)] = str(row.id)
             state.result.pages_created += row.inserted
         for i in indexes:
-            stored_ids[i] = stored[(pages[i]["type"], pages[i]["slug"])]
+            stored_ids[i] = stored[(pages[i].type, pages[i].slug)]
     state.result.pages_upserted += len(pages)
     for page, page_id in zip(pages, stored_ids, strict=True):
-        state.page_ids_by_key[(page["type"], page["slug"])] = page_id
+        state.page_ids_by_key[(page.type, page.slug)] = page_id
         state.touch(page_id, [])
     return stored_ids
 
@@ -199,8 +224,8 @@ class _SectionRow:
     source_refs: list[str]
 
 
-async def _upsert_sections(state: _Apply, writes: list[tuple[str, dict[str, Any]]], refs: list[PageRef]) -> None:
-    """(page id, write) in document order; writes of one section fold into one row, as successive
+async def _upsert_sections(state: _Apply, writes: list[tuple[str, _SectionWrite]], refs: list[PageRef]) -> None:
+    """(page id, write) in plan order; writes of one section fold into one row, as successive
     upserts would leave it: the first write's heading and position, the last one's body, every
     write's citations."""
     if not writes:
@@ -216,22 +241,22 @@ async def _upsert_sections(state: _Apply, writes: list[tuple[str, dict[str, Any]
         last_position[page_id] = max(last_position.get(page_id, 0), row.position)
     sections: dict[tuple[str, str], _SectionRow] = {}
     for page_id, write in writes:
-        body = linkify_known_entities(strip_wikilinks(write["body_md"]).strip(), refs)
-        key = (page_id, write["slug"])
+        body = linkify_known_entities(strip_wikilinks(write.body_md).strip(), refs)
+        key = (page_id, write.slug)
         section = sections.get(key)
         if section is None:
             if key not in positions:
                 # A new section goes last, after the sections written before it in this batch.
                 last_position[page_id] = positions[key] = last_position.get(page_id, 0) + 1
-            section = sections[key] = _SectionRow(page_id=page_id, slug=write["slug"], heading=write["heading"],
+            section = sections[key] = _SectionRow(page_id=page_id, slug=write.slug, heading=write.heading,
                                                   body=body, position=positions[key], source_refs=[])
         section.body = body
-        section.source_refs += [r for r in write["source_refs"] if r not in section.source_refs]
-        if write.get("rewritten"):
+        section.source_refs += [r for r in write.source_refs if r not in section.source_refs]
+        if write.rewritten:
             state.result.sections_rewritten += 1  # through the section writer: what the per-run cap counts
         else:
             state.result.sections_written += 1
-        state.touch(page_id, write["source_refs"])
+        state.touch(page_id, write.source_refs)
     rows = list(sections.values())
     # An existing section keeps its id, heading and position: only its body and times change.
     returned = await state.conn.execute(text("""
@@ -287,7 +312,7 @@ class _OpenMention:
     sightings: int = 0
 
 
-async def _upsert_mentions(state: _Apply, mentions: list[dict[str, Any]]) -> None:
+async def _upsert_mentions(state: _Apply, mentions: list[MentionSighting]) -> None:
     """Each sighting adds one to its alias's open row (created when there is none), newest context
     first; a new row's id counts the alias's earlier rows, promoted or ignored ones included."""
     if not mentions:
@@ -297,7 +322,7 @@ async def _upsert_mentions(state: _Apply, mentions: list[dict[str, Any]]) -> Non
         WHERE tenant_id = :tenant AND owner_id = :owner AND alias_normalized = ANY(CAST(:aliases AS text[]))
         FOR UPDATE
     """), {"tenant": state.tenant, "owner": state.owner,
-           "aliases": list(dict.fromkeys(m["alias_normalized"] for m in mentions))})
+           "aliases": list(dict.fromkeys(m.alias_normalized for m in mentions))})
     earlier_rows: Counter[str] = Counter()
     open_rows: dict[str, _OpenMention] = {}
     for row in rows:
@@ -307,18 +332,17 @@ async def _upsert_mentions(state: _Apply, mentions: list[dict[str, Any]]) -> Non
                                                            samples=list(row.sample_contexts or []),
                                                            suggested_type=None)
     for mention in mentions:
-        normalized = mention["alias_normalized"]
+        normalized = mention.alias_normalized
         context = None
-        if mention["context"]:
-            context = {"quote": mention["context"], "source_ref": mention["source_ref"],
-                       "seen_at": state.now.isoformat()}
+        if mention.context:
+            context = {"quote": mention.context, "source_ref": mention.source_ref, "seen_at": state.now.isoformat()}
         row = open_rows.get(normalized)
         if row is None:
             open_rows[normalized] = row = _OpenMention(
                 id=ids.mention_id(state.tenant, state.owner, normalized, earlier_rows[normalized]), is_new=True,
-                alias=mention["alias"], samples=[], suggested_type=mention["suggested_type"])
-        elif mention["suggested_type"] is not None:
-            row.suggested_type = mention["suggested_type"]
+                alias=mention.alias, samples=[], suggested_type=mention.suggested_type)
+        elif mention.suggested_type is not None:
+            row.suggested_type = mention.suggested_type
         if context is not None:
             row.samples = [context, *row.samples][:MAX_SAMPLE_CONTEXTS]
         row.sightings += 1
@@ -352,7 +376,7 @@ async def _upsert_mentions(state: _Apply, mentions: list[dict[str, Any]]) -> Non
                "samples": [json.dumps(row.samples) for _, row in new]})
 
 
-async def _mark_promoted(state: _Apply, promotions: list[dict[str, Any]]) -> None:
+async def _mark_promoted(state: _Apply, promotions: list[MentionPromotion]) -> None:
     """The promoted mention's open row becomes the alias's promoted row; when the alias was promoted
     before (one promoted row per alias, maybe earlier in this batch) the open row is simply retired."""
     if not promotions:
@@ -362,22 +386,22 @@ async def _mark_promoted(state: _Apply, promotions: list[dict[str, Any]]) -> Non
         WHERE tenant_id = :tenant AND owner_id = :owner
           AND (id = ANY(CAST(:ids AS uuid[]))
                OR (alias_normalized = ANY(CAST(:aliases AS text[])) AND status = 'promoted'))
-    """), {"tenant": state.tenant, "owner": state.owner, "ids": [p["mention_id"] for p in promotions],
-           "aliases": [p["alias_normalized"] for p in promotions]})
+    """), {"tenant": state.tenant, "owner": state.owner, "ids": [p.mention_id for p in promotions],
+           "aliases": [p.alias_normalized for p in promotions]})
     # id -> [alias_normalized, status], kept up to date as the promotions are applied one by one
     mentions = {str(row.id): [row.alias_normalized, row.status] for row in rows}
     retired: list[str] = []
     promoted: list[tuple[str, str]] = []
     for promotion in promotions:
-        mention_id = str(UUID(promotion["mention_id"]))
-        already = any(alias == promotion["alias_normalized"] and status == "promoted"
+        mention_id = str(UUID(promotion.mention_id))
+        already = any(alias == promotion.alias_normalized and status == "promoted"
                       for alias, status in mentions.values())
         if already:
             if mentions.pop(mention_id, None) is not None:
                 retired.append(mention_id)
         elif mention_id in mentions and mentions[mention_id][1] == "open":
             mentions[mention_id][1] = "promoted"
-            promoted.append((mention_id, promotion["page_id"]))
+            promoted.append((mention_id, promotion.page_id))
         state.result.unresolved_promoted += 1
     # Retirements first: the alias's promoted row a retirement removes must be gone before another
     # row of that alias becomes its promoted one (one promoted row per alias).
@@ -421,16 +445,16 @@ async def insert_reference_links(conn: AsyncConnection, links: Iterable[Link]) -
     return {(str(row.from_page_id), str(row.to_page_id)) for row in rows}
 
 
-async def _write_links(state: _Apply, document: dict[str, Any], *, deterministic_linking: bool) -> None:
+async def _write_links(state: _Apply, plan: ResolvedPlan, *, deterministic_linking: bool) -> None:
     """The planner's links, then the deterministic parent and co-mention links, in one statement.
 
     A pair is counted once, by the first kind of link that proposes it, with that link's context:
     what writing the three kinds one after the other would count and keep."""
-    planner_links = await _planner_links(state, document["links"])
+    planner_links = await _planner_links(state, plan.links)
     parent_links: list[Link] = []
     co_mention_links: list[Link] = []
     if deterministic_linking:
-        parent_links = await _deterministic_parent_links(state, [UUID(m) for m in document["memory_ids"]])
+        parent_links = await _deterministic_parent_links(state, [UUID(m) for m in plan.memory_ids])
         co_mention_links = await _co_mention_links(state)
     inserted = await insert_reference_links(state.conn, [*planner_links, *parent_links, *co_mention_links])
     counted: set[tuple[str, str]] = set()
@@ -446,10 +470,9 @@ def _newly_inserted(links: list[Link], inserted: set[tuple[str, str]], counted: 
     return len(pairs & inserted)
 
 
-async def _planner_links(state: _Apply, links: list[dict[str, Any]]) -> list[Link]:
+async def _planner_links(state: _Apply, links: list[PageLink]) -> list[Link]:
     """The plan's links between pages of this batch or active pages of the scope, by (type, slug)."""
-    endpoints = [((link["fromType"], link["fromSlug"].strip()), (link["toType"], link["toSlug"].strip()))
-                 for link in links]
+    endpoints = [((link.fromType, link.fromSlug.strip()), (link.toType, link.toSlug.strip())) for link in links]
     unknown = list(dict.fromkeys(key for pair in endpoints for key in pair if key not in state.page_ids_by_key))
     if unknown:
         rows = await state.conn.execute(text("""
@@ -467,7 +490,7 @@ async def _planner_links(state: _Apply, links: list[dict[str, Any]]) -> list[Lin
         if from_page is None or to_page is None:
             state.result.dropped_invalid_ids += 1  # a link to a page that does not exist in this scope
             continue
-        resolved.append((from_page, to_page, link.get("context")))
+        resolved.append((from_page, to_page, link.context))
     return resolved
 
 
@@ -514,7 +537,8 @@ async def _parent_pages(state: _Apply, titles: list[str]) -> dict[str, Any]:
 
 
 async def _deterministic_parent_links(state: _Apply, memory_ids: list[UUID]) -> list[Link]:
-    """Entity leaf pages of this batch -> their city / journal topic (seed step 1.9)."""
+    """Entity leaf pages of this batch -> their city / journal topic, by the parent candidates of the
+    batch's memories and of the touched pages' summaries."""
     if not state.touched:
         return []
     records = await load_memories(state.conn, state.tenant, state.owner, memory_ids)

@@ -1,4 +1,4 @@
-"""Resolve a staged plan against the scope's rows before anything is written (seed steps 1.4–1.6).
+"""Resolve a staged plan against the scope's rows before anything is written.
 
 - Every page and mention id must be a UUID of this scope; anything else is dropped and counted.
 - Citations are kept only when they name a memory of the batch (provenance only from citations).
@@ -9,15 +9,17 @@
   all go through the writer, so nothing already written is overwritten blindly.
 - Promotions need >= 3 sightings within 30 days, enforced here, not only in the prompt.
 
-The result is a plain JSON document stored next to the plan; apply reads it, the workflow only
-sees the section-task keys and counters.
+The result is a `ResolvedPlan` (domain/resolved_plan.py) stored next to the plan; apply reads it,
+the workflow only sees the section-task keys and counters.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+from uuid import UUID
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -30,77 +32,102 @@ from domain.aliases import (
     trigram_similarity,
 )
 from domain.compile_messages import ResolvePlanResult
-from domain.guards import is_meaningful_change, is_valid_uuid, strip_wikilinks
+from domain.guards import cited_memory_ids, is_meaningful_change, is_valid_uuid, strip_wikilinks
 from domain.ids import page_id as deterministic_page_id
-from domain.plan import NewSection, Plan
+from domain.plan import NewPage, NewSection, PageLink, Plan
 from domain.promotion import promotion_allowed
 from domain.render import first_sentence
+from domain.resolved_plan import (
+    DirectSection,
+    HierarchyEdge,
+    IdLink,
+    MentionPromotion,
+    MentionSighting,
+    PageMode,
+    PromotedAggregation,
+    ResolvedPage,
+    ResolvedPlan,
+    RollupAggregation,
+    SectionTask,
+    WriterSection,
+)
 
 FUZZY_MERGE_THRESHOLD = 0.85
+
+ExactKey = tuple[tuple[str, ...], str]  # (normalised names, most wanted first; page type)
+FuzzyKey = tuple[str, str]  # (normalised name, page type)
+PageKey = tuple[str, str]  # (page type, slug)
 
 
 @dataclass
 class Lookups:
-    """The database reads a leaf plan's pages need, made in a handful of statements before resolving.
+    """Reads made before resolving a leaf plan's pages, a handful of statements for the whole plan.
 
     Nothing is written while a plan resolves, so reading everything first answers exactly what one
-    query per page would have (40-odd round trips per batch before).
+    query per page would (40-odd round trips per batch otherwise). A key the prefetch did not read
+    goes through the same query, with that one key.
     """
 
-    exact: dict[tuple[tuple[str, ...], str], Any] = field(default_factory=dict)  # (names, type) -> hit
-    fuzzy: dict[tuple[str, str], Any] = field(default_factory=dict)  # (name, type) -> hit
-    by_type_slug: dict[tuple[str, str], Any] = field(default_factory=dict)  # (type, slug) -> page
+    exact: dict[ExactKey, Any] = field(default_factory=dict)
+    fuzzy: dict[FuzzyKey, Any] = field(default_factory=dict)
+    by_type_slug: dict[PageKey, Any] = field(default_factory=dict)
     sections: dict[str, dict[str, Any]] = field(default_factory=dict)  # page id -> slug -> section
 
 
 @dataclass
 class Resolution:
+    """The working state of one resolution; its entries are the resolved plan's own models."""
+
     tenant: str
     owner: str
     batch_ids: list[str]
     now: datetime
     result: ResolvePlanResult
-    tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tasks: dict[str, SectionTask] = field(default_factory=dict)
     # (page_id, section_slug) -> task key, so two proposals for one section become one writer call
     task_by_section: dict[tuple[str, str], str] = field(default_factory=dict)
-    pages: list[dict[str, Any]] = field(default_factory=list)
-    page_by_key: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
-    mentions: list[dict[str, Any]] = field(default_factory=list)
-    mark_promoted: list[dict[str, Any]] = field(default_factory=list)
+    pages: list[ResolvedPage] = field(default_factory=list)
+    page_by_key: dict[PageKey, ResolvedPage] = field(default_factory=dict)
+    mentions: list[MentionSighting] = field(default_factory=list)
+    mark_promoted: list[MentionPromotion] = field(default_factory=list)
     # (type, slug) a plan used for a page -> (type, slug) the page is stored under (merges, slugified titles)
-    redirects: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    redirects: dict[PageKey, PageKey] = field(default_factory=dict)
     # Links by page id the resolver decides on its own (rollup parent -> child), beyond the plan's.
-    page_links_extra: list[dict[str, Any]] = field(default_factory=list)
-    # Reads made up front for a leaf plan (see `_prefetch`); a miss falls back to its own query.
-    lookups: Lookups | None = None
+    id_links: list[IdLink] = field(default_factory=list)
+    lookups: Lookups = field(default_factory=Lookups)
 
-    def redirect(self, page_type: str, slugs: list[str], entry: dict[str, Any]) -> None:
+    def redirect(self, page_type: str, slugs: list[str], entry: ResolvedPage) -> None:
         for slug in slugs:
-            if slug and (page_type, slug) != (entry["type"], entry["slug"]):
-                self.redirects.setdefault((page_type, slug), (entry["type"], entry["slug"]))
+            if slug and (page_type, slug) != (entry.type, entry.slug):
+                self.redirects.setdefault((page_type, slug), (entry.type, entry.slug))
 
-    def link(self, link: Any) -> dict[str, Any]:
-        data = link.model_dump()
-        for side in ("from", "to"):
-            key = (data[f"{side}Type"], data[f"{side}Slug"].strip())
-            data[f"{side}Type"], data[f"{side}Slug"] = self.redirects.get(key, key)
-        return data
+    def landed(self, page_type: str, slug: str) -> PageKey:
+        """The (type, slug) a page the plan named (type, slug) is stored under."""
+        key = (page_type, slug.strip())
+        return self.redirects.get(key, key)
+
+    def link(self, link: PageLink) -> PageLink:
+        """The plan's link with each end on the page its proposal landed on."""
+        (from_type, from_slug), (to_type, to_slug) = (self.landed(link.fromType, link.fromSlug),
+                                                      self.landed(link.toType, link.toSlug))
+        return PageLink(fromType=from_type, fromSlug=from_slug, toType=to_type, toSlug=to_slug, context=link.context)
 
     def cite(self, refs: list[str], held: frozenset[str] = frozenset()) -> list[str]:
         """The refs that name a memory of the batch (or one of `held`, sightings recorded earlier)."""
-        allowed = set(self.batch_ids) | held
-        cited: list[str] = []
-        for ref in refs:
-            ref = str(ref).strip().lower()
-            if ref in allowed and ref not in cited:
-                cited.append(ref)
-        return cited
+        return cited_memory_ids(refs, set(self.batch_ids) | held)
+
+    def resolved_plan(self, links: list[PageLink], *, hierarchy: list[HierarchyEdge] | None = None,
+                      aggregations: list[RollupAggregation | PromotedAggregation] | None = None) -> ResolvedPlan:
+        """The plan as resolved: these entries, and the plan's links redirected to where pages landed."""
+        return ResolvedPlan(memory_ids=self.batch_ids, tasks=self.tasks, pages=self.pages, mentions=self.mentions,
+                            promotions=self.mark_promoted, links=[self.link(link) for link in links],
+                            id_links=self.id_links, hierarchy=hierarchy or [], aggregations=aggregations or [])
 
 
-async def resolve_plan(conn: AsyncConnection, tenant: str, owner: str, plan_id: Any, plan: Plan,
-                       batch_ids: list[str], now: datetime) -> tuple[dict[str, Any], ResolvePlanResult]:
+async def resolve_plan(conn: AsyncConnection, tenant: str, owner: str, plan_id: UUID, plan: Plan,
+                       batch_ids: list[str], now: datetime) -> tuple[ResolvedPlan, ResolvePlanResult]:
     res = Resolution(tenant=tenant, owner=owner, batch_ids=[str(b) for b in batch_ids], now=now,
-                      result=ResolvePlanResult(plan_id=plan_id))
+                     result=ResolvePlanResult(plan_id=plan_id))
     found = await scope_pages_by_id(conn, res, _update_page_ids(plan))
     res.lookups = await _prefetch(conn, res, plan, found)
     _resolve_page_updates(res, plan, found)
@@ -109,18 +136,10 @@ async def resolve_plan(conn: AsyncConnection, tenant: str, owner: str, plan_id: 
     await _resolve_promotions(conn, res, plan)
     _resolve_mentions(res, plan)
     res.result.section_tasks = list(res.tasks)
-    document = {
-        "memory_ids": res.batch_ids,
-        "tasks": res.tasks,
-        "pages": res.pages,
-        "mentions": res.mentions,
-        "promotions": res.mark_promoted,
-        "links": [res.link(link) for link in plan.pageLinks],
-    }
-    return document, res.result
+    return res.resolved_plan(plan.pageLinks), res.result
 
 
-# ---------------------------------------------------------------------------------------------- pages
+# -------------------------------------------------------------------------------------------- reads
 
 
 async def scope_pages_by_id(conn: AsyncConnection, res: Resolution, ids: list[str]) -> dict[str, Any]:
@@ -133,143 +152,73 @@ async def scope_pages_by_id(conn: AsyncConnection, res: Resolution, ids: list[st
     return {str(row.id): row for row in rows}
 
 
-async def sections_of(conn: AsyncConnection, page_id: str) -> dict[str, Any]:
-    rows = await conn.execute(text(
-        "SELECT section_slug, heading, body_md, position FROM wiki_page_sections WHERE page_id = :p"
-    ), {"p": page_id})
-    return {row.section_slug: row for row in rows}
+async def _exact_alias_hits(conn: AsyncConnection, res: Resolution, keys: list[ExactKey]) -> dict[ExactKey, Any]:
+    """For each (names, type): the active page of the scope with one of the names as an alias —
+    a page of that type first, then the earliest name, then the slug; None when there is none."""
+    if not keys:
+        return {}
+    rows = await conn.execute(text("""
+        SELECT DISTINCT ON (q.idx) q.idx, p.id, p.type, p.slug, p.title
+        FROM unnest(CAST(:idx AS int[]), CAST(:names AS text[]), CAST(:ords AS int[]), CAST(:types AS text[]))
+             AS q(idx, name, ord, type)
+        JOIN wiki_page_aliases a ON a.alias = q.name JOIN wiki_pages p ON p.id = a.page_id
+        WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+        ORDER BY q.idx, (p.type = q.type) DESC, q.ord, p.slug
+    """), {"tenant": res.tenant, "owner": res.owner,
+           **_columns([(i, name, ord, page_type) for i, (names, page_type) in enumerate(keys)
+                       for ord, name in enumerate(names)], "idx", "names", "ords", "types")})
+    hits = {row.idx: row for row in rows}
+    return {key: hits.get(i) for i, key in enumerate(keys)}
 
 
-def page_entry(res: Resolution, *, page_id: str, page_type: str, slug: str, title: str, summary: str | None,
-                mode: str, keep_title: bool) -> dict[str, Any]:
-    """One page the apply step writes; proposals for the same page share one entry."""
-    key = (page_type, slug)
-    entry = res.page_by_key.get(key)
-    if entry is None:
-        entry = {"page_id": page_id, "type": page_type, "slug": slug, "title": title, "summary": summary,
-                 "mode": mode, "keep_title": keep_title, "aliases": [], "sections": []}
-        res.page_by_key[key] = entry
-        res.pages.append(entry)
-    elif summary and not entry["summary"]:
-        entry["summary"] = summary
-    return entry
+async def _fuzzy_alias_hits(conn: AsyncConnection, res: Resolution, keys: list[FuzzyKey]) -> dict[FuzzyKey, Any]:
+    """For each (name, type): the active page of that type with the alias most similar to the name,
+    at least FUZZY_MERGE_THRESHOLD (pg_trgm); None when there is none."""
+    if not keys:
+        return {}
+    rows = await conn.execute(text("""
+        SELECT q.idx, hit.id, hit.type, hit.slug, hit.title, hit.score
+        FROM unnest(CAST(:idx AS int[]), CAST(:names AS text[]), CAST(:types AS text[])) AS q(idx, name, type)
+        CROSS JOIN LATERAL (
+            SELECT p.id, p.type, p.slug, p.title, similarity(a.alias, q.name) AS score
+            FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id
+            WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active' AND p.type = q.type
+              AND a.alias % q.name AND similarity(a.alias, q.name) >= :threshold
+            ORDER BY score DESC, p.slug
+            LIMIT 1
+        ) hit
+    """), {"tenant": res.tenant, "owner": res.owner, "threshold": FUZZY_MERGE_THRESHOLD,
+           **_columns([(i, name, page_type) for i, (name, page_type) in enumerate(keys)], "idx", "names", "types")})
+    hits = {row.idx: row for row in rows}
+    return {key: hits.get(i) for i, key in enumerate(keys)}
 
 
-def add_aliases(entry: dict[str, Any], aliases: list[str]) -> None:
-    for alias in aliases:
-        normalized = normalize_alias(alias)
-        if normalized and normalized not in entry["aliases"]:
-            entry["aliases"].append(normalized)
+async def _pages_by_type_slug(conn: AsyncConnection, res: Resolution, keys: list[PageKey]) -> dict[PageKey, Any]:
+    """The scope's page of each (type, slug), whatever its status; None when there is none."""
+    if not keys:
+        return {}
+    rows = await conn.execute(text("""
+        SELECT p.id, p.type, p.slug, p.title, p.summary, p.status
+        FROM wiki_pages p JOIN unnest(CAST(:types AS text[]), CAST(:slugs AS text[])) AS q(type, slug)
+             ON p.type = q.type AND p.slug = q.slug
+        WHERE p.tenant_id = :tenant AND p.owner_id = :owner
+    """), {"tenant": res.tenant, "owner": res.owner, **_columns(keys, "types", "slugs")})
+    found = {(row.type, row.slug): row for row in rows}
+    return {key: found.get(key) for key in keys}
 
 
-def add_section(res: Resolution, entry: dict[str, Any], existing: dict[str, Any], *, slug: str, heading: str,
-                 body: str, refs: list[str]) -> None:
-    """A section write: direct when the page has no body there yet, through the writer otherwise."""
-    body = strip_wikilinks(body).strip()
-    current = existing.get(slug)
-    pending = next((s for s in entry["sections"] if s["slug"] == slug and "task" not in s), None)
-    if current is None and pending is None:
-        entry["sections"].append({"slug": slug, "heading": heading or format_heading_from_slug(slug),
-                                  "body_md": body, "source_refs": refs})
-        return
-    if current is None and pending is not None:
-        # Two proposals for a new section of one page in one plan: keep both, in order.
-        pending["body_md"] = "\n\n".join(part for part in (pending["body_md"], body) if part)
-        pending["source_refs"] += [r for r in refs if r not in pending["source_refs"]]
-        return
-    add_writer_task(res, entry, current=current, slug=slug, heading=heading, proposed=body, refs=refs)
-
-
-def add_writer_task(res: Resolution, entry: dict[str, Any], *, current: Any, slug: str, heading: str,
-                     proposed: str, refs: list[str]) -> None:
-    existing_body = current.body_md if current is not None else None
-    section_key = (entry["page_id"], slug)
-    key = res.task_by_section.get(section_key)
-    if key is not None:
-        task = res.tasks[key]
-        task["proposed_body"] = "\n\n".join(p for p in (task["proposed_body"], proposed) if p)
-        task["source_refs"] += [r for r in refs if r not in task["source_refs"]]
-        return
-    if not is_meaningful_change(existing_body, proposed):
-        res.result.sections_skipped += 1
-        return
-    key = f"s{len(res.tasks) + 1}"
-    res.task_by_section[section_key] = key
-    res.tasks[key] = {
-        "page_id": entry["page_id"], "page_title": entry["title"], "page_type": entry["type"], "slug": slug,
-        "heading": current.heading if current is not None else (heading or format_heading_from_slug(slug)),
-        "existing_body": existing_body, "proposed_body": proposed, "source_refs": refs,
-    }
-    entry["sections"].append({"slug": slug, "task": key})
-
-
-def _update_page_ids(plan: Plan) -> list[str]:
-    candidates = [u.pageId.strip() for u in plan.pageUpdates]
-    return [i.lower() for i in candidates if is_valid_uuid(i)]
-
-
-def _new_page_slug(proposal: Any) -> str:
-    return slugify_title(proposal.title) or slugify_title(proposal.slug) or proposal.slug.strip()
-
-
-async def _prefetch(conn: AsyncConnection, res: Resolution, plan: Plan, updated_pages: dict[str, Any]) -> Lookups:
-    """Every read resolving the plan's page updates and new pages needs, in four statements."""
-    lookups = Lookups()
-    proposals = [(tuple(_names(p.title, *p.aliases)), p.type, _new_page_slug(p)) for p in plan.newPages]
-    named = list(dict.fromkeys((names, page_type) for names, page_type, _ in proposals if names))
-    if named:
-        rows = await conn.execute(text("""
-            SELECT DISTINCT ON (q.idx) q.idx, p.id, p.type, p.slug, p.title
-            FROM unnest(CAST(:idx AS int[]), CAST(:names AS text[]), CAST(:ords AS int[]), CAST(:types AS text[]))
-                 AS q(idx, name, ord, type)
-            JOIN wiki_page_aliases a ON a.alias = q.name JOIN wiki_pages p ON p.id = a.page_id
-            WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
-            ORDER BY q.idx, (p.type = q.type) DESC, q.ord, p.slug
-        """), {"tenant": res.tenant, "owner": res.owner,
-               **_columns([(i, name, ord, page_type) for i, (names, page_type) in enumerate(named)
-                           for ord, name in enumerate(names)], "idx", "names", "ords", "types")})
-        hits = {row.idx: row for row in rows}
-        lookups.exact = {key: hits.get(i) for i, key in enumerate(named)}
-    unmatched = list(dict.fromkeys((names[0], page_type) for (names, page_type), hit in lookups.exact.items()
-                                   if hit is None))
-    if unmatched:
-        rows = await conn.execute(text("""
-            SELECT q.idx, hit.id, hit.type, hit.slug, hit.title, hit.score
-            FROM unnest(CAST(:idx AS int[]), CAST(:names AS text[]), CAST(:types AS text[])) AS q(idx, name, type)
-            CROSS JOIN LATERAL (
-                SELECT p.id, p.type, p.slug, p.title, similarity(a.alias, q.name) AS score
-                FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id
-                WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active' AND p.type = q.type
-                  AND a.alias % q.name AND similarity(a.alias, q.name) >= :threshold
-                ORDER BY score DESC, p.slug
-                LIMIT 1
-            ) hit
-        """), {"tenant": res.tenant, "owner": res.owner, "threshold": FUZZY_MERGE_THRESHOLD,
-               **_columns([(i, name, page_type) for i, (name, page_type) in enumerate(unmatched)],
-                          "idx", "names", "types")})
-        hits = {row.idx: row for row in rows}
-        lookups.fuzzy = {key: hits.get(i) for i, key in enumerate(unmatched)}
-    keys = list(dict.fromkeys((page_type, slug) for _, page_type, slug in proposals))
-    if keys:
-        rows = await conn.execute(text("""
-            SELECT p.id, p.type, p.slug, p.title, p.summary, p.status
-            FROM wiki_pages p JOIN unnest(CAST(:types AS text[]), CAST(:slugs AS text[])) AS q(type, slug)
-                 ON p.type = q.type AND p.slug = q.slug
-            WHERE p.tenant_id = :tenant AND p.owner_id = :owner
-        """), {"tenant": res.tenant, "owner": res.owner, **_columns(keys, "types", "slugs")})
-        found = {(row.type, row.slug): row for row in rows}
-        lookups.by_type_slug = {key: found.get(key) for key in keys}
-    page_ids = {*updated_pages, *(str(hit.id) for hits in (lookups.exact, lookups.fuzzy, lookups.by_type_slug)
-                                  for hit in hits.values() if hit is not None)}
-    if page_ids:
-        lookups.sections = {page_id: {} for page_id in page_ids}
-        rows = await conn.execute(text("""
-            SELECT page_id, section_slug, heading, body_md, position FROM wiki_page_sections
-            WHERE page_id = ANY(CAST(:ids AS uuid[]))
-        """), {"ids": sorted(page_ids)})
-        for row in rows:
-            lookups.sections[str(row.page_id)][row.section_slug] = row
-    return lookups
+async def _sections_by_page(conn: AsyncConnection, page_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """page id -> section slug -> its stored section, for every page asked (empty when it has none)."""
+    if not page_ids:
+        return {}
+    sections: dict[str, dict[str, Any]] = {page_id: {} for page_id in page_ids}
+    rows = await conn.execute(text("""
+        SELECT page_id, section_slug, heading, body_md, position FROM wiki_page_sections
+        WHERE page_id = ANY(CAST(:ids AS uuid[]))
+    """), {"ids": page_ids})
+    for row in rows:
+        sections[str(row.page_id)][row.section_slug] = row
+    return sections
 
 
 def _columns(rows: list[tuple], *names: str) -> dict[str, list]:
@@ -277,10 +226,129 @@ def _columns(rows: list[tuple], *names: str) -> dict[str, list]:
     return {name: [row[i] for row in rows] for i, name in enumerate(names)}
 
 
-async def _sections(conn: AsyncConnection, res: Resolution, page_id: str) -> dict[str, Any]:
-    if res.lookups is not None and page_id in res.lookups.sections:
-        return res.lookups.sections[page_id]
-    return await sections_of(conn, page_id)
+async def _lookup(cache: dict[Any, Any], key: Hashable, read: Callable[[list[Any]], Any]) -> Any:
+    """The prefetched answer for `key`, else the batched read with this one key."""
+    if key in cache:
+        return cache[key]
+    return (await read([key]))[key]
+
+
+async def sections_of(conn: AsyncConnection, res: Resolution, page_id: str) -> dict[str, Any]:
+    return await _lookup(res.lookups.sections, page_id, lambda ids: _sections_by_page(conn, ids))
+
+
+async def page_by_type_slug(conn: AsyncConnection, res: Resolution, page_type: str, slug: str) -> Any:
+    return await _lookup(res.lookups.by_type_slug, (page_type, slug),
+                         lambda keys: _pages_by_type_slug(conn, res, keys))
+
+
+async def _exact_alias_hit(conn: AsyncConnection, res: Resolution, names: list[str], page_type: str) -> Any:
+    return await _lookup(res.lookups.exact, (tuple(names), page_type),
+                         lambda keys: _exact_alias_hits(conn, res, keys))
+
+
+async def _fuzzy_alias_hit(conn: AsyncConnection, res: Resolution, name: str, page_type: str) -> Any:
+    return await _lookup(res.lookups.fuzzy, (name, page_type), lambda keys: _fuzzy_alias_hits(conn, res, keys))
+
+
+async def _prefetch(conn: AsyncConnection, res: Resolution, plan: Plan, updated_pages: dict[str, Any]) -> Lookups:
+    """Every read resolving the plan's page updates and new pages needs, in four statements."""
+    lookups = Lookups()
+    proposals = [(tuple(_names(p.title, *p.aliases)), p.type, _new_page_slug(p)) for p in plan.newPages]
+    lookups.exact = await _exact_alias_hits(
+        conn, res, list(dict.fromkeys((names, page_type) for names, page_type, _ in proposals if names)))
+    lookups.fuzzy = await _fuzzy_alias_hits(
+        conn, res, list(dict.fromkeys((names[0], page_type) for (names, page_type), hit in lookups.exact.items()
+                                      if hit is None)))
+    lookups.by_type_slug = await _pages_by_type_slug(
+        conn, res, list(dict.fromkeys((page_type, slug) for _, page_type, slug in proposals)))
+    page_ids = {*updated_pages, *(str(hit.id) for hits in (lookups.exact, lookups.fuzzy, lookups.by_type_slug)
+                                  for hit in hits.values() if hit is not None)}
+    lookups.sections = await _sections_by_page(conn, sorted(page_ids))
+    return lookups
+
+
+# ---------------------------------------------------------------------------------- resolved entries
+
+
+def page_entry(res: Resolution, *, page_id: str, page_type: str, slug: str, title: str, summary: str | None,
+               mode: PageMode, keep_title: bool) -> ResolvedPage:
+    """One page the apply step writes; proposals for the same page share one entry."""
+    key = (page_type, slug)
+    entry = res.page_by_key.get(key)
+    if entry is None:
+        entry = ResolvedPage(page_id=page_id, type=page_type, slug=slug, title=title, summary=summary, mode=mode,
+                             keep_title=keep_title)
+        res.page_by_key[key] = entry
+        res.pages.append(entry)
+    elif summary and not entry.summary:
+        entry.summary = summary
+    return entry
+
+
+def add_aliases(entry: ResolvedPage, aliases: list[str]) -> None:
+    for alias in aliases:
+        normalized = normalize_alias(alias)
+        if normalized and normalized not in entry.aliases:
+            entry.aliases.append(normalized)
+
+
+# A section's citations are kept as the very list they were resolved to, not a copy: the sections of
+# one proposal that fall back to its page-level citations (`section_refs`) share that list, and
+# citations a later proposal adds to one of them (a second body for the same section, merged below)
+# show in all of them. Hence `model_construct`, which keeps the list it is given.
+
+
+def add_section(res: Resolution, entry: ResolvedPage, existing: dict[str, Any], *, slug: str, heading: str,
+                body: str, refs: list[str]) -> None:
+    """A section write: direct when the page has no body there yet, through the writer otherwise."""
+    body = strip_wikilinks(body).strip()
+    current = existing.get(slug)
+    pending = next((s for s in entry.sections if isinstance(s, DirectSection) and s.slug == slug), None)
+    if current is None and pending is None:
+        entry.sections.append(DirectSection.model_construct(
+            slug=slug, heading=heading or format_heading_from_slug(slug), body_md=body, source_refs=refs))
+        return
+    if current is None and pending is not None:
+        # Two proposals for a new section of one page in one plan: keep both, in order.
+        pending.body_md = "\n\n".join(part for part in (pending.body_md, body) if part)
+        pending.source_refs += [r for r in refs if r not in pending.source_refs]
+        return
+    add_writer_task(res, entry, current=current, slug=slug, heading=heading, proposed=body, refs=refs)
+
+
+def add_writer_task(res: Resolution, entry: ResolvedPage, *, current: Any, slug: str, heading: str,
+                    proposed: str, refs: list[str]) -> None:
+    existing_body = current.body_md if current is not None else None
+    section_key = (entry.page_id, slug)
+    key = res.task_by_section.get(section_key)
+    if key is not None:
+        task = res.tasks[key]
+        task.proposed_body = "\n\n".join(p for p in (task.proposed_body, proposed) if p)
+        task.source_refs += [r for r in refs if r not in task.source_refs]
+        return
+    if not is_meaningful_change(existing_body, proposed):
+        res.result.sections_skipped += 1
+        return
+    key = f"s{len(res.tasks) + 1}"
+    res.task_by_section[section_key] = key
+    res.tasks[key] = SectionTask.model_construct(
+        page_id=entry.page_id, page_title=entry.title, page_type=entry.type, slug=slug,
+        heading=current.heading if current is not None else (heading or format_heading_from_slug(slug)),
+        existing_body=existing_body, proposed_body=proposed, source_refs=refs)
+    entry.sections.append(WriterSection(slug=slug, task=key))
+
+
+# ---------------------------------------------------------------------------------------------- pages
+
+
+def _update_page_ids(plan: Plan) -> list[str]:
+    candidates = [u.pageId.strip() for u in plan.pageUpdates]
+    return [i.lower() for i in candidates if is_valid_uuid(i)]
+
+
+def _new_page_slug(proposal: NewPage) -> str:
+    return slugify_title(proposal.title) or slugify_title(proposal.slug) or proposal.slug.strip()
 
 
 def _resolve_page_updates(res: Resolution, plan: Plan, found: dict[str, Any]) -> None:
@@ -291,83 +359,50 @@ def _resolve_page_updates(res: Resolution, plan: Plan, found: dict[str, Any]) ->
             res.result.dropped_invalid_ids += 1
             continue
         entry = page_entry(res, page_id=str(page.id), page_type=page.type, slug=page.slug, title=page.title,
-                            summary=None, mode="update", keep_title=True)
+                           summary=None, mode="update", keep_title=True)
         add_aliases(entry, update.aliases)
         existing = res.lookups.sections.get(str(page.id), {})
         for section in update.sections:
             add_writer_task(res, entry, current=existing.get(section.slug), slug=section.slug, heading="",
-                             proposed=strip_wikilinks(section.proposed_body_md).strip(),
-                             refs=res.cite(section.source_refs))
+                            proposed=strip_wikilinks(section.proposed_body_md).strip(),
+                            refs=res.cite(section.source_refs))
 
 
-async def _exact_alias_hit(conn: AsyncConnection, res: Resolution, names: list[str], page_type: str):
-    if res.lookups is not None and (tuple(names), page_type) in res.lookups.exact:
-        return res.lookups.exact[(tuple(names), page_type)]
-    rows = (await conn.execute(text("""
-        SELECT p.id, p.type, p.slug, p.title FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id
-        WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
-          AND a.alias = ANY(CAST(:names AS text[]))
-        ORDER BY (p.type = :type) DESC, array_position(CAST(:names AS text[]), a.alias), p.slug
-        LIMIT 1
-    """), {"tenant": res.tenant, "owner": res.owner, "names": names, "type": page_type})).first()
-    return rows
-
-
-async def _fuzzy_alias_hit(conn: AsyncConnection, res: Resolution, name: str, page_type: str):
-    if res.lookups is not None and (name, page_type) in res.lookups.fuzzy:
-        return res.lookups.fuzzy[(name, page_type)]
-    return (await conn.execute(text("""
-        SELECT p.id, p.type, p.slug, p.title, similarity(a.alias, :name) AS score
-        FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id
-        WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active' AND p.type = :type
-          AND a.alias % :name AND similarity(a.alias, :name) >= :threshold
-        ORDER BY score DESC, p.slug
-        LIMIT 1
-    """), {"tenant": res.tenant, "owner": res.owner, "name": name, "type": page_type,
-           "threshold": FUZZY_MERGE_THRESHOLD})).first()
-
-
-async def page_by_type_slug(conn: AsyncConnection, res: Resolution, page_type: str, slug: str):
-    if res.lookups is not None and (page_type, slug) in res.lookups.by_type_slug:
-        return res.lookups.by_type_slug[(page_type, slug)]
-    return (await conn.execute(text("""
-        SELECT id, type, slug, title, summary, status FROM wiki_pages
-        WHERE tenant_id = :tenant AND owner_id = :owner AND type = :type AND slug = :slug
-    """), {"tenant": res.tenant, "owner": res.owner, "type": page_type, "slug": slug})).first()
-
-
-def _section_refs(res: Resolution, section: NewSection, page_refs: list[str]) -> list[str]:
-    # The seed's new-page fallback: a section without its own citations takes the page-level ones.
+def section_refs(res: Resolution, section: NewSection, page_refs: list[str]) -> list[str]:
+    """A proposed page's section cites what it cites itself, or, when it cites nothing, the page's
+    citations (that very list, shared: see `add_section`)."""
     return res.cite(section.source_refs) if section.source_refs else page_refs
 
 
-async def _merge_target(conn: AsyncConnection, res: Resolution, names: list[str], page_type: str, slug: str):
-    """The existing page a proposal should merge into, and how it was found ("exact" | "fuzzy")."""
+async def _merge_target(conn: AsyncConnection, res: Resolution, names: list[str], page_type: str,
+                        slug: str) -> Any:
+    """The existing page a proposal should merge into (an exact alias match, else a fuzzy one), counted
+    by how it was found; None when there is none."""
     if not names:
-        return None, None
+        return None
     hit, kind = await _exact_alias_hit(conn, res, names, page_type), "exact"
     if hit is None:
         hit, kind = await _fuzzy_alias_hit(conn, res, names[0], page_type), "fuzzy"
     if hit is None or (hit.type, hit.slug) == (page_type, slug):
-        return None, None  # nothing, or the page itself: an ordinary update of the same slug
+        return None  # nothing, or the page itself: an ordinary update of the same slug
     if kind == "exact":
         res.result.alias_dedup_merged += 1
     else:
         res.result.fuzzy_dedupe_merges += 1
-    return hit, kind
+    return hit
 
 
-def _planned_merge_target(res: Resolution, names: list[str], page_type: str, slug: str) -> dict[str, Any] | None:
+def _planned_merge_target(res: Resolution, names: list[str], page_type: str, slug: str) -> ResolvedPage | None:
     """A page proposed earlier in the same plan that this proposal is a variant of ("Shinjuku Gyoen
     National Garden" and "...Gardens" proposed together): the same rules as against the database."""
     if not names:
         return None
-    candidates = [e for e in res.pages if e["type"] == page_type and e["slug"] != slug]
+    candidates = [e for e in res.pages if e.type == page_type and e.slug != slug]
     for entry in candidates:
-        if set(entry["aliases"]) & set(names):
+        if set(entry.aliases) & set(names):
             res.result.alias_dedup_merged += 1
             return entry
-    scored = [(max((trigram_similarity(names[0], alias) for alias in entry["aliases"]), default=0.0), entry)
+    scored = [(max((trigram_similarity(names[0], alias) for alias in entry.aliases), default=0.0), entry)
               for entry in candidates]
     best = max(scored, key=lambda pair: pair[0], default=(0.0, None))
     if best[0] >= FUZZY_MERGE_THRESHOLD:
@@ -381,9 +416,9 @@ def _names(*raw: str) -> list[str]:
 
 
 async def _target_entry(conn: AsyncConnection, res: Resolution, *, page_type: str, slug: str, title: str,
-                        summary: str | None, names: list[str], aliases: list[str]) -> dict[str, Any]:
+                        summary: str | None, names: list[str], aliases: list[str]) -> ResolvedPage:
     """The page entry a proposed page lands in: a merge target, the same slug, or a new page."""
-    hit, _ = await _merge_target(conn, res, names, page_type, slug)
+    hit = await _merge_target(conn, res, names, page_type, slug)
     if hit is None:
         planned = _planned_merge_target(res, names, page_type, slug)
         if planned is not None:
@@ -391,10 +426,11 @@ async def _target_entry(conn: AsyncConnection, res: Resolution, *, page_type: st
             return planned
     if hit is not None:
         entry = page_entry(res, page_id=str(hit.id), page_type=hit.type, slug=hit.slug, title=hit.title,
-                            summary=summary, mode="merge", keep_title=True)
+                           summary=summary, mode="merge", keep_title=True)
         add_aliases(entry, [title, *aliases])
         return entry
     existing_page = await page_by_type_slug(conn, res, page_type, slug)
+    mode: PageMode
     if existing_page is None:
         page_id, mode = str(deterministic_page_id(res.tenant, res.owner, page_type, slug)), "create"
         if (page_type, slug) not in res.page_by_key:
@@ -402,24 +438,24 @@ async def _target_entry(conn: AsyncConnection, res: Resolution, *, page_type: st
     else:
         page_id, mode = str(existing_page.id), "update"
     entry = page_entry(res, page_id=page_id, page_type=page_type, slug=slug, title=title.strip(),
-                        summary=summary, mode=mode, keep_title=False)
+                       summary=summary, mode=mode, keep_title=False)
     add_aliases(entry, [*seed_aliases_for_title(title), *aliases])
     return entry
 
 
-async def _add_proposed_sections(conn: AsyncConnection, res: Resolution, entry: dict[str, Any],
-                                 sections: list[NewSection], refs_of) -> None:
-    existing = {} if entry["mode"] == "create" else await _sections(conn, res, entry["page_id"])
+async def _add_proposed_sections(conn: AsyncConnection, res: Resolution, entry: ResolvedPage,
+                                 sections: list[NewSection], refs_of: Callable[[NewSection], list[str]]) -> None:
+    existing = {} if entry.mode == "create" else await sections_of(conn, res, entry.page_id)
     for section in sections:
         add_section(res, entry, existing, slug=section.slug, heading=section.heading, body=section.body_md,
-                     refs=refs_of(section))
-    if not entry["summary"]:
+                    refs=refs_of(section))
+    if not entry.summary:
         # Pages need a one-line summary (search, rollups, the summary-based parent expander).
         lead = next((s for s in sections if s.slug in ("overview", "summary", "context") and s.body_md.strip()), None)
-        entry["summary"] = first_sentence(strip_wikilinks(lead.body_md)) if lead else None
+        entry.summary = first_sentence(strip_wikilinks(lead.body_md)) if lead else None
 
 
-async def _resolve_new_page(conn: AsyncConnection, res: Resolution, proposal) -> None:
+async def _resolve_new_page(conn: AsyncConnection, res: Resolution, proposal: NewPage) -> None:
     slug = _new_page_slug(proposal)
     entry = await _target_entry(conn, res, page_type=proposal.type, slug=slug, title=proposal.title,
                                 summary=proposal.summary, names=_names(proposal.title, *proposal.aliases),
@@ -427,7 +463,7 @@ async def _resolve_new_page(conn: AsyncConnection, res: Resolution, proposal) ->
     res.redirect(proposal.type, [slug, proposal.slug.strip()], entry)
     page_refs = res.cite(proposal.source_refs)
     await _add_proposed_sections(conn, res, entry, proposal.sections,
-                                 lambda section: _section_refs(res, section, page_refs))
+                                 lambda section: section_refs(res, section, page_refs))
 
 
 # ------------------------------------------------------------------------------------------ mentions
@@ -457,9 +493,9 @@ async def _resolve_promotions(conn: AsyncConnection, res: Resolution, plan: Plan
             # Not enough evidence yet: the sightings still count, as mentions.
             res.result.promotions_refused += 1
             for ref in new_sightings:
-                res.mentions.append({"alias": mention.alias, "alias_normalized": mention.alias_normalized,
-                                     "suggested_type": promotion.type, "context": promotion.reason or "",
-                                     "source_ref": ref})
+                res.mentions.append(MentionSighting(alias=mention.alias, alias_normalized=mention.alias_normalized,
+                                                    suggested_type=promotion.type, context=promotion.reason or "",
+                                                    source_ref=ref))
             continue
         slug = (slugify_title(promotion.title) or slugify_title(promotion.slug)
                 or mention.alias_normalized.replace(" ", "-"))
@@ -474,9 +510,8 @@ async def _resolve_promotions(conn: AsyncConnection, res: Resolution, plan: Plan
         await _add_proposed_sections(conn, res, entry, promotion.sections,
                                      lambda section, held=held: res.cite(section.source_refs, held))
         res.redirect(promotion.type, [slug, promotion.slug.strip()], entry)
-        page_id = entry["page_id"]
-        res.mark_promoted.append({"mention_id": str(mention.id), "alias_normalized": mention.alias_normalized,
-                                  "page_id": page_id})
+        res.mark_promoted.append(MentionPromotion(mention_id=str(mention.id),
+                                                  alias_normalized=mention.alias_normalized, page_id=entry.page_id))
 
 
 def _resolve_mentions(res: Resolution, plan: Plan) -> None:
@@ -485,6 +520,6 @@ def _resolve_mentions(res: Resolution, plan: Plan) -> None:
         if not normalized:
             continue
         cited = res.cite([mention.source_ref]) if mention.source_ref else []
-        res.mentions.append({"alias": mention.alias.strip(), "alias_normalized": normalized,
-                             "suggested_type": mention.suggestedType, "context": mention.context.strip(),
-                             "source_ref": cited[0] if cited else None})
+        res.mentions.append(MentionSighting(alias=mention.alias.strip(), alias_normalized=normalized,
+                                            suggested_type=mention.suggestedType, context=mention.context.strip(),
+                                            source_ref=cited[0] if cited else None))

@@ -9,7 +9,8 @@ Every read is scoped by (tenant, owner), so an id of another scope is simply not
 from __future__ import annotations
 
 import json
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 from uuid import UUID
 
 from pydantic import BaseModel
@@ -19,7 +20,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from domain.compile_messages import Scope
 from domain.errors import ScopeViolation
 from domain.plan import Plan
-from domain.resolved_plan import SectionTask
+from domain.resolved_plan import ResolvedPlan, SectionTask
+
+PlanStatus = Literal["planned", "resolved", "applied"]
 
 
 async def stage_plan(conn: AsyncConnection, plan_id: UUID, scope: Scope, run_id: str, memory_ids: list[UUID],
@@ -34,7 +37,7 @@ async def stage_plan(conn: AsyncConnection, plan_id: UUID, scope: Scope, run_id:
            "memory_ids": list(memory_ids), "plan": plan.model_dump_json()})
 
 
-# Where a resolution keeps what its resolver returned, beside the document apply reads.
+# Where a resolution keeps what its resolver returned, beside the resolved plan's own keys.
 RESOLVE_RESULT_KEY = "resolve_result"
 
 
@@ -61,25 +64,35 @@ def earlier_resolution(row: Any) -> dict[str, Any] | None:
     return None
 
 
-async def store_resolution(conn: AsyncConnection, plan_id: UUID, document: dict[str, Any],
+async def store_resolution(conn: AsyncConnection, plan_id: UUID, resolved: ResolvedPlan,
                            result: BaseModel) -> None:
-    """The resolved document (what the writers and apply read) and the resolver's result."""
-    stored = {**document, RESOLVE_RESULT_KEY: result.model_dump(mode="json")}
+    """The resolved plan (what the writers and apply read) and the resolver's result."""
+    stored = {**resolved.model_dump(mode="json"), RESOLVE_RESULT_KEY: result.model_dump(mode="json")}
     await conn.execute(text("""
         UPDATE wiki_compile_plans SET resolved = CAST(:doc AS jsonb), status = 'resolved', updated_at = now()
         WHERE id = :id AND status <> 'applied'
     """), {"id": plan_id, "doc": json.dumps(stored)})
 
 
-async def lock_resolved_plan(conn: AsyncConnection, plan_id: UUID, scope: Scope) -> Any:
-    """The resolved plan row (resolved, status, result), locked until the apply's transaction ends."""
+@dataclass(frozen=True)
+class LockedPlan:
+    """A resolved plan's row, locked until the apply's transaction ends."""
+
+    status: PlanStatus
+    result: dict[str, Any] | None  # what applying it returned, once it is applied
+    resolved: ResolvedPlan
+
+
+async def lock_resolved_plan(conn: AsyncConnection, plan_id: UUID, scope: Scope) -> LockedPlan:
+    """The resolved plan, validated, with its status and apply result; its row stays locked until the
+    apply's transaction ends."""
     row = (await conn.execute(text("""
         SELECT resolved, status, result FROM wiki_compile_plans
         WHERE id = :id AND tenant_id = :tenant AND owner_id = :owner FOR UPDATE
     """), {"id": plan_id, "tenant": scope.tenant, "owner": scope.owner})).one_or_none()
     if row is None or row.resolved is None:
         raise ScopeViolation(f"plan {plan_id} was not resolved for {scope.tenant}/{scope.owner}")
-    return row
+    return LockedPlan(status=row.status, result=row.result, resolved=ResolvedPlan.model_validate(row.resolved))
 
 
 async def section_drafts(conn: AsyncConnection, plan_id: UUID) -> dict[str, str]:
@@ -97,7 +110,7 @@ async def mark_applied(conn: AsyncConnection, plan_id: UUID, result_json: str) -
 
 async def section_task(conn: AsyncConnection, plan_id: UUID, scope: Scope, task_key: str) -> SectionTask:
     """One section task of a resolved plan; only that entry is read, since a batch runs a dozen or
-    more writers at once and each parsing the whole document cost more than its database round trip."""
+    more writers at once and each parsing the whole resolved plan cost more than its database round trip."""
     task = (await conn.execute(text("""
         SELECT resolved -> 'tasks' -> CAST(:key AS text) FROM wiki_compile_plans
         WHERE id = :id AND tenant_id = :tenant AND owner_id = :owner

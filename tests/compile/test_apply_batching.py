@@ -2,9 +2,9 @@
 
 `apply_resolved_plan` writes each kind of row in one statement, so whatever an earlier item of the
 plan changes for a later one is worked out before the write. These tests apply hand-built resolved
-documents (the shape `plan_resolution` stores) straight to a fresh database and check those cases:
-section positions, a section or a mention seen twice, links proposed twice or by two linkers, and
-that the number of statements does not grow with the batch.
+plans (`domain.resolved_plan.ResolvedPlan`, what `plan_resolution` stores) straight to a fresh
+database and check those cases: section positions, a section or a mention seen twice, links proposed
+twice or by two linkers, and that the number of statements does not grow with the batch.
 """
 
 from __future__ import annotations
@@ -17,6 +17,15 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain import ids
 from domain.compile_messages import ApplyBatchResult
+from domain.plan import PageLink
+from domain.resolved_plan import (
+    DirectSection,
+    MentionPromotion,
+    MentionSighting,
+    PageMode,
+    ResolvedPage,
+    ResolvedPlan,
+)
 from store.plan_apply import apply_resolved_plan
 
 TENANT, OWNER = "t-apply", "alice"
@@ -26,32 +35,32 @@ def page_id(slug: str, page_type: str = "entity") -> str:
     return str(ids.page_id(TENANT, OWNER, page_type, slug))
 
 
-def page(slug: str, *sections: dict[str, Any], mode: str = "create", aliases: list[str] | None = None,
-         page_type: str = "entity") -> dict[str, Any]:
-    return {"page_id": page_id(slug, page_type), "type": page_type, "slug": slug, "title": slug.title(),
-            "summary": None, "mode": mode, "keep_title": mode != "create", "aliases": aliases or [],
-            "sections": list(sections)}
+def page(slug: str, *sections: DirectSection, mode: PageMode = "create", aliases: list[str] | None = None,
+         page_type: str = "entity") -> ResolvedPage:
+    return ResolvedPage(page_id=page_id(slug, page_type), type=page_type, slug=slug, title=slug.title(),
+                        summary=None, mode=mode, keep_title=mode != "create", aliases=aliases or [],
+                        sections=list(sections))
 
 
-def section(slug: str, body: str, refs: list[str] | None = None) -> dict[str, Any]:
-    return {"slug": slug, "heading": f"{slug.title()} heading", "body_md": body, "source_refs": refs or []}
+def section(slug: str, body: str, refs: list[str] | None = None) -> DirectSection:
+    return DirectSection(slug=slug, heading=f"{slug.title()} heading", body_md=body, source_refs=refs or [])
 
 
-def mention(alias: str, context: str, suggested_type: str | None = None) -> dict[str, Any]:
-    return {"alias": alias, "alias_normalized": alias.lower(), "suggested_type": suggested_type,
-            "context": context, "source_ref": None}
+def mention(alias: str, context: str, suggested_type: str | None = None) -> MentionSighting:
+    return MentionSighting(alias=alias, alias_normalized=alias.lower(), suggested_type=suggested_type,
+                           context=context, source_ref=None)
 
 
-def link(from_slug: str, to_slug: str, context: str) -> dict[str, Any]:
-    return {"fromType": "entity", "fromSlug": from_slug, "toType": "entity", "toSlug": to_slug, "context": context}
+def link(from_slug: str, to_slug: str, context: str) -> PageLink:
+    return PageLink(fromType="entity", fromSlug=from_slug, toType="entity", toSlug=to_slug, context=context)
 
 
-def document(*pages: dict[str, Any], mentions=(), promotions=(), links=()) -> dict[str, Any]:
-    return {"memory_ids": [], "tasks": {}, "pages": list(pages), "mentions": list(mentions),
-            "promotions": list(promotions), "links": list(links)}
+def document(*pages: ResolvedPage, mentions=(), promotions=(), links=()) -> ResolvedPlan:
+    return ResolvedPlan(memory_ids=[], tasks={}, pages=list(pages), mentions=list(mentions),
+                        promotions=list(promotions), links=list(links))
 
 
-async def apply(engine: AsyncEngine, doc: dict[str, Any], *, linking: bool = False) -> ApplyBatchResult:
+async def apply(engine: AsyncEngine, doc: ResolvedPlan, *, linking: bool = False) -> ApplyBatchResult:
     async with engine.begin() as conn:
         return await apply_resolved_plan(conn, TENANT, OWNER, doc, {}, deterministic_linking=linking)
 
@@ -117,12 +126,12 @@ async def test_two_sightings_of_one_alias_in_one_plan_make_one_row(engine):
 async def test_a_promoted_alias_retires_its_open_row_and_later_sightings_start_a_new_generation(engine):
     await apply(engine, document(page("blue-door"), mentions=[mention("Blue Door", "first")]))
     first = ids.mention_id(TENANT, OWNER, "blue door", 0)
-    promote = {"mention_id": str(first), "alias_normalized": "blue door", "page_id": page_id("blue-door")}
+    promote = MentionPromotion(mention_id=str(first), alias_normalized="blue door", page_id=page_id("blue-door"))
     assert (await apply(engine, document(promotions=[promote]))).unresolved_promoted == 1
 
     await apply(engine, document(mentions=[mention("Blue Door", "seen again")]))
     second = ids.mention_id(TENANT, OWNER, "blue door", 1)
-    result = await apply(engine, document(promotions=[{**promote, "mention_id": str(second)}]))
+    result = await apply(engine, document(promotions=[promote.model_copy(update={"mention_id": str(second)})]))
 
     assert result.unresolved_promoted == 1
     assert [(row.id, row.status) for row in await rows(
@@ -158,7 +167,7 @@ async def test_a_pair_is_counted_by_the_first_kind_of_link_that_writes_it(engine
 
 
 async def test_the_statements_of_an_apply_do_not_grow_with_the_batch(engine):
-    def plan(pages: int) -> dict[str, Any]:
+    def plan(pages: int) -> ResolvedPlan:
         slugs = [f"place-{pages}-{n}" for n in range(pages)]
         memory = str(uuid.uuid4())
         return document(*[page(slug, section("overview", "Visited.", [memory]), section("notes", "Noted."),
@@ -166,7 +175,7 @@ async def test_the_statements_of_an_apply_do_not_grow_with_the_batch(engine):
                         mentions=[mention(f"Someone {pages} {n}", "met") for n in range(pages)],
                         links=[link(a, b, "planner") for a, b in zip(slugs, slugs[1:], strict=False)])
 
-    async def statements(doc: dict[str, Any]) -> int:
+    async def statements(doc: ResolvedPlan) -> int:
         executed: list[str] = []
 
         def listener(conn, cursor, statement, *_):
@@ -177,7 +186,7 @@ async def test_the_statements_of_an_apply_do_not_grow_with_the_batch(engine):
             result = await apply(engine, doc, linking=True)
         finally:
             event.remove(engine.sync_engine, "before_cursor_execute", listener)
-        assert result.pages_created == len(doc["pages"])
+        assert result.pages_created == len(doc.pages)
         return len(executed)
 
     small, large = await statements(plan(2)), await statements(plan(40))

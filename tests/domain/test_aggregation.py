@@ -10,6 +10,7 @@ from domain.aggregation import (
     SectionAggregation,
     empty_section_aggregation,
     hubness_score,
+    membership_evidence,
     merge_section_aggregation,
     next_promotion_status,
     score_promotion,
@@ -274,3 +275,24 @@ class TestHubnessScore:
         assert hubness_score(0, 0, 19.9) == 1
         assert hubness_score(0, 0, 9.99) == 0
         assert hubness_score(0, 0, Decimal("30.5")) == 3
+
+
+class TestMembershipEvidence:
+    def test_the_hub_name_before_the_comma_must_appear_in_the_child_title_or_summary(self) -> None:
+        assert membership_evidence("Austin, Texas", "Uchi", "Sushi restaurant in Austin.")
+        assert membership_evidence("Austin, Texas", "Austin Beerworks", None)
+        assert not membership_evidence("Austin, Texas", "Momofuku Noodle Bar", "Restaurant in Toronto.")
+
+    def test_whole_words_only_with_case_and_accents_folded(self) -> None:
+        assert membership_evidence("Bogotá", "Andrés DC", "Restaurant in BOGOTA.")
+        assert membership_evidence("Bogota", "Salvo Patria", "Restaurant in bogotá, Colombia.")
+        assert not membership_evidence("Bogotá", "Bogotanos Grill", "Restaurant in Bogotanos.")
+
+    def test_a_multi_word_name_must_appear_whole(self) -> None:
+        assert membership_evidence("New York", "Katz's", "Deli in New York City.")
+        assert not membership_evidence("New York", "Katz's", "Deli in New Jersey, near York.")
+
+    def test_a_hub_without_a_name_has_no_members(self) -> None:
+        assert not membership_evidence(", Texas", "Uchi", "Sushi in Texas.")
+        assert not membership_evidence("", "Uchi", "")
+

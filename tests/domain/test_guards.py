@@ -6,12 +6,12 @@ import pytest
 from domain.guards import (
     JsonResponseError,
     PageRef,
+    cited_memory_ids,
     is_meaningful_change,
     is_valid_uuid,
     linkify_known_entities,
     page_href,
     parse_json_response,
-    resolve_cited_records,
     strip_wikilinks,
 )
 
@@ -193,32 +193,23 @@ class TestIsMeaningfulChange:
         assert is_meaningful_change("aaa", "aaaa")
 
 
-@dataclass
-class _Record:
-    id: str
-    text: str
+class TestCitedMemoryIds:
+    BATCH = ["f4a3f29b-efab-487e-b53f-33381163d168", "0b1c2d3e-0000-4000-8000-000000000002"]
 
+    def test_keeps_citation_order_and_drops_ids_outside_the_batch(self) -> None:
+        first, second = self.BATCH
+        assert cited_memory_ids([second, "nope", first], self.BATCH) == [second, first]
 
-class TestResolveCitedRecords:
-    BATCH = {"r1": _Record("r1", "one"), "r2": _Record("r2", "two")}
-
-    def test_keeps_citation_order_and_drops_unknown_ids(self) -> None:
-        assert resolve_cited_records(self.BATCH, ["r2", "nope", "r1"]) == [self.BATCH["r2"], self.BATCH["r1"]]
-
-    def test_no_citations_means_no_records(self) -> None:
-        assert resolve_cited_records(self.BATCH, []) == []
-        assert resolve_cited_records(self.BATCH, None) == []
+    def test_no_citations_means_no_provenance(self) -> None:
+        assert cited_memory_ids([], self.BATCH) == []
 
     def test_citing_only_unknown_ids_gives_nothing_not_the_whole_batch(self) -> None:
-        assert resolve_cited_records(self.BATCH, ["r9"]) == []
+        assert cited_memory_ids(["99999999-0000-4000-8000-000000000000"], self.BATCH) == []
 
-    def test_duplicates_are_kept(self) -> None:
-        assert resolve_cited_records(self.BATCH, ["r1", "r1"]) == [self.BATCH["r1"], self.BATCH["r1"]]
-
-    def test_uuid_ids_match_their_string_keys(self) -> None:
-        memory_id = UUID("f4a3f29b-efab-487e-b53f-33381163d168")
-        batch = {str(memory_id): "memory"}
-        assert resolve_cited_records(batch, [memory_id, str(memory_id)]) == ["memory", "memory"]
+    def test_ids_are_trimmed_lower_cased_and_named_once(self) -> None:
+        memory_id = UUID(self.BATCH[0])
+        assert cited_memory_ids([memory_id, f" {str(memory_id).upper()} ", self.BATCH[0]], self.BATCH) == [
+            self.BATCH[0]]
 
 
 class TestParseJsonResponse:
