@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import text
 
 from domain.memory import MemoryIn, ScopeError, parse_memory_lines
-from store.memories import Cursor, RetainError, read_after, retain
+from store.memories import Cursor, RetainError, RetainResult, load_memories, read_after, retain
 
 
 async def _count(engine) -> int:
@@ -47,12 +47,33 @@ async def test_retained_memories_are_read_in_occurrence_order_after_earlier_reta
     assert [r.content for r in records] == ["first", "second", "third"]
 
 
-async def test_an_id_of_another_scope_rejects_the_whole_batch(engine):
+async def _memory_rows(engine, memory_id: uuid.UUID) -> list[tuple]:
+    async with engine.connect() as conn:
+        rows = await conn.execute(text("SELECT tenant_id, owner_id, content FROM memory_units WHERE id = :i "
+                                       "ORDER BY tenant_id, owner_id"), {"i": memory_id})
+        return [tuple(row) for row in rows]
+
+
+async def test_the_same_id_in_two_tenants_is_two_memories_neither_scope_sees_the_other(engine):
     shared = uuid.uuid4()
-    await retain(engine, "t1", "o1", [MemoryIn(id=shared, content="mine")])
-    with pytest.raises(RetainError, match="another scope"):
-        await retain(engine, "t2", "o1", [MemoryIn(content="fine"), MemoryIn(id=shared, content="theirs")])
-    assert await _count(engine) == 1
+    mine = await retain(engine, "t1", "o1", [MemoryIn(id=shared, content="mine")])
+    # The second tenant's batch behaves exactly as on an empty store: the id is simply new to it.
+    theirs = await retain(engine, "t2", "o1", [MemoryIn(content="fine"), MemoryIn(id=shared, content="theirs")])
+    alone = await retain(engine, "t3", "o1", [MemoryIn(content="fine"), MemoryIn(id=uuid.uuid4(), content="theirs")])
+    assert mine.inserted == [shared] and shared in theirs.inserted
+    assert (len(theirs.inserted), len(theirs.updated), len(theirs.unchanged)) == (
+        len(alone.inserted), len(alone.updated), len(alone.unchanged)) == (2, 0, 0)
+    assert await _memory_rows(engine, shared) == [("t1", "o1", "mine"), ("t2", "o1", "theirs")]
+
+    # An update in one scope leaves the other's memory, and what each scope reads, untouched.
+    edited = await retain(engine, "t2", "o1", [MemoryIn(id=shared, content="theirs, edited")])
+    assert edited.updated == [shared]
+    assert await retain(engine, "t1", "o1", [MemoryIn(id=shared, content="mine")]) == RetainResult(unchanged=[shared])
+    async with engine.connect() as conn:
+        first = await load_memories(conn, "t1", "o1", [shared])
+        second, _ = await read_after(conn, "t2", "o1", Cursor(), limit=10)
+    assert [m.content for m in first] == ["mine"]
+    assert sorted(m.content for m in second) == ["fine", "theirs, edited"]
 
 
 async def test_conflicting_duplicates_in_one_batch_store_nothing(engine):
