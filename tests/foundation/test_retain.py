@@ -106,6 +106,16 @@ async def test_bad_scope_is_rejected(engine, tenant):
         ('{"content": "ok", "occurred_at": "yesterday"}', "occurred_at"),
         ('{"content": "unterminated', "malformed JSON"),
         ('[1, 2]', "each line must be a JSON object"),
+        # Refused before the parser recurses into them, and before anything reaches the database.
+        ('{"content": "ok", "metadata": ' + "[" * 5000 + "]" * 5000 + "}", "metadata nests more than 32 levels deep"),
+        ('{"content": "ok", "metadata": ' + '{"a": ' * 33 + "1" + "}" * 33 + "}", "nests more than 32 levels"),
+        (json.dumps({"content": "x" * (1024 * 1024)}), "the line is 1048591 bytes; the limit is 1048576 (1 MiB)"),
+        ('{"content": "ok", "metadata": {"n": ' + "9" * 5000 + "}}", "a number has 5000 digits; the limit is 4300"),
+        ('{"content": "ok", "metadata": {"n": 1e999}}', "the number 1e999 is out of range"),
+        ('{"content": "ok", "metadata": {"n": NaN}}', "NaN is not a JSON number"),
+        ('{"content": "ok", "occurred_at": "9999-12-31T23:59:59-05:00"}',
+         "occurred_at: 9999-12-31T23:59:59-05:00 is out of range: in UTC it falls outside the years 1 to 9999"),
+        ('{"content": "ok", "occurred_at": "0001-01-01T00:30:00+01:00"}', "is out of range"),
     ],
 )
 def test_bad_lines_are_reported_with_line_numbers(line, message):
@@ -114,6 +124,27 @@ def test_bad_lines_are_reported_with_line_numbers(line, message):
     assert len(memories) == 1
     assert len(errors) == 1 and errors[0].line == 3
     assert message in errors[0].message
+
+
+def test_metadata_at_the_limits_is_accepted():
+    deepest: dict = {"leaf": [1]}
+    for _ in range(30):
+        deepest = {"a": deepest}  # 32 levels: 31 objects and the list
+    lines = [json.dumps({"content": "deep enough", "metadata": deepest, "occurred_at": "9999-12-31T23:59:59+05:00"}),
+             json.dumps({"content": "[[[[" * 100, "metadata": {"brackets": "{" * 5000}})]
+    memories, errors = parse_memory_lines(lines)
+    assert not errors and len(memories) == 2
+
+
+@pytest.mark.parametrize("metadata", [{"a": float("nan")}, {"a": [float("inf")]}])
+def test_metadata_built_in_code_is_held_to_the_same_rules(metadata):
+    with pytest.raises(ValueError, match="NaN or Infinity"):
+        MemoryIn(content="x", metadata=metadata)
+    deep: dict = {"a": 1}
+    for _ in range(5000):
+        deep = {"a": deep}
+    with pytest.raises(ValueError, match="nests more than 32 levels deep"):
+        MemoryIn(content="x", metadata=deep)
 
 
 def test_markdown_and_sql_in_content_are_just_text():
