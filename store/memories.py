@@ -46,6 +46,8 @@ class Cursor:
 
 
 def _scope_lock_key(tenant: str, owner: str) -> str:
+    # Injective: '/' is outside the scope alphabet, so the key splits back into one scope. hashtext
+    # folds it to 32 bits; two scopes that share a hash only wait for each other's retains.
     return f"wiki-retain:{tenant}/{owner}"
 
 
