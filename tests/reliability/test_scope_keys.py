@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.retain import retain_and_signal
 from chaos.measure import cross_scope_rows, ledger_rows, ledger_sum, pending_memories
 from domain.compile_messages import compile_workflow_id, encode_scope_part
+from domain.memory import ScopeError, validate_scope_part
 from runtime.search_attributes import WIKI_OWNER, WIKI_TENANT
 from store.memories import retain
 from store.wiki_reads import sections_citing
@@ -45,6 +46,14 @@ def test_the_workflow_id_is_injective_over_scopes():
     for (tenant, owner), workflow_id in ids.items():
         _, encoded_tenant, encoded_owner = workflow_id.split(":")  # no ':' survives inside a part
         assert (encoded_tenant, encoded_owner) == (encode_scope_part(tenant), encode_scope_part(owner))
+
+
+@pytest.mark.parametrize("separator", ["/", "\x1f", "%", "*"])
+def test_the_scope_alphabet_excludes_every_separator_a_scope_key_relies_on(separator):
+    # '/' joins retain's lock key, '\x1f' the uuid5 row and memory ids, '%' starts an escape of the
+    # workflow id, '*' is the lint's WikiTenant: a part containing one could make two keys equal.
+    with pytest.raises(ScopeError):
+        validate_scope_part("tenant", f"a{separator}b")
 
 
 async def test_scopes_whose_raw_ids_collide_compile_independently(client, engine: AsyncEngine):
