@@ -82,7 +82,8 @@ class Services:
 @asynccontextmanager
 async def running_services() -> AsyncIterator[Services]:
     with tempfile.TemporaryDirectory(prefix="wiki-bench-") as tmp:
-        postgres = EmbeddedPostgres(pgdata=Path(tmp) / "pg", port=free_port())
+        # Throwaway data: the fast, non-durable settings (the product default is durable).
+        postgres = EmbeddedPostgres(pgdata=Path(tmp) / "pg", port=free_port(), durable=False)
         postgres.ensure_running()
         try:
             temporal = await WorkflowEnvironment.start_local(

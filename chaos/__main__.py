@@ -79,6 +79,7 @@ async def run_suite(numbers: list[int], seed: int, root: Path) -> tuple[list[Out
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, suite_task.cancel)
+    # The product's default store: durable (fsync and synchronous_commit on), like `wiki dev up`.
     postgres = EmbeddedPostgres(pgdata=root / "pg", port=free_port())
     temporal = TemporalServer(root / "temporal")
     postgres.ensure_running()

@@ -85,11 +85,13 @@ CROSS_SCOPE_QUERIES = {
         WHERE NOT {SAME_SCOPE}""",
     "parents in another scope": f"""
         SELECT count(*) FROM wiki_pages a JOIN wiki_pages b ON b.id = a.parent_page_id WHERE NOT {SAME_SCOPE}""",
+    # A citation must name a memory of its own page's scope; memory ids are unique only within a
+    # scope, so the same id in another scope neither satisfies nor breaks this.
     "citations of another scope's memory (or of no memory)": f"""
         SELECT count(*) FROM wiki_section_sources s
         JOIN wiki_page_sections sec ON sec.id = s.section_id JOIN wiki_pages a ON a.id = sec.page_id
-        LEFT JOIN memory_units b ON b.id::text = s.source_ref
-        WHERE s.source_kind = 'memory_unit' AND (b.id IS NULL OR NOT {SAME_SCOPE})""",
+        LEFT JOIN memory_units b ON b.id::text = s.source_ref AND {SAME_SCOPE}
+        WHERE s.source_kind = 'memory_unit' AND b.id IS NULL""",
     "mentions promoted into another scope's page": f"""
         SELECT count(*) FROM wiki_unresolved_mentions a JOIN wiki_pages b ON b.id = a.promoted_page_id
         WHERE NOT {SAME_SCOPE}""",

@@ -25,8 +25,20 @@ class Scope(BaseModel):
         return compile_workflow_id(self.tenant, self.owner)
 
 
+def encode_scope_part(part: str) -> str:
+    """A scope part with no ':' left in it, reversibly: '%' becomes %25 first, then ':' becomes %3A.
+
+    Tenant and owner may contain ':', so joining them raw is ambiguous: (x:y, z) and (x, y:z) would
+    both give `x:y:z`. Encoded parts contain no ':', so the joined key splits back into exactly one
+    (tenant, owner). A part with neither character is unchanged, so every key of such a scope is the
+    same as before the encoding existed.
+    """
+    return part.replace("%", "%25").replace(":", "%3A")
+
+
 def compile_workflow_id(tenant: str, owner: str) -> str:
-    return f"compile:{tenant}:{owner}"
+    """`compile:{tenant}:{owner}` with each part encoded: injective over scopes (the id is the lock)."""
+    return f"compile:{encode_scope_part(tenant)}:{encode_scope_part(owner)}"
 
 
 class RunCaps(BaseModel):

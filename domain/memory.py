@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 import re
+import sys
 import uuid
 from datetime import UTC, datetime
 from typing import Any
@@ -12,6 +14,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 MAX_CONTENT_BYTES = 32 * 1024
 MAX_METADATA_BYTES = 64 * 1024
+# A line is measured before it is parsed. Its fields' own limits are on their decoded values, and
+# JSON escapes can make a value up to six times longer on the line, so the line limit leaves room.
+MAX_LINE_BYTES = 1024 * 1024
+# How deep metadata may nest (the metadata object itself is level 1). Checked before parsing: the
+# json module parses nested values recursively, so a line nested thousands deep would otherwise
+# exhaust the interpreter's recursion limit inside the parser.
+MAX_METADATA_DEPTH = 32
 SCOPE_PATTERN = re.compile(r"^[A-Za-z0-9_.:@-]{1,128}$")
 # NUL cannot be stored in Postgres text; the other C0 controls are never meaningful in a memory.
 _FORBIDDEN_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -60,12 +69,19 @@ class MemoryIn(BaseModel):
             return {}
         if not isinstance(value, dict):
             raise ValueError(f"metadata must be a JSON object, not {type(value).__name__}")
+        # Built in code rather than parsed from a line, metadata still has to be encodable without
+        # recursing past the interpreter's limit: measured by an explicit walk, never by recursion.
+        if _nesting_depth(value) > MAX_METADATA_DEPTH:
+            raise ValueError(_TOO_DEEP)
         return value
 
     @field_validator("metadata")
     @classmethod
     def _metadata_size(cls, value: dict[str, Any]) -> dict[str, Any]:
-        encoded = json.dumps(value, ensure_ascii=False)
+        try:
+            encoded = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        except ValueError:
+            raise ValueError("metadata contains NaN or Infinity, which JSON cannot represent") from None
         if "\\u0000" in encoded:
             raise ValueError("metadata contains a NUL character")
         size = len(encoded.encode("utf-8"))
@@ -76,8 +92,18 @@ class MemoryIn(BaseModel):
     @field_validator("occurred_at")
     @classmethod
     def _assume_utc(cls, value: datetime | None) -> datetime | None:
-        if value is not None and value.tzinfo is None:
-            return value.replace(tzinfo=UTC)
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        # The database stores the instant in UTC, and a time near the end of year 9999 (or the start
+        # of year 1) can leave the representable range only once its offset is applied. The value
+        # keeps its own offset: derived ids are computed from it as given.
+        try:
+            value.astimezone(UTC)
+        except OverflowError:
+            raise ValueError(f"{value.isoformat()} is out of range: in UTC it falls outside the years 1 to 9999") \
+                from None
         return value
 
     def resolved_id(self, tenant: str, owner: str) -> uuid.UUID:
@@ -92,6 +118,80 @@ class LineError(BaseModel):
     message: str
 
 
+_TOO_DEEP = f"metadata nests more than {MAX_METADATA_DEPTH} levels deep"
+# A JSON string (escapes included), matched possessively so that no input makes the match backtrack.
+_JSON_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _nesting_depth(value: Any) -> int:
+    """How deep lists and dicts nest in `value` (a scalar is 0), by an explicit stack, not recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list | tuple) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > MAX_METADATA_DEPTH + 1:
+            return deepest  # deep enough to refuse: no need to walk the rest
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _line_too_deep(line: str) -> bool:
+    """Whether the line's arrays and objects nest deeper than a valid memory's, found without parsing:
+    string literals are blanked, then brackets counted in one linear scan. The line's own object is
+    one level more than its metadata."""
+    depth = 0
+    for bracket in _JSON_BRACKET.finditer(_JSON_STRING.sub('""', line)):
+        if bracket.group() in "[{":
+            depth += 1
+            if depth > MAX_METADATA_DEPTH + 1:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
+class _Unrepresentable(ValueError):
+    """A number the line spells validly but the store cannot hold as JSON."""
+
+
+def _parse_constant(name: str) -> Any:
+    raise _Unrepresentable(f"{name} is not a JSON number")
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Unrepresentable(f"the number {text[:40]} is out of range")
+    return value
+
+
+def _parse_int(text: str) -> int:
+    # Python refuses to convert longer digit strings (a ValueError from deep inside the parser).
+    limit = sys.get_int_max_str_digits() or 4300
+    if len(text.lstrip("-")) > limit:
+        raise _Unrepresentable(f"a number has {len(text.lstrip('-'))} digits; the limit is {limit}")
+    return int(text)
+
+
+def _parse_line(line: str) -> Any:
+    """The line's JSON value; raises ValueError with the message to report (size and depth first)."""
+    size = len(line.encode("utf-8", errors="surrogatepass"))
+    if size > MAX_LINE_BYTES:
+        raise ValueError(f"the line is {size} bytes; the limit is {MAX_LINE_BYTES} (1 MiB)")
+    if _line_too_deep(line):
+        raise ValueError(_TOO_DEEP)
+    try:
+        return json.loads(line, parse_constant=_parse_constant, parse_float=_parse_float, parse_int=_parse_int)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"malformed JSON: {error.msg} at column {error.colno}") from None
+    except _Unrepresentable as error:
+        raise ValueError(str(error)) from None
+
+
 def parse_memory_lines(lines: list[str]) -> tuple[list[MemoryIn], list[LineError]]:
     """Parse JSONL. Every problem is reported with its line number; blank lines are skipped."""
     memories: list[MemoryIn] = []
@@ -100,9 +200,9 @@ def parse_memory_lines(lines: list[str]) -> tuple[list[MemoryIn], list[LineError
         if not line.strip():
             continue
         try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as error:
-            errors.append(LineError(line=number, message=f"malformed JSON: {error.msg} at column {error.colno}"))
+            raw = _parse_line(line)
+        except ValueError as error:
+            errors.append(LineError(line=number, message=str(error)))
             continue
         if not isinstance(raw, dict):
             errors.append(LineError(line=number, message="each line must be a JSON object"))

@@ -7,6 +7,7 @@ keep their data under $WIKI_DATA_DIR. `wiki dev up | down | status` manages them
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import signal
@@ -23,6 +24,11 @@ from runtime.settings import Settings
 
 POSTGRES_SYSTEM_USER = "embedded_postgres"  # Postgres refuses to run as root
 DATABASE_NAME = "wiki"
+# Throwaway servers only (the test session, benchmarks): a commit returns before its WAL reaches
+# the disk, and nothing is ever flushed, so an OS crash or power loss can lose acknowledged commits
+# or corrupt the cluster. Never for the server `wiki dev up` keeps data in.
+FAST_UNSAFE_SETTINGS = ("fsync=off", "synchronous_commit=off")
+log = logging.getLogger(__name__)
 
 
 class ServiceError(RuntimeError):
@@ -80,6 +86,9 @@ class EmbeddedPostgres:
     pgdata: Path
     port: int
     host: str = "127.0.0.1"
+    # Durable (Postgres' defaults: fsync and synchronous_commit on) unless a caller whose data is
+    # thrown away asks for FAST_UNSAFE_SETTINGS.
+    durable: bool = True
 
     @classmethod
     def from_settings(cls, settings: Settings) -> EmbeddedPostgres:
@@ -142,15 +151,33 @@ class EmbeddedPostgres:
         return self.pid() is not None and port_is_open(self.host, self.port)
 
     def ensure_running(self) -> str:
-        """Start (initialising on first use) unless already up; returns the asyncpg URL of the wiki database."""
+        """Start (initialising on first use) unless already up; returns the asyncpg URL of the wiki database.
+
+        A durable server that finds itself running with the fast settings (started by an earlier
+        version, which always used them) is restarted durable: once, on the first command after the
+        upgrade. A fast shutdown rolls back open transactions, which their workers retry.
+        """
         if not self.is_running():
             self._start()
+        elif self.durable and self.running_fast():
+            log.warning("restarting the embedded Postgres in %s with fsync and synchronous_commit on "
+                        "(it was started with them off)", self.pgdata)
+            self._start(restart=True)
         self._ensure_database()
         return self.url()
 
-    def _start(self) -> None:
+    def running_fast(self) -> bool:
+        """Whether the running server was started with any of FAST_UNSAFE_SETTINGS (from the command
+        line Postgres records in postmaster.opts, so no connection is needed)."""
+        try:
+            options = (self.pgdata / "postmaster.opts").read_text()
+        except OSError:
+            return False
+        return any(setting in options for setting in FAST_UNSAFE_SETTINGS)
+
+    def _start(self, *, restart: bool = False) -> None:
         self.pgdata.mkdir(parents=True, exist_ok=True)
-        if port_is_open(self.host, self.port):
+        if not restart and port_is_open(self.host, self.port):
             raise ServiceError(
                 f"port {self.port} is taken by another process; set WIKI_DEV_POSTGRES_PORT or DATABASE_URL"
             )
@@ -159,9 +186,12 @@ class EmbeddedPostgres:
             self._initdb()
         self.log_path.touch(exist_ok=True)
         self._run_as()
-        options = f"-h {self.host} -p {self.port} -k {self.pgdata} -c fsync=off -c synchronous_commit=off"
+        options = f"-h {self.host} -p {self.port} -k {self.pgdata}"
+        if not self.durable:
+            options += "".join(f" -c {setting}" for setting in FAST_UNSAFE_SETTINGS)
+        action = ["-m", "fast", "restart"] if restart else ["start"]
         result = self._command(
-            "pg_ctl", "-D", str(self.pgdata), "-l", str(self.log_path), "-o", options, "-w", "-t", "60", "start",
+            "pg_ctl", "-D", str(self.pgdata), "-l", str(self.log_path), "-o", options, "-w", "-t", "60", *action,
             check=False,
         )
         if result.returncode != 0:

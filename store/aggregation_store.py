@@ -93,7 +93,7 @@ async def apply_aggregation_extras(conn: AsyncConnection, tenant: str, owner: st
         touched |= {edge.parent_id, edge.child_id}
     now = (await conn.execute(text("SELECT now()"))).scalar_one()
     for aggregation in plan.aggregations:
-        if await _update_section_aggregation(conn, aggregation, now):
+        if await _update_section_aggregation(conn, tenant, owner, aggregation, now):
             if isinstance(aggregation, PromotedAggregation):
                 result.sections_promoted += 1
             else:
@@ -123,12 +123,15 @@ async def _set_parent(conn: AsyncConnection, tenant: str, owner: str, parent_id:
         """), {"id": ids.link_id(from_page, to_page, kind), "from_page": from_page, "to_page": to_page, "kind": kind})
 
 
-async def _update_section_aggregation(conn: AsyncConnection, aggregation: RollupAggregation | PromotedAggregation,
+async def _update_section_aggregation(conn: AsyncConnection, tenant: str, owner: str,
+                                      aggregation: RollupAggregation | PromotedAggregation,
                                       now: datetime) -> bool:
     section = (await conn.execute(text("""
         SELECT id, body_md, aggregation FROM wiki_page_sections WHERE page_id = :page AND section_slug = :slug
+          AND page_id IN (SELECT id FROM wiki_pages WHERE tenant_id = :tenant AND owner_id = :owner)
         FOR UPDATE
-    """), {"page": aggregation.page_id, "slug": aggregation.section_slug})).first()
+    """), {"page": aggregation.page_id, "slug": aggregation.section_slug, "tenant": tenant,
+           "owner": owner})).first()
     if section is None:
         return False
     current = SectionAggregation.model_validate(section.aggregation or {})
@@ -138,12 +141,14 @@ async def _update_section_aggregation(conn: AsyncConnection, aggregation: Rollup
     else:
         # Supporting records and their time span come from the section's own provenance rows, so a
         # replayed or repeated pass never double counts, and the spread is the evidence's, not the
-        # compile's (a bootstrap of months of memories is not "0 days" of evidence).
+        # compile's (a bootstrap of months of memories is not "0 days" of evidence). A memory id is
+        # unique only within its scope, so the join keys on the scope as well as the id.
         evidence = (await conn.execute(text("""
             SELECT count(*) AS records, min(m.created_at) AS first_at, max(m.created_at) AS last_at
-            FROM wiki_section_sources s LEFT JOIN memory_units m ON m.id::text = s.source_ref
+            FROM wiki_section_sources s
+            LEFT JOIN memory_units m ON m.tenant_id = :tenant AND m.owner_id = :owner AND m.id::text = s.source_ref
             WHERE s.section_id = :section AND s.source_kind = 'memory_unit'
-        """), {"section": section.id})).one()
+        """), {"section": section.id, "tenant": tenant, "owner": owner})).one()
         patch: dict[str, Any] = {
             "linked_page_ids": aggregation.linked_page_ids,
             "supporting_record_count": evidence.records,

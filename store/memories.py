@@ -46,6 +46,8 @@ class Cursor:
 
 
 def _scope_lock_key(tenant: str, owner: str) -> str:
+    # Injective: '/' is outside the scope alphabet, so the key splits back into one scope. hashtext
+    # folds it to 32 bits; two scopes that share a hash only wait for each other's retains.
     return f"wiki-retain:{tenant}/{owner}"
 
 
@@ -67,7 +69,9 @@ async def retain(engine: AsyncEngine, tenant: str, owner: str, memories: list[Me
     """Store a whole batch in one transaction, idempotent on memory id.
 
     Same id and same content/metadata: no-op. Same id with new content: updated, `updated_at` moves
-    forward so the next compile sees it again. An id that belongs to another scope rejects the batch.
+    forward so the next compile sees it again. Ids are scoped: every statement keys on (tenant,
+    owner, id), so an id another scope also uses is, here, simply an id this scope does not have yet;
+    nothing about the other scope can change the result or show in it.
     """
     validate_scope_part("tenant", tenant)
     validate_scope_part("owner", owner)
@@ -80,8 +84,9 @@ async def retain(engine: AsyncEngine, tenant: str, owner: str, memories: list[Me
         existing = {
             row.id: row
             for row in await conn.execute(
-                text("SELECT id, tenant_id, owner_id, content, metadata FROM memory_units WHERE id = ANY(:ids)"),
-                {"ids": [memory_id for memory_id, _ in prepared]},
+                text("SELECT id, content, metadata FROM memory_units "
+                     "WHERE tenant_id = :tenant AND owner_id = :owner AND id = ANY(:ids)"),
+                {"tenant": tenant, "owner": owner, "ids": [memory_id for memory_id, _ in prepared]},
             )
         }
         to_write: list[tuple[uuid.UUID, MemoryIn]] = []
@@ -90,8 +95,6 @@ async def retain(engine: AsyncEngine, tenant: str, owner: str, memories: list[Me
             if row is None:
                 result.inserted.append(memory_id)
                 to_write.append((memory_id, memory))
-            elif (row.tenant_id, row.owner_id) != (tenant, owner):
-                raise RetainError(f"memory {memory_id} already belongs to another scope; nothing was stored")
             elif (row.content, row.metadata) == (memory.content, memory.metadata):
                 result.unchanged.append(memory_id)
             else:
@@ -118,7 +121,7 @@ async def retain(engine: AsyncEngine, tenant: str, owner: str, memories: list[Me
                 INSERT INTO memory_units (id, tenant_id, owner_id, content, metadata, created_at, updated_at)
                 VALUES (:id, :tenant, :owner, :content, CAST(:metadata AS jsonb),
                         coalesce(CAST(:occurred_at AS timestamptz), :stamp), :stamp)
-                ON CONFLICT (id) DO UPDATE SET content = excluded.content, metadata = excluded.metadata,
+                ON CONFLICT (tenant_id, owner_id, id) DO UPDATE SET content = excluded.content, metadata = excluded.metadata,
                     created_at = coalesce(CAST(:occurred_at AS timestamptz), memory_units.created_at), updated_at = excluded.updated_at
                 """
             ),

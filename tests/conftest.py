@@ -36,7 +36,8 @@ _database_numbers = itertools.count()
 
 @pytest.fixture(scope="session")
 def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> EmbeddedPostgres:
-    server = EmbeddedPostgres(pgdata=tmp_path_factory.mktemp("pg") / "data", port=free_port())
+    # Throwaway data: the fast, non-durable settings (the product default is durable).
+    server = EmbeddedPostgres(pgdata=tmp_path_factory.mktemp("pg") / "data", port=free_port(), durable=False)
     server.ensure_running()
     yield server
     server.stop()

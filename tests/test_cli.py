@@ -136,6 +136,30 @@ async def test_a_bad_file_stores_nothing_and_names_each_line(cli_env, engine, tm
     assert await stored(engine) == []
 
 
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        # Nested 5,000 deep: the json module would recurse past the interpreter's limit (a traceback).
+        pytest.param('{"content": "deep", "metadata": ' + "[" * 5000 + "]" * 5000 + "}",
+                     "line 2: metadata nests more than 32 levels deep", id="deep-json"),
+        # Valid as written, but year 10000 in UTC: the database driver would refuse it mid-transaction.
+        pytest.param({"content": "late", "occurred_at": "9999-12-31T23:59:59-05:00"},
+                     "line 2: occurred_at: 9999-12-31T23:59:59-05:00 is out of range: in UTC it falls outside the "
+                     "years 1 to 9999", id="out-of-range-date"),
+        pytest.param('{"content": "inf", "metadata": {"n": 1e999}}', "line 2: the number 1e999 is out of range",
+                     id="infinite-number"),
+    ],
+)
+async def test_a_line_the_parser_or_the_database_would_choke_on_is_one_line_and_exit_2(
+        cli_env, engine, tmp_path, row, message):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(jsonl(GOOD_ROWS[0], row, GOOD_ROWS[1]))
+    result = await wiki("retain", "--tenant", "t1", "--owner", "o1", str(path))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [message, f"error: 1 invalid line(s) in {path}; nothing was stored"]
+    assert await stored(engine) == []
+
+
 async def test_a_bad_tenant_is_refused_before_reading_anything(cli_env, engine, tmp_path):
     path = tmp_path / "memories.jsonl"
     path.write_text(jsonl(*GOOD_ROWS))

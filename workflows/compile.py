@@ -1,4 +1,4 @@
-"""CompileWorkflow: one per (tenant, owner), id `compile:{tenant}:{owner}` — the id is the lock.
+"""CompileWorkflow: one per (tenant, owner), id `compile_workflow_id(tenant, owner)` — the id is the lock.
 
 Life: retain signal-with-starts it (`wake`); it debounces a burst, then loops over batches of
 memories after the scope's cursor: plan -> resolve against the database -> write meaningful

@@ -6,7 +6,9 @@ code (2 bad input, 1 a service it cannot reach), say what is wrong on stderr, ne
 traceback, and store nothing: the row counts of every table are the same before and after all
 the rejected cases. Then hostile but valid memories (SQL and markdown injection, odd Unicode) are
 retained and compiled: they must be stored verbatim, and compile into bodies without wikilinks,
-with every table intact and no row outside their scope.
+with every table intact and no row outside their scope. One of them reuses the id of another
+tenant's memory: memory ids are scoped, so it is stored as a new memory of its own scope, and the
+other tenant's memory is untouched (retain must not reveal that the id exists elsewhere).
 """
 
 from __future__ import annotations
@@ -77,7 +79,7 @@ def _retain(*extra: str) -> list[str]:
     return [WIKI, "retain", "{file}", "--tenant", "badinput", "--owner", "alice", "--no-compile", *extra]
 
 
-def _rejected_cases(existing_memory_id: str) -> list[Case]:
+def _rejected_cases() -> list[Case]:
     big = "x" * (MAX_CONTENT_BYTES + 1)
     same_id = str(uuid.uuid4())
     status = [WIKI, "status", "--tenant", "badinput", "--owner", "alice"]
@@ -126,8 +128,16 @@ def _rejected_cases(existing_memory_id: str) -> list[Case]:
         Case("retain file", "blank content", _retain(), 2, "must not be empty", file=_lines({"content": "   \n\t"})),
         Case("retain file", "one id twice with different content", _retain(), 2, "appears twice",
              file=_lines({"id": same_id, "content": "first"}, {"id": same_id, "content": "second"})),
-        Case("retain file", "an id of another scope's memory", _retain(), 2, "another scope",
-             file=_lines(_good(1), {"id": existing_memory_id, "content": "hijacked"})),
+        Case("retain file", "metadata nested 5,000 deep", _retain(), 2, "line 2: metadata nests more than",
+             file=_lines(_good(1), '{"content": "deep", "metadata": ' + "[" * 5000 + "]" * 5000 + "}")),
+        Case("retain file", "occurred_at in year 10000 once in UTC", _retain(), 2, "line 1: occurred_at: 9999",
+             file=_lines({"content": "ok", "occurred_at": "9999-12-31T23:59:59-05:00"}, _good(2))),
+        Case("retain file", "a number JSON cannot hold (1e999)", _retain(), 2, "out of range",
+             file=_lines({"content": "ok", "metadata": {"n": 1}}, '{"content": "ok", "metadata": {"n": 1e999}}')),
+        Case("retain file", "NaN in metadata", _retain(), 2, "NaN is not a JSON number",
+             file=_lines('{"content": "ok", "metadata": {"n": NaN}}')),
+        Case("retain file", "a 5,000-digit number", _retain(), 2, "5000 digits",
+             file=_lines('{"content": "ok", "metadata": {"n": ' + "9" * 5000 + "}}")),
         Case("retain file", "500 good lines, the last one bad", _retain(), 2, "line 501",
              file=_lines(*[_good(n) for n in range(500)], {"content": ""})),
         # -------------------------------------------------------------------- configuration
@@ -157,7 +167,7 @@ def _rejected_cases(existing_memory_id: str) -> list[Case]:
     return cases
 
 
-def _hostile_memories() -> bytes:
+def _hostile_memories(existing_memory_id: str) -> bytes:
     bobby = {"name": "Bobby'); DROP TABLE memory_units;--", "type": "entity", "kind": "person"}
     injected = {"name": "[[Injected Page]]", "type": "entity", "kind": "restaurant"}
     bold = {"name": "**Bold Café** <img src=x onerror=alert(1)>", "type": "entity", "kind": "cafe"}
@@ -170,6 +180,7 @@ def _hostile_memories() -> bytes:
          "metadata": {"entities": [injected, bold]}},
         {"content": "Unicode: Bogotá café — naïve ✓ 😀 \u2028 a line separator and \u202e reversed text"},
         {"content": "Format strings %s %d {0} ${jndi:ldap://x} and a literal backslash-zero \\x00"},
+        {"id": existing_memory_id, "content": "Eric's note, under the id of another tenant's memory."},
     )
 
 
@@ -219,16 +230,16 @@ async def run(suite: Suite) -> Outcome:
         # The CLI compiles hostile memories at once (no debounce window).
         env = {**suite.worker_env(settings, url), "WIKI_DEBOUNCE_SECONDS": "0"}
         async with engine.connect() as conn:
-            existing = str((await conn.execute(text(
-                "SELECT id FROM memory_units WHERE tenant_id = :t ORDER BY id LIMIT 1"), {"t": TENANT})).scalar_one())
-        cases = _rejected_cases(existing)
+            existing = (await conn.execute(text(
+                "SELECT id, content FROM memory_units WHERE tenant_id = :t ORDER BY id LIMIT 1"), {"t": TENANT})).one()
+        cases = _rejected_cases()
         before = await _counts(engine)
         gate = asyncio.Semaphore(PARALLEL_CASES)
         results = await asyncio.gather(*(_run_case(case, env, workdir, gate) for case in cases))
         after = await _counts(engine)
         hostile_case = Case("hostile content", "SQL and markdown injection, odd Unicode (valid)",
                             [WIKI, "retain", "{file}", "--tenant", HOSTILE[0], "--owner", HOSTILE[1]], 0, "",
-                            file=_hostile_memories())
+                            file=_hostile_memories(str(existing.id)))
         with suite.fleet("bad-input", settings, url) as fleet:
             fleet.product_worker()
             hostile = await _run_case(hostile_case, env, workdir, gate)
@@ -240,16 +251,21 @@ async def run(suite: Suite) -> Outcome:
         left = await pending_memories(engine, *HOSTILE)
         intact = await _counts(engine)
         breaches = await cross_scope_rows(engine)
+        async with engine.connect() as conn:
+            owners_copy = (await conn.execute(text("SELECT content FROM memory_units WHERE tenant_id = :t AND id = :i"),
+                                              {"t": TENANT, "i": existing.id})).scalars().all()
     unclear = [result for result in results if not result.clear]
     changed = {table: (before[table], after[table]) for table in TABLES if before[table] != after[table]}
-    expected_contents = [json.loads(line)["content"] for line in _hostile_memories().decode().splitlines()]
+    expected_contents = [json.loads(line)["content"]
+                         for line in _hostile_memories(str(existing.id)).decode().splitlines()]
     verbatim = sorted(expected_contents) == sorted(stored)
     by_boundary: dict[str, int] = {}
     for case in cases:
         by_boundary[case.boundary] = by_boundary.get(case.boundary, 0) + 1
     outcome.runs = len(cases) + 1
     outcome.injected = (", ".join(f"{count} {boundary}" for boundary, count in by_boundary.items())
-                        + " cases rejected; 6 hostile but valid memories retained and compiled")
+                        + f" cases rejected; {len(expected_contents)} hostile but valid memories retained and "
+                        "compiled, one under another tenant's memory id")
     outcome.identical = "n/a"
     # Rows of the memory store the whole scenario removed, and rows the rejected input added.
     outcome.rows_lost = max(0, before["memory_units"] + len(expected_contents) - intact["memory_units"])
@@ -258,7 +274,8 @@ async def run(suite: Suite) -> Outcome:
         outcome.note(("ok: " if result.clear else "UNCLEAR: ") + result.describe())
     outcome.note(f"hostile memories: exit {hostile.exit_code}, stored verbatim: {verbatim}, compiled "
                  f"({', '.join(row['status'] for row in hostile_ledger) or 'no run'}), {left} left uncompiled, "
-                 f"wikilinks left in bodies: {wiki_text.count('[[')}")
+                 f"wikilinks left in bodies: {wiki_text.count('[[')}; the other tenant's memory under the reused "
+                 f"id: {'unchanged' if owners_copy == [existing.content] else 'CHANGED'}")
     passed = [
         outcome.check(not unclear, f"{len(unclear)} rejections without a clear error: "
                                    + "; ".join(result.describe() for result in unclear)),
@@ -271,6 +288,7 @@ async def run(suite: Suite) -> Outcome:
         outcome.check(intact["memory_units"] == before["memory_units"] + len(expected_contents),
                       "memory rows other than the hostile ones changed"),
         outcome.check(isolation_breaches(breaches) == 0, f"rows cross scopes: {breaches}"),
+        outcome.check(owners_copy == [existing.content], "the other tenant's memory under the reused id changed"),
     ]
     outcome.passed = all(passed)
     outcome.outcome = (f"all {len(cases)} rejected with a clear message and the right exit code, nothing stored; "

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import text
 
 from domain.memory import MemoryIn, ScopeError, parse_memory_lines
-from store.memories import Cursor, RetainError, read_after, retain
+from store.memories import Cursor, RetainError, RetainResult, load_memories, read_after, retain
 
 
 async def _count(engine) -> int:
@@ -47,12 +47,33 @@ async def test_retained_memories_are_read_in_occurrence_order_after_earlier_reta
     assert [r.content for r in records] == ["first", "second", "third"]
 
 
-async def test_an_id_of_another_scope_rejects_the_whole_batch(engine):
+async def _memory_rows(engine, memory_id: uuid.UUID) -> list[tuple]:
+    async with engine.connect() as conn:
+        rows = await conn.execute(text("SELECT tenant_id, owner_id, content FROM memory_units WHERE id = :i "
+                                       "ORDER BY tenant_id, owner_id"), {"i": memory_id})
+        return [tuple(row) for row in rows]
+
+
+async def test_the_same_id_in_two_tenants_is_two_memories_neither_scope_sees_the_other(engine):
     shared = uuid.uuid4()
-    await retain(engine, "t1", "o1", [MemoryIn(id=shared, content="mine")])
-    with pytest.raises(RetainError, match="another scope"):
-        await retain(engine, "t2", "o1", [MemoryIn(content="fine"), MemoryIn(id=shared, content="theirs")])
-    assert await _count(engine) == 1
+    mine = await retain(engine, "t1", "o1", [MemoryIn(id=shared, content="mine")])
+    # The second tenant's batch behaves exactly as on an empty store: the id is simply new to it.
+    theirs = await retain(engine, "t2", "o1", [MemoryIn(content="fine"), MemoryIn(id=shared, content="theirs")])
+    alone = await retain(engine, "t3", "o1", [MemoryIn(content="fine"), MemoryIn(id=uuid.uuid4(), content="theirs")])
+    assert mine.inserted == [shared] and shared in theirs.inserted
+    assert (len(theirs.inserted), len(theirs.updated), len(theirs.unchanged)) == (
+        len(alone.inserted), len(alone.updated), len(alone.unchanged)) == (2, 0, 0)
+    assert await _memory_rows(engine, shared) == [("t1", "o1", "mine"), ("t2", "o1", "theirs")]
+
+    # An update in one scope leaves the other's memory, and what each scope reads, untouched.
+    edited = await retain(engine, "t2", "o1", [MemoryIn(id=shared, content="theirs, edited")])
+    assert edited.updated == [shared]
+    assert await retain(engine, "t1", "o1", [MemoryIn(id=shared, content="mine")]) == RetainResult(unchanged=[shared])
+    async with engine.connect() as conn:
+        first = await load_memories(conn, "t1", "o1", [shared])
+        second, _ = await read_after(conn, "t2", "o1", Cursor(), limit=10)
+    assert [m.content for m in first] == ["mine"]
+    assert sorted(m.content for m in second) == ["fine", "theirs, edited"]
 
 
 async def test_conflicting_duplicates_in_one_batch_store_nothing(engine):
@@ -85,6 +106,16 @@ async def test_bad_scope_is_rejected(engine, tenant):
         ('{"content": "ok", "occurred_at": "yesterday"}', "occurred_at"),
         ('{"content": "unterminated', "malformed JSON"),
         ('[1, 2]', "each line must be a JSON object"),
+        # Refused before the parser recurses into them, and before anything reaches the database.
+        ('{"content": "ok", "metadata": ' + "[" * 5000 + "]" * 5000 + "}", "metadata nests more than 32 levels deep"),
+        ('{"content": "ok", "metadata": ' + '{"a": ' * 33 + "1" + "}" * 33 + "}", "nests more than 32 levels"),
+        (json.dumps({"content": "x" * (1024 * 1024)}), "the line is 1048591 bytes; the limit is 1048576 (1 MiB)"),
+        ('{"content": "ok", "metadata": {"n": ' + "9" * 5000 + "}}", "a number has 5000 digits; the limit is 4300"),
+        ('{"content": "ok", "metadata": {"n": 1e999}}', "the number 1e999 is out of range"),
+        ('{"content": "ok", "metadata": {"n": NaN}}', "NaN is not a JSON number"),
+        ('{"content": "ok", "occurred_at": "9999-12-31T23:59:59-05:00"}',
+         "occurred_at: 9999-12-31T23:59:59-05:00 is out of range: in UTC it falls outside the years 1 to 9999"),
+        ('{"content": "ok", "occurred_at": "0001-01-01T00:30:00+01:00"}', "is out of range"),
     ],
 )
 def test_bad_lines_are_reported_with_line_numbers(line, message):
@@ -93,6 +124,27 @@ def test_bad_lines_are_reported_with_line_numbers(line, message):
     assert len(memories) == 1
     assert len(errors) == 1 and errors[0].line == 3
     assert message in errors[0].message
+
+
+def test_metadata_at_the_limits_is_accepted():
+    deepest: dict = {"leaf": [1]}
+    for _ in range(30):
+        deepest = {"a": deepest}  # 32 levels: 31 objects and the list
+    lines = [json.dumps({"content": "deep enough", "metadata": deepest, "occurred_at": "9999-12-31T23:59:59+05:00"}),
+             json.dumps({"content": "[[[[" * 100, "metadata": {"brackets": "{" * 5000}})]
+    memories, errors = parse_memory_lines(lines)
+    assert not errors and len(memories) == 2
+
+
+@pytest.mark.parametrize("metadata", [{"a": float("nan")}, {"a": [float("inf")]}])
+def test_metadata_built_in_code_is_held_to_the_same_rules(metadata):
+    with pytest.raises(ValueError, match="NaN or Infinity"):
+        MemoryIn(content="x", metadata=metadata)
+    deep: dict = {"a": 1}
+    for _ in range(5000):
+        deep = {"a": deep}
+    with pytest.raises(ValueError, match="nests more than 32 levels deep"):
+        MemoryIn(content="x", metadata=deep)
 
 
 def test_markdown_and_sql_in_content_are_just_text():

@@ -9,8 +9,9 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
+from domain.memory import MemoryIn
 from runtime.database import downgrade, migrate
-from store.memories import Cursor, read_after
+from store.memories import Cursor, read_after, retain
 
 
 async def _tables(engine) -> set[str]:
@@ -30,6 +31,20 @@ async def test_migrations_downgrade_to_base_and_upgrade_again(engine):
     await migrate(engine)
     await migrate(engine)  # idempotent at head
     assert expected <= await _tables(engine)
+
+
+async def test_downgrading_scoped_memory_ids_refuses_while_an_id_is_in_two_scopes(engine):
+    shared = uuid.uuid4()
+    for tenant in ("t1", "t2"):
+        await retain(engine, tenant, "o", [MemoryIn(id=shared, content=f"memory of {tenant}")])
+    with pytest.raises(RuntimeError, match="1 memory ids exist in more than one scope"):
+        await downgrade(engine, "-1")  # one step: 0003_scoped_memory_ids, wherever the merge chains it
+    async with engine.connect() as conn:
+        kept = (await conn.execute(text("SELECT tenant_id FROM memory_units WHERE id = :i ORDER BY 1"),
+                                   {"i": shared})).scalars().all()
+        key = (await conn.execute(text(
+            "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'memory_units_pkey'"))).scalar_one()
+    assert kept == ["t1", "t2"] and key == "PRIMARY KEY (tenant_id, owner_id, id)"
 
 
 async def _insert_page(conn, **overrides) -> uuid.UUID:

@@ -59,7 +59,7 @@ async def compile_sample(client: Client, engine: AsyncEngine) -> dict:
 async def make(out: Path) -> dict:
     async with AsyncExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="wiki-golden-")))
-        server = EmbeddedPostgres(pgdata=tmp / "pg" / "data", port=free_port())
+        server = EmbeddedPostgres(pgdata=tmp / "pg" / "data", port=free_port(), durable=False)
         server.ensure_running()
         stack.callback(server.stop)
         engine = create_async_engine(server.url(), pool_size=10, max_overflow=10)

@@ -34,7 +34,7 @@ async def record(out_dir: Path = HERE) -> list[Path]:
     prefix = f"compile_{datetime.now(UTC):%Y%m%d_%H%M}"
     written: list[Path] = []
     with tempfile.TemporaryDirectory() as tmp:
-        postgres = EmbeddedPostgres(pgdata=Path(tmp) / "pg", port=free_port())
+        postgres = EmbeddedPostgres(pgdata=Path(tmp) / "pg", port=free_port(), durable=False)
         url = postgres.ensure_running()
         env = await WorkflowEnvironment.start_local(
             dev_server_existing_path=str(temporal_cli_path()), search_attributes=ALL_SEARCH_ATTRIBUTES,

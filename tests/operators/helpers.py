@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain.compile_messages import compile_workflow_id
 from domain.memory import MemoryIn
 from store.memories import retain
 
@@ -87,7 +88,7 @@ async def ledger_row(engine: AsyncEngine, *, status: str, days_old: int, tenant:
                                        started_at, created_at)
         VALUES (:id, 'compile', :tenant, :owner, :workflow_id, :run_id, :trigger, :status,
                 now() - make_interval(days => :days), now() - make_interval(days => :days))
-    """, id=uuid.uuid4(), tenant=tenant, owner=owner, workflow_id=f"compile:{tenant}:{owner}", run_id=run_id,
+    """, id=uuid.uuid4(), tenant=tenant, owner=owner, workflow_id=compile_workflow_id(tenant, owner), run_id=run_id,
         trigger=trigger, status=status, days=days_old)
     return run_id
 

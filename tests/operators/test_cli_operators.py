@@ -17,7 +17,7 @@ from temporalio.worker import Worker
 from app.retain import retain_and_signal
 from app.worker import WORKFLOWS, activities_for
 from domain import errors
-from domain.compile_messages import PlanBatchInput, PlanBatchResult
+from domain.compile_messages import PlanBatchInput, PlanBatchResult, compile_workflow_id
 from runtime.settings import Settings
 from tests.compile.helpers import ledger, running_worker, sample_memories
 from tests.operators import helpers as db
@@ -154,7 +154,7 @@ async def test_resume_all_failed_finds_scopes_in_the_ledger_and_in_temporal(sett
         assert "resumed forgotten/alice" in resumed.stdout and "resumed killed/alice" in resumed.stdout
         assert "fine/alice" not in resumed.stdout
         for tenant in ("killed", "forgotten"):
-            await client.get_workflow_handle(f"compile:{tenant}:alice").result()
+            await client.get_workflow_handle(compile_workflow_id(tenant, "alice")).result()
     for tenant in ("killed", "forgotten"):
         rows = await ledger(engine, tenant, "alice")
         assert rows[-1]["trigger"] == "resume" and rows[-1]["status"] == "succeeded"

@@ -15,6 +15,7 @@ from app.operations import (
     install_lint_schedule,
     set_lint_schedule_paused,
 )
+from domain.compile_messages import compile_workflow_id
 from domain.lint import LintInput, LintReport
 from runtime.search_attributes import WIKI_OWNER, WIKI_TENANT, WIKI_TRIGGER
 from tests.compile.helpers import running_worker
@@ -112,7 +113,7 @@ async def test_lint_promotes_a_candidate_even_when_no_memory_is_new(client, engi
     async with running_worker(client, engine, settings):
         report = await run_lint(client, settings)
         assert report.totals.promotion_candidates == 1 and report.totals.promotion_compiles_started == 1
-        metrics = await client.get_workflow_handle(f"compile:{tenant}:{owner}").result()
+        metrics = await client.get_workflow_handle(compile_workflow_id(tenant, owner)).result()
 
     assert metrics["records_read"] == 0 and metrics["planner_calls"] == 1 and metrics["unresolved_promoted"] == 1
     mention = (await db.rows(engine, "SELECT status, promoted_page_id FROM wiki_unresolved_mentions WHERE id = :id",
