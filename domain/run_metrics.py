@@ -42,6 +42,8 @@ class RunMetrics(BaseModel):
     fuzzy_dedupe_merges: int = 0
     llm_retries: int = 0
     truncations: int = 0
+    # Model calls cut short (deadline, stall, stream broken): retried by the workflow, then split.
+    interrupted_calls: int = 0
     invalid_plans: int = 0
     batch_splits: int = 0
     dropped_invalid_ids: int = 0

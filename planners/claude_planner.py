@@ -28,11 +28,12 @@ from planners.prompts import (
     build_planner_prompt,
     build_section_writer_prompt,
     force_aggregation_arrays,
+    planner_max_tokens,
 )
 from planners.scripted import scripted_write_section
 
 log = logging.getLogger(__name__)
-PLANNER_MAX_TOKENS = 24_000
+# The leaf planner's max_tokens is sized to each batch (planners/leaf_prompt.py planner_max_tokens).
 WRITER_MAX_TOKENS = 2_048
 AGGREGATION_MAX_TOKENS = 16_000
 
@@ -45,10 +46,10 @@ class ClaudePlanner:
 
     async def plan_batch(self, context: PlannerContext, model_id: str) -> PlanReply:
         prompt = build_planner_prompt(context)
+        max_tokens = planner_max_tokens(len(context.memories), len(context.promotion_candidate_ids))
         try:
-            reply = await self._client.complete(model=model_id, system=prompt.system, stable_user=prompt.stable_user,
-                                                batch_user=prompt.batch_user, max_tokens=PLANNER_MAX_TOKENS,
-                                                json_schema=PLANNER_REPLY_SCHEMA)
+            reply = await self._client.complete(model=model_id, system=prompt.system, user=prompt.user,
+                                                max_tokens=max_tokens, json_schema=PLANNER_REPLY_SCHEMA)
             try:
                 plan = parse_plan(reply.text)
             except PlanInvalid as error:
@@ -59,15 +60,15 @@ class ClaudePlanner:
         return PlanReply(plan=plan, usage=priced(model_id, reply.usage), input_chars=prompt.chars)
 
     async def write_section(self, task: SectionTask, cited: list[MemoryRecord], model_id: str) -> SectionReply:
-        """The writer's body; a reply cut off or empty falls back to the proposal merged into the
-        existing body (what the scripted writer does), so one long section never fails a compile."""
+        """The writer's body; a reply cut off, refused or empty falls back to the proposal merged into
+        the existing body (what the scripted writer does), so one section never fails a compile."""
         prompt = build_section_writer_prompt(task.page_title, task.page_type, task.slug, task.heading,
                                              task.existing_body, task.proposed_body, [m.content for m in cited])
         try:
-            reply = await self._client.complete(model=model_id, system=SECTION_WRITER_SYSTEM, batch_user=prompt,
+            reply = await self._client.complete(model=model_id, system=SECTION_WRITER_SYSTEM, user=prompt,
                                                 max_tokens=WRITER_MAX_TOKENS)
-        except ModelTruncated as error:
-            log.warning("section writer output truncated; keeping the merged proposal: %s", error)
+        except (ModelTruncated, PlanInvalid) as error:
+            log.warning("section writer gave no usable body; keeping the merged proposal: %s", error)
             spent = error.spent if isinstance(error.spent, TokenUsage) else TokenUsage()
             return SectionReply(body=scripted_write_section(task.existing_body, task.proposed_body),
                                 usage=priced(model_id, spent))
@@ -80,7 +81,7 @@ class ClaudePlanner:
     async def plan_aggregation(self, request: AggregationRequest, model_id: str) -> PlanReply:
         prompt = build_aggregation_prompt(request.pages, request.candidates, request.inbound_links)
         try:
-            reply = await self._client.complete(model=model_id, system=prompt.system, batch_user=prompt.batch_user,
+            reply = await self._client.complete(model=model_id, system=prompt.system, user=prompt.user,
                                                 max_tokens=AGGREGATION_MAX_TOKENS,
                                                 json_schema=AGGREGATION_REPLY_SCHEMA)
             try:
