@@ -68,6 +68,8 @@ class Call:
     breakpoints: int = 0
     memory_ids: list[str] = field(default_factory=list)
     error: str = ""
+    body: dict[str, Any] = field(default_factory=dict)  # the request's JSON body, as received
+    path: str = ""
 
 
 @dataclass
@@ -143,7 +145,8 @@ class ClaudeSimulator:
         except (Invalid, ValueError) as invalid:
             return self._record_error(request, "anthropic", "", None,
                                       _api_error(400, "invalid_request_error", str(invalid)))
-        return await self._serve("anthropic", model, str(model_id), caller, body, bool(body.get("stream")))
+        return await self._serve("anthropic", model, str(model_id), caller, body, bool(body.get("stream")),
+                                 request.path)
 
     async def _bedrock(self, request: Request, model_id: str, streamed: bool) -> Response:
         try:
@@ -162,22 +165,22 @@ class ClaudeSimulator:
         except (Invalid, ValueError) as invalid:
             return self._record_error(request, "bedrock", model_id, None,
                                       _bedrock_error(400, "ValidationException", str(invalid)))
-        return await self._serve("bedrock", model, model_id, caller, body, streamed)
+        return await self._serve("bedrock", model, model_id, caller, body, streamed, request.path)
 
     def _record_error(self, request: Request, platform: str, model: str, caller: Caller | None,
                       response: Response) -> Response:
         self.calls.append(Call(platform, "rejected", model, False, time.monotonic(), status=response.status,
                                auth=caller.method if caller else "", identity=caller.identity if caller else "",
-                               error=response.body.decode(errors="replace")))
+                               error=response.body.decode(errors="replace"), path=request.path))
         return response
 
     # ------------------------------------------------------------------ one accepted call
 
     async def _serve(self, platform: str, model: Model, model_id: str, caller: Caller, body: dict[str, Any],
-                     streamed: bool) -> Response:
+                     streamed: bool, path: str) -> Response:
         kind, user = _call_kind(body)
         call = Call(platform, kind, model_id, streamed, time.monotonic(), auth=caller.method, identity=caller.identity,
-                    max_tokens=body["max_tokens"], breakpoints=count_breakpoints(body))
+                    max_tokens=body["max_tokens"], breakpoints=count_breakpoints(body), body=body, path=path)
         if kind == "planner":
             call.memory_ids = [item["id"] for item in _leaf_memories(user)]
         self.calls.append(call)

@@ -83,8 +83,8 @@ class HttpServer:
                     pass
                 return
             await _write_response(writer, response)
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
+            pass  # the client went away, or the server is stopping
         finally:
             if task is not None:
                 self._connections.discard(task)

@@ -103,19 +103,21 @@ class ModelClient:
         http_client: httpx2.AsyncClient | None = None,
         stall_timeout_seconds: float = 60.0,
         min_output_tokens_per_second: float = 40.0,
+        first_token_seconds: float = FIRST_TOKEN_ALLOWANCE_SECONDS,
     ) -> None:
         """`api_key` is the Anthropic API key, or on Bedrock a Bedrock API key (None: SigV4 from the
         AWS credential chain, unless AWS_BEARER_TOKEN_BEDROCK is set, which the SDK reads)."""
         self.provider = provider
         self._stall_timeout = stall_timeout_seconds
         self._min_rate = min_output_tokens_per_second
+        self._first_token = first_token_seconds
         self._sdk = _build_sdk_client(provider, api_key, aws_region, http_client, stall_timeout_seconds)
 
     async def aclose(self) -> None:
         await self._sdk.close()
 
     def deadline_seconds(self, max_tokens: int) -> float:
-        return min(MAX_CALL_SECONDS, FIRST_TOKEN_ALLOWANCE_SECONDS + max_tokens / self._min_rate)
+        return min(MAX_CALL_SECONDS, self._first_token + max_tokens / self._min_rate)
 
     async def complete(
         self,
@@ -145,6 +147,10 @@ class ModelClient:
         except anthropic.APIError as err:
             raise _model_error(err, model=model, provider=self.provider, progress=progress,
                                stall=self._stall_timeout) from err
+        except httpx2.TransportError as err:
+            # Raised as is (not wrapped by the SDK) when the connection fails while the stream is read.
+            raise _transport_error(err, model=model, provider=self.provider, progress=progress,
+                                   stall=self._stall_timeout) from err
         except (ImportError, RuntimeError, ValueError) as err:
             # Raised by the SDK before anything is sent: Bedrock's signing needs boto3 and credentials.
             raise _setup_error(err, self.provider) from err
@@ -314,17 +320,32 @@ def _setup_error(err: Exception, provider: Provider) -> StepFailed:
     return ModelRejected(f"The model client could not send the request: {str(err).rstrip('.')}.")
 
 
+def _stalled(model: str, stall: float, progress: _Progress) -> ModelInterrupted:
+    return ModelInterrupted(
+        f"The call to model {model} stalled: nothing arrived for {stall:g} s; it is retried, then the batch is "
+        "split.", spent=progress.spent())
+
+
+def _connection_lost(provider: Provider, detail: str, progress: _Progress) -> StepFailed:
+    if progress.started:
+        return ModelInterrupted(f"The connection to the model provider ({provider}) broke mid-reply: {detail}",
+                                spent=progress.spent())
+    return ModelUnavailable(f"Could not reach the model provider ({provider}): {detail}")
+
+
+def _transport_error(err: httpx2.TransportError, *, model: str, provider: Provider, progress: _Progress,
+                     stall: float) -> StepFailed:
+    if isinstance(err, httpx2.TimeoutException):
+        return _stalled(model, stall, progress)
+    return _connection_lost(provider, str(err) or type(err).__name__, progress)
+
+
 def _model_error(err: anthropic.APIError, *, model: str, provider: Provider, progress: _Progress,
                  stall: float) -> StepFailed:
     if isinstance(err, anthropic.APITimeoutError):
-        return ModelInterrupted(
-            f"The call to model {model} stalled: nothing arrived for {stall:g} s; it is retried, then the "
-            "batch is split.", spent=progress.spent())
+        return _stalled(model, stall, progress)
     if isinstance(err, anthropic.APIConnectionError):
-        if progress.started:
-            return ModelInterrupted(f"The connection to the model provider ({provider}) broke mid-reply: "
-                                    f"{err.message}", spent=progress.spent())
-        return ModelUnavailable(f"Could not reach the model provider ({provider}): {err.message}")
+        return _connection_lost(provider, err.message, progress)
     if not isinstance(err, anthropic.APIStatusError):
         return ModelUnavailable(f"The model provider returned an unusable response: {err.message}")
     if err.status_code == 200:
