@@ -20,7 +20,7 @@ import math
 import time
 import uuid
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -85,6 +85,9 @@ class ClaudeSimulator:
         self.cache = PromptCache()
         self.limiter = RateLimiter(self.config.limits)
         self.faults: deque[Fault] = deque()
+        # Scripted answers for tests, per call kind, used before the brain: each takes the prompt's user
+        # text and returns the tool input (or the text) of the reply.
+        self.scripts: dict[str, deque[Callable[[str], Any]]] = {}
         self.calls: list[Call] = []
         self._http = HttpServer(self._handle)
 
@@ -108,6 +111,9 @@ class ClaudeSimulator:
 
     def fail_next(self, kind: FaultKind, call: str = "any", times: int = 1, retry_after: float | None = None) -> None:
         self.faults.extend(Fault(kind, call, retry_after) for _ in range(times))  # type: ignore[arg-type]
+
+    def answer_next(self, kind: str, answer: Callable[[str], Any]) -> None:
+        self.scripts.setdefault(kind, deque()).append(answer)
 
     def of_kind(self, kind: str) -> list[Call]:
         return [call for call in self.calls if call.kind == kind]
@@ -199,7 +205,8 @@ class ClaudeSimulator:
         if wait is not None:
             call.status = 429
             return self._throttled(bedrock, math.ceil(wait))
-        reply = _answer(kind, user, body, fault.kind if fault else None)
+        script = self.scripts.get(kind)
+        reply = _answer(kind, user, body, fault.kind if fault else None, script.popleft() if script else None)
         usage.output_tokens = tokens(reply.output_text)
         if usage.output_tokens > body["max_tokens"]:
             reply = _cut(reply, body["max_tokens"])
@@ -223,8 +230,12 @@ class ClaudeSimulator:
         if fault.kind == "rate_limit":
             return self._throttled(bedrock, math.ceil(fault.retry_after if fault.retry_after is not None else 1))
         if fault.kind == "overloaded":
-            return (_bedrock_error(503, "ServiceUnavailableException", "Bedrock is unable to process your request.")
-                    if bedrock else _api_error(529, "overloaded_error", "Overloaded"))
+            if bedrock:
+                return _bedrock_error(503, "ServiceUnavailableException", "Bedrock is unable to process your request.")
+            response = _api_error(529, "overloaded_error", "Overloaded")
+            if fault.retry_after is not None:
+                response.headers["retry-after"] = str(math.ceil(fault.retry_after))
+            return response
         if fault.kind == "spend_limit":
             if bedrock:
                 return _bedrock_error(400, "ServiceQuotaExceededException", "Your account's quota is exhausted.")
@@ -358,13 +369,16 @@ def _leaf_memories(user: str) -> list[dict[str, Any]]:
         return []
 
 
-def _answer(kind: str, user: str, body: dict[str, Any], fault: str | None) -> _Reply:
+def _answer(kind: str, user: str, body: dict[str, Any], fault: str | None,
+            script: Callable[[str], Any] | None = None) -> _Reply:
     forced = (body.get("tool_choice") or {}).get("name")
     if fault == "refusal":
         return _Reply([], "refusal", "")
     try:
-        if kind == "planner":
-            answer: Any = brain.leaf_plan(user)
+        if script is not None:
+            answer: Any = script(user)
+        elif kind == "planner":
+            answer = brain.leaf_plan(user)
         elif kind == "aggregation":
             answer = brain.aggregation_plan(user, datetime.now(UTC))
         elif kind == "writer":

@@ -13,7 +13,7 @@ import logging
 from pydantic import ValidationError
 
 from domain.context import MemoryRecord, PlannerContext
-from domain.errors import ModelTruncated, PlanInvalid
+from domain.errors import ModelInterrupted, ModelTruncated, PlanInvalid, StepFailed
 from domain.guards import JsonResponseError, parse_json_response
 from domain.plan import Plan
 from domain.pricing import TokenUsage, priced
@@ -55,7 +55,7 @@ class ClaudePlanner:
             except PlanInvalid as error:
                 error.spent = reply.usage
                 raise
-        except (ModelTruncated, PlanInvalid) as error:
+        except (ModelTruncated, PlanInvalid, ModelInterrupted) as error:
             raise _priced_error(error, model_id) from None
         return PlanReply(plan=plan, usage=priced(model_id, reply.usage), input_chars=prompt.chars)
 
@@ -72,6 +72,8 @@ class ClaudePlanner:
             spent = error.spent if isinstance(error.spent, TokenUsage) else TokenUsage()
             return SectionReply(body=scripted_write_section(task.existing_body, task.proposed_body),
                                 usage=priced(model_id, spent))
+        except ModelInterrupted as error:
+            raise _priced_error(error, model_id) from None  # the workflow retries it
         body = reply.text.strip()
         if not body:
             log.warning("section writer returned an empty body; keeping the merged proposal")
@@ -89,12 +91,13 @@ class ClaudePlanner:
             except PlanInvalid as error:
                 error.spent = reply.usage
                 raise
-        except (ModelTruncated, PlanInvalid) as error:
+        except (ModelTruncated, PlanInvalid, ModelInterrupted) as error:
             raise _priced_error(error, model_id) from None
         return PlanReply(plan=plan, usage=priced(model_id, reply.usage), input_chars=prompt.chars)
 
 
-def _priced_error(error: ModelTruncated | PlanInvalid, model_id: str) -> ModelTruncated | PlanInvalid:
+def _priced_error(error: StepFailed, model_id: str) -> StepFailed:
+    """The error with its spent tokens priced, so the workflow can add a paid-for failure to the ledger."""
     spent = error.spent if isinstance(error.spent, TokenUsage) else TokenUsage()
     error.spent = priced(model_id, spent)
     return error

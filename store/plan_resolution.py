@@ -87,12 +87,15 @@ class Resolution:
         return data
 
     def cite(self, refs: list[str], held: frozenset[str] = frozenset()) -> list[str]:
-        """The refs that name a memory of the batch (or one of `held`, sightings recorded earlier)."""
+        """The refs that name a memory of the batch (or one of `held`, sightings recorded earlier); any
+        other ref (miscopied, invented, another scope's) is dropped and counted."""
         allowed = set(self.batch_ids) | held
         cited: list[str] = []
         for ref in refs:
             ref = str(ref).strip().lower()
-            if ref in allowed and ref not in cited:
+            if ref not in allowed:
+                self.result.dropped_invalid_ids += 1
+            elif ref not in cited:
                 cited.append(ref)
         return cited
 

@@ -411,7 +411,8 @@ class CompileWorkflow:
         except ActivityError as error:
             self._metrics.aggregation_error = one_sentence(error)
             if _error_type(error) != errors.LLM_INTERRUPTED:  # interruptions are counted where retried
-                self._metrics.add_usage(_spent_tokens(error))  # an unusable reply was still paid for
+                # An unusable aggregation reply was still paid for: counted with the pass's tokens.
+                self._metrics.add_aggregation_usage(_spent_tokens(error))
 
     # ------------------------------------------------------------------ endings
 
