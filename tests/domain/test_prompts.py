@@ -10,6 +10,7 @@ from domain.aggregation import SectionAggregation
 from domain.context import CandidatePage, CandidateSection, MemoryRecord, OpenMention, PlannerContext
 from domain.parents import ParentCandidate
 from domain.plan import Plan
+from planners.leaf_prompt import CANDIDATE_ALIAS_LIMIT, RECORD_TEXT_LIMIT, SECTION_EXCERPT_LIMIT
 from planners.prompts import (
     AGGREGATION_REPLY_SCHEMA,
     AGGREGATION_SYSTEM,
@@ -28,7 +29,6 @@ from planners.prompts import (
     planner_view,
     truncate,
 )
-from planners.leaf_prompt import CANDIDATE_ALIAS_LIMIT, RECORD_TEXT_LIMIT, SECTION_EXCERPT_LIMIT
 from planners.templates import PAGE_TEMPLATES, UNKNOWN_SECTION_PURPOSE
 
 WHEN = datetime(2026, 4, 27, 10, 30, tzinfo=UTC)
