@@ -16,7 +16,7 @@ from domain.context import MemoryRecord, PlannerContext
 from domain.errors import ModelInterrupted, ModelTruncated, PlanInvalid, StepFailed
 from domain.guards import JsonResponseError, parse_json_response
 from domain.plan import Plan
-from domain.pricing import TokenUsage, priced
+from domain.pricing import TokenUsage, estimate_tokens, priced
 from domain.resolved_plan import SectionTask
 from planners.claude_client import ModelClient
 from planners.port import AggregationRequest, PlanReply, SectionReply
@@ -33,9 +33,17 @@ from planners.prompts import (
 from planners.scripted import scripted_write_section
 
 log = logging.getLogger(__name__)
-# The leaf planner's max_tokens is sized to each batch (planners/leaf_prompt.py planner_max_tokens).
-WRITER_MAX_TOKENS = 2_048
+# The leaf planner's max_tokens is sized to each batch (planners/leaf_prompt.py planner_max_tokens);
+# the writer's to its section: room for the existing body and the proposal twice over, since a section
+# that collects every visit to a place outgrows any fixed budget.
+WRITER_MIN_TOKENS = 1_024
+WRITER_MAX_TOKENS = 16_000
 AGGREGATION_MAX_TOKENS = 16_000
+
+
+def writer_max_tokens(existing_body: str | None, proposed_body: str) -> int:
+    return min(WRITER_MAX_TOKENS, max(WRITER_MIN_TOKENS,
+                                      2 * estimate_tokens(len(existing_body or "") + len(proposed_body)) + 256))
 
 
 class ClaudePlanner:
@@ -66,7 +74,7 @@ class ClaudePlanner:
                                              task.existing_body, task.proposed_body, [m.content for m in cited])
         try:
             reply = await self._client.complete(model=model_id, system=SECTION_WRITER_SYSTEM, user=prompt,
-                                                max_tokens=WRITER_MAX_TOKENS)
+                                                max_tokens=writer_max_tokens(task.existing_body, task.proposed_body))
         except (ModelTruncated, PlanInvalid) as error:
             log.warning("section writer gave no usable body; keeping the merged proposal: %s", error)
             spent = error.spent if isinstance(error.spent, TokenUsage) else TokenUsage()
