@@ -4,16 +4,21 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench chaos clean services-down histories
+.PHONY: demo demo-simulated test lint bench chaos clean services-down histories
+PROVIDER ?= anthropic
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,bedrock]'
 	@touch $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/wiki demo
+
+# The demo through the real Claude path (SDK, streaming, errors, pricing) against the local simulator.
+demo-simulated: $(STAMP)
+	$(BIN)/python -m claude_sim run --provider $(PROVIDER) -- $(BIN)/wiki demo
 
 test: $(STAMP)
 	$(BIN)/ruff check .

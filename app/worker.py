@@ -28,7 +28,7 @@ from planners.claude_planner import ClaudePlanner
 from planners.port import Planner
 from planners.scripted_planner import ScriptedPlanner
 from runtime.database import create_engine, migrate
-from runtime.settings import Settings, get_settings
+from runtime.settings import ConfigError, Settings, get_settings
 from runtime.temporal_client import connect, signal_compile
 from workflows.compile import CompileWorkflow
 from workflows.lint import LintWorkflow
@@ -37,10 +37,37 @@ WORKFLOWS = [CompileWorkflow, LintWorkflow]
 log = logging.getLogger("wiki.worker")
 
 
+def bedrock_setup_problem(settings: Settings) -> str | None:
+    """Why Bedrock calls could not be signed (one sentence), or None. A Bedrock API key needs nothing
+    else; SigV4 needs boto3 and credentials from the AWS chain (environment, profile, role)."""
+    if settings.aws_bearer_token_bedrock:
+        return None
+    try:
+        import boto3
+    except ImportError:
+        return ("WIKI_LLM=bedrock signs requests with boto3, which is not installed: install the bedrock extra "
+                "(pip install -e '.[bedrock]')")
+    if boto3.Session(region_name=settings.aws_region).get_credentials() is None:
+        return ("WIKI_LLM=bedrock found no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+                "AWS_PROFILE, or a Bedrock API key in AWS_BEARER_TOKEN_BEDROCK")
+    return None
+
+
 def build_model_client(settings: Settings) -> ModelClient:
-    """The SDK client for Claude (its own retries off: Temporal retries)."""
+    """The SDK client for Claude (its own retries off: Temporal retries). On Bedrock it gets the Bedrock
+    API key or signs with AWS credentials, never the Anthropic key; a missing piece stops start-up.
+    The SDK reads ANTHROPIC_BASE_URL / ANTHROPIC_BEDROCK_BASE_URL itself."""
+    timing = {"stall_timeout_seconds": settings.llm_stall_timeout_seconds,
+              "min_output_tokens_per_second": settings.llm_min_output_tokens_per_second}
+    if settings.llm == "bedrock":
+        problem = bedrock_setup_problem(settings)
+        if problem:
+            raise ConfigError(problem)
+        token = settings.aws_bearer_token_bedrock
+        return ModelClient(provider="bedrock", api_key=token.get_secret_value() if token else None,
+                           aws_region=settings.aws_region, **timing)
     api_key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else None
-    return ModelClient(provider=settings.llm, api_key=api_key, aws_region=settings.aws_region)
+    return ModelClient(provider="anthropic", api_key=api_key, **timing)
 
 
 def build_planner(settings: Settings, model_client: ModelClient | None = None) -> Planner:

@@ -1,8 +1,10 @@
 """Metric 4: tokens and cost per memory, from the ledger of a 700-memory compile.
 
-The scripted planner reports the tokens the same calls would have used with Claude and prompt
-caching (planner: system prompt + scope context as the cached prefix, the batch as fresh input;
-writer: everything fresh). "Uncached" prices the cache reads (and writes) as plain input.
+The tokens are what the Claude simulator reported for the product's real calls (the anthropic SDK
+over loopback HTTP; four characters a simulated token), prompt caching included: a breakpoint only
+where the prefix is stable and long enough for the model (none on Haiku 4.5, whose 4,096-token
+minimum the planner's ~2,800-token prefix misses). "Uncached" prices cache reads and writes as
+plain input.
 """
 
 from __future__ import annotations

@@ -68,8 +68,7 @@ class Batch:
     def model_steps(self, latency_seconds: float) -> int:
         """Sequential model calls at best: each planner call, plus one per write phase (all writes at once).
 
-        Only calls that simulated the model's latency count: the scripted aggregation planner does not
-        simulate any, so it adds nothing to the critical path (nor does a skipped aggregation plan).
+        Only calls that waited out the model's latency count (a skipped aggregation plan adds nothing).
         """
         steps = 0
         phase_waits_for_model = False

@@ -4,13 +4,21 @@ One compile = a fresh database, the sample retained, an in-process worker on its
 an admin compile (no debounce) followed across continue-as-new until the scope is drained. The
 worker's engine counts every statement and transaction it sends, which divided by the batches
 gives the database round trips per batch.
+
+The model is Claude as the product calls it: WIKI_LLM=anthropic through the anthropic SDK, streamed
+over loopback HTTP to the Claude simulator (claude_sim/), found through ANTHROPIC_BASE_URL, with the
+simulated latency L as its time to first token. Its usage (prompt caching included) is what the
+simulator reports, so the cache hit rate is measured, not assumed.
 """
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from sqlalchemy import event, text
@@ -18,9 +26,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio import activity
 from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, Interceptor
 
-from app.worker import build_worker
+from app.worker import build_model_client, build_worker
 from bench.history import ChainAnalysis
 from bench.services import Services
+from claude_sim import ClaudeSimulator, SimConfig
 from domain.memory import MemoryIn
 from runtime.database import create_engine
 from runtime.settings import Settings
@@ -95,6 +104,8 @@ class SampleCompile:
     duplicate_candidates_count: int = 0
     wiki_counts: dict[str, int] = field(default_factory=dict)
     cpu_seconds: dict[str, float] = field(default_factory=dict)
+    # What the simulator billed: calls, and the share of prompt tokens read from the cache.
+    model: dict[str, float] = field(default_factory=dict)
 
     @property
     def batches(self) -> int:
@@ -128,6 +139,7 @@ class SampleCompile:
             "section_write_rounds": sum(b.write_rounds() for b in self.chain.batches),
             "model_usage_by_activity": {name: dict(counts) for name, counts in sorted(self.chain.usage.items())},
             "ledger": self.ledger,
+            "model": self.model,
             "duplicate_candidates_count": self.duplicate_candidates_count,
             "wiki": self.wiki_counts,
             "cpu_seconds": self.cpu_seconds,
@@ -153,9 +165,49 @@ def bench_settings(**env) -> Settings:
     return Settings(**values)
 
 
+@contextmanager
+def _environment(**values: str) -> Iterator[None]:
+    previous = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _billed(simulator: ClaudeSimulator) -> dict[str, float]:
+    usages = [usage for _, usage in simulator.reported_usage()]
+    prompt = sum(u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens for u in usages)
+    return {"provider": "anthropic SDK -> claude_sim (loopback HTTP, streamed)", "calls": len(usages),
+            "prompt_tokens": prompt, "cache_read_tokens": sum(u.cache_read_input_tokens for u in usages),
+            "cache_write_tokens": sum(u.cache_creation_input_tokens for u in usages),
+            "cache_hit_rate": round(sum(u.cache_read_input_tokens for u in usages) / prompt, 4) if prompt else 0.0}
+
+
 async def compile_sample(services: Services, latency_ms: int) -> SampleCompile:
     tenant, owner = f"bench{uuid.uuid4().hex[:8]}", "eric"
-    settings = bench_settings(WIKI_SCRIPTED_LATENCY_MS=latency_ms)
+    simulator = ClaudeSimulator(SimConfig(ttft_seconds=latency_ms / 1000))
+    await simulator.start()
+    try:
+        with _environment(ANTHROPIC_BASE_URL=simulator.base_url):
+            settings = bench_settings(WIKI_LLM="anthropic", ANTHROPIC_API_KEY=next(iter(simulator.config.api_keys)))
+            model_client = build_model_client(settings)
+        try:
+            result = await _compile_sample(services, latency_ms, tenant, owner, settings, model_client)
+        finally:
+            await model_client.aclose()
+    finally:
+        await simulator.stop()
+    result.model = _billed(simulator)
+    return result
+
+
+async def _compile_sample(services: Services, latency_ms: int, tenant: str, owner: str, settings: Settings,
+                          model_client) -> SampleCompile:
     async with services.fresh_database() as url:
         setup_engine = create_engine(url)
         worker_engine = create_engine(url)
@@ -164,7 +216,8 @@ async def compile_sample(services: Services, latency_ms: int) -> SampleCompile:
         timer = ActivityTimer()
         try:
             await retain(setup_engine, tenant, owner, sample_memories())
-            async with build_worker(services.client, worker_engine, settings, interceptors=[timer]):
+            async with build_worker(services.client, worker_engine, settings, interceptors=[timer],
+                                    model_client=model_client):
                 cpu = services.cpu_account()
                 cpu.start()
                 started = time.monotonic()

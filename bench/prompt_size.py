@@ -198,7 +198,8 @@ async def planner_input(services: Services, scope_pages: int) -> dict:
             await engine.dispose()
     prompt = build_planner_prompt(PlannerContext(tenant_id=tenant, owner_id=owner, memories=memories,
                                                  candidate_pages=candidates, open_mentions=mentions))
-    chars = len(prompt.system) + len(prompt.stable_user) + len(prompt.batch_user)
+    chars = prompt.chars
+    batch_part = prompt.user[prompt.user.index("## Memory records in this batch"):]
     batch_titles = {normalize_alias(p.title) for p in pages if set(p.aliases) & set(names)}
     return {
         "scope_pages": scope_pages,
@@ -210,8 +211,9 @@ async def planner_input(services: Services, scope_pages: int) -> dict:
         "pages_named_by_batch": len(batch_titles),
         "open_mentions": len(mentions),
         "input_chars": chars,
-        "input_chars_by_part": {"system": len(prompt.system), "candidates_and_mentions": len(prompt.stable_user),
-                                "batch": len(prompt.batch_user)},
+        "input_chars_by_part": {"system": len(prompt.system),
+                                "candidates_and_mentions": len(prompt.user) - len(batch_part),
+                                "batch": len(batch_part)},
         "estimated_input_tokens": estimate_tokens(chars),
         "context_read_ms_median": round(statistics.median(timings) * 1000, 1),
     }

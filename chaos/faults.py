@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx2
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio import activity
@@ -35,6 +34,7 @@ from temporalio import activity
 from activities.aggregation import Aggregation
 from activities.common import as_application_error
 from activities.planning import Planning
+from claude_sim import ClaudeSimulator
 from domain.context import MemoryRecord, PlannerContext
 from domain.errors import StepFailed
 from planners.claude_client import ModelClient
@@ -95,37 +95,39 @@ def _attempt() -> dict[str, Any]:
 # ------------------------------------------------------------------------------ the fake provider
 
 
-async def _fake_provider_call(answer: Callable[[httpx2.Request], httpx2.Response]) -> StepFailed:
-    """One real ModelClient call against a fake Messages API; returns the error the product raises."""
-    client = ModelClient(provider="anthropic", api_key="chaos",
-                         http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(answer)))
-    try:
-        await client.complete(model="claude-haiku-4-5", system="chaos", batch_user="chaos", max_tokens=64,
-                              json_schema={"type": "object"})
-    except StepFailed as error:
-        return error
-    finally:
-        await client.aclose()
-    raise AssertionError("the fake provider's answer did not become an error")
+async def _simulated_provider_call(fault: str, retry_after: float | None = None) -> StepFailed:
+    """One real ModelClient call, through the SDK, to the Claude simulator with `fault` queued; returns the
+    error the product raises."""
+    async with ClaudeSimulator() as simulator:
+        simulator.fail_next(fault, retry_after=retry_after)  # type: ignore[arg-type]
+        # The SDK reads ANTHROPIC_BASE_URL when the client is built: set it for this one client only.
+        previous = os.environ.get("ANTHROPIC_BASE_URL")
+        os.environ["ANTHROPIC_BASE_URL"] = simulator.base_url
+        try:
+            client = ModelClient(provider="anthropic", api_key=next(iter(simulator.config.api_keys)))
+        finally:
+            if previous is None:
+                os.environ.pop("ANTHROPIC_BASE_URL", None)
+            else:
+                os.environ["ANTHROPIC_BASE_URL"] = previous
+        try:
+            await client.complete(model="claude-haiku-4-5", system="chaos", user="chaos", max_tokens=64,
+                                  json_schema={"type": "object"})
+        except StepFailed as error:
+            return error
+        finally:
+            await client.aclose()
+    raise AssertionError("the simulated provider's answer did not become an error")
 
 
 async def provider_refusal(status: int, retry_after_seconds: int | None) -> StepFailed:
     """A 429 (rate limited) or 529 (overloaded), with or without Retry-After, as the product maps it."""
-    kind = "rate_limit_error" if status == 429 else "overloaded_error"
-    headers = {"retry-after": str(retry_after_seconds)} if retry_after_seconds is not None else {}
-    body = {"type": "error", "error": {"type": kind, "message": "chaos: the provider is busy"}}
-    return await _fake_provider_call(lambda request: httpx2.Response(status, json=body, headers=headers))
+    return await _simulated_provider_call("rate_limit" if status == 429 else "overloaded", retry_after_seconds)
 
 
 async def provider_truncation() -> StepFailed:
     """A reply cut off at max_tokens, as the product maps it."""
-    reply = {
-        "id": "msg_chaos", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
-        "content": [{"type": "tool_use", "id": "toolu_chaos", "name": "submit_answer", "input": {"pageUpd": 1}}],
-        "stop_reason": "max_tokens", "stop_sequence": None,
-        "usage": {"input_tokens": 900, "output_tokens": 64},
-    }
-    return await _fake_provider_call(lambda request: httpx2.Response(200, json=reply))
+    return await _simulated_provider_call("truncate")
 
 
 # ------------------------------------------------------------------------------ activity plumbing

@@ -15,6 +15,9 @@ LLM_THROTTLED = "LlmThrottled"  # 429 / 529: retried after the provider's Retry-
 LLM_UNAVAILABLE = "LlmUnavailable"  # 5xx, connection errors, timeouts: retried with backoff
 LLM_REJECTED = "LlmRejected"  # authentication, permission, bad request, unknown model: fails the run
 LLM_TRUNCATED = "LlmTruncated"  # output cut off at max tokens: the workflow splits the batch
+# A call that started and was cut short (no complete reply within its deadline, a stalled or broken
+# stream): its tokens may be billed, so the workflow sees it, counts them, retries and then splits.
+LLM_INTERRUPTED = "LlmInterrupted"
 PLAN_INVALID = "PlanInvalid"  # output that is not the plan contract: retried once, then split
 CURSOR_MOVED = "CursorMoved"  # the scope's cursor is not where this batch started: never retried
 SCOPE_VIOLATION = "ScopeViolation"  # a request that names another scope's rows: never retried
@@ -57,6 +60,10 @@ class ModelRejected(StepFailed):
 
 class ModelTruncated(StepFailed):
     kind = LLM_TRUNCATED
+
+
+class ModelInterrupted(StepFailed):
+    kind = LLM_INTERRUPTED
 
 
 class PlanInvalid(StepFailed):

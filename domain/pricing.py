@@ -23,7 +23,9 @@ class ModelPrice(BaseModel):
     output: float
     cache_write: float
     cache_read: float
-    # False when the model id matched no family and the fallback (Haiku) prices were used.
+    # Shortest prompt prefix a cache breakpoint caches for this model.
+    min_cacheable_tokens: int = 4096
+    # False when the model id matched no family and a fallback price was used (see price_for).
     known: bool = True
 
 
@@ -48,22 +50,50 @@ class TokenUsage(BaseModel):
         )
 
 
-FALLBACK_FAMILY = "claude-haiku-4-5"
+def _price(family: str, input_: float, output: float, *, cache_write: float | None = None,
+           cache_read: float | None = None, min_cacheable_tokens: int = 4096) -> ModelPrice:
+    # Where the list gives no cache rates, the standard multipliers: 1.25x input for a 5-minute
+    # cache write, 0.1x input for a cache read.
+    return ModelPrice(family=family, input=input_, output=output,
+                      cache_write=round(input_ * 1.25, 6) if cache_write is None else cache_write,
+                      cache_read=round(input_ * 0.10, 6) if cache_read is None else cache_read,
+                      min_cacheable_tokens=min_cacheable_tokens)
 
+
+# Anthropic's list prices (USD per million tokens; 5-minute cache writes), newest models first.
+# min_cacheable_tokens: the shortest prefix a cache breakpoint caches for that model (a shorter one
+# is silently not cached); 4,096 where no smaller minimum is documented, so we never count on a
+# cache that would not form.
 PRICES: dict[str, ModelPrice] = {
-    "claude-haiku-4-5": ModelPrice(
-        family="claude-haiku-4-5", input=1.00, output=5.00, cache_write=1.25, cache_read=0.10
-    ),
-    "claude-sonnet-4-5": ModelPrice(
-        family="claude-sonnet-4-5", input=3.00, output=15.00, cache_write=3.75, cache_read=0.30
-    ),
-    "claude-sonnet-4": ModelPrice(
-        family="claude-sonnet-4", input=3.00, output=15.00, cache_write=3.75, cache_read=0.30
-    ),
-    "claude-opus-4-1": ModelPrice(
-        family="claude-opus-4-1", input=15.00, output=75.00, cache_write=18.75, cache_read=1.50
-    ),
+    price.family: price
+    for price in (
+        _price("claude-fable-5-1", 10.00, 50.00, cache_write=12.50, cache_read=0.25),
+        _price("claude-mythos-5-1", 10.00, 50.00, cache_write=12.50, cache_read=0.25),
+        _price("claude-fable-5", 10.00, 50.00, cache_write=12.50, cache_read=1.00),
+        _price("claude-mythos-5", 10.00, 50.00, cache_write=12.50, cache_read=1.00),
+        _price("claude-opus-5-5", 4.00, 20.00),
+        _price("claude-sonnet-5-5", 2.00, 10.00),
+        # Haiku 5.5's lower band (prompts up to 100k tokens), the band a compile's calls are in.
+        _price("claude-haiku-5-5", 0.10, 0.50),
+        _price("claude-opus-5", 5.00, 25.00, cache_write=6.25, cache_read=0.50),
+        _price("claude-sonnet-5", 2.00, 10.00),
+        _price("claude-opus-4-8", 5.00, 25.00, cache_write=6.25, cache_read=0.50),
+        _price("claude-opus-4-7", 5.00, 25.00, cache_write=6.25, cache_read=0.50),
+        _price("claude-opus-4-6", 5.00, 25.00, cache_write=6.25, cache_read=0.50),
+        _price("claude-sonnet-4-6", 3.00, 15.00, cache_write=3.75, cache_read=0.30, min_cacheable_tokens=2048),
+        _price("claude-opus-4-5", 5.00, 25.00, cache_write=6.25, cache_read=0.50),
+        _price("claude-sonnet-4-5", 3.00, 15.00, cache_write=3.75, cache_read=0.30, min_cacheable_tokens=1024),
+        _price("claude-haiku-4-5", 1.00, 5.00, cache_write=1.25, cache_read=0.10),
+        _price("claude-opus-4-1", 15.00, 75.00, cache_write=18.75, cache_read=1.50, min_cacheable_tokens=1024),
+        _price("claude-opus-4", 15.00, 75.00, cache_write=18.75, cache_read=1.50, min_cacheable_tokens=1024),
+        _price("claude-sonnet-4", 3.00, 15.00, cache_write=3.75, cache_read=0.30, min_cacheable_tokens=1024),
+        _price("claude-3-7-sonnet", 3.00, 15.00, cache_write=3.75, cache_read=0.30, min_cacheable_tokens=1024),
+        _price("claude-3-5-haiku", 0.80, 4.00, cache_write=1.00, cache_read=0.08, min_cacheable_tokens=2048),
+        _price("claude-3-haiku", 0.25, 1.25, cache_write=0.30, cache_read=0.03, min_cacheable_tokens=2048),
+    )
 }
+# Tiers, for pricing an id the table does not know yet (a newer snapshot or model of a known tier).
+TIERS = ("fable", "mythos", "opus", "sonnet", "haiku")
 
 # Longest family first, so "claude-sonnet-4-5-…" is not taken for "claude-sonnet-4".
 _FAMILIES_BY_SPECIFICITY = sorted(PRICES, key=len, reverse=True)
@@ -72,21 +102,32 @@ _FAMILIES_BY_SPECIFICITY = sorted(PRICES, key=len, reverse=True)
 def _family_pattern(family: str) -> re.Pattern[str]:
     # The family must stand on its own: start of the id or after a provider prefix ("anthropic.",
     # "us.anthropic."), and not run on into another version digit ("claude-sonnet-45" is not 4).
-    return re.compile(rf"(?:^|[./:]){re.escape(family)}(?![0-9])")
+    # Dated ids ("claude-opus-4-20250514") are their family: an 8-digit date is not a version.
+    return re.compile(rf"(?:^|[./:]){re.escape(family)}(?![0-9]|-[0-9](?![0-9]{{7}}))")
 
 
 _FAMILY_PATTERNS = [(family, _family_pattern(family)) for family in _FAMILIES_BY_SPECIFICITY]
 
 
+def _most_expensive(prices: list[ModelPrice]) -> ModelPrice:
+    return max(prices, key=lambda price: (price.output, price.input))
+
+
 def price_for(model_id: str) -> ModelPrice:
     """Prices of the model family in `model_id`, accepting Anthropic ids ("claude-haiku-4-5-20251001")
-    and Bedrock ids ("anthropic.claude-…-v1:0", "us.anthropic.claude-…"). Unknown ids get the Haiku
-    prices with `known=False`, so costs stay estimated rather than silently zero."""
+    and Bedrock ids ("anthropic.claude-…-v1:0", "us.anthropic.claude-…", inference profile ARNs).
+
+    The fallback, for an id the table does not know (`known=False`): the most expensive known model of
+    the same tier when the id names one ("claude-sonnet-9" at the dearest Sonnet), else the most
+    expensive model of all. A cost is then an upper estimate, never silently low or zero."""
     normalized = model_id.strip().lower()
     for family, pattern in _FAMILY_PATTERNS:
         if pattern.search(normalized):
             return PRICES[family]
-    return PRICES[FALLBACK_FAMILY].model_copy(update={"known": False})
+    tier = next((tier for tier in TIERS if tier in normalized), None)
+    same_tier = [price for price in PRICES.values() if tier and tier in price.family]
+    fallback = _most_expensive(same_tier or list(PRICES.values()))
+    return fallback.model_copy(update={"known": False})
 
 
 def cost_usd(model_id: str, usage: TokenUsage) -> float:
@@ -114,3 +155,9 @@ def priced(model_id: str, usage: TokenUsage) -> TokenCounts:
         cache_read_input_tokens=usage.cache_read_input_tokens,
         cost_usd=cost_usd(model_id, usage),
     )
+
+
+def cache_prefix_worthwhile(model_id: str, prefix_tokens: int) -> bool:
+    """Whether a cache breakpoint after a stable prefix of `prefix_tokens` can ever be read back: the
+    prefix must reach the model's minimum cacheable length (a shorter one is never cached)."""
+    return prefix_tokens >= price_for(model_id).min_cacheable_tokens

@@ -42,6 +42,8 @@ class RunMetrics(BaseModel):
     fuzzy_dedupe_merges: int = 0
     llm_retries: int = 0
     truncations: int = 0
+    # Model calls cut short (deadline, stall, stream broken): retried by the workflow, then split.
+    interrupted_calls: int = 0
     invalid_plans: int = 0
     batch_splits: int = 0
     dropped_invalid_ids: int = 0
@@ -93,9 +95,13 @@ class RunMetrics(BaseModel):
         if planned.skipped:
             return
         self.aggregation_planner_calls += 1
-        self.aggregation_input_tokens += planned.usage.input_tokens + planned.usage.cache_read_input_tokens
-        self.aggregation_output_tokens += planned.usage.output_tokens
-        self.cost_usd = round(self.cost_usd + planned.usage.cost_usd, 6)
+        self.add_aggregation_usage(planned.usage)
+
+    def add_aggregation_usage(self, usage: TokenCounts) -> None:
+        """Tokens of an aggregation planner call, usable or not (a cut-off reply is paid for too)."""
+        self.aggregation_input_tokens += usage.input_tokens + usage.cache_read_input_tokens
+        self.aggregation_output_tokens += usage.output_tokens
+        self.cost_usd = round(self.cost_usd + usage.cost_usd, 6)
 
     def add_aggregation_resolution(self, resolved: AggregationResolveResult) -> None:
         self.dropped_invalid_ids += resolved.dropped_invalid_ids

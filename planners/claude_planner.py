@@ -13,10 +13,10 @@ import logging
 from pydantic import ValidationError
 
 from domain.context import MemoryRecord, PlannerContext
-from domain.errors import ModelTruncated, PlanInvalid
+from domain.errors import ModelInterrupted, ModelTruncated, PlanInvalid, StepFailed
 from domain.guards import JsonResponseError, parse_json_response
 from domain.plan import Plan
-from domain.pricing import TokenUsage, priced
+from domain.pricing import TokenUsage, estimate_tokens, priced
 from domain.resolved_plan import SectionTask
 from planners.claude_client import ModelClient
 from planners.port import AggregationRequest, PlanReply, SectionReply
@@ -28,13 +28,22 @@ from planners.prompts import (
     build_planner_prompt,
     build_section_writer_prompt,
     force_aggregation_arrays,
+    planner_max_tokens,
 )
 from planners.scripted import scripted_write_section
 
 log = logging.getLogger(__name__)
-PLANNER_MAX_TOKENS = 24_000
-WRITER_MAX_TOKENS = 2_048
+# The leaf planner's max_tokens is sized to each batch (planners/leaf_prompt.py planner_max_tokens);
+# the writer's to its section: room for the existing body and the proposal twice over, since a section
+# that collects every visit to a place outgrows any fixed budget.
+WRITER_MIN_TOKENS = 1_024
+WRITER_MAX_TOKENS = 16_000
 AGGREGATION_MAX_TOKENS = 16_000
+
+
+def writer_max_tokens(existing_body: str | None, proposed_body: str) -> int:
+    return min(WRITER_MAX_TOKENS, max(WRITER_MIN_TOKENS,
+                                      2 * estimate_tokens(len(existing_body or "") + len(proposed_body)) + 256))
 
 
 class ClaudePlanner:
@@ -45,32 +54,34 @@ class ClaudePlanner:
 
     async def plan_batch(self, context: PlannerContext, model_id: str) -> PlanReply:
         prompt = build_planner_prompt(context)
+        max_tokens = planner_max_tokens(len(context.memories), len(context.promotion_candidate_ids))
         try:
-            reply = await self._client.complete(model=model_id, system=prompt.system, stable_user=prompt.stable_user,
-                                                batch_user=prompt.batch_user, max_tokens=PLANNER_MAX_TOKENS,
-                                                json_schema=PLANNER_REPLY_SCHEMA)
+            reply = await self._client.complete(model=model_id, system=prompt.system, user=prompt.user,
+                                                max_tokens=max_tokens, json_schema=PLANNER_REPLY_SCHEMA)
             try:
                 plan = parse_plan(reply.text)
             except PlanInvalid as error:
                 error.spent = reply.usage
                 raise
-        except (ModelTruncated, PlanInvalid) as error:
+        except (ModelTruncated, PlanInvalid, ModelInterrupted) as error:
             raise _priced_error(error, model_id) from None
         return PlanReply(plan=plan, usage=priced(model_id, reply.usage), input_chars=prompt.chars)
 
     async def write_section(self, task: SectionTask, cited: list[MemoryRecord], model_id: str) -> SectionReply:
-        """The writer's body; a reply cut off or empty falls back to the proposal merged into the
-        existing body (what the scripted writer does), so one long section never fails a compile."""
+        """The writer's body; a reply cut off, refused or empty falls back to the proposal merged into
+        the existing body (what the scripted writer does), so one section never fails a compile."""
         prompt = build_section_writer_prompt(task.page_title, task.page_type, task.slug, task.heading,
                                              task.existing_body, task.proposed_body, [m.content for m in cited])
         try:
-            reply = await self._client.complete(model=model_id, system=SECTION_WRITER_SYSTEM, batch_user=prompt,
-                                                max_tokens=WRITER_MAX_TOKENS)
-        except ModelTruncated as error:
-            log.warning("section writer output truncated; keeping the merged proposal: %s", error)
+            reply = await self._client.complete(model=model_id, system=SECTION_WRITER_SYSTEM, user=prompt,
+                                                max_tokens=writer_max_tokens(task.existing_body, task.proposed_body))
+        except (ModelTruncated, PlanInvalid) as error:
+            log.warning("section writer gave no usable body; keeping the merged proposal: %s", error)
             spent = error.spent if isinstance(error.spent, TokenUsage) else TokenUsage()
             return SectionReply(body=scripted_write_section(task.existing_body, task.proposed_body),
                                 usage=priced(model_id, spent))
+        except ModelInterrupted as error:
+            raise _priced_error(error, model_id) from None  # the workflow retries it
         body = reply.text.strip()
         if not body:
             log.warning("section writer returned an empty body; keeping the merged proposal")
@@ -80,7 +91,7 @@ class ClaudePlanner:
     async def plan_aggregation(self, request: AggregationRequest, model_id: str) -> PlanReply:
         prompt = build_aggregation_prompt(request.pages, request.candidates, request.inbound_links)
         try:
-            reply = await self._client.complete(model=model_id, system=prompt.system, batch_user=prompt.batch_user,
+            reply = await self._client.complete(model=model_id, system=prompt.system, user=prompt.user,
                                                 max_tokens=AGGREGATION_MAX_TOKENS,
                                                 json_schema=AGGREGATION_REPLY_SCHEMA)
             try:
@@ -88,12 +99,13 @@ class ClaudePlanner:
             except PlanInvalid as error:
                 error.spent = reply.usage
                 raise
-        except (ModelTruncated, PlanInvalid) as error:
+        except (ModelTruncated, PlanInvalid, ModelInterrupted) as error:
             raise _priced_error(error, model_id) from None
         return PlanReply(plan=plan, usage=priced(model_id, reply.usage), input_chars=prompt.chars)
 
 
-def _priced_error(error: ModelTruncated | PlanInvalid, model_id: str) -> ModelTruncated | PlanInvalid:
+def _priced_error(error: StepFailed, model_id: str) -> StepFailed:
+    """The error with its spent tokens priced, so the workflow can add a paid-for failure to the ledger."""
     spent = error.spent if isinstance(error.spent, TokenUsage) else TokenUsage()
     error.spent = priced(model_id, spent)
     return error

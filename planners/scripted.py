@@ -8,7 +8,7 @@ with new aliases, new pages, unresolved mentions, promotions, page links, and (t
 variants it does not collapse itself) new-page proposals that the database resolver merges.
 
 Determinism rules: subjects are visited in memory order, then name order; nothing iterates a set;
-no clock is read (the 30-day window is measured from the newest memory of the batch).
+no clock is read (the 30-day window is measured from when the newest memory of the batch happened).
 """
 
 from __future__ import annotations
@@ -454,7 +454,7 @@ def _matching_mention(subject: _Subject, mentions: list[OpenMention]) -> OpenMen
 class _PlanDraft:
     def __init__(self, ctx: PlannerContext) -> None:
         self.ctx = ctx
-        self.newest = max((as_utc(m.updated_at) for m in ctx.memories), default=None)
+        self.newest = max((as_utc(m.created_at) for m in ctx.memories), default=None)
         self.updates: dict[str, _PendingUpdate] = {}
         self.new_pages: list[NewPage] = []
         self.mentions: list[UnresolvedMention] = []

@@ -1,9 +1,11 @@
 """The scripted planner behind the port: deterministic plans from the memories' metadata hints.
 
-It runs the whole product offline (demo, tests, benchmarks) with identical output each time. Its
-token counts are what the same call would have cost with Claude, estimated from the prompt that
-would have been sent: the system prompt and the scope's pages as the cached prefix, the batch as
-fresh input, the plan as output.
+It runs the whole product offline (demo, tests, benchmarks) with identical output each time. It
+plans from the leaf prompt's view of the context (`planner_view`: what Claude would be shown, bounds
+applied), never from more. Its token counts are what the same call would have cost with Claude,
+estimated from the prompt that would have been sent at four characters a token: the system prompt
+as a cache read only when it is long enough for the model to cache it (as the model gateway marks
+it), the rest as fresh input, the plan as output.
 """
 
 from __future__ import annotations
@@ -12,10 +14,18 @@ import asyncio
 from datetime import datetime
 
 from domain.context import MemoryRecord, PlannerContext
-from domain.pricing import TokenUsage, estimate_tokens, priced
+from domain.pricing import TokenUsage, cache_prefix_worthwhile, estimate_tokens, priced
 from domain.resolved_plan import SectionTask
 from planners.port import AggregationRequest, PlanReply, SectionReply
-from planners.prompts import SECTION_WRITER_SYSTEM, build_aggregation_prompt, build_planner_prompt
+from planners.prompts import (
+    PLANNER_REPLY_SCHEMA,
+    SECTION_WRITER_SYSTEM,
+    PlannerPrompt,
+    build_aggregation_prompt,
+    build_planner_prompt,
+    planner_view,
+    to_json,
+)
 from planners.scripted import scripted_plan, scripted_write_section
 from planners.scripted_aggregation import scripted_aggregation_plan
 
@@ -34,12 +44,8 @@ class ScriptedPlanner:
     async def plan_batch(self, context: PlannerContext, model_id: str) -> PlanReply:
         prompt = build_planner_prompt(context)
         await self._wait()
-        plan = scripted_plan(context)
-        usage = TokenUsage(
-            input_tokens=estimate_tokens(len(prompt.batch_user)),
-            cache_read_input_tokens=estimate_tokens(len(prompt.system) + len(prompt.stable_user)),
-            output_tokens=estimate_tokens(len(plan.model_dump_json())),
-        )
+        plan = scripted_plan(planner_view(context))
+        usage = _estimated_usage(model_id, prompt, len(to_json(PLANNER_REPLY_SCHEMA)), plan.model_dump_json())
         return PlanReply(plan=plan, usage=priced(model_id, usage), input_chars=prompt.chars)
 
     async def write_section(self, task: SectionTask, cited: list[MemoryRecord], model_id: str) -> SectionReply:
@@ -54,7 +60,15 @@ class ScriptedPlanner:
         prompt = build_aggregation_prompt(request.pages, request.candidates, request.inbound_links)
         plan = scripted_aggregation_plan(request.pages, request.candidates, request.possible_children,
                                          datetime.now().astimezone())
-        usage = TokenUsage(input_tokens=estimate_tokens(len(prompt.batch_user)),
-                           cache_read_input_tokens=estimate_tokens(len(prompt.system)),
-                           output_tokens=estimate_tokens(len(plan.model_dump_json())))
+        usage = _estimated_usage(model_id, prompt, 0, plan.model_dump_json())
         return PlanReply(plan=plan, usage=priced(model_id, usage), input_chars=prompt.chars)
+
+
+def _estimated_usage(model_id: str, prompt: PlannerPrompt, schema_chars: int, reply: str) -> TokenUsage:
+    """Tokens of the call Claude would get: the stable prefix (tool schema and system prompt) read from
+    the cache only when it is long enough for the model to cache; everything else fresh input."""
+    prefix = estimate_tokens(len(prompt.system) + schema_chars)
+    user = estimate_tokens(len(prompt.user))
+    cached = cache_prefix_worthwhile(model_id, prefix)
+    return TokenUsage(input_tokens=user + (0 if cached else prefix), cache_read_input_tokens=prefix if cached else 0,
+                      output_tokens=estimate_tokens(len(reply)))

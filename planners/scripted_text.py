@@ -81,4 +81,5 @@ def as_utc(moment: datetime) -> datetime:
 
 
 def memory_date(memory: MemoryRecord) -> str:
-    return as_utc(memory.updated_at).date().isoformat()
+    """The day the memory happened (created_at is its occurred_at), as the planner prompt dates it."""
+    return as_utc(memory.created_at).date().isoformat()

@@ -13,13 +13,15 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from domain.model_ids import default_model_id, model_id_problem
+
 
 class ConfigError(Exception):
     """A setting has a bad value; the message names the variable."""
 
 
-def _env(name: str) -> AliasChoices:
-    return AliasChoices(name)
+def _env(*names: str) -> AliasChoices:
+    return AliasChoices(*names)
 
 
 class Settings(BaseSettings):
@@ -31,9 +33,20 @@ class Settings(BaseSettings):
     task_queue: str = Field("wiki-compile", min_length=1, validation_alias=_env("WIKI_TASK_QUEUE"))
 
     llm: Literal["scripted", "anthropic", "bedrock"] = Field("scripted", validation_alias=_env("WIKI_LLM"))
+    # The Anthropic API's key; never sent to Bedrock.
     anthropic_api_key: SecretStr | None = Field(None, validation_alias=_env("ANTHROPIC_API_KEY"))
-    aws_region: str = Field("us-east-1", validation_alias=_env("AWS_REGION"))
-    model_id: str = Field("claude-haiku-4-5", min_length=1, validation_alias=_env("WIKI_MODEL_ID"))
+    # Bedrock: the region as the AWS tools read it; a Bedrock API key, else SigV4 from the AWS chain.
+    aws_region: str | None = Field(None, min_length=1, validation_alias=_env("AWS_REGION", "AWS_DEFAULT_REGION"))
+    aws_bearer_token_bedrock: SecretStr | None = Field(None, validation_alias=_env("AWS_BEARER_TOKEN_BEDROCK"))
+    # Unset: Claude Haiku 4.5 in the provider's form (domain/model_ids.py); checked at start-up.
+    model_id: str = Field("", validation_alias=_env("WIKI_MODEL_ID"))
+    # A streamed reply that sends nothing for this long is a stalled call (it is retried, then split).
+    llm_stall_timeout_seconds: float = Field(
+        60, gt=0, le=600, validation_alias=_env("WIKI_LLM_STALL_TIMEOUT_SECONDS"))
+    # The slowest output rate a healthy call is expected to keep: a call's deadline is a minute plus
+    # its max_tokens at this rate (capped at 15 minutes).
+    llm_min_output_tokens_per_second: float = Field(
+        40, gt=0, le=10_000, validation_alias=_env("WIKI_LLM_MIN_OUTPUT_TOKENS_PER_SECOND"))
     # Total time one model call may spend waiting out throttling before the compile fails
     # (Temporal retries without a count limit inside this bound).
     llm_retry_budget_seconds: int = Field(
@@ -81,6 +94,18 @@ class Settings(BaseSettings):
         return self
 
     @model_validator(mode="after")
+    def _model_id_fits_the_provider(self) -> Settings:
+        if self.llm == "bedrock" and not self.aws_region:
+            raise ValueError("AWS_REGION (or AWS_DEFAULT_REGION) must be set when WIKI_LLM=bedrock")
+        if not self.model_id.strip():
+            self.model_id = default_model_id(self.llm, self.aws_region)
+        problem = model_id_problem("bedrock" if self.llm == "bedrock" else "anthropic", self.model_id,
+                                   self.aws_region)
+        if problem:
+            raise ValueError(f"WIKI_MODEL_ID: {problem}")
+        return self
+
+    @model_validator(mode="after")
     def _rate_limit_needs_its_queue(self) -> Settings:
         # The limit applies to a whole task queue: on the compile queue it would throttle database work too.
         if self.llm_max_per_second is not None and not self.llm_task_queue:
@@ -91,10 +116,12 @@ class Settings(BaseSettings):
 def _describe(error: ValidationError) -> str:
     lines = []
     for item in error.errors():
-        name = ".".join(str(part) for part in item["loc"]) or "configuration"
+        name = ".".join(str(part) for part in item["loc"])
         value = item.get("input")
         shown = "" if isinstance(value, dict) or value is None else f" (got {value!r})"
-        lines.append(f"{name}: {item['msg']}{shown}")
+        message = item["msg"].removeprefix("Value error, ")
+        # A rule across settings names its variables in its own message.
+        lines.append(f"{name}: {message}{shown}" if name else message)
     return "; ".join(lines)
 
 

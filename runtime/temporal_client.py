@@ -15,8 +15,9 @@ from domain.compile_messages import (
     WakeUp,
     compile_workflow_id,
 )
+from domain.model_ids import model_id_problem
 from runtime.search_attributes import WIKI_OWNER, WIKI_TENANT, WIKI_TRIGGER
-from runtime.settings import Settings, get_settings
+from runtime.settings import ConfigError, Settings, get_settings
 
 
 def resolve_temporal_address(settings: Settings | None = None) -> str:
@@ -39,6 +40,11 @@ async def connect(settings: Settings | None = None, **kwargs) -> Client:
 
 def compile_options(settings: Settings, *, model_id: str | None = None, bootstrap: bool = False,
                     debounce: bool = True) -> CompileOptions:
+    if model_id:
+        problem = model_id_problem("bedrock" if settings.llm == "bedrock" else "anthropic", model_id,
+                                   settings.aws_region)
+        if problem:
+            raise ConfigError(f"--model: {problem}")
     return CompileOptions(
         model_id=model_id or settings.model_id,
         debounce_seconds=settings.debounce_seconds if debounce else 0.0,

@@ -113,8 +113,11 @@ class Resolution:
         return PageLink(fromType=from_type, fromSlug=from_slug, toType=to_type, toSlug=to_slug, context=link.context)
 
     def cite(self, refs: list[str], held: frozenset[str] = frozenset()) -> list[str]:
-        """The refs that name a memory of the batch (or one of `held`, sightings recorded earlier)."""
-        return cited_memory_ids(refs, set(self.batch_ids) | held)
+        """The refs that name a memory of the batch (or one of `held`, sightings recorded earlier); any
+        other ref (miscopied, invented, another scope's) is dropped and counted."""
+        allowed = set(self.batch_ids) | held
+        self.result.dropped_invalid_ids += sum(1 for ref in refs if str(ref).strip().lower() not in allowed)
+        return cited_memory_ids(refs, allowed)
 
     def resolved_plan(self, links: list[PageLink], *, hierarchy: list[HierarchyEdge] | None = None,
                       aggregations: list[RollupAggregation | PromotedAggregation] | None = None) -> ResolvedPlan:
@@ -485,7 +488,8 @@ async def _resolve_promotions(conn: AsyncConnection, res: Resolution, plan: Plan
             res.result.dropped_invalid_ids += 1
             continue
         promoted.add(str(mention.id))
-        cited = [ref for s in promotion.sections for ref in res.cite(s.source_refs)]
+        # New sightings only; the sections' citations are checked (and bad ones counted) when they are added.
+        cited = [ref for s in promotion.sections for ref in cited_memory_ids(s.source_refs, res.batch_ids)]
         known = {str(c.get("source_ref")) for c in (mention.sample_contexts or []) if isinstance(c, dict)}
         new_sightings = [ref for ref in dict.fromkeys(cited) if ref not in known]
         last_seen = res.now if new_sightings else mention.last_seen_at

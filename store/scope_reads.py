@@ -17,7 +17,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.aliases import normalize_alias
-from domain.context import CandidatePage, MemoryRecord, OpenMention
+from domain.context import CandidatePage, CandidateSection, MemoryRecord, OpenMention
 
 MAX_NAMES = 200
 TRIGRAM_THRESHOLD = 0.5
@@ -25,6 +25,8 @@ MATCHES_PER_NAME = 3  # pages each name may bring in per relevance tier (trigram
 # Recently compiled pages pad the relevant ones up to this many: context for the planner, but not
 # so many that the prompt of a small scope differs much from that of a huge one.
 MAX_RECENT_PADDING = 100
+# Characters of each section's body read for the prompt's excerpt (which shows fewer).
+SECTION_EXCERPT_READ = 1000
 # Capitalised phrases ("Lady Bird Lake", "Café de Flore" is caught by its metadata instead).
 _PROPER_NAME = re.compile(r"\b([A-ZÀ-Þ][\w'’-]+(?:\s+[A-ZÀ-Þ][\w'’-]+)*)")
 
@@ -100,7 +102,11 @@ ranked AS (
     GROUP BY id
 )
 SELECT p.id, p.type, p.slug, p.title, p.summary, r.tier,
-       coalesce((SELECT array_agg(alias ORDER BY alias) FROM wiki_page_aliases WHERE page_id = p.id), '{}') AS aliases
+       coalesce((SELECT array_agg(alias ORDER BY alias) FROM wiki_page_aliases WHERE page_id = p.id), '{}') AS aliases,
+       coalesce((SELECT json_agg(json_build_object('slug', s.section_slug, 'heading', s.heading,
+                                                   'body_md', left(s.body_md, :excerpt))
+                                 ORDER BY s.position, s.section_slug)
+                 FROM wiki_page_sections s WHERE s.page_id = p.id), '[]') AS sections
 FROM ranked r JOIN wiki_pages p ON p.id = r.id
 ORDER BY r.tier, r.score DESC, p.slug
 LIMIT :limit
@@ -113,11 +119,12 @@ async def candidate_pages(conn: AsyncConnection, tenant: str, owner: str, names:
     await conn.execute(text(f"SET LOCAL pg_trgm.similarity_threshold = {TRIGRAM_THRESHOLD}"))
     rows = (await conn.execute(text(_CANDIDATES_SQL), {
         "tenant": tenant, "owner": owner, "names": names, "limit": limit, "per_name": MATCHES_PER_NAME,
-        "recent": min(limit, MAX_RECENT_PADDING),
+        "recent": min(limit, MAX_RECENT_PADDING), "excerpt": SECTION_EXCERPT_READ,
     })).all()
     return [
         CandidatePage(id=row.id, type=row.type, slug=row.slug, title=row.title, summary=row.summary,
-                      aliases=list(row.aliases or []))
+                      aliases=list(row.aliases or []),
+                      sections=[CandidateSection.model_validate(section) for section in row.sections or []])
         for row in rows
     ]
 

@@ -12,8 +12,8 @@ Layers, bottom to top (a module may import from its own layer or lower ones):
     0 domain, sample    1 store, planners    2 activities    3 workflows
     4 runtime, migrations    5 app    6 cli, servers
 
-Outside the layering: tests/, bench/, chaos/ and the root scripts (worker.py). Layer code never
-imports them.
+Outside the layering: tests/, bench/, chaos/, claude_sim/ (the Claude simulator) and the root scripts
+(worker.py). Layer code never imports them.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ ONLY_FROM: dict[str, frozenset[str]] = {
     "store": frozenset({"store", "domain"}),
     "planners": frozenset({"planners", "domain"}),
 }
-OUTSIDE_LAYERS = ("tests", "bench", "chaos")
+# claude_sim: the Claude simulator (a test and benchmark tool the product reaches only over HTTP).
+OUTSIDE_LAYERS = ("tests", "bench", "chaos", "claude_sim")
 FORBIDDEN_LIBRARIES: dict[str, frozenset[str]] = {
     "domain": frozenset({"temporalio", "sqlalchemy", "asyncpg", "anthropic", "httpx"}),
     "store": frozenset({"temporalio"}),

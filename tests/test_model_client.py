@@ -1,334 +1,299 @@
-"""The model gateway driven through the real anthropic SDK, with only the HTTP transport faked."""
+"""The model gateway through the real anthropic SDK, over loopback HTTP, against the Claude simulator.
+
+The client is aimed at the simulator only by the SDK's base-URL settings (ANTHROPIC_BASE_URL,
+ANTHROPIC_BEDROCK_BASE_URL), as a deployment would aim it at the real services.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
-import httpx2
+import anthropic
 import pytest
+import pytest_asyncio
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities.common import as_application_error
-from domain.errors import LLM_REJECTED, LLM_THROTTLED, LLM_TRUNCATED, LLM_UNAVAILABLE, StepFailed
-from domain.plan import Plan
+from claude_sim import ClaudeSimulator, SimConfig
+from domain.errors import (
+    LLM_INTERRUPTED,
+    LLM_REJECTED,
+    LLM_THROTTLED,
+    LLM_TRUNCATED,
+    LLM_UNAVAILABLE,
+    PLAN_INVALID,
+    StepFailed,
+)
 from domain.pricing import TokenUsage
-from planners.claude_client import STRUCTURED_REPLY_TOOL, ModelClient, retry_after
-from planners.prompts import PLANNER_REPLY_SCHEMA
+from planners.claude_client import BEDROCK_ANTHROPIC_VERSION, STRUCTURED_REPLY_TOOL, ModelClient, retry_after
+from planners.prompts import PLANNER_REPLY_SCHEMA, PLANNER_SYSTEM
 
 MODEL = "claude-haiku-4-5"
 BEDROCK_MODEL = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
-EMPTY_PLAN = {"pageUpdates": [], "newPages": [], "unresolvedMentions": [], "promotions": [], "pageLinks": []}
-USAGE = {
-    "input_tokens": 120,
-    "output_tokens": 45,
-    "cache_creation_input_tokens": 2048,
-    "cache_read_input_tokens": 4096,
-}
+API_KEY = "sim-anthropic-key"
+ACCESS_KEY, SECRET = "AKIDSIMULATOR0000001", "sim-secret"
 
 
-class FakeApi:
-    """An HTTP endpoint that answers with the given responses in order and records every request."""
-
-    def __init__(self, *responses: httpx2.Response | Exception) -> None:
-        self._responses = list(responses)
-        self.requests: list[httpx2.Request] = []
-
-    def __call__(self, request: httpx2.Request) -> httpx2.Response:
-        self.requests.append(request)
-        response = self._responses.pop(0)
-        if isinstance(response, Exception):
-            raise response
-        return response
-
-    def body(self) -> dict[str, Any]:
-        return json.loads(self.requests[-1].content)
+@pytest_asyncio.fixture
+async def sim(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[ClaudeSimulator]:
+    async with ClaudeSimulator(SimConfig()) as simulator:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", simulator.base_url)
+        monkeypatch.setenv("ANTHROPIC_BEDROCK_BASE_URL", simulator.base_url)
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY)
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
+        monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+        monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)
+        yield simulator
 
 
-def message(content: list[dict[str, Any]], stop_reason: str = "end_turn") -> httpx2.Response:
-    return httpx2.Response(
-        200,
-        json={
-            "id": "msg_01",
-            "type": "message",
-            "role": "assistant",
-            "model": MODEL,
-            "content": content,
-            "stop_reason": stop_reason,
-            "stop_sequence": None,
-            "usage": USAGE,
-        },
-    )
-
-
-def tool_reply(tool_input: dict[str, Any], stop_reason: str = "tool_use") -> httpx2.Response:
-    block = {"type": "tool_use", "id": "toolu_01", "name": STRUCTURED_REPLY_TOOL, "input": tool_input}
-    return message([block], stop_reason)
-
-
-def api_error(status: int, kind: str, text: str, headers: dict[str, str] | None = None) -> httpx2.Response:
-    body = {"type": "error", "error": {"type": kind, "message": text}}
-    return httpx2.Response(status, json=body, headers=headers)
-
-
-def client_for(api: FakeApi, provider: str = "anthropic") -> ModelClient:
-    http_client = httpx2.AsyncClient(transport=httpx2.MockTransport(api))
+def client(provider: str = "anthropic", **options) -> ModelClient:
     if provider == "bedrock":
-        return ModelClient(
-            provider="bedrock", api_key="bedrock-token", aws_region="us-east-1", http_client=http_client
-        )
-    return ModelClient(provider="anthropic", api_key="test-key", http_client=http_client)
+        return ModelClient(provider="bedrock", aws_region="us-east-1", **options)
+    return ModelClient(provider="anthropic", api_key=options.pop("api_key", API_KEY), **options)
 
 
-async def plan_call(api: FakeApi, provider: str = "anthropic", model: str = MODEL) -> Any:
-    client = client_for(api, provider)
+async def call(provider: str = "anthropic", model: str | None = None, *, structured: bool = True,
+               user: str = "No memories.", max_tokens: int = 4096, **options):
+    gateway = client(provider, **options)
     try:
-        return await client.complete(
-            model=model,
-            system="SYSTEM RULES",
-            stable_user="STABLE PAGES",
-            batch_user="BATCH RECORDS",
-            max_tokens=24000,
-            json_schema=PLANNER_REPLY_SCHEMA,
-        )
+        return await gateway.complete(model=model or (BEDROCK_MODEL if provider == "bedrock" else MODEL),
+                                      system=PLANNER_SYSTEM, user=user, max_tokens=max_tokens,
+                                      json_schema=PLANNER_REPLY_SCHEMA if structured else None)
     finally:
-        await client.aclose()
+        await gateway.aclose()
 
 
-async def failing_call(api: FakeApi, provider: str = "anthropic", model: str = MODEL) -> ApplicationError:
-    """The provider's failure as the workflow sees it: the client's error, named for Temporal."""
-    with pytest.raises(StepFailed) as caught:
-        await plan_call(api, provider, model)
-    assert len(api.requests) == 1, "the SDK must not retry on its own"
-    return as_application_error(caught.value)
+async def failure(provider: str = "anthropic", model: str | None = None, **options) -> tuple[StepFailed, ApplicationError]:
+    with pytest.raises(StepFailed) as raised:
+        await call(provider, model, **options)
+    return raised.value, as_application_error(raised.value)
 
 
-# --- success ------------------------------------------------------------------------------------
+# ------------------------------------------------------------------ requests
 
 
-async def test_structured_call_caches_system_and_stable_part_and_forces_the_reply_tool() -> None:
-    plan = {**EMPTY_PLAN, "unresolvedMentions": [{"alias": "Chef João", "suggestedType": "entity"}]}
-    api = FakeApi(tool_reply(plan))
+async def test_a_structured_call_streams_forces_the_reply_tool_and_reads_the_tool_input(sim) -> None:
+    reply = await call()
 
-    reply = await plan_call(api)
-
-    assert len(api.requests) == 1
-    assert api.requests[0].url.path == "/v1/messages"
-    body = api.body()
-    assert body["model"] == MODEL
-    assert body["max_tokens"] == 24000
-    assert body["system"] == [
-        {"type": "text", "text": "SYSTEM RULES", "cache_control": {"type": "ephemeral"}}
-    ]
-    assert body["messages"] == [
-        {
-            "role": "user",
-            "content": [
-                {"type": "text", "text": "STABLE PAGES", "cache_control": {"type": "ephemeral"}},
-                {"type": "text", "text": "BATCH RECORDS"},
-            ],
-        }
-    ]
-    assert body["tools"] == [
-        {
-            "name": STRUCTURED_REPLY_TOOL,
-            "description": body["tools"][0]["description"],
-            "input_schema": PLANNER_REPLY_SCHEMA,
-        }
-    ]
-    assert body["tool_choice"] == {
-        "type": "tool",
-        "name": STRUCTURED_REPLY_TOOL,
-        "disable_parallel_tool_use": True,
-    }
-    assert "output_config" not in body
-    assert json.loads(reply.text) == plan
-    assert Plan.model_validate_json(reply.text).unresolvedMentions[0].alias == "Chef João"
+    [sent] = sim.calls
+    assert (sent.path, sent.streamed, sent.auth, sent.identity) == ("/v1/messages", True, "bearer", API_KEY)
+    assert sent.body["tool_choice"] == {"type": "tool", "name": STRUCTURED_REPLY_TOOL, "disable_parallel_tool_use": True}
+    assert sent.body["tools"][0]["input_schema"] == PLANNER_REPLY_SCHEMA
+    assert "temperature" not in sent.body
+    assert set(json.loads(reply.text)) >= {"pageUpdates", "newPages", "unresolvedMentions", "promotions"}
     assert reply.stop_reason == "tool_use"
-    assert reply.model == MODEL
-    assert reply.usage == TokenUsage(**USAGE)
+    assert reply.usage == TokenUsage(**sent.usage.as_dict())
 
 
-async def test_unstructured_call_returns_the_text_and_sends_no_tool_and_no_empty_stable_block() -> None:
-    api = FakeApi(message([{"type": "text", "text": "Final "}, {"type": "text", "text": "body."}]))
+async def test_haiku_45_gets_no_cache_breakpoint_because_the_stable_prefix_is_below_its_minimum(sim) -> None:
+    await call()
+    await call()
 
-    reply = await client_for(api).complete(
-        model=MODEL, system="WRITER", batch_user="Section to write", max_tokens=2048
-    )
-
-    body = api.body()
-    assert body["messages"][0]["content"] == [{"type": "text", "text": "Section to write"}]
-    assert "tools" not in body and "tool_choice" not in body
-    assert reply.text == "Final body."
-    assert reply.stop_reason == "end_turn"
+    assert [c.breakpoints for c in sim.calls] == [0, 0]
+    assert all(c.usage.cache_creation_input_tokens == c.usage.cache_read_input_tokens == 0 for c in sim.calls)
 
 
-async def test_bedrock_calls_the_invoke_endpoint_of_the_model() -> None:
-    api = FakeApi(tool_reply(EMPTY_PLAN))
+async def test_a_model_with_a_lower_minimum_caches_the_system_prompt_and_reads_it_back(sim) -> None:
+    first = await call(model="claude-sonnet-4-6", user="First batch.")
+    second = await call(model="claude-sonnet-4-6", user="Second batch, different.")
 
-    reply = await plan_call(api, provider="bedrock", model=BEDROCK_MODEL)
-
-    assert api.requests[0].url.host == "bedrock-runtime.us-east-1.amazonaws.com"
-    assert api.requests[0].url.path == f"/model/{BEDROCK_MODEL}/invoke"
-    body = api.body()
-    assert "model" not in body and body["anthropic_version"]
-    assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
-    assert json.loads(reply.text) == EMPTY_PLAN
+    assert [c.breakpoints for c in sim.calls] == [1, 1]
+    assert [c.body["system"][0]["cache_control"] for c in sim.calls] == [{"type": "ephemeral"}] * 2
+    assert first.usage.cache_creation_input_tokens > 0 and first.usage.cache_read_input_tokens == 0
+    assert second.usage.cache_read_input_tokens == first.usage.cache_creation_input_tokens
+    assert second.usage.cache_creation_input_tokens == 0
 
 
-# --- throttling and outages: retryable, with the provider's delay --------------------------------
+async def test_an_unstructured_call_returns_the_text_and_sends_no_tool(sim) -> None:
+    reply = await call(structured=False, user="Say hello.")
+
+    assert "tools" not in sim.calls[0].body and "tool_choice" not in sim.calls[0].body
+    assert reply.text == "Simulated reply." and reply.stop_reason == "end_turn"
 
 
-async def test_rate_limit_is_retryable_after_the_providers_retry_after_seconds() -> None:
-    api = FakeApi(api_error(429, "rate_limit_error", "Number of requests exceeded", {"retry-after": "7"}))
+async def test_bedrock_signs_with_sigv4_sends_its_version_in_the_body_and_never_the_anthropic_key(
+        sim, monkeypatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)  # set, but it must not travel to Bedrock
+    reply = await call("bedrock")
 
-    error = await failing_call(api)
-
-    assert error.type == LLM_THROTTLED
-    assert not error.non_retryable
-    assert error.next_retry_delay == timedelta(seconds=7)
-    assert error.category == ApplicationErrorCategory.BENIGN
-
-
-async def test_retry_after_ms_takes_precedence_over_retry_after() -> None:
-    headers = {"retry-after-ms": "1500", "retry-after": "30"}
-    api = FakeApi(api_error(429, "rate_limit_error", "slow down", headers))
-
-    error = await failing_call(api)
-
-    assert error.type == LLM_THROTTLED
-    assert error.next_retry_delay == timedelta(milliseconds=1500)
+    [sent] = sim.calls
+    assert sent.path == f"/model/{BEDROCK_MODEL}/invoke-with-response-stream"
+    assert (sent.platform, sent.auth, sent.identity, sent.status) == ("bedrock", "sigv4", ACCESS_KEY, 200)
+    assert sent.body["anthropic_version"] == BEDROCK_ANTHROPIC_VERSION
+    assert "model" not in sent.body and "stream" not in sent.body
+    assert reply.usage == TokenUsage(**sent.usage.as_dict())
 
 
-async def test_overloaded_without_retry_after_leaves_the_delay_to_temporal_backoff() -> None:
-    api = FakeApi(api_error(529, "overloaded_error", "Overloaded"))
+async def test_bedrock_takes_a_bedrock_api_key_from_the_environment(sim, monkeypatch) -> None:
+    monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", "sim-bedrock-key")
+    await call("bedrock")
 
-    error = await failing_call(api)
-
-    assert error.type == LLM_THROTTLED
-    assert not error.non_retryable
-    assert error.next_retry_delay is None
-    assert error.category == ApplicationErrorCategory.BENIGN
+    assert (sim.calls[0].auth, sim.calls[0].identity) == ("bearer", "sim-bedrock-key")
 
 
-@pytest.mark.parametrize("status", [500, 503])
-async def test_server_errors_are_retryable_unavailability(status: int) -> None:
-    api = FakeApi(api_error(status, "api_error", "Internal server error", {"retry-after": "3"}))
-
-    error = await failing_call(api)
-
-    assert error.type == LLM_UNAVAILABLE
-    assert not error.non_retryable
-    assert error.next_retry_delay == timedelta(seconds=3)
-    assert error.category != ApplicationErrorCategory.BENIGN
+async def test_bedrock_with_the_sdks_own_version_is_rejected_by_the_simulator_as_by_bedrock(sim) -> None:
+    gateway = client("bedrock")
+    try:
+        with pytest.raises(anthropic.BadRequestError, match="anthropic_version"):
+            await gateway._sdk.messages.create(model=BEDROCK_MODEL, max_tokens=10,
+                                               messages=[{"role": "user", "content": "hi"}])
+    finally:
+        await gateway.aclose()
 
 
-async def test_connection_failure_is_retryable_unavailability() -> None:
-    api = FakeApi(httpx2.ConnectError("connection refused"))
-
-    error = await failing_call(api)
-
-    assert error.type == LLM_UNAVAILABLE
-    assert not error.non_retryable
+# ------------------------------------------------------------------ errors
 
 
-async def test_bedrock_throttling_is_read_from_its_own_error_shape() -> None:
-    throttled = httpx2.Response(
-        429,
-        json={"message": "Too many requests, please wait before trying again."},
-        headers={"x-amzn-errortype": "ThrottlingException:http://internal.amazon.com/", "retry-after": "2"},
-    )
-    api = FakeApi(throttled)
+async def test_a_rate_limit_is_retryable_after_the_providers_retry_after(sim) -> None:
+    sim.fail_next("rate_limit", retry_after=7)
+    error, app_error = await failure()
 
-    error = await failing_call(api, provider="bedrock", model=BEDROCK_MODEL)
-
-    assert error.type == LLM_THROTTLED
-    assert "ThrottlingException" in error.message
-    assert error.next_retry_delay == timedelta(seconds=2)
+    assert app_error.type == LLM_THROTTLED and not app_error.non_retryable
+    assert app_error.next_retry_delay == timedelta(seconds=7)
+    assert app_error.category == ApplicationErrorCategory.BENIGN
+    assert "429 rate_limit_error" in error.message
 
 
-# --- rejections: non-retryable, with a message an operator can act on ----------------------------
+async def test_overloaded_without_retry_after_leaves_the_delay_to_temporal_backoff(sim) -> None:
+    sim.fail_next("overloaded")
+    error, app_error = await failure()
+
+    assert (app_error.type, app_error.next_retry_delay) == (LLM_THROTTLED, None)
+    assert "529 overloaded_error" in error.message
 
 
-async def test_bad_api_key_is_rejected_for_good_with_a_clear_message() -> None:
-    api = FakeApi(api_error(401, "authentication_error", "invalid x-api-key"))
+async def test_a_spend_limit_is_not_retried_and_says_so(sim) -> None:
+    sim.fail_next("spend_limit")
+    error, app_error = await failure()
 
-    error = await failing_call(api)
-
-    assert error.type == LLM_REJECTED
-    assert error.non_retryable
-    assert error.message == (
-        "The model provider rejected the request (401 authentication_error): invalid x-api-key. "
-        "Check ANTHROPIC_API_KEY."
-    )
+    assert app_error.type == LLM_REJECTED and app_error.non_retryable
+    assert "spend limit" in error.message and "\n" not in error.message
 
 
-async def test_bad_request_is_rejected_for_good() -> None:
-    api = FakeApi(api_error(400, "invalid_request_error", "max_tokens: 24000 > 8192, the maximum allowed"))
+@pytest.mark.parametrize(("provider", "fault", "status"),
+                         [("anthropic", "server_error", "500"), ("bedrock", "server_error", "500"),
+                          ("bedrock", "model_error", "424 ModelErrorException")])
+async def test_server_and_bedrock_model_errors_are_retryable_unavailability(sim, provider, fault, status) -> None:
+    sim.fail_next(fault)
+    error, app_error = await failure(provider)
 
-    error = await failing_call(api)
-
-    assert error.type == LLM_REJECTED
-    assert error.non_retryable
-    assert error.message.startswith(
-        "The model provider rejected the request (400 invalid_request_error): max_tokens: 24000 > 8192"
-    )
-
-
-async def test_unknown_model_is_rejected_naming_the_model() -> None:
-    api = FakeApi(api_error(404, "not_found_error", "model: claude-nope"))
-
-    error = await failing_call(api, model="claude-nope")
-
-    assert error.type == LLM_REJECTED
-    assert error.non_retryable
-    assert "(404 not_found_error)" in error.message
-    assert "Check the model id 'claude-nope'" in error.message
+    assert app_error.type == LLM_UNAVAILABLE and not app_error.non_retryable
+    assert status in error.message
 
 
-async def test_permission_denied_is_rejected_for_good() -> None:
-    api = FakeApi(api_error(403, "permission_error", "Your API key does not have permission"))
+async def test_bedrock_throttling_and_overload_are_throttling(sim) -> None:
+    sim.fail_next("rate_limit")
+    sim.fail_next("overloaded")
+    first, _ = await failure("bedrock")
+    second, _ = await failure("bedrock")
 
-    error = await failing_call(api)
-
-    assert error.type == LLM_REJECTED
-    assert error.non_retryable
-
-
-# --- truncation ----------------------------------------------------------------------------------
+    assert first.kind == second.kind == LLM_THROTTLED
+    assert "429 ThrottlingException" in first.message and "503 ServiceUnavailableException" in second.message
 
 
-async def test_reply_cut_off_at_max_tokens_is_a_non_retryable_truncation_carrying_its_usage() -> None:
-    api = FakeApi(tool_reply({"pageUpdates": []}, stop_reason="max_tokens"))
+async def test_a_bad_api_key_is_rejected_for_good_naming_the_setting(sim) -> None:
+    error, app_error = await failure(api_key="sk-wrong")
 
-    error = await failing_call(api)
-
-    assert error.type == LLM_TRUNCATED
-    assert error.non_retryable
-    assert "max_tokens=24000" in error.message
-    assert TokenUsage.model_validate(error.details[0]) == TokenUsage(**USAGE)
+    assert app_error.type == LLM_REJECTED and app_error.non_retryable
+    assert "401 authentication_error" in error.message and "ANTHROPIC_API_KEY" in error.message
 
 
-# --- Retry-After parsing -------------------------------------------------------------------------
+@pytest.mark.parametrize(("provider", "model"), [("anthropic", "claude-haiku-9"),
+                                                 ("bedrock", "claude-haiku-4-5")])
+async def test_an_unknown_model_id_is_rejected_naming_the_setting(sim, provider, model) -> None:
+    error, app_error = await failure(provider, model)
 
-NOW = datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC)
+    assert app_error.type == LLM_REJECTED
+    assert f"WIKI_MODEL_ID ({model!r})" in error.message
+
+
+async def test_max_tokens_above_the_models_limit_is_a_bad_request(sim) -> None:
+    error, _ = await failure(max_tokens=64_001)
+
+    assert error.kind == LLM_REJECTED and "max_tokens: 64001 > 64000" in error.message
+
+
+async def test_a_hung_connection_is_an_interruption_after_the_stall_timeout(sim) -> None:
+    sim.fail_next("hang")
+    error, app_error = await failure(stall_timeout_seconds=0.3)
+
+    assert app_error.type == LLM_INTERRUPTED and app_error.non_retryable  # the workflow retries it
+    assert "stalled" in error.message and error.spent == TokenUsage()
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "bedrock"])
+@pytest.mark.parametrize("fault", ["stall", "stream_error"])
+async def test_a_stream_cut_short_is_an_interruption_carrying_the_tokens_it_reported(sim, provider, fault) -> None:
+    sim.fail_next(fault)
+    error, app_error = await failure(provider, stall_timeout_seconds=0.3)
+
+    assert app_error.type == LLM_INTERRUPTED
+    assert error.spent == TokenUsage(**sim.calls[0].usage.as_dict())
+    assert error.spent.input_tokens > 0
+
+
+async def test_a_call_past_its_deadline_is_an_interruption(sim) -> None:
+    sim.config.ttft_seconds = 1.0
+    error, _ = await failure(first_token_seconds=0.2, min_output_tokens_per_second=1e9)
+
+    assert error.kind == LLM_INTERRUPTED and "deadline" in error.message
+
+
+async def test_a_reply_cut_off_at_max_tokens_is_a_truncation_carrying_its_usage(sim) -> None:
+    sim.fail_next("truncate")
+    error, app_error = await failure()
+
+    assert app_error.type == LLM_TRUNCATED and app_error.non_retryable
+    assert error.spent == TokenUsage(**sim.calls[0].usage.as_dict())
+
+
+async def test_a_refusal_is_an_invalid_plan(sim) -> None:
+    sim.fail_next("refusal")
+    error, _ = await failure()
+
+    assert error.kind == PLAN_INVALID and "refusal" in error.message
+
+
+async def test_an_unreachable_provider_is_retryable_unavailability(monkeypatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")  # the discard port: nothing listens
+    error, app_error = await failure()
+
+    assert app_error.type == LLM_UNAVAILABLE and not app_error.non_retryable
+
+
+async def test_bedrock_without_aws_credentials_fails_in_one_sentence(sim, monkeypatch, tmp_path) -> None:
+    from anthropic.lib.aws import _auth  # the SDK caches its boto3 session per credential arguments
+
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    _auth._get_session.cache_clear()
+    try:
+        error, app_error = await failure("bedrock")
+    finally:
+        _auth._get_session.cache_clear()
+
+    assert app_error.type == LLM_REJECTED and "No AWS credentials" in error.message
+    assert sim.calls == []
 
 
 @pytest.mark.parametrize(
     ("headers", "expected"),
     [
         ({"retry-after": "7"}, timedelta(seconds=7)),
-        ({"retry-after": "2.5"}, timedelta(seconds=2.5)),
-        ({"retry-after-ms": "250"}, timedelta(milliseconds=250)),
-        ({"retry-after-ms": "soon", "retry-after": "4"}, timedelta(seconds=4)),
-        ({"retry-after": "Fri, 01 May 2026 12:00:30 GMT"}, timedelta(seconds=30)),
-        ({"retry-after": "Fri, 01 May 2026 11:59:00 GMT"}, None),
+        ({"retry-after": "1.5"}, timedelta(seconds=1.5)),
+        ({"retry-after-ms": "2500", "retry-after": "9"}, timedelta(milliseconds=2500)),
+        ({"retry-after": "Thu, 01 Jan 2026 00:00:30 GMT"}, timedelta(seconds=30)),
+        ({"retry-after": "soon"}, None),
         ({"retry-after": "0"}, None),
-        ({"retry-after": "whenever"}, None),
+        ({"retry-after": "-3"}, None),
         ({"retry-after": "86400"}, None),
         ({}, None),
     ],
 )
 def test_retry_after(headers: dict[str, str], expected: timedelta | None) -> None:
-    assert retry_after(headers, now=NOW) == expected
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    assert retry_after(headers, now=now) == expected

@@ -68,8 +68,21 @@ LLM_RETRY = RetryPolicy(
     maximum_interval=timedelta(minutes=2),
     non_retryable_error_types=[errors.LLM_REJECTED, errors.LLM_TRUNCATED, errors.PLAN_INVALID],
 )
+# An interrupted call (deadline, stall, broken stream) may have been billed: the workflow sees it,
+# counts its tokens, and retries it itself (a plan: once, then the batch is split).
+LLM_RETRY_SEEING_INTERRUPTIONS = RetryPolicy(
+    initial_interval=LLM_RETRY.initial_interval,
+    backoff_coefficient=LLM_RETRY.backoff_coefficient,
+    maximum_interval=LLM_RETRY.maximum_interval,
+    non_retryable_error_types=[*LLM_RETRY.non_retryable_error_types, errors.LLM_INTERRUPTED],
+)
 DB_TIMEOUT = timedelta(minutes=2)
 LLM_ATTEMPT_TIMEOUT = timedelta(minutes=5)
+# A streamed call ends by its own deadline (at most 15 minutes, planners/claude_client.py): the
+# attempt's timeout leaves it room; heartbeats still notice a dead worker within seconds.
+LLM_STREAMED_ATTEMPT_TIMEOUT = timedelta(minutes=20)
+# Attempts the workflow gives an interrupted section write or aggregation plan.
+INTERRUPTED_CALL_ATTEMPTS = 3
 # Histories recorded before the aggregation pass existed replay without it.
 AGGREGATION_PATCH = "aggregation-pass"
 # Histories recorded before this wrote sections in fixed groups rather than a sliding window.
@@ -80,6 +93,8 @@ FINISH_WHEN_DRAINED_PATCH = "finish-when-drained"
 SERVE_LATE_WAKEUPS_PATCH = "serve-late-wakeups"
 # Histories recorded before this ran the database activities as regular (server-dispatched) activities.
 LOCAL_DB_PATCH = "local-database-activities"
+# Histories recorded before this let Temporal retry interrupted model calls, with a 5-minute attempt.
+INTERRUPTED_CALLS_PATCH = "interrupted-model-calls"
 
 
 class _Unplannable(Exception):
@@ -276,8 +291,11 @@ class CompileWorkflow:
                     self._metrics.truncations += 1
                     self._metrics.add_usage(_spent_tokens(error))
                     raise _Unplannable() from error
-                if kind == errors.PLAN_INVALID:
-                    self._metrics.invalid_plans += 1
+                if kind in (errors.PLAN_INVALID, errors.LLM_INTERRUPTED):
+                    if kind == errors.PLAN_INVALID:
+                        self._metrics.invalid_plans += 1
+                    else:
+                        self._metrics.interrupted_calls += 1
                     self._metrics.add_usage(_spent_tokens(error))
                     if attempt == 1:
                         self._metrics.llm_retries += 1
@@ -310,7 +328,7 @@ class CompileWorkflow:
         width = self._inp.options.caps.section_writer_concurrency
 
         def write(index: int, key: str):
-            return self._llm(
+            return self._llm_retrying_interruptions(
                 Planning.write_section,
                 WriteSectionInput(scope=self._inp.scope, plan_id=plan_id, task_key=key, model_id=self._model_id),
                 f"write section {index + 1}/{len(tasks)} of {label}",
@@ -366,7 +384,7 @@ class CompileWorkflow:
         workflow.set_current_details("aggregation pass: hubs, rollups, section promotion")
         scope = self._inp.scope
         try:
-            planned: AggregationPlanResult = await self._llm(
+            planned: AggregationPlanResult = await self._llm_retrying_interruptions(
                 Aggregation.plan,
                 AggregationPlanInput(
                     scope=scope, plan_id=workflow.uuid4(), run_id=workflow.info().run_id, model_id=self._model_id,
@@ -392,7 +410,9 @@ class CompileWorkflow:
             self._metrics.add_aggregation_apply(applied)
         except ActivityError as error:
             self._metrics.aggregation_error = one_sentence(error)
-            self._metrics.add_usage(_spent_tokens(error))  # an unusable reply was still paid for
+            if _error_type(error) != errors.LLM_INTERRUPTED:  # interruptions are counted where retried
+                # An unusable aggregation reply was still paid for: counted with the pass's tokens.
+                self._metrics.add_aggregation_usage(_spent_tokens(error))
 
     # ------------------------------------------------------------------ endings
 
@@ -451,12 +471,31 @@ class CompileWorkflow:
         )
 
     async def _llm(self, step: Callable[[Any, Any], Awaitable[T]], arg: Any, summary: str) -> T:
+        streamed = workflow.patched(INTERRUPTED_CALLS_PATCH)
         return await workflow.execute_activity(
-            step, arg, start_to_close_timeout=LLM_ATTEMPT_TIMEOUT,
+            step, arg, start_to_close_timeout=LLM_STREAMED_ATTEMPT_TIMEOUT if streamed else LLM_ATTEMPT_TIMEOUT,
             heartbeat_timeout=self._heartbeat_timeout,
             schedule_to_close_timeout=timedelta(seconds=self._inp.options.llm_retry_budget_seconds),
-            task_queue=self._inp.options.llm_task_queue, retry_policy=LLM_RETRY, summary=summary,
+            task_queue=self._inp.options.llm_task_queue,
+            retry_policy=LLM_RETRY_SEEING_INTERRUPTIONS if streamed else LLM_RETRY, summary=summary,
         )
+
+    async def _llm_retrying_interruptions(self, step: Callable[[Any, Any], Awaitable[T]], arg: Any,
+                                          summary: str) -> T:
+        """A model call whose interruptions are retried here, their spent tokens counted each time."""
+        attempt = 1
+        while True:
+            try:
+                return await self._llm(step, arg, summary)
+            except ActivityError as error:
+                if _error_type(error) != errors.LLM_INTERRUPTED:
+                    raise
+                self._metrics.interrupted_calls += 1
+                self._metrics.add_usage(_spent_tokens(error))
+                if attempt >= INTERRUPTED_CALL_ATTEMPTS:
+                    raise
+                self._metrics.llm_retries += 1
+                attempt += 1
 
 
 def _error_type(error: ActivityError) -> str | None:

@@ -283,7 +283,9 @@ async def test_the_700_memory_sample_grows_city_hubs_whose_rollups_list_their_ch
     runs = await ledger(engine, TENANT, owner)
     assert not [run["metrics"]["aggregation_error"] for run in runs if "aggregation_error" in run["metrics"]]
     assert ledger_total(runs, "parent_sections_updated") > 0
-    assert ledger_total(runs, "aggregation_planner_calls") == len(runs)  # every run read memories
+    # Every run that read memories ran the pass (a run after a cap on the exactly-full last batch reads none).
+    reading_runs = [run for run in runs if run["metrics"]["records_read"] > 0]
+    assert ledger_total(runs, "aggregation_planner_calls") == len(reading_runs) >= len(runs) - 1
 
     city_rollups = await rows(engine, """
         SELECT p.id AS hub_id, p.title AS hub, s.id AS section_id, s.body_md, s.aggregation

@@ -42,11 +42,13 @@ async def test_the_700_memory_sample_compiles_into_a_consistent_wiki(client, eng
         await compile_scope(client, settings, "t1", "alice")
     rows = await ledger(engine, "t1", "alice")
 
-    # Every memory read exactly once, across the continue-as-new chain the new-pages cap forces.
+    # Every memory read exactly once, across the continue-as-new chain the per-run caps force (a cap
+    # hit on a last batch that exactly filled its page leaves one more run that reads nothing).
     assert ledger_total(rows, "records_read") == retained == 700
     assert [row["status"] for row in rows[:-1]] == ["continued"] * (len(rows) - 1)
     assert rows[-1]["status"] == "succeeded" and len(rows) >= 3
-    assert all(row["metrics"]["cap_hit"] == "max_new_pages" for row in rows[:-1])
+    assert {row["metrics"]["cap_hit"] for row in rows[:-1]} <= {"max_new_pages", "max_sections_rewritten"}
+    assert "max_new_pages" in {row["metrics"]["cap_hit"] for row in rows[:-1]}
     assert all(row["metrics"].keys() >= SEED_METRIC_KEYS for row in rows)
 
     types = dict(await _rows(engine, "SELECT type, count(*) FROM wiki_pages GROUP BY type"))

@@ -1,195 +1,73 @@
-"""The compile workflow through the real anthropic SDK; only the Messages API's HTTP transport is faked.
+"""The compile through the real anthropic SDK, over loopback HTTP, to the Claude simulator, for
+WIKI_LLM=anthropic and WIKI_LLM=bedrock.
 
-The fake answers planner calls (they carry the forced `submit_answer` tool) with a `tool_use` block
-whose input is a plan built from the prompt the SDK actually sent (memory ids appear as `id=<uuid>`),
-and section-writer calls with a `text` block. Each call kind has a queue of scripted replies (errors,
-truncations, hostile plans) consumed before its default reply, so a test states only what differs.
-Temporal, Postgres, the activities and the SDK's request/response handling are all real.
+The worker is built by the composition root from settings, as in production; the SDK finds the
+simulator through ANTHROPIC_BASE_URL / ANTHROPIC_BEDROCK_BASE_URL. Temporal and Postgres are real.
+The simulator's brain answers as the scripted planner would (claude_sim/brain.py), so the wiki it
+leads to can be compared with a WIKI_LLM=scripted compile of the same memories; tests that need a
+particular plan script the simulator's next answer. Every test also checks that the ledger's cost
+is exactly what the simulator reported, priced: every billed call, failed attempts included.
 """
 
 from __future__ import annotations
 
-import json
-import re
-import time
 import uuid
-from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import httpx2
 import pytest
+import pytest_asyncio
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
-from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
+from app.worker import build_model_client
+from claude_sim import ClaudeSimulator, SimConfig
+from claude_sim.brain import parse_leaf_prompt
 from domain.memory import MemoryIn
 from domain.pricing import TokenUsage, cost_usd
-from planners.claude_client import STRUCTURED_REPLY_TOOL, ModelClient
-from runtime.settings import Settings
+from runtime.settings import ConfigError, Settings
 from runtime.temporal_client import signal_compile
 from store.memories import retain
-from tests.compile.helpers import compile_scope, ledger, running_worker, wiki_snapshot
+from tests.compile.helpers import compile_scope, ledger, running_worker, sample_memories, wiki_snapshot
 from tests.compile.helpers import test_settings as settings_for
 from workflows.compile import LLM_RETRY
 
 TENANT, OWNER = "t-model", "alice"
-MODEL = "claude-haiku-4-5"  # the settings default, priced by domain.pricing
-PLANNER_USAGE = {"input_tokens": 900, "output_tokens": 300, "cache_creation_input_tokens": 1500,
-                 "cache_read_input_tokens": 4000}
-WRITER_USAGE = {"input_tokens": 400, "output_tokens": 120, "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": 700}
-AGGREGATION_USAGE = {"input_tokens": 600, "output_tokens": 80, "cache_creation_input_tokens": 0,
-                     "cache_read_input_tokens": 1200}
-WRITER_BODY = "Lisbon, as the section writer put it after [[Alfama|the old quarter]]."
-
-_MEMORY_LINE = re.compile(r"^- id=([0-9a-f-]{36}) when=\S+.*\n  text: (.*)$", re.MULTILINE)
-_PAGE_LINE = re.compile(r"^- id=([0-9a-f-]{36}) type=(\w+) slug=(\S+) title=", re.MULTILINE)
+API_KEY = "sim-anthropic-key"
+ACCESS_KEY, SECRET = "AKIDSIMULATOR0000001", "sim-secret"
+PROVIDERS = ("anthropic", "bedrock")
+STALL_SECONDS = 0.5
 
 
-# ------------------------------------------------------------------------------------ the fake API
+@pytest_asyncio.fixture
+async def sim(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[ClaudeSimulator]:
+    async with ClaudeSimulator(SimConfig()) as simulator:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", simulator.base_url)
+        monkeypatch.setenv("ANTHROPIC_BEDROCK_BASE_URL", simulator.base_url)
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY)
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
+        monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+        monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)
+        yield simulator
 
 
-@dataclass
-class Prompt:
-    """What one request asked, read back from the JSON the SDK sent."""
-
-    kind: str  # "planner" or "aggregation" (each its own forced tool schema), "writer" (plain text)
-    text: str
-
-    @property
-    def memory_ids(self) -> list[str]:
-        return [match.group(1) for match in _MEMORY_LINE.finditer(self.text)]
-
-    @property
-    def memory_texts(self) -> list[str]:
-        return [match.group(2) for match in _MEMORY_LINE.finditer(self.text)]
-
-    @property
-    def page_ids_by_slug(self) -> dict[str, str]:
-        return {match.group(3): match.group(1) for match in _PAGE_LINE.finditer(self.text)}
-
-
-Reply = Callable[[Prompt], httpx2.Response]
-
-
-def message(content: list[dict[str, Any]], stop_reason: str, usage: dict[str, int]) -> httpx2.Response:
-    """A 200 reply in the shape of the Messages API's Message object."""
-    return httpx2.Response(200, json={
-        "id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant", "model": MODEL,
-        "content": content, "stop_reason": stop_reason, "stop_sequence": None, "usage": usage,
-    })
-
-
-def plan_reply(plan_for: Callable[[Prompt], dict[str, Any]], stop_reason: str = "tool_use",
-               usage: dict[str, int] = PLANNER_USAGE) -> Reply:
-    def reply(prompt: Prompt) -> httpx2.Response:
-        block = {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}", "name": STRUCTURED_REPLY_TOOL,
-                 "input": plan_for(prompt)}
-        return message([block], stop_reason, usage)
-    return reply
-
-
-def text_reply(body: str) -> Reply:
-    return lambda prompt: message([{"type": "text", "text": body}], "end_turn", WRITER_USAGE)
-
-
-def api_error(status: int, kind: str, headers: dict[str, str] | None = None, message: str = "") -> Reply:
-    body = {"type": "error", "error": {"type": kind, "message": message or f"scripted {kind}"}}
-    return lambda prompt: httpx2.Response(status, json=body, headers=headers)
-
-
-def empty_plan(**arrays: list[Any]) -> dict[str, Any]:
-    return {"pageUpdates": [], "newPages": [], "unresolvedMentions": [], "promotions": [], "pageLinks": [],
-            **arrays}
-
-
-def lisbon_plan(prompt: Prompt) -> dict[str, Any]:
-    """The default plan: create the Lisbon page, or update it once it exists (which runs the writer)."""
-    ids = prompt.memory_ids
-    body = " ".join(prompt.memory_texts)
-    lisbon_id = prompt.page_ids_by_slug.get("lisbon")
-    if lisbon_id is not None:
-        return empty_plan(pageUpdates=[{"pageId": lisbon_id, "sections": [
-            {"slug": "overview", "proposed_body_md": body, "source_refs": ids, "rationale": "new visits"}]}])
-    return empty_plan(
-        newPages=[{"type": "entity", "slug": "lisbon", "title": "Lisbon", "summary": "A city in Portugal.",
-                   "source_refs": ids,
-                   "sections": [{"slug": "overview", "heading": "Overview", "body_md": body, "source_refs": ids}]}],
-        unresolvedMentions=[{"alias": "Alfama", "suggestedType": "topic", "context": "walked up to Alfama",
-                             "source_ref": ids[0]}],
-    )
-
-
-def no_aggregation(prompt: Prompt) -> dict[str, Any]:
-    """The aggregation planner (after the leaf batches) finds no hub or rollup worth writing."""
-    return {"parentSectionUpdates": [], "sectionPromotions": [], "newPages": [], "pageLinks": []}
-
-
-def call_kind(body: dict[str, Any]) -> str:
-    if "tools" not in body:
-        return "writer"
-    schema = body["tools"][0]["input_schema"]
-    return "planner" if "pageUpdates" in schema["properties"] else "aggregation"
-
-
-@dataclass
-class Call:
-    kind: str
-    at: float  # time.monotonic() when the request arrived
-    memory_ids: list[str]
-    path: str
-    authorization: str | None
-    status: int = 0  # of the reply, once answered
-
-
-@dataclass
-class FakeMessagesApi:
-    """POST /v1/messages: scripted replies per call kind first, then the default reply of that kind."""
-
-    default_planner: Reply = field(default_factory=lambda: plan_reply(lisbon_plan))
-    default_writer: Reply = field(default_factory=lambda: text_reply(WRITER_BODY))
-    default_aggregation: Reply = field(default_factory=lambda: plan_reply(no_aggregation, usage=AGGREGATION_USAGE))
-    planner: deque[Reply] = field(default_factory=deque)
-    writer: deque[Reply] = field(default_factory=deque)
-    aggregation: deque[Reply] = field(default_factory=deque)
-    calls: list[Call] = field(default_factory=list)
-
-    def __call__(self, request: httpx2.Request) -> httpx2.Response:
-        try:
-            return self._answer(request)
-        except Exception as error:  # noqa: BLE001 - a bug in a test's script must fail the compile, fast
-            # Raised here it would reach the SDK as a connection error, which Temporal retries for an hour.
-            return api_error(400, "invalid_request_error", message=f"fake API: {error!r}")(None)
-
-    def _answer(self, request: httpx2.Request) -> httpx2.Response:
-        body = json.loads(request.content)
-        prompt = Prompt(kind=call_kind(body), text="\n".join(block["text"] for block in body["messages"][0]["content"]))
-        self.calls.append(Call(prompt.kind, time.monotonic(), prompt.memory_ids, request.url.path,
-                               request.headers.get("authorization")))
-        queue: deque[Reply] = getattr(self, prompt.kind)
-        response = (queue.popleft() if queue else getattr(self, f"default_{prompt.kind}"))(prompt)
-        self.calls[-1].status = response.status_code
-        return response
-
-    def of_kind(self, kind: str) -> list[Call]:
-        return [call for call in self.calls if call.kind == kind]
-
-
-# ------------------------------------------------------------------------------------ harness
+def provider_settings(provider: str, **env: Any) -> Settings:
+    values: dict[str, Any] = {"WIKI_LLM": provider, "WIKI_LLM_STALL_TIMEOUT_SECONDS": STALL_SECONDS,
+                              "WIKI_AGGREGATION_PASS_ENABLED": False}
+    # The Anthropic key is set for Bedrock too: it must never reach Bedrock.
+    values["ANTHROPIC_API_KEY"] = API_KEY
+    if provider == "bedrock":
+        values["AWS_REGION"] = "us-east-1"
+    return settings_for(**(values | env))
 
 
 @asynccontextmanager
-async def model_worker(client: Client, engine: AsyncEngine, api: FakeMessagesApi,
-                       **env: Any) -> AsyncIterator[Settings]:
-    settings = settings_for(WIKI_LLM="anthropic", ANTHROPIC_API_KEY="test-key", **env)
-    model_client = ModelClient(provider="anthropic", api_key="test-key",
-                               http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(api)))
+async def model_worker(client: Client, engine: AsyncEngine, provider: str, **env: Any) -> AsyncIterator[Settings]:
+    settings = provider_settings(provider, **env)
+    model_client = build_model_client(settings)
     try:
         async with running_worker(client, engine, settings, model_client=model_client):
             yield settings
@@ -197,39 +75,54 @@ async def model_worker(client: Client, engine: AsyncEngine, api: FakeMessagesApi
         await model_client.aclose()
 
 
-async def retain_days(engine: AsyncEngine, count: int, tenant: str = TENANT) -> list[str]:
-    """`count` memories of a trip, in the order a compile reads them."""
-    start = datetime(2026, 5, 1, 9, tzinfo=UTC)
+async def retain_trip(engine: AsyncEngine, count: int) -> list[str]:
+    """`count` memories of a trip to Lisbon, in the order a compile reads them."""
     memories = [MemoryIn(content=f"Day {day}: walked through Lisbon and ate grilled sardines at stall {day}.",
-                         occurred_at=start + timedelta(days=day)) for day in range(1, count + 1)]
-    result = await retain(engine, tenant, OWNER, memories)
+                         occurred_at=f"2026-05-{day:02d}T09:00:00Z",
+                         metadata={"entities": [{"name": "Lisbon", "type": "topic", "kind": "city"}]})
+                for day in range(1, count + 1)]
+    result = await retain(engine, TENANT, OWNER, memories)
     return [str(memory_id) for memory_id in result.inserted]
 
 
-async def sources_by_section(engine: AsyncEngine, tenant: str = TENANT) -> dict[tuple[str, str], set[str]]:
-    """(page slug, section slug) -> cited memory ids, with an empty set for a section citing none."""
-    async with engine.connect() as conn:
-        rows = await conn.execute(text("""
-            SELECT p.slug, s.section_slug, ss.source_ref FROM wiki_page_sections s
-            JOIN wiki_pages p ON p.id = s.page_id
-            LEFT JOIN wiki_section_sources ss ON ss.section_id = s.id
-            WHERE p.tenant_id = :t AND p.owner_id = :o
-        """), {"t": tenant, "o": OWNER})
-        sources: dict[tuple[str, str], set[str]] = {}
-        for page, section, ref in rows:
-            refs = sources.setdefault((page, section), set())
-            if ref is not None:
-                refs.add(ref)
-        return sources
+async def only_run(engine: AsyncEngine) -> dict[str, Any]:
+    rows = await ledger(engine, TENANT, OWNER)
+    assert len(rows) == 1, rows
+    return rows[0]
 
 
-async def section_bodies(engine: AsyncEngine) -> dict[tuple[str, str], str]:
-    async with engine.connect() as conn:
-        rows = await conn.execute(text("""
-            SELECT p.slug, s.section_slug, s.body_md FROM wiki_page_sections s JOIN wiki_pages p ON p.id = s.page_id
-            WHERE p.tenant_id = :t AND p.owner_id = :o
-        """), {"t": TENANT, "o": OWNER})
-        return {(page, section): body for page, section, body in rows}
+def billed(sim: ClaudeSimulator) -> float:
+    """What the simulator's reported usage costs at list prices: every reply that reported usage."""
+    return sum(cost_usd(model, TokenUsage(**usage.as_dict())) for model, usage in sim.reported_usage())
+
+
+async def assert_ledger_is_what_was_billed(engine: AsyncEngine, sim: ClaudeSimulator) -> None:
+    """Every run of the compile together (a cap may continue it as new) cost what the simulator billed."""
+    runs = await ledger(engine, TENANT, OWNER)
+    reported = [usage for _, usage in sim.reported_usage()]
+    leaf = [c.usage for c in sim.calls if c.usage is not None and c.kind != "aggregation"]
+    aggregation = [c.usage for c in sim.calls if c.usage is not None and c.kind == "aggregation"]
+    # The ledger keeps the aggregation pass's tokens apart (aggregation_*); its cost is in cost_usd.
+    for key, total in (("input_tokens", sum(u.input_tokens for u in leaf)),
+                       ("output_tokens", sum(u.output_tokens for u in leaf)),
+                       ("cache_read_tokens", sum(u.cache_read_input_tokens for u in leaf)),
+                       ("aggregation_input_tokens", sum(u.input_tokens + u.cache_read_input_tokens
+                                                        for u in aggregation)),
+                       ("aggregation_output_tokens", sum(u.output_tokens for u in aggregation))):
+        assert sum(run["metrics"].get(key, 0) for run in runs) == total, key
+    cost = sum(run["metrics"]["cost_usd"] for run in runs)
+    assert cost == pytest.approx(billed(sim), abs=1e-6 * (1 + len(reported)))
+    assert cost > 0
+
+
+async def failed_compile(client: Client, settings: Settings) -> str:
+    handle = await signal_compile(client, TENANT, OWNER, trigger="admin", settings=settings)
+    with pytest.raises(WorkflowFailureError) as failed:
+        await handle.result()
+    cause = failed.value.cause
+    assert isinstance(cause, ApplicationError) and cause.type == "CompileFailed"
+    assert "\n" not in cause.message
+    return cause.message
 
 
 async def cursor_record(engine: AsyncEngine) -> str | None:
@@ -240,267 +133,227 @@ async def cursor_record(engine: AsyncEngine) -> str | None:
     return str(value) if value is not None else None
 
 
-async def only_run(engine: AsyncEngine, tenant: str = TENANT) -> dict[str, Any]:
-    rows = await ledger(engine, tenant, OWNER)
-    assert len(rows) == 1, rows
-    return rows[0]
+# ------------------------------------------------------------------ the real path writes the same wiki
 
 
-def expected_cost(api: FakeMessagesApi) -> float:
-    """What the calls the fake answered cost at the model's list prices: every reply is paid for,
-    truncated or unusable ones too; error responses are not."""
-    usage = {"planner": PLANNER_USAGE, "writer": WRITER_USAGE, "aggregation": AGGREGATION_USAGE}
-    return sum(cost_usd(MODEL, TokenUsage(**usage[call.kind])) for call in api.calls if call.status == 200)
-
-
-# ------------------------------------------------------------------------------------ scenarios
-
-
-async def test_plans_from_the_model_become_pages_and_every_call_is_counted_and_priced(client, engine):
-    ids = await retain_days(engine, 6)
-    api = FakeMessagesApi()
-    async with model_worker(client, engine, api, WIKI_RECORD_PAGE_SIZE=3) as settings:
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_the_wiki_equals_the_scripted_runs_and_the_ledger_is_what_was_billed(
+        client, engine, second_engine, sim, provider) -> None:
+    memories = sample_memories(90)
+    for database in (engine, second_engine):
+        await retain(database, TENANT, OWNER, memories)
+    scripted = settings_for(WIKI_AGGREGATION_PASS_ENABLED=False, WIKI_RECORD_PAGE_SIZE=30)
+    async with running_worker(client, engine, scripted):
+        await compile_scope(client, scripted, TENANT, OWNER)
+    async with model_worker(client, second_engine, provider, WIKI_RECORD_PAGE_SIZE=30) as settings:
         await compile_scope(client, settings, TENANT, OWNER)
 
-    # Batch 1 creates Lisbon from the plan; batch 2 updates it, which goes through the section writer.
-    assert [call.memory_ids for call in api.of_kind("planner")] == [ids[:3], ids[3:]]
-    assert len(api.of_kind("writer")) == 1
-    assert {(call.path, call.authorization) for call in api.calls} == {("/v1/messages", "Bearer test-key")}
+    expected, compiled = await wiki_snapshot(engine, TENANT, OWNER), await wiki_snapshot(second_engine, TENANT, OWNER)
+    assert len(expected["pages"]) > 5 and expected["sources"] and expected["mentions"]
+    # The cursor's timestamp is each database's retain time; the record it points at must match.
+    assert [row[1] for row in compiled.pop("cursor")] == [row[1] for row in expected.pop("cursor")]
+    assert compiled == expected
+    planner_calls = sim.of_kind("planner")
+    assert len(planner_calls) == 3 and sim.of_kind("writer")
+    assert {c.status for c in sim.calls} == {200}
+    if provider == "bedrock":
+        assert {(c.platform, c.auth, c.identity) for c in sim.calls} == {("bedrock", "sigv4", ACCESS_KEY)}
+        assert all(c.body["anthropic_version"] == "bedrock-2023-05-31" for c in sim.calls)
+    else:
+        assert {(c.platform, c.auth, c.identity) for c in sim.calls} == {("anthropic", "bearer", API_KEY)}
+    # max_tokens sized to the batch; no cache breakpoint on Haiku 4.5, whose minimum the prefix misses.
+    assert {c.max_tokens for c in planner_calls} == {1_024 + 30 * 320}
+    assert all(c.breakpoints == 0 for c in sim.calls)
+    assert {run["status"] for run in await ledger(second_engine, TENANT, OWNER)} <= {"continued", "succeeded"}
+    await assert_ledger_is_what_was_billed(second_engine, sim)
+
+
+async def test_the_aggregation_pass_goes_through_the_simulator_and_is_priced(client, engine, sim) -> None:
+    await retain(engine, TENANT, OWNER, sample_memories(60))
+    async with model_worker(client, engine, "anthropic", WIKI_AGGREGATION_PASS_ENABLED=True) as settings:
+        await compile_scope(client, settings, TENANT, OWNER)
+
+    runs = await ledger(engine, TENANT, OWNER)
+    assert runs[-1]["status"] == "succeeded"
+    assert sum(run["metrics"]["aggregation_planner_calls"] for run in runs) == len(sim.of_kind("aggregation")) > 0
+    await assert_ledger_is_what_was_billed(engine, sim)
+
+
+# ------------------------------------------------------------------ faults that are retried
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_throttling_waits_the_providers_delay_and_transient_failures_back_off(
+        client, engine, sim, provider) -> None:
+    ids = await retain_trip(engine, 4)
+    retry_after = LLM_RETRY.initial_interval.total_seconds() + 1
+    sim.fail_next("rate_limit", "planner", retry_after=retry_after)
+    sim.fail_next("model_error" if provider == "bedrock" else "overloaded", "planner")
+    async with model_worker(client, engine, provider) as settings:
+        await compile_scope(client, settings, TENANT, OWNER)
+
+    first, second, third = sim.of_kind("planner")
+    assert (first.status, second.status, third.status) == (429, 424 if provider == "bedrock" else 529, 200)
+    if provider == "anthropic":  # Bedrock sends no retry-after: its throttling backs off like the rest
+        assert second.at - first.at >= retry_after
+    assert third.at - second.at >= LLM_RETRY.initial_interval.total_seconds()
+    run = await only_run(engine)
+    assert run["status"] == "succeeded"
+    assert await cursor_record(engine) == ids[-1]
+    await assert_ledger_is_what_was_billed(engine, sim)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_a_hung_plan_call_is_retried_then_the_batch_is_split(client, engine, sim, provider) -> None:
+    ids = await retain_trip(engine, 4)
+    sim.fail_next("hang", "planner", times=2)
+    async with model_worker(client, engine, provider) as settings:
+        await compile_scope(client, settings, TENANT, OWNER)
+
+    assert [c.memory_ids for c in sim.of_kind("planner")] == [ids, ids, ids[:2], ids[2:]]
+    metrics = (await only_run(engine))["metrics"]
+    assert (metrics["interrupted_calls"], metrics["batch_splits"], metrics["records_read"]) == (2, 1, 4)
+    assert await cursor_record(engine) == ids[-1]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_a_stalled_or_broken_stream_is_retried_and_its_tokens_are_counted(client, engine, sim, provider) -> None:
+    ids = await retain_trip(engine, 4)
+    sim.fail_next("stall", "planner")
+    sim.fail_next("stream_error", "writer")
+    async with model_worker(client, engine, provider, WIKI_RECORD_PAGE_SIZE=2) as settings:
+        await compile_scope(client, settings, TENANT, OWNER)
+
+    run = await only_run(engine)
+    assert run["status"] == "succeeded"
+    assert run["metrics"]["interrupted_calls"] == 2
+    assert [c.fault for c in sim.calls if c.fault] == ["stall", "stream_error"]
+    await assert_ledger_is_what_was_billed(engine, sim)  # the cut-short calls' reported tokens included
+    assert await cursor_record(engine) == ids[-1]
+
+
+@pytest.mark.parametrize("fault", ["truncate", "malformed", "refusal"])
+async def test_an_unusable_plan_splits_the_batch_and_is_still_priced(client, engine, sim, fault) -> None:
+    ids = await retain_trip(engine, 4)
+    sim.fail_next(fault, "planner", times=1 if fault == "truncate" else 2)
+    async with model_worker(client, engine, "anthropic") as settings:
+        await compile_scope(client, settings, TENANT, OWNER)
+
+    halves = [c.memory_ids for c in sim.of_kind("planner")][-2:]
+    assert halves == [ids[:2], ids[2:]]
+    run = await only_run(engine)
+    assert (run["status"], run["metrics"]["batch_splits"], run["metrics"]["skipped_memories"]) == ("succeeded", 1, [])
+    await assert_ledger_is_what_was_billed(engine, sim)
+
+
+async def test_a_truncated_aggregation_reply_is_recorded_and_priced(client, engine, sim) -> None:
+    await retain(engine, TENANT, OWNER, sample_memories(40))
+    sim.fail_next("truncate", "aggregation")
+    async with model_worker(client, engine, "anthropic", WIKI_AGGREGATION_PASS_ENABLED=True) as settings:
+        await compile_scope(client, settings, TENANT, OWNER)
+
+    first = (await ledger(engine, TENANT, OWNER))[0]
+    assert "cut off" in first["metrics"]["aggregation_error"]
+    await assert_ledger_is_what_was_billed(engine, sim)
+
+
+async def test_miscopied_ids_are_dropped_and_counted_never_written(client, engine, sim) -> None:
+    await retain_trip(engine, 4)
+    sim.fail_next("miscopied_ids", "planner")
+    async with model_worker(client, engine, "anthropic") as settings:
+        await compile_scope(client, settings, TENANT, OWNER)
+
+    run = await only_run(engine)
+    assert run["status"] == "succeeded"
+    assert run["metrics"]["dropped_invalid_ids"] > 0
     snapshot = await wiki_snapshot(engine, TENANT, OWNER)
-    assert [(page[1], page[2], page[3]) for page in snapshot["pages"]] == [("entity", "lisbon", "Lisbon")]
-    assert await section_bodies(engine) == {
-        ("lisbon", "overview"): "Lisbon, as the section writer put it after the old quarter."}
-    assert await sources_by_section(engine) == {("lisbon", "overview"): set(ids)}
-    assert [mention[1] for mention in snapshot["mentions"]] == ["Alfama"]
+    written = {source[2] for source in snapshot["sources"]}
+    assert written <= set(sim.of_kind("planner")[0].memory_ids)
+
+
+# ------------------------------------------------------------------ faults that fail in one sentence
+
+
+@pytest.mark.parametrize(("provider", "setting", "expected"), [
+    ("anthropic", {"ANTHROPIC_API_KEY": "sk-wrong"}, "ANTHROPIC_API_KEY"),
+    ("anthropic", {"WIKI_MODEL_ID": "claude-haiku-9-9"}, "WIKI_MODEL_ID ('claude-haiku-9-9')"),
+    ("bedrock", {"WIKI_MODEL_ID": "us.anthropic.claude-haiku-9-9-v1:0"}, "WIKI_MODEL_ID"),
+    ("bedrock", {"AWS_BEARER_TOKEN_BEDROCK": "not-a-bedrock-key"}, "AWS_BEARER_TOKEN_BEDROCK"),
+])
+async def test_a_rejected_credential_or_model_fails_the_compile_in_one_sentence(
+        client, engine, sim, provider, setting, expected) -> None:
+    await retain_trip(engine, 4)
+    async with model_worker(client, engine, provider, **setting) as settings:
+        message = await failed_compile(client, settings)
+
+    assert expected in message
+    assert len(sim.calls) == 1  # rejected for good: neither Temporal nor the SDK retried it
     run = await only_run(engine)
-    metrics = run["metrics"]
-    assert run["status"] == "succeeded"
-    assert (metrics["planner_calls"], metrics["section_writer_calls"]) == (2, 1)
-    assert (metrics["pages_created"], metrics["sections_rewritten"], metrics["records_read"]) == (1, 1, 6)
-    assert metrics["input_tokens"] == 2 * PLANNER_USAGE["input_tokens"] + WRITER_USAGE["input_tokens"]
-    assert metrics["output_tokens"] == 2 * PLANNER_USAGE["output_tokens"] + WRITER_USAGE["output_tokens"]
-    assert metrics["cache_creation_input_tokens"] == 2 * PLANNER_USAGE["cache_creation_input_tokens"]
-    assert metrics["cache_read_tokens"] == (2 * PLANNER_USAGE["cache_read_input_tokens"]
-                                            + WRITER_USAGE["cache_read_input_tokens"])
-    # The aggregation pass after the leaf batches is one more planner call, priced in the same total.
-    assert len(api.of_kind("aggregation")) == metrics["aggregation_planner_calls"] == 1
-    assert "aggregation_error" not in metrics
-    assert metrics["aggregation_output_tokens"] == AGGREGATION_USAGE["output_tokens"]
-    assert metrics["cost_usd"] > 0
-    assert metrics["cost_usd"] == pytest.approx(expected_cost(api), abs=1e-6)
-    assert await cursor_record(engine) == ids[-1]
+    assert (run["status"], run["error"]) == ("failed", message)
+    assert await cursor_record(engine) is None
 
 
-async def plan_activity_started_events(handle) -> list[tuple[Any, Any]]:
-    """(scheduled event, started event) of every llm.plan_batch activity in the workflow's history."""
-    history = await handle.fetch_history()
-    scheduled = {}
-    pairs = []
-    for event in history.events:
-        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-            if event.activity_task_scheduled_event_attributes.activity_type.name == "llm.plan_batch":
-                scheduled[event.event_id] = event
-        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
-            origin = scheduled.get(event.activity_task_started_event_attributes.scheduled_event_id)
-            if origin is not None:
-                pairs.append((origin, event))
-    return pairs
+async def test_a_spend_limit_fails_the_compile_at_once_in_one_sentence(client, engine, sim) -> None:
+    await retain_trip(engine, 4)
+    sim.fail_next("spend_limit", "planner")
+    async with model_worker(client, engine, "anthropic") as settings:
+        message = await failed_compile(client, settings)
+
+    assert "spend limit" in message
+    assert len(sim.calls) == 1
 
 
-async def test_a_throttled_planner_call_waits_the_retry_after_then_succeeds(client, engine):
-    # Longer than the retry policy's first backoff, so only obeying the header explains the wait.
-    retry_after = LLM_RETRY.initial_interval + timedelta(seconds=1)
-    seconds = int(retry_after.total_seconds())
-    ids = await retain_days(engine, 6)
-    api = FakeMessagesApi(planner=deque([api_error(429, "rate_limit_error", {"retry-after": str(seconds)})]))
-    async with model_worker(client, engine, api) as settings:
-        handle = await signal_compile(client, TENANT, OWNER, trigger="admin", settings=settings)
-        await handle.result()
-
-    first, second = api.of_kind("planner")  # one HTTP request per attempt: the SDK itself never retries
-    assert second.at - first.at >= retry_after.total_seconds()
-    [(scheduled, started)] = await plan_activity_started_events(handle)
-    attributes = started.activity_task_started_event_attributes
-    assert attributes.attempt == 2
-    assert f"(429 rate_limit_error); retrying after the requested {seconds} s" in attributes.last_failure.message
-    assert started.event_time.ToDatetime() - scheduled.event_time.ToDatetime() >= retry_after
-    run = await only_run(engine)
-    assert (run["status"], run["metrics"]["planner_calls"], run["metrics"]["pages_created"]) == ("succeeded", 1, 1)
-    assert await cursor_record(engine) == ids[-1]
+def test_bedrock_without_a_region_or_credentials_stops_start_up_naming_what_is_missing(
+        monkeypatch, tmp_path) -> None:
+    with pytest.raises(ValueError, match="AWS_REGION"):
+        settings_for(WIKI_LLM="bedrock")
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "AWS_SESSION_TOKEN",
+                 "AWS_BEARER_TOKEN_BEDROCK"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    with pytest.raises(ConfigError, match="no AWS credentials.*AWS_BEARER_TOKEN_BEDROCK"):
+        build_model_client(settings_for(WIKI_LLM="bedrock", AWS_REGION="eu-west-1"))
 
 
-async def test_an_overloaded_provider_is_retried_with_backoff(client, engine):
-    ids = await retain_days(engine, 6)
-    api = FakeMessagesApi(planner=deque([api_error(529, "overloaded_error")]))
-    async with model_worker(client, engine, api) as settings:
-        handle = await signal_compile(client, TENANT, OWNER, trigger="admin", settings=settings)
-        await handle.result()
-
-    first, second = api.of_kind("planner")
-    assert second.at - first.at >= LLM_RETRY.initial_interval.total_seconds()  # no Retry-After: backoff
-    [(_, started)] = await plan_activity_started_events(handle)
-    assert started.activity_task_started_event_attributes.attempt == 2
-    assert "529 overloaded_error" in started.activity_task_started_event_attributes.last_failure.message
-    run = await only_run(engine)
-    assert run["status"] == "succeeded"
-    assert await sources_by_section(engine) == {("lisbon", "overview"): set(ids)}
-    assert await cursor_record(engine) == ids[-1]
+def test_a_model_id_of_the_wrong_provider_stops_start_up_naming_the_setting() -> None:
+    with pytest.raises(ValueError, match="WIKI_MODEL_ID: 'claude-haiku-4-5' is not a Bedrock model id"):
+        settings_for(WIKI_LLM="bedrock", AWS_REGION="us-east-1", WIKI_MODEL_ID="claude-haiku-4-5")
+    assert settings_for(WIKI_LLM="bedrock", AWS_REGION="eu-central-1").model_id == (
+        "eu.anthropic.claude-haiku-4-5-20251001-v1:0")
 
 
-async def test_a_truncated_plan_splits_the_batch_and_plans_each_half(client, engine):
-    ids = await retain_days(engine, 6)
-    api = FakeMessagesApi(planner=deque([plan_reply(lisbon_plan, stop_reason="max_tokens")]))
-    async with model_worker(client, engine, api) as settings:
-        await compile_scope(client, settings, TENANT, OWNER)
-
-    assert [call.memory_ids for call in api.of_kind("planner")] == [ids, ids[:3], ids[3:]]
-    metrics = (await only_run(engine))["metrics"]
-    assert (metrics["truncations"], metrics["batch_splits"]) == (1, 1)
-    assert (metrics["planner_calls"], metrics["records_read"], metrics["skipped_memories"]) == (2, 6, [])
-    # The truncated call was paid for too.
-    assert metrics["cost_usd"] == pytest.approx(expected_cost(api), abs=1e-6)
-    assert await sources_by_section(engine) == {("lisbon", "overview"): set(ids)}
-    assert await cursor_record(engine) == ids[-1]
+# ------------------------------------------------------------------ what the product does with any plan
 
 
-async def test_a_memory_whose_plan_stays_invalid_is_skipped_and_the_rest_compiles(client, engine):
-    ids = await retain_days(engine, 6)
-    poison = ids[0]
+async def test_ids_the_scope_does_not_own_are_dropped_and_counted_never_written(client, engine, sim) -> None:
+    async with model_worker(client, engine, "anthropic") as settings:
+        other_ids = await retain(engine, "other", OWNER, [MemoryIn(content="Lisbon again.")])
+        foreign_memory = str(other_ids.inserted[0])
+        ids = await retain_trip(engine, 4)
 
-    def plan_or_garbage(prompt: Prompt) -> dict[str, Any]:
-        if poison in prompt.memory_ids:
-            return {"pageUpdates": [{"pageId": 5}], "newPages": "none"}  # missing arrays, wrong types
-        return lisbon_plan(prompt)
-
-    api = FakeMessagesApi(default_planner=plan_reply(plan_or_garbage))
-    async with model_worker(client, engine, api) as settings:
-        await compile_scope(client, settings, TENANT, OWNER)
-
-    # Invalid twice -> split; the half with the poison again; the poison alone twice -> skipped.
-    assert [call.memory_ids for call in api.of_kind("planner")] == [
-        ids, ids, ids[:3], ids[:3], [poison], [poison], ids[1:3], ids[3:]]
-    metrics = (await only_run(engine))["metrics"]
-    assert metrics["skipped_memories"] == [poison]
-    assert (metrics["invalid_plans"], metrics["llm_retries"], metrics["batch_splits"]) == (6, 3, 2)
-    assert (metrics["planner_calls"], metrics["records_read"]) == (2, 6)
-    assert metrics["cost_usd"] == pytest.approx(expected_cost(api), abs=1e-6)  # the unusable replies too
-    assert await sources_by_section(engine) == {("lisbon", "overview"): set(ids[1:])}
-    assert await cursor_record(engine) == ids[-1]
-
-
-async def compile_other_tenant(client: Client, engine: AsyncEngine, api: FakeMessagesApi,
-                               settings: Settings) -> tuple[str, str]:
-    """Tenant "other" gets a Lisbon page and an open Alfama mention; returns their ids."""
-    await retain_days(engine, 2, tenant="other")
-    await compile_scope(client, settings, "other", OWNER)
-    async with engine.connect() as conn:
-        page_id = (await conn.execute(text(
-            "SELECT id FROM wiki_pages WHERE tenant_id = 'other' AND slug = 'lisbon'"))).scalar_one()
-        mention_id = (await conn.execute(text(
-            "SELECT id FROM wiki_unresolved_mentions WHERE tenant_id = 'other' AND status = 'open'"))).scalar_one()
-    return str(page_id), str(mention_id)
-
-
-async def test_ids_the_scope_does_not_own_are_dropped_and_counted_never_written(client, engine):
-    api = FakeMessagesApi()
-    async with model_worker(client, engine, api) as settings:
-        foreign_page, foreign_mention = await compile_other_tenant(client, engine, api, settings)
-        other_before = await wiki_snapshot(engine, "other", OWNER)
-        ids = await retain_days(engine, 6)
-
-        def hostile_plan(prompt: Prompt) -> dict[str, Any]:
-            refs = prompt.memory_ids
+        def hostile_plan(user: str) -> dict[str, Any]:
+            refs = [str(m.id) for m in parse_leaf_prompt(user).memories]
             hijack = [{"slug": "overview", "proposed_body_md": "Hijacked.", "source_refs": refs}]
-            return empty_plan(
-                pageUpdates=[{"pageId": "814e6b70", "sections": hijack},
-                             {"pageId": str(uuid.uuid4()), "sections": hijack},
-                             {"pageId": foreign_page, "sections": hijack}],
-                newPages=[{"type": "entity", "slug": "porto", "title": "Porto", "sections": [
-                    {"slug": "overview", "heading": "Overview", "body_md": "A day trip.", "source_refs": refs}]}],
-                promotions=[{"mentionId": foreign_mention, "reason": "seen often", "type": "topic",
-                             "title": "Alfama", "sections": [{"slug": "summary", "body_md": "Hijacked.",
-                                                              "source_refs": refs}]}],
-                pageLinks=[{"fromType": "place", "fromSlug": "porto", "toType": "entity", "toSlug": "porto"},
-                           {"fromType": "entity", "fromSlug": "  ", "toType": "entity", "toSlug": "porto"},
-                           {"fromType": "entity", "fromSlug": "porto", "toType": "entity", "toSlug": "atlantis"}],
-            )
+            return {"pageUpdates": [{"pageId": "814e6b70", "sections": hijack},
+                                    {"pageId": str(uuid.uuid4()), "sections": hijack}],
+                    "newPages": [{"type": "entity", "slug": "porto", "title": "Porto", "sections": [
+                        {"slug": "overview", "heading": "Overview", "body_md": "A day trip [[Porto]].",
+                         "source_refs": [*refs, foreign_memory]}]}],
+                    "unresolvedMentions": [], "promotions": [],
+                    "pageLinks": [{"fromType": "place", "fromSlug": "porto", "toType": "entity", "toSlug": "porto"},
+                                  {"fromType": "entity", "fromSlug": "porto", "toType": "entity",
+                                   "toSlug": "atlantis"}]}
 
-        api.planner.append(plan_reply(hostile_plan))
+        sim.answer_next("planner", hostile_plan)
         await compile_scope(client, settings, TENANT, OWNER)
 
-    assert await wiki_snapshot(engine, "other", OWNER) == other_before
     snapshot = await wiki_snapshot(engine, TENANT, OWNER)
     assert [page[2] for page in snapshot["pages"]] == ["porto"]
-    assert (snapshot["links"], snapshot["mentions"]) == ([], [])
+    assert [section[4] for section in snapshot["sections"]] == ["A day trip Porto."]  # no wikilink survives
+    assert {source[2] for source in snapshot["sources"]} == set(ids)  # the other scope's memory is not cited
     run = await only_run(engine)
     assert run["status"] == "succeeded"
-    # 3 page updates, 1 promotion, the link to an unknown slug, and the 2 links the plan contract
-    # drops (bad page type, blank slug): dropped, logged and counted, never fatal.
-    assert run["metrics"]["dropped_invalid_ids"] == 7
-    assert await cursor_record(engine) == ids[-1]
-
-
-async def test_wikilinks_are_stripped_and_bold_titles_of_known_pages_become_links(client, engine):
-    await retain_days(engine, 6)
-
-    def linked_prose(prompt: Prompt) -> dict[str, Any]:
-        refs = prompt.memory_ids
-        return empty_plan(newPages=[
-            {"type": "entity", "slug": "lisbon", "title": "Lisbon", "sections": [
-                {"slug": "overview", "heading": "Overview", "source_refs": refs,
-                 "body_md": "Walked all over [[Lisbon]] and ate at [[Taberna|the tavern]]."}]},
-            {"type": "entity", "slug": "taberna", "title": "Taberna", "sections": [
-                {"slug": "overview", "heading": "Overview", "source_refs": refs,
-                 "body_md": "The best bacalhau in **Lisbon**, near **Nowhere Known**."}]},
-        ])
-
-    api = FakeMessagesApi(planner=deque([plan_reply(linked_prose)]))
-    async with model_worker(client, engine, api) as settings:
-        await compile_scope(client, settings, TENANT, OWNER)
-
-    bodies = await section_bodies(engine)
-    assert bodies[("lisbon", "overview")] == "Walked all over Lisbon and ate at the tavern."
-    assert bodies[("taberna", "overview")] == (
-        "The best bacalhau in [**Lisbon**](/wiki/entity/lisbon), near **Nowhere Known**.")
-    pages = (await wiki_snapshot(engine, TENANT, OWNER))["pages"]
-    assert all("[[" not in page[5] for page in pages)
-
-
-async def test_provenance_comes_only_from_citations_inside_the_batch(client, engine):
-    ids = await retain_days(engine, 6)
-    outside = ids[4]  # a memory of the same scope, but of the next batch
-
-    def citing_plan(prompt: Prompt) -> dict[str, Any]:
-        first = prompt.memory_ids[0]
-        return empty_plan(newPages=[{"type": "entity", "slug": "lisbon", "title": "Lisbon", "sections": [
-            {"slug": "overview", "heading": "Overview", "body_md": "A hilly city.", "source_refs": []},
-            {"slug": "notes", "heading": "Notes", "body_md": "Sardines everywhere.",
-             "source_refs": [first, outside, str(uuid.uuid4())]},
-        ]}])
-
-    api = FakeMessagesApi(planner=deque([plan_reply(citing_plan)]),
-                          default_planner=plan_reply(lambda prompt: empty_plan()))
-    async with model_worker(client, engine, api, WIKI_RECORD_PAGE_SIZE=3) as settings:
-        await compile_scope(client, settings, TENANT, OWNER)
-
-    assert await sources_by_section(engine) == {("lisbon", "overview"): set(), ("lisbon", "notes"): {ids[0]}}
-    assert await cursor_record(engine) == ids[-1]
-
-
-async def test_an_invalid_api_key_fails_the_compile_with_an_actionable_message(client, engine):
-    await retain_days(engine, 6)
-    api = FakeMessagesApi(planner=deque([api_error(401, "authentication_error")]))
-    async with model_worker(client, engine, api) as settings:
-        handle = await signal_compile(client, TENANT, OWNER, trigger="admin", settings=settings)
-        with pytest.raises(WorkflowFailureError) as failed:
-            await handle.result()
-
-    cause = failed.value.cause
-    assert isinstance(cause, ApplicationError) and cause.type == "CompileFailed"
-    assert "ANTHROPIC_API_KEY" in cause.message and "\n" not in cause.message
-    assert len(api.calls) == 1  # rejected for good: neither Temporal nor the SDK retried it
-    run = await only_run(engine)
-    assert (run["status"], run["error"]) == ("failed", cause.message)
-    assert run["metrics"]["error"] == cause.message
-    assert await cursor_record(engine) is None
-    assert (await wiki_snapshot(engine, TENANT, OWNER))["pages"] == []
+    # At least the two unknown page ids and the other scope's memory (links dropped are counted too).
+    assert run["metrics"]["dropped_invalid_ids"] >= 3

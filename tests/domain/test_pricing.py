@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from domain.pricing import TokenUsage, cost_usd, price_for
+from domain.pricing import TokenUsage, cache_prefix_worthwhile, cost_usd, price_for
 
 MILLION = 1_000_000
 
@@ -31,12 +31,39 @@ def test_model_ids_match_their_family(model_id: str, family: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "model_id", ["openai.gpt-oss-120b-1:0", "claude-opus-4-20250514", "claude-sonnet-45"]
+    ("model_id", "family"),
+    [
+        ("claude-opus-4-20250514", "claude-opus-4"),
+        ("claude-haiku-5-5", "claude-haiku-5-5"),
+        ("us.anthropic.claude-opus-4-6-v1", "claude-opus-4-6"),
+        ("claude-fable-5-1", "claude-fable-5-1"),
+        ("claude-3-5-haiku-20241022", "claude-3-5-haiku"),
+    ],
 )
-def test_unknown_models_get_haiku_prices_flagged_as_unknown(model_id: str) -> None:
+def test_current_and_older_models_are_in_the_table(model_id: str, family: str) -> None:
+    price = price_for(model_id)
+    assert (price.family, price.known) == (family, True)
+
+
+@pytest.mark.parametrize(
+    ("model_id", "expected_output_price"),
+    [
+        ("claude-sonnet-45", 15.00),  # a Sonnet the table does not know: the dearest Sonnet
+        ("claude-haiku-9-9", 5.00),  # the dearest Haiku
+        ("openai.gpt-oss-120b-1:0", 75.00),  # no tier named: the dearest model of all
+    ],
+)
+def test_unknown_models_get_the_dearest_price_of_their_tier_flagged_as_unknown(
+        model_id: str, expected_output_price: float) -> None:
     price = price_for(model_id)
     assert not price.known
-    assert (price.input, price.output, price.cache_write, price.cache_read) == (1.00, 5.00, 1.25, 0.10)
+    assert price.output == expected_output_price
+
+
+def test_a_cache_breakpoint_is_worthwhile_only_past_the_models_minimum() -> None:
+    assert not cache_prefix_worthwhile("claude-haiku-4-5", 4095)
+    assert cache_prefix_worthwhile("claude-haiku-4-5", 4096)
+    assert cache_prefix_worthwhile("claude-sonnet-4-5", 1024)
 
 
 @pytest.mark.parametrize(

@@ -40,9 +40,11 @@ What is left out, and why (each comes from the wall clock or from a random / wor
   wiki_compile_plans and wiki_compile_section_drafts (per-batch staging keyed by
   workflow.uuid4() plan ids and run ids).
 
-Normalised rather than left out: the scripted planner writes "Visited on YYYY-MM-DD." from each
-memory's retain-time updated_at (domain/scripted.py `_memory_date`), so the day the sample was
-retained appears in section bodies. Every such day (UTC) of the scope is replaced by
+Normalised rather than left out (a guard since the fixture of issue 12): the scripted planner used to
+write "Visited on YYYY-MM-DD." from each memory's retain-time updated_at, so the day the sample was
+retained appeared in section bodies; it now writes the day the memory happened (created_at,
+planners/scripted_text.py `memory_date`), so no retain day should appear. Every such day (UTC) of
+the scope is still replaced by
 RETAIN_DATE_PLACEHOLDER in every string of the dump (two runs on one day are byte-identical without
 this, but the fixture must also hold on a later day). dump_scope refuses, rather than guess, when a
 retain day is also a day the memories say they happened on (the sample's days are 2026-01-05 to

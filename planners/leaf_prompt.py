@@ -1,0 +1,315 @@
+"""The leaf planner's prompt: the batch's memories, the scope's candidate pages and open mentions.
+
+Pure text building, no I/O. What the model is shown, and the bounds on it (each a constant below):
+
+- Memories: id, when each HAPPENED (`created_at`, the memory's own occurred_at; not when it was
+  retained, which for a bootstrap import is the same day for everything), compact metadata, and the
+  text in full up to RECORD_TEXT_LIMIT characters. A longer text is shown up to the limit and marked
+  as cut, with its full length, so the model knows it saw part of it; nothing is cut silently.
+- Candidate pages: id, type, slug, title, summary, aliases, and each section's slug, heading and the
+  start of its text (SECTION_EXCERPT_LIMIT characters), so the model can tell whether a section
+  really changes and reuse its slug.
+- Open mentions: alias, count, suggested type, when last seen, and every sighting the mention holds
+  (its quoted context and the record it came from), so a promotion can cite them.
+- Promotion candidates (a lint-triggered compile): the mentions to consider promoting.
+
+Every value taken from memories or the wiki is written as JSON (one line, escaped), so untrusted
+text cannot forge a line of the prompt. `planner_view` returns the context exactly as the prompt
+shows it (bounds applied): the scripted planner plans from that view, so it decides from the same
+evidence a model would, and a model simulator that parses the prompt back recovers the same view.
+
+Caching: nothing here is marked for the prompt cache. The candidates and mentions depend on the
+batch's names, so they change from call to call; the model gateway caches only the stable prefix
+(tools and system prompt) and only when it is long enough for the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict
+
+from domain.aliases import normalize_alias
+from domain.context import CandidatePage, CandidateSection, MemoryRecord, OpenMention, PlannerContext
+from planners.prompt_text import JSON_ONLY_INSTRUCTION, compact_metadata, section, to_json, truncate
+from planners.templates import describe_page_types
+
+# A memory's text is shown in full up to this many characters (about 1,500 tokens); longer texts
+# are shown up to it and marked as cut.
+RECORD_TEXT_LIMIT = 6_000
+CANDIDATE_SUMMARY_LIMIT = 200
+CANDIDATE_ALIAS_LIMIT = 16
+CANDIDATE_SECTION_LIMIT = 12
+SECTION_EXCERPT_LIMIT = 160
+# Sightings a mention keeps (store/plan_apply.py keeps the newest 5) are all shown, each quote to here.
+MENTION_CONTEXT_LIMIT = 300
+MENTION_CONTEXTS_SHOWN = 5
+# max_tokens of a leaf plan: a base plus a share per memory and per promotion candidate, capped. A
+# dense plan runs to ~150 output tokens a memory; the share leaves room for twice that.
+PLANNER_BASE_TOKENS = 1_024
+PLANNER_TOKENS_PER_MEMORY = 320
+PLANNER_TOKENS_PER_PROMOTION = 600
+PLANNER_MAX_TOKENS = 24_000
+
+PLANNER_OUTPUT_SHAPE = """{
+  "pageUpdates": [
+    {
+      "pageId": "<id of a candidate page>",
+      "aliases": ["<new alternate names for the page, optional>"],
+      "sections": [
+        {
+          "slug": "<section slug>",
+          "rationale": "<one sentence: why this section changes>",
+          "proposed_body_md": "<the full new markdown body of the section>",
+          "source_refs": ["<id of a record in this batch that informs THIS section>"]
+        }
+      ]
+    }
+  ],
+  "newPages": [
+    {
+      "type": "entity | topic | decision",
+      "slug": "<kebab-case slug>",
+      "title": "<display title>",
+      "aliases": ["<alternate names, optional>"],
+      "summary": "<one-line summary>",
+      "source_refs": ["<record ids backing the page as a whole>"],
+      "sections": [
+        {
+          "slug": "<section slug>",
+          "heading": "<section heading>",
+          "body_md": "<markdown body>",
+          "source_refs": ["<id of a record in this batch that informs THIS section>"]
+        }
+      ]
+    }
+  ],
+  "unresolvedMentions": [
+    {
+      "alias": "<the name as written>",
+      "suggestedType": "entity | topic | decision | null",
+      "context": "<a short quote or paraphrase of where it appeared>",
+      "source_ref": "<id of the record it appeared in>"
+    }
+  ],
+  "promotions": [
+    {
+      "mentionId": "<id of an open mention>",
+      "reason": "<one sentence: why now>",
+      "type": "entity | topic | decision",
+      "title": "<page title>",
+      "slug": "<kebab-case slug>",
+      "sections": [
+        {"slug": "<section slug>", "heading": "<heading>", "body_md": "<body>", "source_refs": ["<record id>"]}
+      ]
+    }
+  ],
+  "pageLinks": [
+    {
+      "fromType": "entity | topic | decision",
+      "fromSlug": "<slug of a candidate page or of one of your newPages>",
+      "toType": "entity | topic | decision",
+      "toSlug": "<slug of a candidate page or of one of your newPages>",
+      "context": "<one line: why the link exists>"
+    }
+  ]
+}"""
+
+PLANNER_SYSTEM = f"""You are the planner of a wiki compiled from one user's memories. You read a batch of \
+memory records together with the pages and the open unresolved mentions that already exist, and you \
+decide how the wiki should change. You never write to the wiki yourself: you return a plan, and the \
+compiler applies it.
+
+Everything you are shown belongs to exactly one scope (one tenant, one owner). Refer only to the \
+records, pages and mentions you are given.
+
+## Page types
+
+{describe_page_types()}
+
+The defaults are a guide, not a cage: propose another section slug when the records clearly call for one.
+
+## What a plan contains
+
+One JSON object with the arrays below; any of them may be empty.
+- pageUpdates: candidate pages whose sections should change given the new records. Each candidate page \
+lists its sections with the start of their current text; include a section only when its content \
+materially changes, never rewrite for style, and reuse an existing section's slug rather than invent \
+a near-duplicate.
+- newPages: new pages. Propose one only when all three hold: the subject is durable, at least two \
+records reinforce it, and no candidate page already covers it (compare titles, slugs and aliases).
+- unresolvedMentions: names the records mention that no candidate page covers and that do not yet \
+justify a page of their own.
+- promotions: open unresolved mentions that should now become pages, only when the mention has been \
+seen at least 3 times and is still active recently. Use the mention's id as mentionId. A promotion's \
+sections may cite, besides records of this batch, the source_ref of the sightings listed under that \
+mention: they are the earlier records the name was held from.
+- pageLinks: directed links between pages that meaningfully reference each other: a restaurant to the \
+trip or city it belongs to, a place to the larger place that contains it, a person to their \
+organisation or family, a decision to the things it is about, a topic to its members. Emit both \
+directions when both are meaningful. Both ends must be candidate pages or pages in your own newPages, \
+named by (type, slug); never create a page through a link alone.
+
+## Be cautious
+
+Holding a name as an unresolved mention is almost free; a spurious page is expensive to undo. When in \
+doubt, hold the name instead of creating a page. If you cannot tell whether something is an entity, a \
+topic or a decision, hold it.
+
+## Rules
+
+1. Every section you write (in pageUpdates, newPages and promotions) MUST carry source_refs: the ids of \
+exactly those records in this batch (for a promotion, also the mention's sightings) that inform that \
+section. Never cite a record on a section whose text does not draw on it. Leave out any section that \
+no record supports.
+2. Never invent ids. pageId must be a candidate page id, mentionId an open mention id, and every \
+source_ref the id of a record you were shown. Copy ids exactly.
+3. When a record clearly refers to a candidate page (by title, slug or alias), update that page; never \
+create a second page for it.
+4. Keep section bodies short, factual markdown. No speculation, nothing beyond what the records say.
+5. Never write record ids, UUIDs, hex keys or any internal identifier into section text. Provenance \
+belongs in source_refs only.
+6. Never use [[wikilink]] syntax. Write names as plain text; you may bold a page's exact title \
+(**Title**). Relationships between pages belong in pageLinks.
+7. Slugs are lowercase kebab-case.
+8. Answer with JSON only.
+
+## Output shape
+
+{PLANNER_OUTPUT_SHAPE}"""
+
+
+class PlannerPrompt(BaseModel):
+    """A prompt: the system prompt (with the tool schema, the only stable prefix) and the user message."""
+
+    model_config = ConfigDict(frozen=True)
+
+    system: str
+    user: str
+
+    @property
+    def chars(self) -> int:
+        return len(self.system) + len(self.user)
+
+
+def planner_max_tokens(memories: int, promotions: int = 0) -> int:
+    """The output budget of one leaf plan, sized to what the batch can need."""
+    wanted = PLANNER_BASE_TOKENS + memories * PLANNER_TOKENS_PER_MEMORY + promotions * PLANNER_TOKENS_PER_PROMOTION
+    return min(PLANNER_MAX_TOKENS, wanted)
+
+
+def build_planner_prompt(ctx: PlannerContext) -> PlannerPrompt:
+    parts = [
+        section("Candidate pages already in this scope", [_candidate_lines(p) for p in ctx.candidate_pages]),
+        section("Open unresolved mentions in this scope", [_mention_lines(m) for m in ctx.open_mentions]),
+        section("Memory records in this batch", [_record_lines(r) for r in ctx.memories]),
+    ]
+    if ctx.promotion_candidate_ids:
+        parts.append(_promotion_section(ctx.promotion_candidate_ids, ctx.open_mentions))
+    parts.append(JSON_ONLY_INSTRUCTION)
+    return PlannerPrompt(system=PLANNER_SYSTEM, user="\n\n".join(parts))
+
+
+# ------------------------------------------------------------------ what the prompt shows
+
+
+def shown_text(content: str) -> str:
+    return content[:RECORD_TEXT_LIMIT]
+
+
+def shown_memory(record: MemoryRecord) -> MemoryRecord:
+    # The prompt dates a memory by when it happened; that is the only date a planner gets.
+    return MemoryRecord(id=record.id, content=shown_text(record.content), metadata=compact_metadata(record.metadata),
+                        created_at=record.created_at, updated_at=record.created_at)
+
+
+def shown_page(page: CandidatePage) -> CandidatePage:
+    return CandidatePage(
+        id=page.id, type=page.type, slug=page.slug, title=page.title,
+        summary=truncate(page.summary, CANDIDATE_SUMMARY_LIMIT) if page.summary else None,
+        aliases=page.aliases[:CANDIDATE_ALIAS_LIMIT],
+        sections=[CandidateSection(slug=s.slug, heading=s.heading, body_md=truncate(s.body_md, SECTION_EXCERPT_LIMIT))
+                  for s in page.sections[:CANDIDATE_SECTION_LIMIT]],
+    )
+
+
+def shown_mention(mention: OpenMention) -> OpenMention:
+    contexts = [{"quote": truncate(str(c.get("quote") or ""), MENTION_CONTEXT_LIMIT),
+                 "source_ref": str(c.get("source_ref") or "")}
+                for c in mention.sample_contexts[:MENTION_CONTEXTS_SHOWN]]
+    return OpenMention(id=mention.id, alias=mention.alias, alias_normalized=mention.alias_normalized,
+                       mention_count=mention.mention_count, suggested_type=mention.suggested_type,
+                       last_seen_at=mention.last_seen_at, sample_contexts=contexts)
+
+
+def planner_view(ctx: PlannerContext) -> PlannerContext:
+    """The context exactly as the leaf prompt shows it: what a planner may decide from."""
+    return PlannerContext(
+        tenant_id=ctx.tenant_id, owner_id=ctx.owner_id,
+        memories=[shown_memory(m) for m in ctx.memories],
+        candidate_pages=[shown_page(p) for p in ctx.candidate_pages],
+        open_mentions=[shown_mention(m) for m in ctx.open_mentions],
+        promotion_candidate_ids=list(ctx.promotion_candidate_ids),
+    )
+
+
+# ------------------------------------------------------------------ lines
+
+
+def _record_lines(record: MemoryRecord) -> str:
+    metadata = compact_metadata(record.metadata)
+    metadata_part = f" metadata={to_json(metadata)}" if metadata else ""
+    lines = [f"- id={record.id} happened={record.created_at.isoformat()}{metadata_part}",
+             f"  text={to_json(shown_text(record.content))}"]
+    if len(record.content) > RECORD_TEXT_LIMIT:
+        lines.append(f"  text_cut=the first {RECORD_TEXT_LIMIT} of {len(record.content)} characters are shown")
+    return "\n".join(lines)
+
+
+def _candidate_lines(page: CandidatePage) -> str:
+    shown = shown_page(page)
+    line = f"- id={shown.id} type={shown.type} slug={shown.slug} title={to_json(shown.title)}"
+    if shown.summary:
+        line += f" summary={to_json(shown.summary)}"
+    if shown.aliases:
+        line += f" aliases={to_json(shown.aliases)}"
+    lines = [line]
+    lines.extend(f"  · section slug={s.slug} heading={to_json(s.heading)} excerpt={to_json(s.body_md)}"
+                 for s in shown.sections)
+    return "\n".join(lines)
+
+
+def _mention_head(mention: OpenMention) -> str:
+    line = f"- id={mention.id} alias={to_json(mention.alias)}"
+    if mention.alias_normalized != normalize_alias(mention.alias):
+        line += f" key={to_json(mention.alias_normalized)}"
+    line += f" count={mention.mention_count}"
+    if mention.suggested_type:
+        line += f" suggestedType={mention.suggested_type}"
+    # The promotion rule needs recency, so the planner is told when the name was last seen.
+    return f"{line} lastSeen={mention.last_seen_at.isoformat()}"
+
+
+def _mention_lines(mention: OpenMention) -> str:
+    shown = shown_mention(mention)
+    lines = [_mention_head(shown)]
+    for context in shown.sample_contexts:
+        ref = f" source_ref={context['source_ref']}" if context["source_ref"] else ""
+        lines.append(f"  · sighting{ref} context={to_json(context['quote'])}")
+    return "\n".join(lines)
+
+
+def _promotion_section(candidate_ids: Sequence[UUID], mentions: Sequence[OpenMention]) -> str:
+    by_id = {mention.id: mention for mention in mentions}
+    lines = [
+        "These open mentions have been seen at least 3 times within the last 30 days. Promote each one "
+        "(promotions[], mentionId = its id) if its sightings (listed with the open mentions above) justify "
+        "a durable page of its own; otherwise leave it open. Its sections may cite those sightings' "
+        "source_ref.",
+        "",
+    ]
+    for mention_id in candidate_ids:
+        mention = by_id.get(mention_id)
+        lines.append(f"- id={mention_id}" + (f" alias={to_json(mention.alias)}" if mention else ""))
+    return section("Mentions that crossed the promotion threshold", lines)
