@@ -32,7 +32,7 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-N = TypeVar("N", bound=Hashable)
+N = TypeVar("N", bound=Hashable)  # page ids: comparable, so links can be walked in a fixed order
 
 Direction = Literal["out", "in", "both"]
 DIRECTIONS: tuple[str, ...] = ("out", "in", "both")
@@ -172,7 +172,8 @@ def random_walk_influence(origin: N, successors: Mapping[N, Iterable[N]], alpha:
     """
     if not 0 < alpha < 1:
         raise ValueError("alpha must be strictly between 0 and 1")
-    targets = {node: tuple(sorted(nodes, key=repr)) for node, nodes in successors.items()}
+    # A fixed order of links, so the pushes (and the last digits of the result) never depend on set order.
+    targets = {node: tuple(sorted(nodes)) for node, nodes in successors.items()}
     estimate: dict[N, float] = {}
     residual: dict[N, float] = {origin: 1.0}
     queue = deque([origin])
@@ -221,8 +222,11 @@ _TOKEN = re.compile(r"[^\W_]+")
 
 def tokens(text: str) -> frozenset[str]:
     """Case- and accent-folded words of at least two characters."""
-    decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text).lower())
-    folded = "".join(ch for ch in decomposed if not unicodedata.category(ch).startswith("M"))
+    if text.isascii():  # nothing to fold: the common case, and the fast one
+        folded = text.lower()
+    else:
+        decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text).lower())
+        folded = "".join(ch for ch in decomposed if not unicodedata.category(ch).startswith("M"))
     return frozenset(word for word in _TOKEN.findall(folded) if len(word) >= 2)
 
 

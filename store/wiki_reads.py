@@ -74,7 +74,10 @@ class CitingSection(BaseModel):
 #   locale), for the plain query and for each prefix term, so "Cafe/Restaurant" or "café" match what was
 #   indexed whatever the database's locale;
 # - the alias needle is normalised like aliases are, and its LIKE wildcards are escaped;
-# - a page matching several aliases appears once (with its best alias: exact first, then the shortest).
+# - a page matching several aliases appears once (with its best alias: exact first, then the shortest);
+# - the pages matching the text are found through the GIN index on search_tsv first, and only they (and
+#   the alias hits) are ranked: one OR across the text and the alias join would scan every page of the
+#   scope.
 _SEARCH = """
     WITH query AS (
         SELECT plainto_tsquery('english', regexp_replace(:query, '[^[:alnum:]]+', ' ', 'g')) AS plain,
@@ -89,16 +92,26 @@ _SEARCH = """
         WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
           AND :needle <> '' AND (a.alias = :needle OR a.alias LIKE '%' || :needle_like || '%' ESCAPE '\\')
         ORDER BY a.page_id, (a.alias = :needle) DESC, length(a.alias), a.alias
+    ), text_hits AS (
+        SELECT p.id FROM wiki_pages p
+        WHERE p.search_tsv @@ (SELECT plain FROM query)
+          AND p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+        UNION
+        SELECT p.id FROM wiki_pages p
+        WHERE p.search_tsv @@ (SELECT prefix FROM query)
+          AND p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+    ), matched AS (
+        SELECT id FROM text_hits UNION SELECT page_id FROM alias_hits
     )
     SELECT p.id, p.type, p.slug, p.title, p.summary, p.last_compiled_at, ah.alias AS matched_alias,
            COALESCE(ts_rank(p.search_tsv, q.plain), 0)
            + COALESCE(ts_rank(p.search_tsv, q.prefix), 0) * :prefix_weight
            + CASE WHEN ah.page_id IS NOT NULL THEN :alias_bonus ELSE 0.0 END AS score
-    FROM wiki_pages p
+    FROM matched m
+    JOIN wiki_pages p ON p.id = m.id
     CROSS JOIN query q
     LEFT JOIN alias_hits ah ON ah.page_id = p.id
     WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
-      AND (p.search_tsv @@ q.plain OR p.search_tsv @@ q.prefix OR ah.page_id IS NOT NULL)
     ORDER BY score DESC, p.last_compiled_at DESC NULLS LAST, p.id
     LIMIT :limit
 """
