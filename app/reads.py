@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Literal
 from uuid import UUID
@@ -159,6 +160,20 @@ class RetainSummary(BaseModel):
     compile_workflow_id: str | None  # the compile woken, when anything changed
 
 
+Database = AsyncEngine | AsyncConnection
+
+
+@asynccontextmanager
+async def connection(db: Database) -> AsyncIterator[AsyncConnection]:
+    """A connection of the engine, or the caller's own (a server that already holds one for the request
+    reads on it: one pool checkout per request instead of two)."""
+    if isinstance(db, AsyncConnection):
+        yield db
+        return
+    async with db.connect() as conn:
+        yield conn
+
+
 def _bounded(name: str, value: int | None, default: int, high: int, low: int = 1) -> int:
     if value is None:
         return default
@@ -180,11 +195,11 @@ def _text_argument(name: str, value: str, high: int) -> str:
 # ------------------------------------------------------------------------------------------ search
 
 
-async def search(engine: AsyncEngine, scope: ReadScope, query: str, limit: int | None = None) -> SearchResult:
+async def search(db: Database, scope: ReadScope, query: str, limit: int | None = None) -> SearchResult:
     """Seed 001's wikiSearch: full text (plain and prefix) over title, summary and body, alias bonus."""
     query = _text_argument("query", query, MAX_QUERY_CHARS)
     limit = _bounded("limit", limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)
-    async with engine.connect() as conn:
+    async with connection(db) as conn:
         hits = await wiki_reads.search_pages(conn, scope.tenant, scope.owner, query, limit)
     return SearchResult(query=query, hits=[Hit(type=h.type, slug=h.slug, title=h.title, summary=h.summary,
                                                score=round(h.score, 6), matched_alias=h.matched_alias)
@@ -254,18 +269,18 @@ def _document(view: wiki_reads.PageView, matched_by: str, others: list[PageRef],
     )
 
 
-async def get_page(engine: AsyncEngine, scope: ReadScope, name: str, offset: int | None = None,
+async def get_page(db: Database, scope: ReadScope, name: str, offset: int | None = None,
                    max_chars: int | None = None) -> PageDocument:
     """The page a name designates, as markdown, at most `max_chars` from `offset` on."""
-    async with engine.connect() as conn:
+    async with connection(db) as conn:
         key, others = await _resolve(conn, scope, name)
         view = await _page_view(conn, scope, key.type, key.slug)
     return _document(view, key.how, others, offset, max_chars)
 
 
-async def get_page_by_key(engine: AsyncEngine, scope: ReadScope, page_type: str, slug: str,
+async def get_page_by_key(db: Database, scope: ReadScope, page_type: str, slug: str,
                           offset: int | None = None, max_chars: int | None = None) -> PageDocument:
-    async with engine.connect() as conn:
+    async with connection(db) as conn:
         view = await _page_view(conn, scope, page_type, slug)
     return _document(view, "type/slug", [], offset, max_chars)
 
@@ -273,12 +288,12 @@ async def get_page_by_key(engine: AsyncEngine, scope: ReadScope, page_type: str,
 # ------------------------------------------------------------------------------------------ sources
 
 
-async def get_sources(engine: AsyncEngine, scope: ReadScope, name: str, section: str | None = None,
+async def get_sources(db: Database, scope: ReadScope, name: str, section: str | None = None,
                       limit: int | None = None) -> SourcesResult:
     """The memories a page, or one section of it, cites: their text and date, newest first."""
     limit = _bounded("limit", limit, DEFAULT_SOURCES_LIMIT, MAX_SOURCES_LIMIT)
     section = _text_argument("section", section, MAX_NAME_CHARS) if section is not None else None
-    async with engine.connect() as conn:
+    async with connection(db) as conn:
         key, _ = await _resolve(conn, scope, name)
         view = await _page_view(conn, scope, key.type, key.slug)
         if section is not None and section not in {s.slug for s in view.sections}:
@@ -316,7 +331,7 @@ async def _walk(conn: AsyncConnection, scope: ReadScope, origin: UUID, way: str,
     return relation
 
 
-async def related(engine: AsyncEngine, scope: ReadScope, name: str, limit: int | None = None,
+async def related(db: Database, scope: ReadScope, name: str, limit: int | None = None,
                   direction: Direction = "both", max_hops: int | None = None,
                   query: str | None = None) -> RelatedResult:
     """Pages around a page: the link cone (each direction walked on its own), every candidate scored
@@ -327,7 +342,7 @@ async def related(engine: AsyncEngine, scope: ReadScope, name: str, limit: int |
     if direction not in ("out", "in", "both"):
         raise BadInput(f"direction must be out, in or both (got {direction!r})")
     query = _text_argument("query", query, MAX_QUERY_CHARS) if query is not None else None
-    async with engine.connect() as conn:
+    async with connection(db) as conn:
         key, _ = await _resolve(conn, scope, name)
         view = await _page_view(conn, scope, key.type, key.slug)
         ways = ["out", "in"] if direction == "both" else [direction]
@@ -382,14 +397,14 @@ def parse_since(value: str) -> datetime | UUID:
                        f"(got {value!r})") from None
 
 
-async def changes_since(engine: AsyncEngine, scope: ReadScope, since: str, limit: int | None = None,
+async def changes_since(db: Database, scope: ReadScope, since: str, limit: int | None = None,
                         cursor: str | None = None) -> ChangesResult:
     """Pages created or changed after a time (or after a compile run started), oldest change first,
     each with the sections added or rewritten and the memories newly cited."""
     limit = _bounded("limit", limit, DEFAULT_CHANGES_LIMIT, MAX_CHANGES_LIMIT)
     after = _decode_cursor(cursor) if cursor else None
     parsed = parse_since(since)
-    async with engine.connect() as conn:
+    async with connection(db) as conn:
         if isinstance(parsed, UUID):
             started = await agent_reads.compile_run_started_at(conn, scope.tenant, scope.owner, str(parsed))
             if started is None:

@@ -8,13 +8,14 @@ a body over the limit, 422 for bad input, 503 when a retain cannot reach Tempora
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Literal, NamedTuple
 
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -68,20 +69,25 @@ class _BodyLimit:
         await self.app(scope, receive, send)
 
 
-async def token_scope(request: Request) -> ReadScope:
-    """The scope of the request's bearer token; 401 without a live one."""
+class Authorised(NamedTuple):
+    scope: ReadScope
+    conn: AsyncConnection  # the request's connection: the token check and the read share it
+
+
+async def authorised(request: Request) -> AsyncIterator[Authorised]:
+    """The scope of the request's bearer token, and a connection to read it on; 401 without a live token."""
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     challenge = {"WWW-Authenticate": "Bearer"}
     if scheme.lower() != "bearer" or not token.strip():
         raise StarletteHTTPException(401, "missing bearer token (Authorization: Bearer <token>)", challenge)
     async with request.app.state.engine.connect() as conn:
         found = await scope_of_token(conn, token.strip())
-    if found is None:
-        raise StarletteHTTPException(401, "unknown or revoked token", challenge)
-    return ReadScope(tenant=found.tenant, owner=found.owner)
+        if found is None:
+            raise StarletteHTTPException(401, "unknown or revoked token", challenge)
+        yield Authorised(ReadScope(tenant=found.tenant, owner=found.owner), conn)
 
 
-Caller = Annotated[ReadScope, Depends(token_scope)]
+Caller = Annotated[Authorised, Depends(authorised)]
 Limit = Annotated[int | None, Query(description="How many results at most (bounds in the error if exceeded).")]
 
 UNAUTHORIZED = {401: {"model": ErrorBody, "description": "No bearer token, or not a live one"}}
@@ -146,27 +152,27 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
     async def search(caller: Caller, q: Annotated[str, Query(description="Words; a word may be a prefix.")],
                      limit: Limit = None) -> reads.SearchResult:
         """Full-text search of the wiki's pages (plain and prefix matches, alias bonus), best first."""
-        return await reads.search(engine, caller, q, limit)
+        return await reads.search(caller.conn, caller.scope, q, limit)
 
     @api.get("/v1/pages", response_model=reads.PageDocument, responses=NOT_FOUND, tags=["read"])
     async def page_by_name(caller: Caller,
                            name: Annotated[str, Query(description="TYPE/SLUG, slug, title or alias.")],
                            offset: int | None = None, max_chars: int | None = None) -> reads.PageDocument:
         """The page a name designates (aliases, case and accents resolved), as markdown."""
-        return await reads.get_page(engine, caller, name, offset, max_chars)
+        return await reads.get_page(caller.conn, caller.scope, name, offset, max_chars)
 
     @api.get("/v1/pages/{page_type}/{slug}", response_model=reads.PageDocument, responses=NOT_FOUND, tags=["read"])
     async def page(caller: Caller, page_type: PageType, slug: str, offset: int | None = None,
                    max_chars: int | None = None) -> reads.PageDocument:
         """The page as markdown with section ids; long pages come in windows (`offset`, `next_offset`)."""
-        return await reads.get_page_by_key(engine, caller, page_type, slug, offset, max_chars)
+        return await reads.get_page_by_key(caller.conn, caller.scope, page_type, slug, offset, max_chars)
 
     @api.get("/v1/pages/{page_type}/{slug}/sources", response_model=reads.SourcesResult, responses=NOT_FOUND,
              tags=["read"])
     async def sources(caller: Caller, page_type: PageType, slug: str, section: str | None = None,
                       limit: Limit = None) -> reads.SourcesResult:
         """The memories the page, or one section of it, cites: text and date, newest first."""
-        return await reads.get_sources(engine, caller, f"{page_type}/{slug}", section, limit)
+        return await reads.get_sources(caller.conn, caller.scope, f"{page_type}/{slug}", section, limit)
 
     @api.get("/v1/pages/{page_type}/{slug}/related", response_model=reads.RelatedResult, responses=NOT_FOUND,
              tags=["read"])
@@ -174,20 +180,20 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
                       direction: Literal["out", "in", "both"] = "both", max_hops: int | None = None,
                       query: str | None = None) -> reads.RelatedResult:
         """Pages around this one over links, ranked by graph influence, text relevance and recency."""
-        return await reads.related(engine, caller, f"{page_type}/{slug}", limit, direction, max_hops, query)
+        return await reads.related(caller.conn, caller.scope, f"{page_type}/{slug}", limit, direction, max_hops, query)
 
     @api.get("/v1/changes", response_model=reads.ChangesResult, responses=NOT_FOUND, tags=["read"])
     async def changes(caller: Caller,
                       since: Annotated[str, Query(description="ISO-8601 time, or a compile run id.")],
                       limit: Limit = None, cursor: str | None = None) -> reads.ChangesResult:
         """Pages and sections created or changed after `since`, oldest first, paged by `next_cursor`."""
-        return await reads.changes_since(engine, caller, since, limit, cursor)
+        return await reads.changes_since(caller.conn, caller.scope, since, limit, cursor)
 
     @api.post("/v1/memories", response_model=reads.RetainSummary, status_code=202, tags=["write"],
               responses={413: {"model": ErrorBody, "description": "Body too large"},
                          503: {"model": ErrorBody, "description": "Temporal unreachable; nothing stored"}})
     async def retain(caller: Caller, body: RetainRequest) -> reads.RetainSummary:
         """Store memories (all or nothing, idempotent on id) and wake this wiki's compile."""
-        return await reads.retain(engine, caller, body.memories, connect_once, settings)
+        return await reads.retain(engine, caller.scope, body.memories, connect_once, settings)
 
     return api
