@@ -14,7 +14,6 @@ import binascii
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
-from typing import Literal
 from uuid import UUID
 
 from pydantic import BaseModel, ValidationError
@@ -460,4 +459,3 @@ async def retain(engine: AsyncEngine, scope: ReadScope, memories: list[MemoryIn]
     )
 
 
-PageType = Literal["entity", "topic", "decision"]

@@ -88,10 +88,10 @@ async def _mcp(settings: Settings, fixed: ReadScope | None, listen: tuple[str, i
             await server.run_stdio_async()
             return
         host, port = listen
+        url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
         server = build_server(engine, scope_from_token, connect, settings, token_verifier=TokenScopes(engine),
-                              public_url=f"http://{host}:{port}")
-        print(f"MCP over streamable HTTP at http://{host}:{port}/mcp (Authorization: Bearer <token>)",
-              file=sys.stderr, flush=True)
+                              public_url=url)
+        print(f"MCP over streamable HTTP at {url}/mcp (Authorization: Bearer <token>)", file=sys.stderr, flush=True)
         await _uvicorn(http_app(server, host), host, port)
 
 

@@ -97,3 +97,38 @@ async def test_wiki_serve_runs_as_a_process(engine, database_url, tmp_path):
         server.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(server.wait(), 30) == 0
     assert f"wiki API at http://127.0.0.1:{port}/v1" in (await server.stderr.read()).decode()
+
+
+async def test_wiki_mcp_over_http_runs_as_a_process(engine, database_url, tmp_path):
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    from tests.servers.wiki import token_for
+
+    await seed_scope(engine, "acme")
+    token = await token_for(engine, "acme")
+    port = free_port()
+    server = await asyncio.create_subprocess_exec(
+        WIKI, "mcp", "--http", f"127.0.0.1:{port}",
+        env={**os.environ, "DATABASE_URL": database_url, "WIKI_DATA_DIR": str(tmp_path)},
+        stderr=asyncio.subprocess.PIPE)
+    try:
+        async def listening() -> bool:
+            if server.returncode is not None:
+                raise AssertionError((await server.stderr.read()).decode())
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:
+                return False
+            writer.close()
+            return True
+
+        await poll(listening, timeout=60, what="wiki mcp --http to listen")
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
+        async with Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as mcp:
+            result = await mcp.call_tool("search", {"query": "brisket"})
+            assert not result.is_error and result.structured_content["hits"][0]["slug"] == "franklin-barbecue"
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(server.wait(), 30) == 0
