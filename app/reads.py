@@ -14,6 +14,7 @@ import binascii
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from typing import NamedTuple
 from uuid import UUID
 
 from pydantic import BaseModel, ValidationError
@@ -208,20 +209,25 @@ async def search(db: Database, scope: ReadScope, query: str, limit: int | None =
 # ------------------------------------------------------------------------------------------ pages
 
 
-async def _resolve(conn: AsyncConnection, scope: ReadScope, name: str) -> tuple[agent_reads.PageKey, list[PageRef]]:
+class _Resolved(NamedTuple):
+    view: wiki_reads.PageView
+    how: str  # what the name matched: "type/slug", "slug", "alias" or "title"
+    others: list[PageRef]  # other pages the name could mean
+
+
+async def _resolve(conn: AsyncConnection, scope: ReadScope, name: str) -> _Resolved:
     """The page a name designates (TYPE/SLUG, slug, alias or title) and the other pages it could mean."""
     name = _text_argument("page name", name, MAX_NAME_CHARS)
     page_type, slash, slug = name.partition("/")
     if slash and page_type in PAGE_TYPES and slug.strip():
-        view = await wiki_reads.find_page(conn, scope.tenant, scope.owner, page_type, slug.strip())
-        if view is not None:
-            return agent_reads.PageKey(id=view.id, type=view.type, slug=view.slug, title=view.title,
-                                       how="type/slug"), []
+        # TYPE/SLUG names one page exactly; it never falls back to a looser match.
+        return _Resolved(await _page_view(conn, scope, page_type, slug.strip()), "type/slug", [])
     matches = await agent_reads.pages_named(conn, scope.tenant, scope.owner, name, limit=OTHER_MATCHES_SHOWN + 1)
     if not matches:
         raise NotFound(f"no page named {name!r} in this wiki; search finds pages by words")
-    others = [PageRef(type=m.type, slug=m.slug, title=m.title) for m in matches[1:]]
-    return matches[0], others
+    best = matches[0]
+    return _Resolved(await _page_view(conn, scope, best.type, best.slug), best.how,
+                     [PageRef(type=m.type, slug=m.slug, title=m.title) for m in matches[1:]])
 
 
 async def _page_view(conn: AsyncConnection, scope: ReadScope, page_type: str, slug: str) -> wiki_reads.PageView:
@@ -272,9 +278,8 @@ async def get_page(db: Database, scope: ReadScope, name: str, offset: int | None
                    max_chars: int | None = None) -> PageDocument:
     """The page a name designates, as markdown, at most `max_chars` from `offset` on."""
     async with connection(db) as conn:
-        key, others = await _resolve(conn, scope, name)
-        view = await _page_view(conn, scope, key.type, key.slug)
-    return _document(view, key.how, others, offset, max_chars)
+        view, how, others = await _resolve(conn, scope, name)
+    return _document(view, how, others, offset, max_chars)
 
 
 async def get_page_by_key(db: Database, scope: ReadScope, page_type: str, slug: str,
@@ -293,8 +298,7 @@ async def get_sources(db: Database, scope: ReadScope, name: str, section: str | 
     limit = _bounded("limit", limit, DEFAULT_SOURCES_LIMIT, MAX_SOURCES_LIMIT)
     section = _text_argument("section", section, MAX_NAME_CHARS) if section is not None else None
     async with connection(db) as conn:
-        key, _ = await _resolve(conn, scope, name)
-        view = await _page_view(conn, scope, key.type, key.slug)
+        view = (await _resolve(conn, scope, name)).view
         if section is not None and section not in {s.slug for s in view.sections}:
             raise NotFound(f"page {view.type}/{view.slug} has no section {section!r}; its sections are "
                            f"{', '.join(s.slug for s in view.sections) or 'none'}")
@@ -342,8 +346,7 @@ async def related(db: Database, scope: ReadScope, name: str, limit: int | None =
         raise BadInput(f"direction must be out, in or both (got {direction!r})")
     query = _text_argument("query", query, MAX_QUERY_CHARS) if query is not None else None
     async with connection(db) as conn:
-        key, _ = await _resolve(conn, scope, name)
-        view = await _page_view(conn, scope, key.type, key.slug)
+        view = (await _resolve(conn, scope, name)).view
         ways = ["out", "in"] if direction == "both" else [direction]
         relations = {way: await _walk(conn, scope, view.id, way, max_hops) for way in ways}
         found = cone(str(view.id), relations)

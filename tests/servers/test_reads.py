@@ -152,6 +152,8 @@ async def test_other_scopes_pages_are_not_found_exactly_like_missing_ones(engine
     assert str(elsewhere.value).replace("globex-only", "X") == str(nowhere.value).replace("nowhere-at-all", "X")
     with pytest.raises(NotFound):
         await reads.get_page(engine, ACME, "old-diner")  # archived pages are not read either
+    with pytest.raises(NotFound, match="no page entity/atx"):
+        await reads.get_page(engine, ACME, "entity/atx")  # TYPE/SLUG is exact: no fallback to the alias
     with pytest.raises(NotFound):
         await reads.related(engine, ACME, "Globex Only")
 
