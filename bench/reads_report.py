@@ -27,7 +27,8 @@ def section(results: dict) -> str:
         f"A generated scope of {scope['wiki_pages']:,} pages, {scope['wiki_page_sections']:,} sections, "
         f"{scope['wiki_page_aliases']:,} aliases, {scope['wiki_page_links']:,} links (with reciprocal pairs and "
         f"100 hub pages) and {scope['wiki_section_sources']:,} citations, served by `wiki serve`. "
-        f"{reads['method']}.",
+        f"{reads['method']}. Measured at commit `{reads.get('commit', '?')}` (this section can be newer than the "
+        "rest of the page: `python -m bench.reads` refreshes it alone).",
         "",
         "| endpoint | p50 | p95 | max | target p95 | mean results |",
         "|---|---|---|---|---|---|",
