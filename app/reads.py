@@ -1,0 +1,464 @@
+"""What an agent can ask its wiki, once: the MCP server, the HTTP API and the CLI all call these.
+
+Every operation takes the caller's scope (from the command line, the MCP connection or the bearer
+token, never from an argument a model fills in) and only ever reads or writes that scope. Inputs
+are bounded here, whatever the surface: a bad value raises `BadInput` with one sentence, a name
+that designates no page of the scope raises `NotFound`, worded the same whether the page exists in
+another scope or nowhere.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from typing import NamedTuple
+from uuid import UUID
+
+from pydantic import BaseModel, ValidationError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from temporalio.client import Client
+
+from app.retain import retain_and_signal
+from domain.compile_messages import compile_workflow_id
+from domain.memory import MemoryIn, validate_scope_part
+from domain.plan import PAGE_TYPES
+from domain.related import (
+    DEFAULT_RELATED_LIMIT,
+    MAX_CONE_PAGES,
+    MAX_MAX_HOPS,
+    MAX_RELATED_LIMIT,
+    Candidate,
+    Direction,
+    cone,
+    rank_related,
+)
+from domain.search import MAX_SEARCH_LIMIT
+from runtime.settings import Settings
+from store import agent_reads, wiki_reads
+from store.agent_reads import CitedMemory, PageChange
+
+DEFAULT_SEARCH_LIMIT = 10
+MAX_QUERY_CHARS = 500
+MAX_NAME_CHARS = 300
+DEFAULT_PAGE_CHARS = 8_000
+MAX_PAGE_CHARS = 32_000
+DEFAULT_SOURCES_LIMIT = 20
+MAX_SOURCES_LIMIT = 100
+DEFAULT_CHANGES_LIMIT = 50
+MAX_CHANGES_LIMIT = 200
+MAX_NEW_SOURCES_SHOWN = 20
+MAX_RETAIN_MEMORIES = 100
+OTHER_MATCHES_SHOWN = 4
+
+
+class BadInput(ValueError):
+    """An argument out of bounds or malformed; the message says which and what is allowed."""
+
+
+class NotFound(LookupError):
+    """Nothing of that name in the caller's scope."""
+
+
+class CompileUnavailable(RuntimeError):
+    """Temporal cannot be reached, so a retain is refused before anything is stored."""
+
+
+class ReadScope(BaseModel):
+    tenant: str
+    owner: str
+
+    @classmethod
+    def of(cls, tenant: str, owner: str) -> ReadScope:
+        return cls(tenant=validate_scope_part("tenant", tenant), owner=validate_scope_part("owner", owner))
+
+
+class PageRef(BaseModel):
+    type: str
+    slug: str
+    title: str
+
+
+class Hit(BaseModel):
+    type: str
+    slug: str
+    title: str
+    summary: str | None
+    score: float
+    matched_alias: str | None
+
+
+class SearchResult(BaseModel):
+    query: str
+    hits: list[Hit]
+
+
+class SectionInfo(BaseModel):
+    id: str
+    heading: str
+    source_count: int
+
+
+class PageDocument(BaseModel):
+    type: str
+    slug: str
+    title: str
+    summary: str | None
+    aliases: list[str]
+    matched_by: str
+    sections: list[SectionInfo]
+    markdown: str
+    offset: int
+    next_offset: int | None  # pass it back as `offset` for the rest of a long page
+    total_chars: int
+    last_compiled_at: datetime | None
+    other_matches: list[PageRef]
+
+
+class SourcesResult(BaseModel):
+    page: PageRef
+    section: str | None
+    memories: list[CitedMemory]
+    total: int
+    truncated: bool
+
+
+class RelatedHit(BaseModel):
+    type: str
+    slug: str
+    title: str
+    summary: str | None
+    score: float
+    influence: float
+    text_relevance: float
+    recency: float
+    hops: int
+    direction: str
+
+
+class RelatedResult(BaseModel):
+    page: PageRef
+    direction: str
+    max_hops: int
+    cone_size: int
+    hits: list[RelatedHit]
+
+
+class ChangesResult(BaseModel):
+    since: datetime
+    pages: list[PageChange]
+    next_cursor: str | None  # pass it back as `cursor` for the changes that follow
+
+
+class RetainSummary(BaseModel):
+    inserted: int
+    updated: int
+    unchanged: int
+    memory_ids: list[str]
+    compile_workflow_id: str | None  # the compile woken, when anything changed
+
+
+Database = AsyncEngine | AsyncConnection
+
+
+@asynccontextmanager
+async def connection(db: Database) -> AsyncIterator[AsyncConnection]:
+    """A connection of the engine, or the caller's own (a server that already holds one for the request
+    reads on it: one pool checkout per request instead of two)."""
+    if isinstance(db, AsyncConnection):
+        yield db
+        return
+    async with db.connect() as conn:
+        yield conn
+
+
+def _bounded(name: str, value: int | None, default: int, high: int, low: int = 1) -> int:
+    if value is None:
+        return default
+    if not low <= value <= high:
+        raise BadInput(f"{name} must be between {low} and {high} (got {value})")
+    return value
+
+
+def _text_argument(name: str, value: str, high: int) -> str:
+    if not value.strip():
+        raise BadInput(f"{name} must not be empty")
+    if len(value) > high:
+        raise BadInput(f"{name} must be at most {high} characters (got {len(value)})")
+    if "\x00" in value:
+        raise BadInput(f"{name} must not contain NUL characters")
+    return value.strip()
+
+
+# ------------------------------------------------------------------------------------------ search
+
+
+async def search(db: Database, scope: ReadScope, query: str, limit: int | None = None) -> SearchResult:
+    """Seed 001's wikiSearch: full text (plain and prefix) over title, summary and body, alias bonus."""
+    query = _text_argument("query", query, MAX_QUERY_CHARS)
+    limit = _bounded("limit", limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)
+    async with connection(db) as conn:
+        hits = await wiki_reads.search_pages(conn, scope.tenant, scope.owner, query, limit)
+    return SearchResult(query=query, hits=[Hit(type=h.type, slug=h.slug, title=h.title, summary=h.summary,
+                                               score=round(h.score, 6), matched_alias=h.matched_alias)
+                                           for h in hits])
+
+
+# ------------------------------------------------------------------------------------------ pages
+
+
+class _Resolved(NamedTuple):
+    view: wiki_reads.PageView
+    how: str  # what the name matched: "type/slug", "slug", "alias" or "title"
+    others: list[PageRef]  # other pages the name could mean
+
+
+async def _resolve(conn: AsyncConnection, scope: ReadScope, name: str) -> _Resolved:
+    """The page a name designates (TYPE/SLUG, slug, alias or title) and the other pages it could mean."""
+    name = _text_argument("page name", name, MAX_NAME_CHARS)
+    page_type, slash, slug = name.partition("/")
+    if slash and page_type in PAGE_TYPES and slug.strip():
+        # TYPE/SLUG names one page exactly; it never falls back to a looser match.
+        return _Resolved(await _page_view(conn, scope, page_type, slug.strip()), "type/slug", [])
+    matches = await agent_reads.pages_named(conn, scope.tenant, scope.owner, name, limit=OTHER_MATCHES_SHOWN + 1)
+    if not matches:
+        raise NotFound(f"no page named {name!r} in this wiki; search finds pages by words")
+    best = matches[0]
+    return _Resolved(await _page_view(conn, scope, best.type, best.slug), best.how,
+                     [PageRef(type=m.type, slug=m.slug, title=m.title) for m in matches[1:]])
+
+
+async def _page_view(conn: AsyncConnection, scope: ReadScope, page_type: str, slug: str) -> wiki_reads.PageView:
+    view = await wiki_reads.find_page(conn, scope.tenant, scope.owner, page_type, slug)
+    if view is None:
+        raise NotFound(f"no page {page_type}/{slug} in this wiki")
+    return view
+
+
+def page_markdown(view: wiki_reads.PageView) -> str:
+    """The page as markdown; each section heading carries its id ({#slug}) for get_sources."""
+    lines = [f"# {view.title}", "", f"{view.type}/{view.slug} · aliases: {', '.join(view.aliases) or 'none'}"]
+    if view.summary:
+        lines += ["", view.summary]
+    for section in view.sections:
+        cited = len(section.source_refs)
+        lines += ["", f"## {section.heading} {{#{section.slug}}}", "", section.body_md.strip(), "",
+                  f"_cites {cited} memor{'y' if cited == 1 else 'ies'}_"]
+    return "\n".join(lines) + "\n"
+
+
+def _window(markdown: str, offset: int, max_chars: int) -> tuple[str, int | None]:
+    """markdown[offset:] cut to max_chars, at a line end when one falls in the second half."""
+    end = offset + max_chars
+    if end >= len(markdown):
+        return markdown[offset:], None
+    newline = markdown.rfind("\n", offset + max_chars // 2, end)
+    if newline != -1:
+        end = newline + 1
+    return markdown[offset:end], end
+
+
+def _document(view: wiki_reads.PageView, matched_by: str, others: list[PageRef], offset: int | None,
+              max_chars: int | None) -> PageDocument:
+    max_chars = _bounded("max_chars", max_chars, DEFAULT_PAGE_CHARS, MAX_PAGE_CHARS, low=200)
+    markdown = page_markdown(view)
+    offset = _bounded("offset", offset, 0, max(0, len(markdown) - 1), low=0)
+    chunk, next_offset = _window(markdown, offset, max_chars)
+    return PageDocument(
+        type=view.type, slug=view.slug, title=view.title, summary=view.summary, aliases=view.aliases,
+        matched_by=matched_by, markdown=chunk, offset=offset, next_offset=next_offset, total_chars=len(markdown),
+        last_compiled_at=view.last_compiled_at, other_matches=others,
+        sections=[SectionInfo(id=s.slug, heading=s.heading, source_count=len(s.source_refs)) for s in view.sections],
+    )
+
+
+async def get_page(db: Database, scope: ReadScope, name: str, offset: int | None = None,
+                   max_chars: int | None = None) -> PageDocument:
+    """The page a name designates, as markdown, at most `max_chars` from `offset` on."""
+    async with connection(db) as conn:
+        view, how, others = await _resolve(conn, scope, name)
+    return _document(view, how, others, offset, max_chars)
+
+
+async def get_page_by_key(db: Database, scope: ReadScope, page_type: str, slug: str,
+                          offset: int | None = None, max_chars: int | None = None) -> PageDocument:
+    async with connection(db) as conn:
+        view = await _page_view(conn, scope, page_type, slug)
+    return _document(view, "type/slug", [], offset, max_chars)
+
+
+# ------------------------------------------------------------------------------------------ sources
+
+
+async def get_sources(db: Database, scope: ReadScope, name: str, section: str | None = None,
+                      limit: int | None = None) -> SourcesResult:
+    """The memories a page, or one section of it, cites: their text and date, newest first."""
+    limit = _bounded("limit", limit, DEFAULT_SOURCES_LIMIT, MAX_SOURCES_LIMIT)
+    section = _text_argument("section", section, MAX_NAME_CHARS) if section is not None else None
+    async with connection(db) as conn:
+        view = (await _resolve(conn, scope, name)).view
+        if section is not None and section not in {s.slug for s in view.sections}:
+            raise NotFound(f"page {view.type}/{view.slug} has no section {section!r}; its sections are "
+                           f"{', '.join(s.slug for s in view.sections) or 'none'}")
+        memories, total = await agent_reads.cited_memories(conn, scope.tenant, scope.owner, view.id, section, limit)
+    return SourcesResult(page=PageRef(type=view.type, slug=view.slug, title=view.title), section=section,
+                         memories=memories, total=total, truncated=total > len(memories))
+
+
+# ------------------------------------------------------------------------------------------ related
+
+
+async def _walk(conn: AsyncConnection, scope: ReadScope, origin: UUID, way: str,
+                max_hops: int) -> dict[str, set[str]]:
+    """The links one direction's walk can follow, level by level up to `max_hops`.
+
+    A level that would take the cone past MAX_CONE_PAGES is not taken: the cone stays complete up to
+    the hops it reached, and the ranking stays a full sort over it.
+    """
+    relation: dict[str, set[str]] = {}
+    reached = {origin}
+    frontier = [origin]
+    for _ in range(max_hops):
+        pairs = await agent_reads.linked_pages(conn, scope.tenant, scope.owner, frontier, way)
+        new = {far for _, far in pairs if far not in reached}
+        if len(reached) + len(new) > MAX_CONE_PAGES + 1:
+            break
+        for near, far in pairs:
+            relation.setdefault(str(near), set()).add(str(far))
+        reached |= new
+        frontier = sorted(new)
+        if not frontier:
+            break
+    return relation
+
+
+async def related(db: Database, scope: ReadScope, name: str, limit: int | None = None,
+                  direction: Direction = "both", max_hops: int | None = None,
+                  query: str | None = None) -> RelatedResult:
+    """Pages around a page: the link cone (each direction walked on its own), every candidate scored
+    by random-walk influence, text relevance (to `query`, else to the page's title and summary) and
+    recency, sorted fully, then cut to `limit`."""
+    limit = _bounded("limit", limit, DEFAULT_RELATED_LIMIT, MAX_RELATED_LIMIT)
+    max_hops = _bounded("max_hops", max_hops, 3, MAX_MAX_HOPS)
+    if direction not in ("out", "in", "both"):
+        raise BadInput(f"direction must be out, in or both (got {direction!r})")
+    query = _text_argument("query", query, MAX_QUERY_CHARS) if query is not None else None
+    async with connection(db) as conn:
+        view = (await _resolve(conn, scope, name)).view
+        ways = ["out", "in"] if direction == "both" else [direction]
+        relations = {way: await _walk(conn, scope, view.id, way, max_hops) for way in ways}
+        found = cone(str(view.id), relations)
+        pages = {str(p.id): p for p in await agent_reads.cone_pages(
+            conn, scope.tenant, scope.owner, [UUID(node) for node in found])}
+    candidates = [Candidate(id=node, hops=hops, direction=way, changed_at=pages[node].changed_at,
+                            text=f"{pages[node].title} {pages[node].summary or ''}")
+                  for node, (hops, way) in found.items() if node in pages]
+    ranked = rank_related(str(view.id), relations, candidates, query or f"{view.title} {view.summary or ''}",
+                          datetime.now(UTC), limit)
+    return RelatedResult(
+        page=PageRef(type=view.type, slug=view.slug, title=view.title), direction=direction, max_hops=max_hops,
+        cone_size=len(candidates),
+        hits=[RelatedHit(type=pages[r.id].type, slug=pages[r.id].slug, title=pages[r.id].title,
+                         summary=pages[r.id].summary, score=round(r.score, 6), influence=round(r.influence, 6),
+                         text_relevance=round(r.text_relevance, 6), recency=round(r.recency, 6), hops=r.hops,
+                         direction=r.direction) for r in ranked],
+    )
+
+
+# ------------------------------------------------------------------------------------------ changes
+
+
+def _encode_cursor(changed_at: datetime, page_id: UUID) -> str:
+    return base64.urlsafe_b64encode(f"{changed_at.isoformat()}|{page_id}".encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[datetime, UUID]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        when, _, page_id = raw.partition("|")
+        return datetime.fromisoformat(when), UUID(page_id)
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise BadInput("cursor is not one this API returned; pass next_cursor back unchanged") from None
+
+
+def parse_since(value: str) -> datetime | UUID:
+    """An ISO-8601 time (UTC when it names no zone) or a compile run id."""
+    value = _text_argument("since", value, 100)
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        pass
+    else:
+        return when if when.tzinfo else when.replace(tzinfo=UTC)
+    try:
+        return UUID(value)
+    except ValueError:
+        raise BadInput(f"since must be an ISO-8601 time (2026-11-23T10:00:00Z) or a compile run id "
+                       f"(got {value!r})") from None
+
+
+async def changes_since(db: Database, scope: ReadScope, since: str, limit: int | None = None,
+                        cursor: str | None = None) -> ChangesResult:
+    """Pages created or changed after a time (or after a compile run started), oldest change first,
+    each with the sections added or rewritten and the memories newly cited."""
+    limit = _bounded("limit", limit, DEFAULT_CHANGES_LIMIT, MAX_CHANGES_LIMIT)
+    after = _decode_cursor(cursor) if cursor else None
+    parsed = parse_since(since)
+    async with connection(db) as conn:
+        if isinstance(parsed, UUID):
+            started = await agent_reads.compile_run_started_at(conn, scope.tenant, scope.owner, str(parsed))
+            if started is None:
+                raise NotFound(f"no compile run {parsed} in this wiki")
+            parsed = started
+        pages, more = await agent_reads.changed_pages(conn, scope.tenant, scope.owner, parsed, after, limit,
+                                                      MAX_NEW_SOURCES_SHOWN)
+    next_cursor = _encode_cursor(pages[-1].changed_at, pages[-1].id) if more and pages else None
+    return ChangesResult(since=parsed, pages=pages, next_cursor=next_cursor)
+
+
+# ------------------------------------------------------------------------------------------ retain
+
+TemporalConnector = Callable[[], Awaitable[Client]]
+
+
+def parse_memories(raw: list[object]) -> list[MemoryIn]:
+    """Memories as JSON objects, every one validated; the first problems are named by index."""
+    if not raw:
+        raise BadInput("memories must not be empty")
+    if len(raw) > MAX_RETAIN_MEMORIES:
+        raise BadInput(f"at most {MAX_RETAIN_MEMORIES} memories per call (got {len(raw)}); send several calls")
+    memories, problems = [], []
+    for index, item in enumerate(raw):
+        try:
+            memories.append(item if isinstance(item, MemoryIn) else MemoryIn.model_validate(item))
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "memory"
+            problems.append(f"memories[{index}].{where}: {first['msg']}")
+    if problems:
+        raise BadInput("; ".join(problems[:3]) + ("; …" if len(problems) > 3 else "") + "; nothing was stored")
+    return memories
+
+
+async def retain(engine: AsyncEngine, scope: ReadScope, memories: list[MemoryIn], connect: TemporalConnector,
+                 settings: Settings) -> RetainSummary:
+    """The validated retain path: store the batch in one transaction, then wake the scope's compile.
+
+    Temporal is reached first, so a retain it would not compile stores nothing.
+    """
+    memories = parse_memories(list(memories))
+    try:
+        client = await connect()
+    except (RuntimeError, OSError) as error:
+        raise CompileUnavailable(f"cannot reach Temporal to compile ({error}); nothing was stored") from None
+    outcome = await retain_and_signal(engine, scope.tenant, scope.owner, memories, client=client, settings=settings)
+    stored = outcome.stored
+    return RetainSummary(
+        inserted=len(stored.inserted), updated=len(stored.updated), unchanged=len(stored.unchanged),
+        memory_ids=[str(m) for m in [*stored.inserted, *stored.updated, *stored.unchanged]],
+        compile_workflow_id=compile_workflow_id(scope.tenant, scope.owner) if outcome.compile else None,
+    )
+
+

@@ -1,0 +1,192 @@
+"""The agent-facing servers and their credentials: `wiki mcp`, `wiki serve`, `wiki token create/list/revoke`."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from typing import Annotated
+from uuid import UUID
+
+import typer
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.reads import ReadScope
+from cli.common import (
+    EXIT_USAGE,
+    CliError,
+    JsonOption,
+    OwnerOption,
+    TenantOption,
+    change,
+    database,
+    handled,
+    reading,
+    run,
+    scope,
+    temporal,
+)
+from cli.output import out, print_json, table
+from domain.memory import validate_scope_part
+from domain.tokens import new_token
+from runtime.settings import Settings, get_settings
+from store import api_tokens
+
+token_app = typer.Typer(help="Bearer tokens for `wiki serve` and `wiki mcp --http`, one scope each.",
+                        no_args_is_help=True)
+
+
+def parse_listen(value: str, option: str) -> tuple[str, int]:
+    """HOST:PORT (an IPv6 host in brackets: [::1]:8765)."""
+    host, colon, port = value.rpartition(":")
+    host = host.strip("[]")
+    if not colon or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise CliError(f"{option} must be HOST:PORT with a port from 1 to 65535 (got {value!r})", EXIT_USAGE)
+    return host, int(port)
+
+
+async def _schema_ready(engine: AsyncEngine) -> None:
+    try:
+        async with engine.connect() as conn:
+            await conn.execute(text("SELECT 1 FROM api_tokens LIMIT 0"))
+    except DBAPIError:
+        raise CliError("the database has no api_tokens table yet: run `wiki migrate` first") from None
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
+async def _uvicorn(app, host: str, port: int) -> None:
+    """Serve until SIGINT/SIGTERM, then shut down gracefully and exit 0.
+
+    uvicorn finishes open requests on the signal, then raises the signal again for the handler it
+    found; that handler is `_stop`, so the command ends with exit 0 instead of dying by the signal.
+    """
+    import uvicorn
+
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="on")
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        await uvicorn.Server(config).serve()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+async def _mcp(settings: Settings, fixed: ReadScope | None, listen: tuple[str, int] | None) -> None:
+    from servers.mcp_server import TokenScopes, build_server, http_app, quiet_sdk_logs, scope_from_token
+
+    quiet_sdk_logs()
+    async with database() as engine:
+        await _schema_ready(engine)
+        connect = lambda: temporal(settings)  # noqa: E731 - connected on the first retain only
+        if listen is None:
+            assert fixed is not None
+            server = build_server(engine, lambda: fixed, connect, settings)
+            await server.run_stdio_async()
+            return
+        host, port = listen
+        url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
+        server = build_server(engine, scope_from_token, connect, settings, token_verifier=TokenScopes(engine),
+                              public_url=url)
+        print(f"MCP over streamable HTTP at {url}/mcp (Authorization: Bearer <token>)", file=sys.stderr, flush=True)
+        await _uvicorn(http_app(server, host), host, port)
+
+
+@handled
+def mcp_command(
+    tenant: Annotated[str | None, typer.Option(help="Tenant id (stdio: the scope served).")] = None,
+    owner: Annotated[str | None, typer.Option(help="Owner id (stdio: the scope served).")] = None,
+    http: Annotated[str | None, typer.Option("--http", metavar="HOST:PORT",
+                                             help="Serve streamable HTTP at /mcp instead of stdio; each request's "
+                                                  "bearer token decides its scope.")] = None,
+) -> None:
+    """An MCP server over the wiki (tools: search, get_page, get_sources, related, changes_since, retain)."""
+    settings = get_settings()
+    if http is not None:
+        if tenant is not None or owner is not None:
+            raise CliError("over HTTP the scope comes from each request's bearer token: drop --tenant/--owner "
+                           "(`wiki token create` makes a token)", EXIT_USAGE)
+        run(_mcp(settings, None, parse_listen(http, "--http")))
+        return
+    if tenant is None or owner is None:
+        raise CliError("--tenant and --owner are required over stdio (or pass --http HOST:PORT)", EXIT_USAGE)
+    run(_mcp(settings, ReadScope.of(tenant, owner), None))
+
+
+async def _serve(settings: Settings, host: str, port: int) -> None:
+    from servers.http_api import create_app
+
+    async with database() as engine:
+        await _schema_ready(engine)
+        app = create_app(engine, lambda: temporal(settings), settings)
+        print(f"wiki API at http://{host}:{port}/v1 (OpenAPI: http://{host}:{port}/openapi.json)",
+              file=sys.stderr, flush=True)
+        await _uvicorn(app, host, port)
+
+
+@handled
+def serve_command(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
+) -> None:
+    """The HTTP API over the wiki (search, pages, sources, related, changes, retain), per-scope bearer tokens."""
+    settings = get_settings()
+    host, port = parse_listen(f"{host}:{port}", "--host/--port")
+    run(_serve(settings, host, port))
+
+
+@token_app.command("create")
+@handled
+def token_create(tenant: TenantOption, owner: OwnerOption,
+                 name: Annotated[str, typer.Option(help="A label to recognise the token by.")] = "",
+                 json_output: JsonOption = False) -> None:
+    """Create a token for one scope and print it once (only its hash is stored)."""
+    get_settings()
+    tenant, owner = scope(tenant, owner)
+    if len(name) > 200:
+        raise CliError("--name must be at most 200 characters", EXIT_USAGE)
+    token = new_token()
+    row = run(change(api_tokens.create_token, tenant, owner, token, name))
+    if json_output:
+        print_json({**row.model_dump(mode="json"), "token": token})
+        return
+    out.print(f"token {row.id} for {tenant}/{owner} (shown once; only its hash is stored):", soft_wrap=True)
+    sys.stdout.write(token + "\n")
+
+
+@token_app.command("list")
+@handled
+def token_list(tenant: Annotated[str | None, typer.Option(help="Only this tenant's tokens.")] = None,
+               owner: Annotated[str | None, typer.Option(help="Only this owner's tokens.")] = None,
+               json_output: JsonOption = False) -> None:
+    """The tokens (never the secret: its first characters only), live and revoked."""
+    get_settings()
+    tenant = validate_scope_part("tenant", tenant) if tenant is not None else None
+    owner = validate_scope_part("owner", owner) if owner is not None else None
+    rows = run(reading(lambda conn: api_tokens.list_tokens(conn, tenant, owner)))
+    if json_output:
+        print_json([row.model_dump(mode="json") for row in rows])
+    elif rows:
+        out.print(table("API tokens", ["id", "scope", "name", "starts with", "created", "revoked"],
+                        [(r.id, f"{r.tenant}/{r.owner}", r.name, f"{r.prefix}…", f"{r.created_at:%Y-%m-%d %H:%M}",
+                          f"{r.revoked_at:%Y-%m-%d %H:%M}" if r.revoked_at else "") for r in rows]))
+    else:
+        out.print("no token")
+
+
+@token_app.command("revoke")
+@handled
+def token_revoke(token_id: Annotated[str, typer.Argument(help="The token's id (from `wiki token list`).")]) -> None:
+    """Revoke a token: requests bearing it are refused from now on."""
+    get_settings()
+    try:
+        parsed = UUID(token_id)
+    except ValueError:
+        raise CliError(f"token id must be a UUID (got {token_id!r})", EXIT_USAGE) from None
+    row = run(change(api_tokens.revoke_token, parsed))
+    if row is None:
+        raise CliError(f"no token {parsed}")
+    out.print(f"revoked token {row.id} of {row.tenant}/{row.owner}", soft_wrap=True)

@@ -1,0 +1,160 @@
+"""`wiki mcp`: the agent read surface as an MCP server (the official `mcp` SDK), over stdio or
+streamable HTTP.
+
+Six tools with short descriptions, because every advertised tool costs the agent context. The
+scope is never a tool argument: over stdio it is the one the server was started for; over HTTP it
+is the one the bearer token was created for (`wiki token create`), checked on every request.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Annotated, Literal
+
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+from sqlalchemy.ext.asyncio import AsyncEngine
+from starlette.applications import Starlette
+
+from app import reads
+from app.reads import BadInput, CompileUnavailable, NotFound, ReadScope, TemporalConnector
+from domain.memory import MemoryIn, ScopeError
+from domain.related import MAX_MAX_HOPS, MAX_RELATED_LIMIT
+from domain.search import MAX_SEARCH_LIMIT
+from runtime.settings import Settings
+from store.api_tokens import scope_of_token
+from store.memories import RetainError
+
+INSTRUCTIONS = (
+    "This server reads one agent's compiled wiki: pages (entity, topic, decision) made of sections, each "
+    "citing the memories it was written from. Find pages with `search`, read one with `get_page` (by "
+    "TYPE/SLUG, title or alias), see its evidence with `get_sources`, explore around it with `related`, "
+    "catch up with `changes_since`, and add memories with `retain`."
+)
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+ScopeOf = Callable[[], ReadScope]
+
+
+class TokenScopes:
+    """Bearer tokens of `wiki token create`, checked against the database on every request."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        async with self.engine.connect() as conn:
+            found = await scope_of_token(conn, token)
+        if found is None:
+            return None
+        return AccessToken(token=token, client_id=str(found.token_id), scopes=[], subject=str(found.token_id),
+                           claims={"tenant": found.tenant, "owner": found.owner})
+
+
+def scope_from_token() -> ReadScope:
+    token = get_access_token()
+    if token is None or not token.claims:
+        # The transport refuses unauthenticated requests before any tool runs; this is a second lock.
+        raise ToolError("not authenticated")
+    return ReadScope(tenant=token.claims["tenant"], owner=token.claims["owner"])
+
+
+def _refused(error: Exception) -> ToolError:
+    return ToolError(str(error))
+
+
+def build_server(engine: AsyncEngine, scope_of: ScopeOf, connect_temporal: TemporalConnector, settings: Settings,
+                 *, token_verifier: TokenScopes | None = None, public_url: str | None = None) -> MCPServer:
+    """The six tools over `engine`, each in the scope `scope_of()` returns for the current request."""
+    auth = None
+    if token_verifier is not None:
+        url = public_url or "http://127.0.0.1"
+        # The server only checks tokens it issued itself; the issuer URL is required by the SDK's
+        # settings and names this server.
+        auth = AuthSettings(issuer_url=url, resource_server_url=url, validate_token_resource=False)
+    server = MCPServer("wiki", instructions=INSTRUCTIONS, token_verifier=token_verifier, auth=auth,
+                       log_level="WARNING")
+    temporal_client: list = []
+
+    async def connect_once():
+        if not temporal_client:
+            temporal_client.append(await connect_temporal())
+        return temporal_client[0]
+
+    async def guarded(call):
+        try:
+            return await call
+        except (BadInput, NotFound, CompileUnavailable, ScopeError, RetainError) as error:
+            raise _refused(error) from None
+
+    @server.tool(annotations=READ_ONLY)
+    async def search(query: Annotated[str, Field(description="Words; a word may be a prefix.")],
+                     limit: Annotated[int, Field(ge=1, le=MAX_SEARCH_LIMIT)] = reads.DEFAULT_SEARCH_LIMIT,
+                     ) -> reads.SearchResult:
+        """Find wiki pages by words (title, summary, body; aliases rank first). Returns type, slug, title,
+        summary and score per page."""
+        return await guarded(reads.search(engine, scope_of(), query, limit))
+
+    @server.tool(annotations=READ_ONLY)
+    async def get_page(name: Annotated[str, Field(description="TYPE/SLUG, slug, title or alias.")],
+                       offset: Annotated[int, Field(ge=0, description="next_offset of the previous call.")] = 0,
+                       max_chars: Annotated[int, Field(ge=200, le=reads.MAX_PAGE_CHARS)] = reads.DEFAULT_PAGE_CHARS,
+                       ) -> reads.PageDocument:
+        """Read a page as markdown; each section heading ends with its id {#id}. A long page comes in
+        parts: call again with offset=next_offset."""
+        return await guarded(reads.get_page(engine, scope_of(), name, offset, max_chars))
+
+    @server.tool(annotations=READ_ONLY)
+    async def get_sources(page: Annotated[str, Field(description="The page, named as for get_page.")],
+                          section: Annotated[str | None, Field(description="A section id; all when omitted.")] = None,
+                          limit: Annotated[int, Field(ge=1, le=reads.MAX_SOURCES_LIMIT)] = reads.DEFAULT_SOURCES_LIMIT,
+                          ) -> reads.SourcesResult:
+        """The memories a page or one of its sections cites (the evidence), with text and date."""
+        return await guarded(reads.get_sources(engine, scope_of(), page, section, limit))
+
+    @server.tool(annotations=READ_ONLY)
+    async def related(page: Annotated[str, Field(description="The page, named as for get_page.")],
+                      limit: Annotated[int, Field(ge=1, le=MAX_RELATED_LIMIT)] = 10,
+                      direction: Literal["out", "in", "both"] = "both",
+                      max_hops: Annotated[int, Field(ge=1, le=MAX_MAX_HOPS)] = 3,
+                      query: Annotated[str | None, Field(description="Words to favour; default the page's own.")]
+                      = None) -> reads.RelatedResult:
+        """Pages linked around a page (out: it links to; in: link to it), ranked by link influence,
+        text relevance and recency."""
+        return await guarded(reads.related(engine, scope_of(), page, limit, direction, max_hops, query))
+
+    @server.tool(annotations=READ_ONLY)
+    async def changes_since(since: Annotated[str, Field(description="ISO-8601 time, or a compile run id.")],
+                            limit: Annotated[int, Field(ge=1, le=reads.MAX_CHANGES_LIMIT)] = reads.DEFAULT_CHANGES_LIMIT,
+                            cursor: Annotated[str | None, Field(description="next_cursor of the previous call.")]
+                            = None) -> reads.ChangesResult:
+        """Pages and sections created or changed after a time, with the memories newly cited."""
+        return await guarded(reads.changes_since(engine, scope_of(), since, limit, cursor))
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                                             open_world_hint=False))
+    async def retain(memories: Annotated[list[MemoryIn], Field(min_length=1, max_length=reads.MAX_RETAIN_MEMORIES,
+                                                               description="Objects with content (required), "
+                                                               "optional id, metadata, occurred_at.")],
+                     ) -> reads.RetainSummary:
+        """Store new memories (idempotent on id) and wake the wiki's compile, which folds them into pages."""
+        return await guarded(reads.retain(engine, scope_of(), memories, connect_once, settings))
+
+    return server
+
+
+def http_app(server: MCPServer, host: str) -> Starlette:
+    """The streamable HTTP app at /mcp (DNS-rebinding protection on for a loopback host)."""
+    return server.streamable_http_app(host=host, stateless_http=True, json_response=True)
+
+
+def quiet_sdk_logs() -> None:
+    # Over stdio, stdout is the protocol; the SDK logs to stderr, and only warnings matter there.
+    for name in ("mcp", "mcp.server", "uvicorn.access"):
+        logging.getLogger(name).setLevel(logging.WARNING)

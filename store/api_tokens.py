@@ -1,0 +1,72 @@
+"""Per-scope API tokens: create (hash only), list, revoke, and the lookup every request makes."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from pydantic import BaseModel
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from domain.tokens import looks_like_token, shown_prefix, token_hash
+
+
+class TokenScope(BaseModel):
+    token_id: uuid.UUID
+    tenant: str
+    owner: str
+
+
+class TokenRow(BaseModel):
+    id: uuid.UUID
+    tenant: str
+    owner: str
+    name: str
+    prefix: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+async def create_token(conn: AsyncConnection, tenant: str, owner: str, token: str, name: str = "") -> TokenRow:
+    row = (await conn.execute(text("""
+        INSERT INTO api_tokens (id, tenant_id, owner_id, name, token_hash, token_prefix)
+        VALUES (:id, :tenant, :owner, :name, :hash, :prefix)
+        RETURNING id, tenant_id, owner_id, name, token_prefix, created_at, revoked_at
+    """), {"id": uuid.uuid4(), "tenant": tenant, "owner": owner, "name": name, "hash": token_hash(token),
+           "prefix": shown_prefix(token)})).one()
+    return _row(row)
+
+
+async def list_tokens(conn: AsyncConnection, tenant: str | None = None, owner: str | None = None) -> list[TokenRow]:
+    rows = await conn.execute(text("""
+        SELECT id, tenant_id, owner_id, name, token_prefix, created_at, revoked_at FROM api_tokens
+        WHERE (CAST(:tenant AS text) IS NULL OR tenant_id = :tenant)
+          AND (CAST(:owner AS text) IS NULL OR owner_id = :owner)
+        ORDER BY tenant_id, owner_id, created_at, id
+    """), {"tenant": tenant, "owner": owner})
+    return [_row(row) for row in rows]
+
+
+async def revoke_token(conn: AsyncConnection, token_id: uuid.UUID) -> TokenRow | None:
+    """Revoke the token (idempotent: a revoked token keeps its first revocation time)."""
+    row = (await conn.execute(text("""
+        UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = :id
+        RETURNING id, tenant_id, owner_id, name, token_prefix, created_at, revoked_at
+    """), {"id": token_id})).one_or_none()
+    return None if row is None else _row(row)
+
+
+async def scope_of_token(conn: AsyncConnection, token: str) -> TokenScope | None:
+    """The scope a live token grants; None for anything else (malformed, unknown or revoked)."""
+    if not looks_like_token(token):
+        return None
+    row = (await conn.execute(text("""
+        SELECT id, tenant_id, owner_id FROM api_tokens WHERE token_hash = :hash AND revoked_at IS NULL
+    """), {"hash": token_hash(token)})).one_or_none()
+    return None if row is None else TokenScope(token_id=row.id, tenant=row.tenant_id, owner=row.owner_id)
+
+
+def _row(row) -> TokenRow:
+    return TokenRow(id=row.id, tenant=row.tenant_id, owner=row.owner_id, name=row.name, prefix=row.token_prefix,
+                    created_at=row.created_at, revoked_at=row.revoked_at)

@@ -1,0 +1,177 @@
+"""The HTTP API (servers/http_api.py) served by uvicorn on a loopback port, called with httpx: bearer
+tokens decide the scope, two tenants share page names, errors are JSON, inputs are bounded."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import httpx
+import pytest
+from temporalio.client import Client
+
+from servers.http_api import MAX_BODY_BYTES, create_app
+from store.api_tokens import revoke_token
+from tests.servers.conftest import serving
+from tests.servers.wiki import OWNER, seed_scope, token_for
+
+
+@pytest.fixture
+async def api(engine, client: Client, server_settings):
+    """(base URL, acme token, globex token) of a running API over two seeded tenants."""
+    await seed_scope(engine, "acme")
+    await seed_scope(engine, "globex")
+
+    async def connect() -> Client:
+        return client
+
+    tokens = (await token_for(engine, "acme"), await token_for(engine, "globex"))
+    async with serving(create_app(engine, connect, server_settings)) as base:
+        yield base, *tokens
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+async def test_every_route_answers_in_the_tokens_scope(api):
+    base, acme, globex = api
+    async with httpx.AsyncClient(base_url=base, timeout=10) as http:
+        for token, tenant in ((acme, "acme"), (globex, "globex")):
+            response = await http.get("/v1/search", params={"q": "brisket"}, headers=bearer(token))
+            assert response.status_code == 200, response.text
+            found = response.json()
+            assert found["hits"][0]["slug"] == "franklin-barbecue" and f"({tenant})" in found["hits"][0]["summary"]
+            page = (await http.get("/v1/pages/entity/franklin-barbecue", headers=bearer(token))).json()
+            assert f"({tenant})" in page["markdown"] and "{#overview}" in page["markdown"]
+            sources = (await http.get("/v1/pages/entity/franklin-barbecue/sources", headers=bearer(token))).json()
+            assert sources["total"] == 2
+            assert all(m["content"].startswith(f"[{tenant}]") for m in sources["memories"])
+            related = (await http.get("/v1/pages/entity/franklin-barbecue/related", params={"limit": 2},
+                                      headers=bearer(token))).json()
+            assert len(related["hits"]) == 2 and related["cone_size"] == 3
+            since = (datetime.now(UTC) - timedelta(hours=1)).isoformat()
+            changes = (await http.get("/v1/changes", params={"since": since}, headers=bearer(token))).json()
+            assert len(changes["pages"]) == 4
+            by_name = (await http.get("/v1/pages", params={"name": "ATX"}, headers=bearer(token))).json()
+            assert by_name["slug"] == "austin-texas" and f"({tenant})" in by_name["markdown"]
+
+
+async def test_the_openapi_schema_lists_the_routes(api):
+    base, _, _ = api
+    async with httpx.AsyncClient(base_url=base, timeout=10) as http:
+        schema = (await http.get("/openapi.json")).json()
+    assert {"/v1/search", "/v1/pages/{page_type}/{slug}", "/v1/pages/{page_type}/{slug}/sources",
+            "/v1/pages/{page_type}/{slug}/related", "/v1/changes", "/v1/memories"} <= set(schema["paths"])
+
+
+async def test_no_token_or_a_bad_or_revoked_one_is_401(api, engine):
+    base, acme, _ = api
+    async with httpx.AsyncClient(base_url=base, timeout=10) as http:
+        for headers in ({}, {"Authorization": "Basic abc"}, bearer("wk_" + "x" * 43), bearer("nonsense")):
+            response = await http.get("/v1/search", params={"q": "brisket"}, headers=headers)
+            assert response.status_code == 401 and response.headers["www-authenticate"] == "Bearer"
+            assert "error" in response.json()
+        response = await http.post("/v1/memories", json={"memories": [{"content": "x"}]})
+        assert response.status_code == 401
+        async with engine.begin() as conn:
+            for row in await _token_ids(conn, "acme"):
+                await revoke_token(conn, row)
+        response = await http.get("/v1/search", params={"q": "brisket"}, headers=bearer(acme))
+        assert response.status_code == 401 and response.json() == {"error": "unknown or revoked token"}
+
+
+async def _token_ids(conn, tenant):
+    from store.api_tokens import list_tokens
+
+    return [row.id for row in await list_tokens(conn, tenant, OWNER)]
+
+
+async def test_another_scopes_page_is_404_worded_like_a_missing_one(api, engine):
+    base, acme, _ = api
+    from tests.operators import helpers as db
+
+    await db.page(engine, "globex", OWNER, "globex-only", title="Globex Only")
+    async with httpx.AsyncClient(base_url=base, timeout=10, headers=bearer(acme)) as http:
+        for suffix in ("", "/sources", "/related"):
+            elsewhere = await http.get(f"/v1/pages/entity/globex-only{suffix}")
+            nowhere = await http.get(f"/v1/pages/entity/no-such-page{suffix}")
+            assert elsewhere.status_code == nowhere.status_code == 404
+            assert elsewhere.json()["error"].replace("globex-only", "X") \
+                == nowhere.json()["error"].replace("no-such-page", "X")
+        assert (await http.get("/v1/pages", params={"name": "Globex Only"})).status_code == 404
+        assert (await http.get("/v1/search", params={"q": "globex"})).json()["hits"] == []
+
+
+BAD_REQUESTS = [
+    ("/v1/search", {"q": "brisket", "limit": 10**12}, "limit"),
+    ("/v1/search", {"q": "brisket", "limit": "many"}, "limit"),
+    ("/v1/search", {"q": "  "}, "query must not be empty"),
+    ("/v1/search", {}, "q"),
+    ("/v1/pages/person/franklin-barbecue", {}, "page_type"),
+    ("/v1/pages/entity/franklin-barbecue", {"max_chars": 10**9}, "max_chars"),
+    ("/v1/pages/entity/franklin-barbecue/related", {"direction": "up"}, "direction"),
+    ("/v1/pages/entity/franklin-barbecue/related", {"limit": 1000}, "limit"),
+    ("/v1/pages/entity/franklin-barbecue/sources", {"limit": -1}, "limit"),
+    ("/v1/changes", {"since": "last tuesday"}, "ISO-8601"),
+    ("/v1/changes", {"since": "2026-01-01", "cursor": "bogus!"}, "cursor"),
+]
+
+
+async def test_bad_input_is_a_json_422(api):
+    base, acme, _ = api
+    async with httpx.AsyncClient(base_url=base, timeout=10, headers=bearer(acme)) as http:
+        for path, params, fragment in BAD_REQUESTS:
+            response = await http.get(path, params=params)
+            assert response.status_code == 422, (path, params, response.text)
+            assert fragment in response.json()["error"], (path, params, response.text)
+
+
+async def test_unknown_sections_and_runs_are_404(api):
+    base, acme, _ = api
+    async with httpx.AsyncClient(base_url=base, timeout=10, headers=bearer(acme)) as http:
+        response = await http.get("/v1/pages/entity/franklin-barbecue/sources", params={"section": "visits"})
+        assert response.status_code == 404 and "no section 'visits'" in response.json()["error"]
+        response = await http.get("/v1/changes", params={"since": str(uuid.uuid4())})
+        assert response.status_code == 404 and "no compile run" in response.json()["error"]
+
+
+async def test_retain_stores_in_the_tokens_scope_and_wakes_its_compile(api, engine, client):
+    base, acme, _ = api
+    memory = {"content": "Tried the new taco truck on South Congress.", "metadata": {"tags": ["tacos"]}}
+    async with httpx.AsyncClient(base_url=base, timeout=20, headers=bearer(acme)) as http:
+        response = await http.post("/v1/memories", json={"memories": [memory]})
+        assert response.status_code == 202, response.text
+        body = response.json()
+        assert body["inserted"] == 1 and body["compile_workflow_id"] == f"compile:acme:{OWNER}"
+        again = (await http.post("/v1/memories", json={"memories": [memory]})).json()
+        assert again["unchanged"] == 1 and again["compile_workflow_id"] is None
+    from tests.operators import helpers as db
+
+    stored = await db.rows(engine, "SELECT tenant_id FROM memory_units WHERE content LIKE 'Tried the new taco%'")
+    assert [row.tenant_id for row in stored] == ["acme"]
+    description = await client.get_workflow_handle(f"compile:acme:{OWNER}").describe()
+    assert description.workflow_type == "CompileWorkflow"
+
+
+async def test_oversized_or_malformed_retains_store_nothing(api, engine):
+    base, acme, _ = api
+    async with httpx.AsyncClient(base_url=base, timeout=20, headers=bearer(acme)) as http:
+        cases = [
+            ({"memories": [{"content": "x" * 40_000}]}, 422, "32768"),
+            ({"memories": [{"content": f"m{i}"} for i in range(101)]}, 422, "at most 100"),
+            ({"memories": []}, 422, "empty"),
+            ({"memories": [{"content": "ok", "tenant": "globex"}]}, 422, "tenant"),
+            ({"memories": "not a list"}, 422, "memories"),
+        ]
+        for body, status, fragment in cases:
+            response = await http.post("/v1/memories", json=body)
+            assert response.status_code == status and fragment in response.json()["error"], response.text
+        response = await http.post("/v1/memories", content=b"{" + b" " * MAX_BODY_BYTES + b"}",
+                                   headers={"content-type": "application/json"})
+        assert response.status_code == 413 and "error" in response.json()
+        response = await http.post("/v1/memories", content=b"{not json", headers={"content-type": "application/json"})
+        assert response.status_code == 422
+    from tests.operators import helpers as db
+
+    assert len(await db.rows(engine, "SELECT 1 FROM memory_units WHERE tenant_id = 'acme'")) == 3  # the seeded ones
