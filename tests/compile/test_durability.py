@@ -22,13 +22,14 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.api.enums.v1 import EventType
+from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from domain.compile_messages import Progress, compile_workflow_id
 from domain.memory import MemoryIn
 from runtime.history_events import local_activity
-from runtime.search_attributes import WIKI_OWNER, WIKI_TENANT, WIKI_TRIGGER
+from runtime.search_attributes import WIKI_OWNER, WIKI_RUN, WIKI_TENANT, WIKI_TRIGGER
 from runtime.settings import Settings
 from runtime.temporal_client import compile_options, signal_compile
 from store.memories import retain
@@ -297,6 +298,14 @@ async def test_caps_continue_as_new_without_dropping_planned_work(client, engine
     assert ledger_total(rows, "records_read") == count
     assert all(row["metrics"]["records_read"] <= 60 for row in rows)
 
+    async def runs_numbered() -> bool:
+        # Each run after a continue-as-new carries the next WikiRun, so a list of runs tells them apart.
+        query = f"WorkflowId = '{compile_workflow_id(tenant, owner)}'"
+        numbers = [e.typed_search_attributes.get(WIKI_RUN) or 0 async for e in client.list_workflows(query)]
+        return sorted(numbers) == list(range(1, len(rows) + 1))
+
+    await poll(runs_numbered, timeout=30, every=0.2, what="every run listed with its own WikiRun")
+
     uncapped = await retain_and_compile(client, second_engine, settings_for(**leaf_only, **UNCAPPED),
                                         tenant, owner, count)
     assert len(await ledger(second_engine, tenant, owner)) == 1
@@ -333,6 +342,8 @@ async def test_progress_is_queryable_and_the_run_is_findable_by_tenant(client, e
 
         progress = await poll(progress_after_a_batch, timeout=30, what="a batch to be compiled")
         await handle.result()
+        # What the Temporal UI shows as the run's current details: which run, then how it ended.
+        metadata = await handle.query("__temporal_workflow_metadata", result_type=WorkflowMetadata)
 
     assert (progress.scope.tenant, progress.scope.owner, progress.run_no, progress.trigger) == (
         tenant, owner, 1, "admin")
@@ -349,6 +360,9 @@ async def test_progress_is_queryable_and_the_run_is_findable_by_tenant(client, e
     description = await handle.describe()
     assert description.status == WorkflowExecutionStatus.COMPLETED
     attributes = description.typed_search_attributes
-    assert (attributes.get(WIKI_TENANT), attributes.get(WIKI_OWNER), attributes.get(WIKI_TRIGGER)) == (
-        tenant, owner, "admin")
-    assert await description.static_summary() == f"Compile the wiki of {tenant}/{owner} (admin)"
+    assert (attributes.get(WIKI_TENANT), attributes.get(WIKI_OWNER), attributes.get(WIKI_TRIGGER),
+            attributes.get(WIKI_RUN)) == (tenant, owner, "admin", 1)
+    assert await description.static_summary() == f"compile {tenant}/{owner} · run 1 · trigger admin"
+    summary, final = metadata.current_details.split("\n")
+    assert summary == f"compile {tenant}/{owner} · run 1 · trigger admin"
+    assert final.startswith("succeeded: 60 memories read, ") and " sections rewritten, $" in final
