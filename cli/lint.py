@@ -17,7 +17,7 @@ from app.operations import (
     set_lint_schedule_paused,
     start_lint,
 )
-from cli.common import CliError, JsonOption, handled, in_range, run, temporal
+from cli.common import CliError, JsonOption, handled, in_range, require_worker, run, temporal
 from cli.output import out, print_json, print_workflow_location, table
 from domain.lint import CHECKS, LintReport, summary_line
 from runtime.settings import Settings, get_settings
@@ -36,6 +36,7 @@ def _lint_tables(report: LintReport) -> list[Table]:
 
 async def _lint(settings: Settings, json_output: bool) -> LintReport:
     client = await temporal(settings)
+    await require_worker(client, settings)
     handle = await start_lint(client, settings)
     if not json_output:
         out.print(f"lint started: workflow {handle.id}", soft_wrap=True)
