@@ -93,8 +93,12 @@ def lint_schedule(settings: Settings, hour: int = DEFAULT_LINT_HOUR) -> Schedule
         spec=ScheduleSpec(calendars=[ScheduleCalendarSpec(hour=[ScheduleRange(hour)], minute=[ScheduleRange(0)])],
                           time_zone_name="UTC"),
         policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP, catchup_window=LINT_CATCHUP_WINDOW),
-        state=ScheduleState(note=f"wiki lint, daily at {hour:02d}:00 UTC"),
+        state=ScheduleState(note=_schedule_note(hour)),
     )
+
+
+def _schedule_note(hour: int) -> str:
+    return f"wiki lint, daily at {hour:02d}:00 UTC"
 
 
 async def install_lint_schedule(client: Client, settings: Settings, *, hour: int = DEFAULT_LINT_HOUR,
@@ -108,7 +112,10 @@ async def install_lint_schedule(client: Client, settings: Settings, *, hour: int
         pass
 
     def keep_state(current: ScheduleUpdateInput) -> ScheduleUpdate:
-        return ScheduleUpdate(schedule=dataclasses.replace(schedule, state=current.description.schedule.state))
+        # Paused stays paused, with the reason it was paused; an active schedule describes its new time.
+        state = current.description.schedule.state
+        note = state.note if state.paused else schedule.state.note
+        return ScheduleUpdate(schedule=dataclasses.replace(schedule, state=dataclasses.replace(state, note=note)))
 
     await client.get_schedule_handle(schedule_id).update(keep_state)
     return "updated"
@@ -166,7 +173,8 @@ async def describe_lint_schedule(client: Client, schedule_id: str = LINT_SCHEDUL
         task_queue=action.task_queue if isinstance(action, ScheduleActionStartWorkflow) else None,
         paused=schedule.state.paused,
         note=schedule.state.note,
-        next_runs=list(description.info.next_action_times[:3]),
+        # The server lists next times even while paused; none of them will run.
+        next_runs=[] if schedule.state.paused else list(description.info.next_action_times[:3]),
         recent_runs=[ScheduledRun(workflow_id=run.action.workflow_id, scheduled_at=run.scheduled_at,
                                   started_at=run.started_at) for run in description.info.recent_actions],
     )
@@ -177,7 +185,8 @@ async def set_lint_schedule_paused(client: Client, paused: bool, schedule_id: st
     if paused:
         await handle.pause(note="paused with `wiki schedule pause`")
     else:
-        await handle.unpause(note="unpaused with `wiki schedule unpause`")
+        hours = [h for c in (await handle.describe()).schedule.spec.calendars for h in _range_values(c.hour)]
+        await handle.unpause(note=_schedule_note(hours[0]) if len(hours) == 1 else "unpaused")
 
 
 async def delete_lint_schedule(client: Client, schedule_id: str = LINT_SCHEDULE_ID) -> None:

@@ -32,7 +32,7 @@ DEMO_SEED = 7
 
 @handled
 def sample_command(
-    memories: Annotated[int, typer.Option(min=0, help="How many memories.")] = DEMO_MEMORIES,
+    memories: Annotated[int, typer.Option(min=1, help="How many memories (at least 1).")] = DEMO_MEMORIES,
     seed: Annotated[int, typer.Option(help="Random seed; the same seed gives the same file.")] = DEMO_SEED,
     out_path: Annotated[str, typer.Option("--out", help="Output file, or - for stdout.")] = "-",
 ) -> None:

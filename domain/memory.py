@@ -102,7 +102,9 @@ def parse_memory_lines(lines: list[str]) -> tuple[list[MemoryIn], list[LineError
         try:
             raw = json.loads(line)
         except json.JSONDecodeError as error:
-            errors.append(LineError(line=number, message=f"malformed JSON: {error.msg} at column {error.colno}"))
+            # Some messages end with "at" already ("Unterminated string starting at").
+            where = "column" if error.msg.endswith(" at") else "at column"
+            errors.append(LineError(line=number, message=f"malformed JSON: {error.msg} {where} {error.colno}"))
             continue
         if not isinstance(raw, dict):
             errors.append(LineError(line=number, message="each line must be a JSON object"))
