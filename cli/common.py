@@ -198,6 +198,8 @@ async def temporal(settings: Settings) -> Client:
 
 # A background worker just (re)started imports, migrates and connects before its first poll.
 WORKER_START_SECONDS = 60.0
+# A worker started a moment ago elsewhere (`wiki worker &` in a script) may not have polled yet.
+WORKER_GRACE_SECONDS = 3.0
 
 
 def _log_tail(path, lines: int = 5) -> str:
@@ -218,8 +220,12 @@ async def require_worker(client: Client, settings: Settings, *, wait: bool = Tru
     worker = None if settings.temporal_address else DevWorker.from_settings(settings)
     if worker is not None and worker.ensure_running():
         print(f"started the background worker (log {worker.log_path})", file=sys.stderr)
-    deadline = time.monotonic() + WORKER_START_SECONDS
+    started = time.monotonic()
+    deadline = started + WORKER_START_SECONDS
     while not await live_pollers(client, settings.task_queue):
+        if worker is None and time.monotonic() < started + WORKER_GRACE_SECONDS:
+            await asyncio.sleep(0.2)
+            continue
         if worker is None:
             missing = f"no worker is polling task queue {settings.task_queue}"
             if not wait:

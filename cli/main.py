@@ -20,6 +20,7 @@ from cli.common import EXIT_FAILURE, OneLineErrors, process
 warnings.filterwarnings("ignore", module="platformdirs")
 
 app = typer.Typer(
+    name="wiki",  # how usage errors name the command, whoever invokes it
     help="A durable wiki compiler for AI-agent memory, on Temporal.",
     no_args_is_help=True,
     add_completion=False,

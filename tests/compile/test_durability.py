@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
@@ -366,3 +367,45 @@ async def test_progress_is_queryable_and_the_run_is_findable_by_tenant(client, e
     summary, final = metadata.current_details.split("\n")
     assert summary == f"compile {tenant}/{owner} · run 1 · trigger admin"
     assert final.startswith("succeeded: 60 memories read, ") and " sections rewritten, $" in final
+
+
+# --------------------------------------------------------------------------- 6. urgent wake-ups, pending activities
+
+
+@pytest.mark.parametrize("trigger", ["admin", "bootstrap_import", "lint"])
+async def test_an_urgent_wake_up_ends_a_retain_debounce_at_once(client, engine, trigger):
+    tenant, owner = new_scope()
+    settings = settings_for(WIKI_DEBOUNCE_SECONDS=300, **UNCAPPED)
+    assert await retain_sample(engine, tenant, owner, 10) == 10
+    async with running_worker(client, engine, settings):
+        handle = await signal_compile(client, tenant, owner, trigger="memory_retain", memory_count=10,
+                                      settings=settings)
+
+        async def debouncing() -> Progress | None:
+            progress = await handle.query("progress", result_type=Progress)
+            return progress if progress.phase == "debouncing" else None
+
+        progress = await poll(debouncing, timeout=30, what="the retain's debounce")
+        assert 0 < (progress.debounce_until - datetime.now(UTC)).total_seconds() <= 300
+        await signal_compile(client, tenant, owner, trigger=trigger, settings=settings)
+        # Well inside the five minutes the debounce would otherwise have lasted.
+        result = await asyncio.wait_for(handle.result(), timeout=60)
+    assert result["records_read"] == 10
+    assert [row["status"] for row in await ledger(engine, tenant, owner)] == ["succeeded"]
+
+
+async def test_a_pending_activity_says_what_it_does_in_its_heartbeat(client, engine):
+    tenant, owner = new_scope()
+    settings = settings_for(WIKI_SCRIPTED_LATENCY_MS=3000, WIKI_RECORD_PAGE_SIZE=20, **UNCAPPED)
+    assert await retain_sample(engine, tenant, owner, 20) == 20
+    async with running_worker(client, engine, settings):
+        handle = await signal_compile(client, tenant, owner, trigger="admin", settings=settings)
+
+        async def planning_details() -> list[str]:
+            pending = (await handle.describe()).raw_description.pending_activities
+            return [client.data_converter.payload_converter.from_payloads(list(p.heartbeat_details.payloads))[0]
+                    for p in pending if p.activity_type.name == "llm.plan_batch" and p.heartbeat_details.payloads]
+
+        details = await poll(planning_details, timeout=30, every=0.1, what="the planning activity's heartbeat")
+        await handle.terminate(reason="test over")
+    assert details == [f"planning a batch of {tenant}/{owner} (20 memories)"]
