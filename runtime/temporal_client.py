@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 
-from temporalio.api.enums.v1 import TaskQueueKind, TaskQueueType
+from temporalio.api.enums.v1 import IndexedValueType, TaskQueueKind, TaskQueueType
+from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSearchAttributesRequest
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowHandle
@@ -85,17 +87,37 @@ async def signal_compile(
     options = compile_options(settings, model_id=model_id, bootstrap=bootstrap,
                               debounce=trigger == "memory_retain")
     scope = Scope(tenant=tenant, owner=owner)
-    try:
-        return await _signal_with_start(client, scope, trigger, options, memory_count, settings, model_id,
-                                        promotion_mention_ids)
-    except RPCError as error:
-        if error.status != RPCStatusCode.INVALID_ARGUMENT or WIKI_RUN.name not in error.message:
-            raise
+    registered = False
+    while True:
+        try:
+            return await _signal_with_start(client, scope, trigger, options, memory_count, settings, model_id,
+                                            promotion_mention_ids)
+        except RPCError as error:
+            if error.status != RPCStatusCode.INVALID_ARGUMENT or WIKI_RUN.name not in error.message:
+                raise
+            if not settings.temporal_address and not registered:
+                # The embedded dev server was started before WikiRun existed: it is ours to register.
+                await _register_on_dev_server(client, settings)
+                registered = True
+                continue
         raise SearchAttributeMissing(
             f"Temporal namespace {settings.temporal_namespace} has no search attribute {WIKI_RUN.name}: register it "
             f"with `temporal operator search-attribute create --namespace {settings.temporal_namespace} "
             f"--name {WIKI_RUN.name} --type Int` (the embedded dev server registers it when it starts: "
             "`wiki dev down`, then `wiki dev up`)") from None
+
+
+async def _register_on_dev_server(client: Client, settings: Settings) -> None:
+    await client.operator_service.add_search_attributes(AddSearchAttributesRequest(
+        namespace=settings.temporal_namespace,
+        search_attributes={WIKI_RUN.name: IndexedValueType.INDEXED_VALUE_TYPE_INT}))
+    # The namespace's attribute cache catches up within moments; bounded.
+    for _ in range(100):
+        response = await client.operator_service.list_search_attributes(
+            ListSearchAttributesRequest(namespace=settings.temporal_namespace))
+        if WIKI_RUN.name in response.custom_attributes:
+            return
+        await asyncio.sleep(0.1)
 
 
 class SearchAttributeMissing(RuntimeError):
