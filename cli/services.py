@@ -52,7 +52,7 @@ def _temporal_rows(settings: Settings) -> list[tuple[str, str, str]]:
     temporal = DevTemporal.from_settings(settings)
     state = "running" if temporal.is_running() else "stopped"
     return [
-        ("Temporal", f"{temporal.address} (namespace {settings.temporal_namespace})", f"{state} (embedded dev server)"),
+        ("Temporal", temporal.address, f"{state} (embedded dev server, namespace {settings.temporal_namespace})"),
         ("Temporal Web UI", temporal.ui_url, f"{state} (embedded)"),
     ]
 

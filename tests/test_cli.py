@@ -116,6 +116,9 @@ async def test_retain_reads_stdin(cli_env, engine):
     ("rows", "expected_lines"),
     [
         pytest.param([GOOD_ROWS[0], '{"content": "unterminated"'], ["line 2: malformed JSON"], id="malformed-json"),
+        # json names some places "starting at": never "at at column".
+        pytest.param(['{"content": "open'], ["line 1: malformed JSON: Unterminated string starting at column 13\n"],
+                     id="malformed-json-starting-at"),
         pytest.param([{"content": "x" * (32 * 1024 + 1)}, GOOD_ROWS[1]],
                      ["line 1: content: content is 32769 bytes; the limit is 32768 (32 KiB)"], id="oversize-content"),
         pytest.param([GOOD_ROWS[0], GOOD_ROWS[1], {"content": "ok", "metadata": ["a"]}],
