@@ -210,36 +210,45 @@ def _log_tail(path, lines: int = 5) -> str:
     return " | ".join(tail) or "(empty log)"
 
 
+def _unserved(problem: str, advice: str, wait: bool) -> None:
+    """No worker will run the work: an error for a command that waits, a warning for one that does not."""
+    if wait:
+        raise CliError(f"{problem}: {advice}")
+    print(f"warning: {problem}: this waits until a worker polls it", file=sys.stderr)
+
+
 async def require_worker(client: Client, settings: Settings, *, wait: bool = True) -> None:
     """A worker polls the task queue, or a command that would wait for it fails now, in one line, before
-    changing anything (one that does not wait says so and goes on: the work waits for a worker).
+    changing anything (one that does not wait says so on stderr and goes on: the work waits for a worker).
 
     With the embedded dev server the background worker is started first if it is not running (it died,
     or `wiki dev up` was never run), and given a bounded time to start polling.
     """
+    queue = settings.task_queue
     worker = None if settings.temporal_address else DevWorker.from_settings(settings)
-    if worker is not None and worker.ensure_running():
-        print(f"started the background worker (log {worker.log_path})", file=sys.stderr)
-    started = time.monotonic()
-    deadline = started + WORKER_START_SECONDS
-    while not await live_pollers(client, settings.task_queue):
-        if worker is None and time.monotonic() < started + WORKER_GRACE_SECONDS:
-            await asyncio.sleep(0.2)
-            continue
-        if worker is None:
-            missing = f"no worker is polling task queue {settings.task_queue}"
-            if not wait:
-                print(f"warning: {missing}: this waits until one runs (`wiki worker`, same settings)",
-                      file=sys.stderr)
-                return
-            raise CliError(f"{missing}: start one with `wiki worker` (same settings), then run this again")
-        if not worker.is_running():
-            raise CliError(f"the background worker exited; its log {worker.log_path} ends: "
-                           f"{_log_tail(worker.log_path)}")
-        if time.monotonic() > deadline:
-            raise CliError(f"the background worker (pid {worker.pid()}) did not poll task queue "
-                           f"{settings.task_queue} within {WORKER_START_SECONDS:.0f}s; see {worker.log_path}")
+    patience = WORKER_GRACE_SECONDS if wait else 0.0
+    if worker is not None:
+        if worker.ensure_running():
+            print(f"started the background worker (log {worker.log_path})", file=sys.stderr)
+        if worker.polled_queue() not in (None, queue):
+            return _unserved(f"the background worker (pid {worker.pid()}) polls task queue {worker.polled_queue()}, "
+                             f"not {queue}", "it keeps the settings it was started with; `wiki dev down`, then "
+                             "`wiki dev up`", wait)
+        # A worker started a moment ago (by this command or another) gets its time to start polling.
+        patience = max(patience, WORKER_START_SECONDS - worker.running_for())
+    deadline = time.monotonic() + patience
+    while not await live_pollers(client, queue):
+        if worker is not None and not worker.is_running():
+            return _unserved("the background worker exited",
+                             f"its log {worker.log_path} ends: {_log_tail(worker.log_path)}", wait)
+        if time.monotonic() >= deadline:
+            if worker is None:
+                return _unserved(f"no worker is polling task queue {queue}",
+                                 "start one with `wiki worker` (same settings), then run this again", wait)
+            return _unserved(f"the background worker (pid {worker.pid()}) does not poll task queue {queue}",
+                             f"see its log {worker.log_path}", wait)
         await asyncio.sleep(0.2)
+    return None
 
 
 # ------------------------------------------------------------------------------------------- values

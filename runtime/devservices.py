@@ -367,10 +367,11 @@ class DevWorker:
     """
 
     data_dir: Path
+    task_queue: str = "wiki-compile"  # the queue a worker started from these settings polls
 
     @classmethod
     def from_settings(cls, settings: Settings) -> DevWorker:
-        return cls(data_dir=settings.data_dir.resolve())
+        return cls(data_dir=settings.data_dir.resolve(), task_queue=settings.task_queue)
 
     @property
     def pid_path(self) -> Path:
@@ -386,6 +387,21 @@ class DevWorker:
 
     def is_running(self) -> bool:
         return self.pid() is not None
+
+    def polled_queue(self) -> str | None:
+        """The task queue the running worker was started to poll (the pid file's second line)."""
+        try:
+            lines = self.pid_path.read_text().splitlines()
+        except OSError:
+            return None
+        return lines[1] if len(lines) > 1 else None
+
+    def running_for(self) -> float:
+        """Seconds since this worker was started (its pid file was written)."""
+        try:
+            return max(0.0, time.time() - self.pid_path.stat().st_mtime)
+        except OSError:
+            return 0.0
 
     @contextlib.contextmanager
     def _lock(self):
@@ -406,7 +422,7 @@ class DevWorker:
                     [sys.executable, "-m", _WORKER_MODULE], stdout=log, stderr=subprocess.STDOUT,
                     stdin=subprocess.DEVNULL, start_new_session=True, env=environment,
                 )
-            self.pid_path.write_text(str(process.pid))
+            self.pid_path.write_text(f"{process.pid}\n{self.task_queue}\n")
             return True
 
     def stop(self) -> bool:

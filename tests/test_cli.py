@@ -193,8 +193,8 @@ async def test_retain_wakes_the_compile_only_when_something_changed(cli_env, eng
     unserved = await wiki("retain", "--tenant", "t1", "--owner", "o1", str(path))
     assert unserved.exit_code == 0, unserved.output
     assert "1 inserted" in unserved.stdout and len(client.calls) == 2
-    assert unserved.stderr == ("warning: no worker is polling task queue wiki-compile: this waits until one runs "
-                               "(`wiki worker`, same settings)\n")
+    assert unserved.stderr == ("warning: no worker is polling task queue wiki-compile: this waits until a worker "
+                               "polls it\n")
 
 
 async def test_retain_and_signal_counts_only_changed_memories(cli_env, engine):
