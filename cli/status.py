@@ -93,7 +93,8 @@ def _progress_table(progress: CompileProgress) -> Table:
         ("cost so far", f"${progress.cost_usd:.4f}"),
         ("wake-ups waiting", progress.pending_wakeups),
     ]
-    return table("Compile running now", ["", "value"], rows)
+    title = "Compile waiting for a quiet period" if progress.debounce_until else "Compile running now"
+    return table(title, ["", "value"], rows)
 
 
 def ledger_table(title: str, rows: list[JobRow]) -> Table:
