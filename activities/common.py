@@ -1,7 +1,10 @@
 """What every compile and lint activity shares: heartbeats while it runs, and failures by name.
 
 Without heartbeats Temporal only notices a dead worker when an attempt's start-to-close timeout
-expires; with them it notices within the heartbeat timeout and retries the activity elsewhere.
+expires; with them it notices within the heartbeat timeout and retries the activity elsewhere. Each
+heartbeat carries one line saying what the activity does: a pending activity's summary is not part
+of what Temporal reports about it, its last heartbeat details are, so the UI's pending-activity card
+shows that line.
 Store and planner code raise `domain.errors.StepFailed`; here it becomes the Temporal application
 error of the same name that the workflows' retry policies match.
 """
@@ -32,9 +35,37 @@ def as_application_error(error: StepFailed) -> ApplicationError:
     )
 
 
-async def _beat_forever(every: float) -> None:
+_DOING = {
+    "compile.start_run": "opening the run's ledger row",
+    "compile.finish_run": "closing the run's ledger row",
+    "llm.plan_batch": "planning a batch",
+    "llm.write_section": "writing a section",
+    "aggregation.plan": "planning the aggregation pass",
+    "lint.run_checks": "counting lint findings",
+    "lint.prune_ledger": "pruning old ledger rows",
+    "lint.record": "recording the lint report",
+}
+
+
+def doing(activity_type: str, args: tuple) -> str:
+    """One line on what this activity does, for its heartbeat details."""
+    request = args[0] if args else None
+    line = _DOING.get(activity_type, activity_type)
+    scope = getattr(request, "scope", None)
+    if scope is not None:
+        line += f" of {scope.tenant}/{scope.owner}"
+    memory_ids = getattr(request, "memory_ids", None)
+    if memory_ids:
+        line += f" ({len(memory_ids)} memories)"
+    task_key = getattr(request, "task_key", None)
+    if task_key:
+        line += f" ({task_key})"
+    return line
+
+
+async def _beat_forever(every: float, details: str) -> None:
     while True:
-        activity.heartbeat()
+        activity.heartbeat(details)
         await asyncio.sleep(every)
 
 
@@ -45,7 +76,9 @@ def compile_step(method: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable
     async def wrapper(*args, **kwargs) -> T:
         # A local activity has no heartbeat: the worker keeps its workflow task alive instead, and a
         # dead worker is noticed when that workflow task times out.
-        beat = None if activity.info().is_local else asyncio.create_task(_beat_forever(HEARTBEAT_EVERY_SECONDS))
+        info = activity.info()
+        beat = None if info.is_local else asyncio.create_task(
+            _beat_forever(HEARTBEAT_EVERY_SECONDS, doing(info.activity_type, args[1:])))
         try:
             return await method(*args, **kwargs)
         except StepFailed as error:

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio.api.workflowservice.v1 import GetWorkflowExecutionHistoryReverseRequest
 from temporalio.client import (
     Client,
     Schedule,
@@ -37,7 +39,13 @@ from domain.lint import ALL_SCOPES, LintInput, LintReport, LintTrigger
 from runtime.search_attributes import WIKI_OWNER, WIKI_TENANT, WIKI_TRIGGER
 from runtime.settings import Settings
 from runtime.temporal_client import signal_compile
-from store.wiki_admin import ScopeReset, close_open_ledger_rows, reset_scope_for_rebuild
+from store.wiki_admin import (
+    ScopeReset,
+    close_ledger_run,
+    close_open_ledger_rows,
+    open_ledger_runs,
+    reset_scope_for_rebuild,
+)
 
 LINT_SCHEDULE_ID = "wiki-lint"
 # The schedule appends "-<scheduled time>" to this for each run, so runs are found by type, not id.
@@ -85,8 +93,12 @@ def lint_schedule(settings: Settings, hour: int = DEFAULT_LINT_HOUR) -> Schedule
         spec=ScheduleSpec(calendars=[ScheduleCalendarSpec(hour=[ScheduleRange(hour)], minute=[ScheduleRange(0)])],
                           time_zone_name="UTC"),
         policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP, catchup_window=LINT_CATCHUP_WINDOW),
-        state=ScheduleState(note=f"wiki lint, daily at {hour:02d}:00 UTC"),
+        state=ScheduleState(note=_schedule_note(hour)),
     )
+
+
+def _schedule_note(hour: int) -> str:
+    return f"wiki lint, daily at {hour:02d}:00 UTC"
 
 
 async def install_lint_schedule(client: Client, settings: Settings, *, hour: int = DEFAULT_LINT_HOUR,
@@ -100,7 +112,10 @@ async def install_lint_schedule(client: Client, settings: Settings, *, hour: int
         pass
 
     def keep_state(current: ScheduleUpdateInput) -> ScheduleUpdate:
-        return ScheduleUpdate(schedule=dataclasses.replace(schedule, state=current.description.schedule.state))
+        # Paused stays paused, with the reason it was paused; an active schedule describes its new time.
+        state = current.description.schedule.state
+        note = state.note if state.paused else schedule.state.note
+        return ScheduleUpdate(schedule=dataclasses.replace(schedule, state=dataclasses.replace(state, note=note)))
 
     await client.get_schedule_handle(schedule_id).update(keep_state)
     return "updated"
@@ -158,7 +173,8 @@ async def describe_lint_schedule(client: Client, schedule_id: str = LINT_SCHEDUL
         task_queue=action.task_queue if isinstance(action, ScheduleActionStartWorkflow) else None,
         paused=schedule.state.paused,
         note=schedule.state.note,
-        next_runs=list(description.info.next_action_times[:3]),
+        # The server lists next times even while paused; none of them will run.
+        next_runs=[] if schedule.state.paused else list(description.info.next_action_times[:3]),
         recent_runs=[ScheduledRun(workflow_id=run.action.workflow_id, scheduled_at=run.scheduled_at,
                                   started_at=run.started_at) for run in description.info.recent_actions],
     )
@@ -169,7 +185,8 @@ async def set_lint_schedule_paused(client: Client, paused: bool, schedule_id: st
     if paused:
         await handle.pause(note="paused with `wiki schedule pause`")
     else:
-        await handle.unpause(note="unpaused with `wiki schedule unpause`")
+        hours = [h for c in (await handle.describe()).schedule.spec.calendars for h in _range_values(c.hour)]
+        await handle.unpause(note=_schedule_note(hours[0]) if len(hours) == 1 else "unpaused")
 
 
 async def delete_lint_schedule(client: Client, schedule_id: str = LINT_SCHEDULE_ID) -> None:
@@ -205,8 +222,16 @@ def _refuse_if_running(status: WorkflowExecutionStatus | None, tenant: str, owne
             f"follow it with `wiki status --tenant {tenant} --owner {owner} --watch`")
 
 
+# Called once the action is known to fit the state, before anything changes (the CLI checks for a worker).
+BeforeStart = Callable[[], Awaitable[None]]
+
+
+async def _nothing() -> None:
+    return None
+
+
 async def resume_scope(client: Client, engine: AsyncEngine, settings: Settings, tenant: str,
-                       owner: str) -> WorkflowHandle:
+                       owner: str, *, before_start: BeforeStart = _nothing) -> WorkflowHandle:
     """Start a new compile run (trigger `resume`) after a failed, terminated, timed-out or cancelled one.
 
     The new run reads from the scope's cursor in Postgres, where the last committed batch left it, so
@@ -215,22 +240,25 @@ async def resume_scope(client: Client, engine: AsyncEngine, settings: Settings, 
     workflow_id = compile_workflow_id(tenant, owner)
     status = await latest_run_status(client, workflow_id)
     _refuse_if_running(status, tenant, owner, "nothing to resume")
-    async with engine.begin() as conn:
-        if status is None:
+    if status is None:
+        async with engine.connect() as conn:
             ledger_status = await latest_compile_status(conn, tenant, owner)
-            if ledger_status is None:
-                raise OperationRefused(f"no compile has run for {tenant}/{owner}: nothing to resume; "
-                                       f"`wiki compile --tenant {tenant} --owner {owner}` starts one")
-            if ledger_status not in _RESUMABLE_LEDGER:
-                raise OperationRefused(f"the latest compile of {tenant}/{owner} {ledger_status}: nothing to resume")
-            # Temporal no longer knows the run that left this row open; it surely ended without closing it.
-            await close_open_ledger_rows(conn, tenant, owner, workflow_id, "terminated")
-        elif status not in _RESUMABLE:
-            raise OperationRefused(
-                f"the latest compile of {tenant}/{owner} completed: nothing to resume; "
-                f"`wiki compile --tenant {tenant} --owner {owner}` compiles new memories now")
-        else:
-            await close_open_ledger_rows(conn, tenant, owner, workflow_id, _RESUMABLE[status])
+        if ledger_status is None:
+            raise OperationRefused(f"no compile has run for {tenant}/{owner}: nothing to resume; "
+                                   f"`wiki compile --tenant {tenant} --owner {owner}` starts one")
+        if ledger_status not in _RESUMABLE_LEDGER:
+            raise OperationRefused(f"the latest compile of {tenant}/{owner} {ledger_status}: nothing to resume")
+        # Temporal no longer knows the run that left a row open; it surely ended without closing it.
+        ended_as = "terminated"
+    elif status not in _RESUMABLE:
+        raise OperationRefused(
+            f"the latest compile of {tenant}/{owner} completed: nothing to resume; "
+            f"`wiki compile --tenant {tenant} --owner {owner}` compiles new memories now")
+    else:
+        ended_as = _RESUMABLE[status]
+    await before_start()
+    async with engine.begin() as conn:
+        await close_open_ledger_rows(conn, tenant, owner, workflow_id, ended_as)
     return await signal_compile(client, tenant, owner, trigger="resume", settings=settings)
 
 
@@ -269,17 +297,63 @@ async def resume_all_failed(client: Client, engine: AsyncEngine, settings: Setti
     return outcomes
 
 
+# ------------------------------------------------------------------------------------------- reconcile
+
+
+async def _ended_because(client: Client, workflow_id: str, run_id: str) -> str | None:
+    """The reason given to `temporal workflow terminate` (or cancel), from the run's last history event."""
+    response = await client.workflow_service.get_workflow_execution_history_reverse(
+        GetWorkflowExecutionHistoryReverseRequest(
+            namespace=client.namespace, execution={"workflow_id": workflow_id, "run_id": run_id},
+            maximum_page_size=1))
+    for event in response.history.events:
+        if event.HasField("workflow_execution_terminated_event_attributes"):
+            return event.workflow_execution_terminated_event_attributes.reason or None
+    return None
+
+
+async def reconcile_open_runs(client: Client, engine: AsyncEngine, tenant: str, owner: str) -> int:
+    """Close the ledger rows of runs that ended outside the workflow, as Temporal reports them.
+
+    A run that is terminated, times out or is cancelled never runs its own ending, so its row would
+    say `running` for ever. Each open row is checked against its own run (by run id), so a run that
+    started meanwhile is never touched; rows of runs Temporal no longer knows are left to `wiki resume`.
+    """
+    async with engine.connect() as conn:
+        runs = await open_ledger_runs(conn, tenant, owner)
+    closed = 0
+    for workflow_id, run_id in runs:
+        try:
+            status = (await client.get_workflow_handle(workflow_id, run_id=run_id).describe()).status
+        except RPCError as error:
+            if error.status == RPCStatusCode.NOT_FOUND:
+                continue
+            raise
+        if status not in _RESUMABLE:
+            continue
+        ended_as = _RESUMABLE[status]
+        if ended_as == "terminated":
+            reason = await _ended_because(client, workflow_id, run_id)
+            error = "terminated outside the workflow" + (f": {reason}" if reason else "")
+        else:
+            error = f"{ended_as.replace('_', ' ')} before the run could record its end"
+        async with engine.begin() as conn:
+            closed += await close_ledger_run(conn, tenant, owner, run_id, ended_as, error)
+    return closed
+
+
 # ------------------------------------------------------------------------------------------- rebuild
 
 
 async def rebuild_scope(client: Client, engine: AsyncEngine, settings: Settings, tenant: str,
-                        owner: str) -> tuple[ScopeReset, WorkflowHandle]:
+                        owner: str, *, before_start: BeforeStart = _nothing) -> tuple[ScopeReset, WorkflowHandle]:
     """Archive the scope's pages, rewind its cursor, and compile every memory again (trigger `rebuild`).
 
     Refused while a compile runs: rewinding its cursor under it would fail its next batch.
     """
     _refuse_if_running(await latest_run_status(client, compile_workflow_id(tenant, owner)), tenant, owner,
                        "rebuild once it has ended")
+    await before_start()
     async with engine.begin() as conn:
         reset = await reset_scope_for_rebuild(conn, tenant, owner)
     return reset, await signal_compile(client, tenant, owner, trigger="rebuild", settings=settings)

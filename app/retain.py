@@ -16,7 +16,7 @@ from temporalio.service import RPCError
 
 from domain.memory import MemoryIn
 from runtime.settings import Settings
-from runtime.temporal_client import signal_compile
+from runtime.temporal_client import SearchAttributeMissing, signal_compile
 from store.memories import RetainResult, retain
 
 
@@ -47,7 +47,7 @@ async def retain_and_signal(
         handle = await signal_compile(
             client, tenant, owner, trigger="memory_retain", memory_count=stored.changed, settings=settings
         )
-    except RPCError as error:
+    except (RPCError, SearchAttributeMissing) as error:
         raise CompileNotSignalled(
             f"stored {stored.changed} memories but could not wake the compile ({error}); "
             f"run `wiki compile --tenant {tenant} --owner {owner}`"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import sys
+import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -21,15 +22,21 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from temporalio.client import Client
 from temporalio.service import RPCError
+from typer.core import TyperGroup
+
+try:
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+except ImportError:  # a Typer that does not vendor Click
+    from click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
 from app.operations import OperationRefused
 from app.retain import CompileNotSignalled
 from domain.memory import ScopeError, validate_scope_part
 from domain.plan import PAGE_TYPES
 from runtime.database import create_engine
-from runtime.devservices import ServiceError
+from runtime.devservices import DevWorker, ServiceError
 from runtime.settings import ConfigError, Settings
-from runtime.temporal_client import connect
+from runtime.temporal_client import SearchAttributeMissing, connect, live_pollers
 from store.memories import RetainError
 
 EXIT_FAILURE = 1
@@ -81,6 +88,47 @@ def _is_temporal_unreachable(error: RuntimeError) -> bool:
     return str(error).startswith("Failed client connect")
 
 
+def _usage_message(error: UsageError) -> str:
+    """Click's message on one line, with where to read the usage."""
+    message = " ".join(error.format_message().split()).rstrip(".")
+    context = error.ctx
+    if context is not None:
+        message += f" (see `{context.command_path} --help`)"
+    return message
+
+
+class OneLineErrors(TyperGroup):
+    """The `wiki` group: a usage error is one `error:` line on stderr and exit 2, never Click's box.
+
+    Every invocation passes through here (the console script and Typer's CliRunner alike), so the
+    console's width is reset too: `--wide` lasts one command.
+    """
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        from cli.output import set_wide
+
+        set_wide(False)
+        try:
+            result = super().main(args=args, prog_name=prog_name, complete_var=complete_var,
+                                  standalone_mode=False, **extra)
+        except NoArgsIsHelpError:
+            result = EXIT_USAGE  # the help is already printed
+        except UsageError as error:
+            _print_error(_usage_message(error))
+            result = EXIT_USAGE
+        except ClickException as error:
+            _print_error(" ".join(error.format_message().split()))
+            result = error.exit_code
+        except typer.Abort:
+            _print_error("aborted")
+            result = EXIT_FAILURE
+        code = result if isinstance(result, int) else 0
+        if not standalone_mode:
+            return code
+        sys.exit(code)
+
+
 def handled(function: Callable[..., T]) -> Callable[..., T]:
     """A command whose errors become one stderr line and an exit code (register it on a Typer after)."""
 
@@ -94,7 +142,8 @@ def handled(function: Callable[..., T]) -> Callable[..., T]:
         except (ConfigError, ScopeError, RetainError) as error:
             _print_error(str(error))
             raise typer.Exit(EXIT_USAGE) from None
-        except (ServiceError, CompileNotSignalled, OperationRefused, RPCError, SQLAlchemyError, OSError) as error:
+        except (ServiceError, CompileNotSignalled, OperationRefused, SearchAttributeMissing, RPCError,
+                SQLAlchemyError, OSError) as error:
             _print_error(message_of(error))
             raise typer.Exit(EXIT_FAILURE) from None
         except RuntimeError as error:
@@ -145,6 +194,61 @@ async def change(function: Callable[..., Coroutine[Any, Any, T]], *args: Any) ->
 async def temporal(settings: Settings) -> Client:
     process.temporal_used = True
     return await connect(settings)
+
+
+# A background worker just (re)started imports, migrates and connects before its first poll.
+WORKER_START_SECONDS = 60.0
+# A worker started a moment ago elsewhere (`wiki worker &` in a script) may not have polled yet.
+WORKER_GRACE_SECONDS = 3.0
+
+
+def _log_tail(path, lines: int = 5) -> str:
+    try:
+        tail = path.read_text(errors="replace").strip().splitlines()[-lines:]
+    except OSError:
+        return "(no log)"
+    return " | ".join(tail) or "(empty log)"
+
+
+def _unserved(problem: str, advice: str, wait: bool) -> None:
+    """No worker will run the work: an error for a command that waits, a warning for one that does not."""
+    if wait:
+        raise CliError(f"{problem}: {advice}")
+    print(f"warning: {problem}: this waits until a worker polls it", file=sys.stderr)
+
+
+async def require_worker(client: Client, settings: Settings, *, wait: bool = True) -> None:
+    """A worker polls the task queue, or a command that would wait for it fails now, in one line, before
+    changing anything (one that does not wait says so on stderr and goes on: the work waits for a worker).
+
+    With the embedded dev server the background worker is started first if it is not running (it died,
+    or `wiki dev up` was never run), and given a bounded time to start polling.
+    """
+    queue = settings.task_queue
+    worker = None if settings.temporal_address else DevWorker.from_settings(settings)
+    patience = WORKER_GRACE_SECONDS if wait else 0.0
+    if worker is not None:
+        if worker.ensure_running():
+            print(f"started the background worker (log {worker.log_path})", file=sys.stderr)
+        if worker.polled_queue() not in (None, queue):
+            return _unserved(f"the background worker (pid {worker.pid()}) polls task queue {worker.polled_queue()}, "
+                             f"not {queue}", "it keeps the settings it was started with; `wiki dev down`, then "
+                             "`wiki dev up`", wait)
+        # A worker started a moment ago (by this command or another) gets its time to start polling.
+        patience = max(patience, WORKER_START_SECONDS - worker.running_for())
+    deadline = time.monotonic() + patience
+    while not await live_pollers(client, queue):
+        if worker is not None and not worker.is_running():
+            return _unserved("the background worker exited",
+                             f"its log {worker.log_path} ends: {_log_tail(worker.log_path)}", wait)
+        if time.monotonic() >= deadline:
+            if worker is None:
+                return _unserved(f"no worker is polling task queue {queue}",
+                                 "start one with `wiki worker` (same settings), then run this again", wait)
+            return _unserved(f"the background worker (pid {worker.pid()}) does not poll task queue {queue}",
+                             f"see its log {worker.log_path}", wait)
+        await asyncio.sleep(0.2)
+    return None
 
 
 # ------------------------------------------------------------------------------------------- values

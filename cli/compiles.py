@@ -9,6 +9,7 @@ import typer
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 
 from app.operations import rebuild_scope, resume_all_failed, resume_scope
+from app.scope_report import memory_counts
 from cli.common import (
     EXIT_USAGE,
     CliError,
@@ -18,6 +19,7 @@ from cli.common import (
     confirm,
     database,
     handled,
+    require_worker,
     run,
     scope,
     temporal,
@@ -71,7 +73,13 @@ async def _follow_compile(settings: Settings, handle: WorkflowHandle, wait: bool
 
 async def _compile(settings: Settings, tenant: str, owner: str, trigger: Trigger, model: str | None,
                    wait: bool) -> None:
+    async with database() as engine, engine.connect() as conn:
+        memories, _ = await memory_counts(conn, tenant, owner)
+    if memories == 0:
+        raise CliError(f"no memories are stored for {tenant}/{owner}: nothing to compile "
+                       f"(`wiki retain --tenant {tenant} --owner {owner} FILE.jsonl` stores some)")
     client = await temporal(settings)
+    await require_worker(client, settings, wait=wait)
     handle = await signal_compile(client, tenant, owner, trigger=trigger, model_id=model, settings=settings)
     out.print(f"compile {trigger}: workflow {handle.id}", soft_wrap=True)
     await _follow_compile(settings, handle, wait)
@@ -88,13 +96,18 @@ def compile_command(
     """Compile a scope now (no debounce): starts its workflow, or wakes the running one."""
     settings = get_settings()
     tenant, owner = scope(tenant, owner)
+    if model is not None:
+        model = model.strip()
+        if not model:
+            raise CliError("--model must name a model (got an empty string)", EXIT_USAGE)
     run(_compile(settings, tenant, owner, "bootstrap_import" if bootstrap else "admin", model, wait))
 
 
 async def _resume(settings: Settings, tenant: str, owner: str, wait: bool) -> None:
     async with database() as engine:
         client = await temporal(settings)
-        handle = await resume_scope(client, engine, settings, tenant, owner)
+        handle = await resume_scope(client, engine, settings, tenant, owner,
+                                    before_start=lambda: require_worker(client, settings, wait=wait))
     out.print(f"compile resumed from the stored cursor: workflow {handle.id}", soft_wrap=True)
     await _follow_compile(settings, handle, wait)
 
@@ -102,6 +115,7 @@ async def _resume(settings: Settings, tenant: str, owner: str, wait: bool) -> No
 async def _resume_all(settings: Settings) -> None:
     async with database() as engine:
         client = await temporal(settings)
+        await require_worker(client, settings, wait=False)
         outcomes = await resume_all_failed(client, engine, settings)
     if not outcomes:
         out.print("no scope's latest compile failed, was terminated or timed out: nothing to resume")
@@ -136,7 +150,8 @@ def resume_command(
 async def _rebuild(settings: Settings, tenant: str, owner: str, wait: bool) -> None:
     async with database() as engine:
         client = await temporal(settings)
-        reset, handle = await rebuild_scope(client, engine, settings, tenant, owner)
+        reset, handle = await rebuild_scope(client, engine, settings, tenant, owner,
+                                            before_start=lambda: require_worker(client, settings, wait=wait))
     out.print(f"archived {reset.pages_archived} pages and cleared {reset.open_mentions_cleared} open mentions of "
               f"{tenant}/{owner}; the cursor is back at the start", soft_wrap=True)
     out.print(f"compile rebuild: workflow {handle.id}", soft_wrap=True)

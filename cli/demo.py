@@ -13,27 +13,26 @@ from temporalio.client import Client, WorkflowHandle
 
 from app.retain import retain_and_signal
 from app.scope_report import ScopeReport, memory_counts, scope_report
-from cli.common import EXIT_USAGE, CliError, database, handled, run, temporal
+from cli.common import EXIT_USAGE, CliError, database, handled, require_worker, run, temporal
 from cli.compiles import wait_for_compile
 from cli.memories import print_retained
 from cli.output import out, print_workflow_location, table
-from cli.services import ensure_dev_services, print_services
+from cli.services import ensure_dev_services, migrate_configured, print_services, start_dev_worker
 from cli.status import ledger_table
 from domain.compile_messages import compile_workflow_id
 from domain.memory import MemoryIn
-from runtime.database import migrate
 from runtime.settings import Settings, get_settings
 from runtime.temporal_client import signal_compile
 
 DEMO_TENANT = "demo"
-DEMO_OWNER = "alice"
+DEMO_OWNER = "eric"  # the sample's memories are about Eric
 DEMO_MEMORIES = 700
 DEMO_SEED = 7
 
 
 @handled
 def sample_command(
-    memories: Annotated[int, typer.Option(min=0, help="How many memories.")] = DEMO_MEMORIES,
+    memories: Annotated[int, typer.Option(min=1, help="How many memories (at least 1).")] = DEMO_MEMORIES,
     seed: Annotated[int, typer.Option(help="Random seed; the same seed gives the same file.")] = DEMO_SEED,
     out_path: Annotated[str, typer.Option("--out", help="Output file, or - for stdout.")] = "-",
 ) -> None:
@@ -66,24 +65,33 @@ async def _resume_if_behind(client: Client, settings: Settings, engine: AsyncEng
     return await signal_compile(client, DEMO_TENANT, DEMO_OWNER, trigger="resume", settings=settings)
 
 
-async def _demo(settings: Settings) -> ScopeReport:
-    from app.worker import build_worker
+async def _retain_and_compile(client: Client, engine: AsyncEngine, settings: Settings) -> None:
     from sample.corpus import generate_sample
 
     memories = [MemoryIn.model_validate(row) for row in generate_sample(DEMO_MEMORIES, seed=DEMO_SEED)]
+    outcome = await retain_and_signal(engine, DEMO_TENANT, DEMO_OWNER, memories, client=client, settings=settings)
+    print_retained(outcome, DEMO_TENANT, DEMO_OWNER)
+    handle = outcome.compile or await _resume_if_behind(client, settings, engine)
+    if handle is None:
+        out.print("wiki already up to date: the sample was retained before and nothing changed, "
+                  "so there was nothing to compile", soft_wrap=True)
+    else:
+        await wait_for_compile(handle)
+
+
+async def _demo(settings: Settings) -> ScopeReport:
     async with database() as engine:
-        await migrate(engine)
         client = await temporal(settings)
-        async with build_worker(client, engine, settings):
-            outcome = await retain_and_signal(engine, DEMO_TENANT, DEMO_OWNER, memories, client=client,
-                                              settings=settings)
-            print_retained(outcome, DEMO_TENANT, DEMO_OWNER)
-            handle = outcome.compile or await _resume_if_behind(client, settings, engine)
-            if handle is None:
-                out.print("wiki already up to date: the sample was retained before and nothing changed, "
-                          "so there was nothing to compile", soft_wrap=True)
-            else:
-                await wait_for_compile(handle)
+        if settings.temporal_address:
+            # An external cluster: its workers are the operator's; this one serves the demo and goes.
+            from app.worker import build_worker
+
+            async with build_worker(client, engine, settings):
+                await _retain_and_compile(client, engine, settings)
+        else:
+            # The embedded dev server: the background worker compiles, and stays for the commands after.
+            await require_worker(client, settings)
+            await _retain_and_compile(client, engine, settings)
         return await scope_report(engine, DEMO_TENANT, DEMO_OWNER)
 
 
@@ -123,8 +131,11 @@ def _print_report(report: ScopeReport, settings: Settings) -> None:
 
 @handled
 def demo_command() -> None:
-    """Start the services, retain the 700-memory sample for demo/alice, compile it, and show the wiki."""
+    """Start the services and a background worker, retain the 700-memory sample for demo/eric, compile it,
+    and show the wiki."""
     settings = _demo_settings()
     ensure_dev_services(settings)
+    migrate_configured()  # before the background worker starts: it would migrate too, concurrently
+    start_dev_worker(settings)
     print_services(settings)
     _print_report(run(_demo(settings)), settings)

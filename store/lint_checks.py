@@ -14,12 +14,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain import ids
 from domain.lint import (
     MAX_PROMOTIONS_PER_SCOPE,
+    NAMED_PER_CHECK,
     OVERSIZE_BODY_CHARS,
     STALE_DAYS,
     CheckCount,
     LintCheck,
     LintChecks,
     LintChecksInput,
+    LintFinding,
     PromotionCandidate,
     RecordLintInput,
 )
@@ -141,3 +143,75 @@ async def record_lint_run(engine: AsyncEngine, request: RecordLintInput) -> None
                "run_id": request.run_id, "trigger": request.trigger, "status": request.status,
                "metrics": json.dumps(request.metrics), "error": request.error,
                "started_at": request.started_at})
+
+
+# The findings behind each check's count, named, for one scope: (subject pages or name, detail) rows in
+# the order a reader would fix them. Same conditions as _CHECK_QUERIES.
+_NAMED_QUERIES: dict[LintCheck, str] = {
+    # A target in another scope is never named: its slug belongs to that scope.
+    "broken_links": """
+        SELECT ARRAY[f.type || '/' || f.slug] AS subject,
+               CASE WHEN t.id IS NULL THEN 'links to a page that no longer exists'
+                    WHEN t.tenant_id <> f.tenant_id OR t.owner_id <> f.owner_id THEN 'links to a page of another scope'
+                    ELSE 'links to ' || t.type || '/' || t.slug || ', which is archived' END AS detail
+        FROM wiki_page_links l
+        JOIN wiki_pages f ON f.id = l.from_page_id
+        LEFT JOIN wiki_pages t ON t.id = l.to_page_id
+        WHERE f.tenant_id = :tenant AND f.owner_id = :owner
+          AND (t.id IS NULL OR t.status <> 'active' OR t.tenant_id <> f.tenant_id OR t.owner_id <> f.owner_id)
+        ORDER BY f.type, f.slug, detail
+    """,
+    "duplicate_aliases": """
+        SELECT array_agg(DISTINCT p.type || '/' || p.slug) AS subject,
+               'share the alias "' || a.alias || '"' AS detail
+        FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id
+        WHERE p.status = 'active' AND p.tenant_id = :tenant AND p.owner_id = :owner
+        GROUP BY p.type, a.alias HAVING count(DISTINCT p.id) > 1
+        ORDER BY a.alias, p.type
+    """,
+    "duplicate_titles": """
+        SELECT array_agg(type || '/' || slug ORDER BY type, slug) AS subject,
+               'share the title "' || title || '"' AS detail
+        FROM wiki_pages WHERE status = 'active' AND tenant_id = :tenant AND owner_id = :owner
+        GROUP BY title HAVING count(*) > 1
+        ORDER BY title
+    """,
+    "stale_pages": """
+        SELECT ARRAY[type || '/' || slug] AS subject,
+               'last updated ' || to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') || ', '
+               || (current_date - CAST(updated_at AS date)) || ' days ago' AS detail
+        FROM wiki_pages
+        WHERE status = 'active' AND tenant_id = :tenant AND owner_id = :owner
+          AND updated_at < now() - make_interval(days => :stale_days)
+        ORDER BY updated_at, type, slug
+    """,
+    "oversize_pages": f"""
+        SELECT ARRAY[type || '/' || slug] AS subject,
+               'body of ' || length(body_md) || ' characters (the limit is {OVERSIZE_BODY_CHARS})' AS detail
+        FROM wiki_pages
+        WHERE status = 'active' AND tenant_id = :tenant AND owner_id = :owner AND length(body_md) > :oversize_chars
+        ORDER BY length(body_md) DESC, type, slug
+    """,
+    "promotion_candidates": """
+        SELECT ARRAY[alias] AS subject,
+               'mentioned ' || mention_count || ' times, last on '
+               || to_char(last_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') || '; not a page yet' AS detail
+        FROM wiki_unresolved_mentions
+        WHERE status = 'open' AND tenant_id = :tenant AND owner_id = :owner AND mention_count >= :min_count
+          AND last_seen_at >= now() - make_interval(days => :within_days)
+        ORDER BY mention_count DESC, last_seen_at DESC, alias
+    """,
+}
+
+
+async def named_findings(engine: AsyncEngine, tenant: str, owner: str,
+                         per_check: int = NAMED_PER_CHECK) -> list[LintFinding]:
+    """What the checks found in one scope, by name: at most `per_check` findings per check."""
+    params = {**_THRESHOLDS, "tenant": tenant, "owner": owner, "limit": per_check}
+    findings: list[LintFinding] = []
+    async with engine.connect() as conn:
+        for check, query in _NAMED_QUERIES.items():
+            for row in await conn.execute(text(f"{query} LIMIT :limit"), params):
+                findings.append(LintFinding(check=check, tenant=tenant, owner=owner, subject=list(row.subject),
+                                            detail=row.detail))
+    return findings

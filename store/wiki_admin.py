@@ -87,3 +87,25 @@ async def close_open_ledger_rows(conn: AsyncConnection, tenant: str, owner: str,
           AND status = 'running'
     """), {"status": status, "tenant": tenant, "owner": owner, "workflow_id": workflow_id})
     return closed.rowcount
+
+
+async def open_ledger_runs(conn: AsyncConnection, tenant: str, owner: str) -> list[tuple[str, str]]:
+    """(workflow id, run id) of the scope's compile runs whose ledger row still says `running`."""
+    rows = await conn.execute(text("""
+        SELECT workflow_id, run_id FROM wiki_compile_jobs
+        WHERE kind = 'compile' AND tenant_id = :tenant AND owner_id = :owner AND status = 'running'
+        ORDER BY started_at, id
+    """), {"tenant": tenant, "owner": owner})
+    return [(row.workflow_id, row.run_id) for row in rows]
+
+
+async def close_ledger_run(conn: AsyncConnection, tenant: str, owner: str, run_id: str, status: str,
+                           error: str | None) -> bool:
+    """Record how one run ended when it could not (terminated, timed out, cancelled); only if still open."""
+    closed = await conn.execute(text("""
+        UPDATE wiki_compile_jobs SET status = :status, error = coalesce(error, :error),
+                                     finished_at = coalesce(finished_at, now())
+        WHERE kind = 'compile' AND tenant_id = :tenant AND owner_id = :owner AND run_id = :run_id
+          AND status = 'running'
+    """), {"status": status, "error": error, "tenant": tenant, "owner": owner, "run_id": run_id})
+    return closed.rowcount == 1

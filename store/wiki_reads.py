@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import Any
 from uuid import UUID
 
 from pydantic import BaseModel
@@ -205,3 +206,60 @@ async def sections_citing(conn: AsyncConnection, tenant: str, owner: str, memory
     """), {"tenant": tenant, "owner": owner, "ref": str(memory_id)})
     return [CitingSection(page_type=row.type, page_slug=row.slug, page_title=row.title,
                           section_slug=row.section_slug, heading=row.heading) for row in rows]
+
+
+class MemoryView(BaseModel):
+    """One stored memory, whole: `wiki memory show`."""
+
+    id: UUID
+    tenant: str
+    owner: str
+    content: str
+    metadata: dict[str, Any]
+    dated: datetime  # when it happened (occurred_at), or when it was first stored
+    updated_at: datetime
+
+
+class SourceMemory(BaseModel):
+    """A memory a section cites, as a source list shows it; None fields: the memory is gone."""
+
+    id: str
+    dated: datetime | None
+    content: str | None
+
+
+async def find_memory(conn: AsyncConnection, tenant: str, owner: str, memory_id: UUID) -> MemoryView | None:
+    row = (await conn.execute(text("""
+        SELECT id, tenant_id, owner_id, content, metadata, created_at, updated_at FROM memory_units
+        WHERE id = :id AND tenant_id = :tenant AND owner_id = :owner
+    """), {"id": memory_id, "tenant": tenant, "owner": owner})).one_or_none()
+    if row is None:
+        return None
+    return MemoryView(id=row.id, tenant=row.tenant_id, owner=row.owner_id, content=row.content,
+                      metadata=row.metadata, dated=row.created_at, updated_at=row.updated_at)
+
+
+async def section_sources(conn: AsyncConnection, tenant: str, owner: str,
+                          page_id: UUID) -> dict[str, list[SourceMemory]]:
+    """For each section of the page (by section slug), the memories it cites, oldest first.
+
+    Memories are looked up in the page's own scope only: a source ref can never show another scope's text.
+    """
+    rows = await conn.execute(text("""
+        SELECT s.section_slug, src.source_ref, m.created_at, m.content
+        FROM wiki_section_sources src
+        JOIN wiki_page_sections s ON s.id = src.section_id
+        JOIN wiki_pages p ON p.id = s.page_id
+        LEFT JOIN memory_units m
+             ON m.id = CASE WHEN src.source_ref ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$'
+                            THEN CAST(src.source_ref AS uuid) END  -- by primary key; a bad ref finds nothing
+             AND m.tenant_id = p.tenant_id AND m.owner_id = p.owner_id
+        WHERE s.page_id = :page AND p.tenant_id = :tenant AND p.owner_id = :owner
+          AND src.source_kind = 'memory_unit'
+        ORDER BY s.section_slug, m.created_at NULLS LAST, src.source_ref
+    """), {"tenant": tenant, "owner": owner, "page": page_id})
+    sources: dict[str, list[SourceMemory]] = {}
+    for row in rows:
+        sources.setdefault(row.section_slug, []).append(
+            SourceMemory(id=row.source_ref, dated=row.created_at, content=row.content))
+    return sources

@@ -116,6 +116,9 @@ async def test_retain_reads_stdin(cli_env, engine):
     ("rows", "expected_lines"),
     [
         pytest.param([GOOD_ROWS[0], '{"content": "unterminated"'], ["line 2: malformed JSON"], id="malformed-json"),
+        # json names some places "starting at": never "at at column".
+        pytest.param(['{"content": "open'], ["line 1: malformed JSON: Unterminated string starting at column 13\n"],
+                     id="malformed-json-starting-at"),
         pytest.param([{"content": "x" * (32 * 1024 + 1)}, GOOD_ROWS[1]],
                      ["line 1: content: content is 32769 bytes; the limit is 32768 (32 KiB)"], id="oversize-content"),
         pytest.param([GOOD_ROWS[0], GOOD_ROWS[1], {"content": "ok", "metadata": ["a"]}],
@@ -181,13 +184,20 @@ async def test_retain_wakes_the_compile_only_when_something_changed(cli_env, eng
     async def fake_connect(settings):
         return client
 
+    pollers = ["a-worker"]
+
+    async def fake_pollers(client, task_queue):
+        return pollers
+
     monkeypatch.setattr(cli_common, "connect", fake_connect)
+    monkeypatch.setattr(cli_common, "live_pollers", fake_pollers)
     path = tmp_path / "memories.jsonl"
     path.write_text(jsonl(*GOOD_ROWS))
 
     first = await wiki("retain", "--tenant", "t1", "--owner", "o1", str(path))
     assert first.exit_code == 0, first.output
     assert "compile signalled: workflow compile:t1:o1" in first.stdout
+    assert first.stderr == ""
     assert len(client.calls) == 1
     call = client.calls[0]
     assert (call["workflow"], call["id"], call["start_signal"]) == ("CompileWorkflow", "compile:t1:o1", "wake")
@@ -199,6 +209,16 @@ async def test_retain_wakes_the_compile_only_when_something_changed(cli_env, eng
     assert again.exit_code == 0, again.output
     assert "nothing changed; no compile needed" in again.stdout
     assert len(client.calls) == 1
+
+    # No worker polls the queue: the memories are stored and the compile signalled all the same, with
+    # one line saying that it waits for a worker.
+    pollers.clear()
+    path.write_text(jsonl({"content": "A new memory."}))
+    unserved = await wiki("retain", "--tenant", "t1", "--owner", "o1", str(path))
+    assert unserved.exit_code == 0, unserved.output
+    assert "1 inserted" in unserved.stdout and len(client.calls) == 2
+    assert unserved.stderr == ("warning: no worker is polling task queue wiki-compile: this waits until a worker "
+                               "polls it\n")
 
 
 async def test_retain_and_signal_counts_only_changed_memories(cli_env, engine):
@@ -249,9 +269,11 @@ async def test_dev_status_shows_configured_services_and_starts_nothing(cli_env, 
     assert result.exit_code == 0, result.output
     postgres = next(line for line in result.stdout.splitlines() if "Postgres" in line)
     assert database_url in postgres
-    assert "external (DATABASE_URL), reachable" in postgres
+    assert "reachable (external: DATABASE_URL)" in postgres
     temporal = next(line for line in result.stdout.splitlines() if line.strip("│ ").startswith("Temporal "))
-    assert UNREACHABLE_TEMPORAL in temporal and "external (TEMPORAL_ADDRESS), not reachable" in temporal
+    assert UNREACHABLE_TEMPORAL in temporal and "not reachable (external: TEMPORAL_ADDRESS)" in temporal
+    worker = next(line for line in result.stdout.splitlines() if line.startswith("Worker"))
+    assert "task queue wiki-compile" in worker and "yours to run: `wiki worker`" in worker
     assert not cli_env.exists()  # no embedded Postgres or Temporal was started
 
 

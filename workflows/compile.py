@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from uuid import UUID
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
+from temporalio.common import RetryPolicy, SearchAttributeKey, SearchAttributePair
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
@@ -28,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
     from domain import errors
     from domain.aggregation import MAX_AGGREGATION_PAGES
     from domain.compile_messages import (
+        WIKI_RUN_ATTRIBUTE,
         AggregationApplyInput,
         AggregationApplyResult,
         AggregationPlanInput,
@@ -50,6 +51,7 @@ with workflow.unsafe.imports_passed_through():
         WakeUp,
         WriteSectionInput,
         WriteSectionResult,
+        run_summary,
     )
     from domain.run_metrics import RunMetrics
     from workflows.errors import one_sentence
@@ -95,6 +97,11 @@ SERVE_LATE_WAKEUPS_PATCH = "serve-late-wakeups"
 LOCAL_DB_PATCH = "local-database-activities"
 # Histories recorded before this let Temporal retry interrupted model calls, with a 5-minute attempt.
 INTERRUPTED_CALLS_PATCH = "interrupted-model-calls"
+# Histories recorded before this restarted the debounce on an admin, bootstrap or lint wake-up too.
+URGENT_WAKE_PATCH = "urgent-wake-ends-debounce"
+# Only a retain waits for a quiet period; any other wake-up is someone asking for the compile now.
+_PATIENT_TRIGGERS = ("memory_retain",)
+WIKI_RUN = SearchAttributeKey.for_int(WIKI_RUN_ATTRIBUTE)
 
 
 class _Unplannable(Exception):
@@ -108,6 +115,8 @@ class CompileWorkflow:
         self._inp = inp
         self._pending = inp.carried_wakeups
         self._wake_seq = 0
+        self._urgent_wake = False  # an admin, bootstrap, lint, resume or rebuild wake-up is pending
+        self._debounce_until = None
         self._promotions: list[UUID] = list(inp.promotion_mention_ids)
         self._model_id = inp.options.model_id
         self._phase = "starting"
@@ -125,6 +134,8 @@ class CompileWorkflow:
     def wake(self, wake: WakeUp) -> None:
         self._pending += 1
         self._wake_seq += 1
+        if wake.trigger not in _PATIENT_TRIGGERS:
+            self._urgent_wake = True
         if wake.model_id:
             self._model_id = wake.model_id
         for mention_id in wake.promotion_mention_ids:
@@ -149,7 +160,14 @@ class CompileWorkflow:
             input_tokens=self._metrics.input_tokens,
             output_tokens=self._metrics.output_tokens,
             cost_usd=self._metrics.cost_usd,
+            debounce_until=self._debounce_until,
         )
+
+    def _details(self, now: str) -> None:
+        """The UI's current details: which run this is (continued runs have no summary of their own:
+        continue-as-new cannot set one), then what it is doing or how it ended."""
+        summary = run_summary(self._inp.scope, self._inp.run_no, self._inp.trigger)
+        workflow.set_current_details(f"{summary}\n{now}")
 
     # ------------------------------------------------------------------ main loop
 
@@ -158,11 +176,13 @@ class CompileWorkflow:
         info = workflow.info()
         run = RunRecord(scope=inp.scope, workflow_id=info.workflow_id, run_id=info.run_id,
                         trigger=inp.trigger, model_id=self._model_id)
+        self._details("starting")
         await self._db(CompileSteps.start_run, run, summary=f"ledger: run {inp.run_no} ({inp.trigger})")
         try:
             while True:
                 await self._debounce()
                 self._pending = 0
+                self._urgent_wake = False
                 cap = await self._compile_until_drained_or_cap()
                 if cap is not None:
                     await self._aggregate()
@@ -176,7 +196,9 @@ class CompileWorkflow:
                 # Woken during the aggregation pass or the ledger write: those memories are not compiled
                 # yet and completing would drop the wake-up, so a next run serves it.
                 await workflow.wait_condition(workflow.all_handlers_finished)
-                workflow.continue_as_new(self._next_run_input(carried_wakeups=self._pending))
+                self._details(f"{self._ending('succeeded')}; woken meanwhile: run {self._inp.run_no + 1} "
+                              "compiles what arrived")
+                self._continue(self._next_run_input(carried_wakeups=self._pending))
             return self._metrics.as_ledger()
         except ActivityError as error:
             message = one_sentence(error)
@@ -185,17 +207,30 @@ class CompileWorkflow:
             raise ApplicationError(message, type="CompileFailed", non_retryable=True) from error
 
     async def _debounce(self) -> None:
+        """Wait until no retain arrived for `debounce_seconds`; any other wake-up ends the wait at once."""
         quiet = self._inp.options.debounce_seconds
-        if quiet <= 0 or self._inp.trigger != "memory_retain":
+        if quiet <= 0 or self._inp.trigger != "memory_retain" or self._asked_for_now():
             return
         self._phase = "debouncing"
-        while True:
-            seen = self._wake_seq
-            try:
-                await workflow.wait_condition(lambda seen=seen: self._wake_seq != seen, timeout=timedelta(seconds=quiet),
-                                              timeout_summary="debounce")
-            except TimeoutError:
-                return
+        try:
+            while True:
+                seen = self._wake_seq
+                self._debounce_until = workflow.now() + timedelta(seconds=quiet)
+                self._details(f"waiting for a quiet period: compiles at {self._debounce_until:%H:%M:%S} UTC "
+                              "unless more memories arrive first")
+                try:
+                    await workflow.wait_condition(lambda seen=seen: self._wake_seq != seen,
+                                                  timeout=timedelta(seconds=quiet), timeout_summary="debounce")
+                except TimeoutError:
+                    return
+                if self._asked_for_now():
+                    return
+        finally:
+            self._debounce_until = None
+
+    def _asked_for_now(self) -> bool:
+        # Checked only once such a wake-up is pending, so histories without one replay unchanged.
+        return self._urgent_wake and workflow.patched(URGENT_WAKE_PATCH)
 
     async def _compile_until_drained_or_cap(self) -> str | None:
         """Batches until the cursor is drained (None) or a cap is hit (its name)."""
@@ -242,7 +277,7 @@ class CompileWorkflow:
     async def _compile_batch(self, batch: BatchRef, promotions: list[UUID]) -> None:
         batch_no = self._batches_done + 1
         count = len(batch.memory_ids)
-        workflow.set_current_details(f"batch {batch_no}: {count} memories from cursor {batch.cursor_from.label()}")
+        self._details(f"batch {batch_no}: {count} memories from cursor {batch.cursor_from.label()}")
         cursor = batch.cursor_from
         for start, end, plan in await self._plan_parts(batch, 0, count, batch_no, promotions):
             cursor_next = batch.positions[end - 1] if end > start else cursor
@@ -381,7 +416,7 @@ class CompileWorkflow:
         if not workflow.patched(AGGREGATION_PATCH):
             return
         self._phase = "aggregating"
-        workflow.set_current_details("aggregation pass: hubs, rollups, section promotion")
+        self._details("aggregation pass: hubs, rollups, section promotion")
         scope = self._inp.scope
         try:
             planned: AggregationPlanResult = await self._llm_retrying_interruptions(
@@ -422,7 +457,16 @@ class CompileWorkflow:
         await self._finish("continued")
         await workflow.wait_condition(workflow.all_handlers_finished)
         # Not drained yet: the next run must read on even if no new wake-up arrives.
-        workflow.continue_as_new(self._next_run_input(carried_wakeups=self._pending + 1))
+        self._continue(self._next_run_input(carried_wakeups=self._pending + 1))
+
+    def _continue(self, next_input: CompileInput) -> None:
+        """Continue as new; a run started with a WikiRun attribute hands the next number on (runs started
+        without one, before it existed or where it is not registered, keep their attributes as they are)."""
+        attributes = workflow.info().typed_search_attributes
+        if attributes.get(WIKI_RUN) is not None:
+            attributes = attributes.updated(SearchAttributePair(WIKI_RUN, next_input.run_no))
+            workflow.continue_as_new(next_input, search_attributes=attributes)
+        workflow.continue_as_new(next_input)
 
     def _next_run_input(self, carried_wakeups: int) -> CompileInput:
         return CompileInput(
@@ -444,6 +488,18 @@ class CompileWorkflow:
         )
         self._metrics.duplicate_candidates_count = finished.duplicate_candidates_count
         self._phase = status
+        self._details(self._ending(status, error))
+
+    def _ending(self, status: str, error: str | None = None) -> str:
+        """The run's final details: how it ended and what it did."""
+        metrics = self._metrics
+        if error:
+            return f"{status}: {error}"
+        done = (f"{metrics.records_read} memories read, {metrics.pages_created} pages created, "
+                f"{metrics.sections_rewritten} sections rewritten, ${metrics.cost_usd:.4f}")
+        if status == "continued":
+            return f"continued as new ({metrics.cap_hit} reached) after {done}; run {self._inp.run_no + 1} goes on"
+        return f"{status}: {done}"
 
     # ------------------------------------------------------------------ activity helpers
 

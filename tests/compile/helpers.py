@@ -14,7 +14,7 @@ from temporalio.client import Client
 from app.worker import build_worker
 from domain.memory import MemoryIn
 from runtime.settings import Settings
-from runtime.temporal_client import signal_compile
+from runtime.temporal_client import live_pollers, signal_compile
 from sample.corpus import generate_sample
 from store.memories import retain
 
@@ -30,8 +30,14 @@ test_settings.__test__ = False  # a helper, not a test, wherever it is imported
 
 @asynccontextmanager
 async def running_worker(client: Client, engine: AsyncEngine, settings: Settings, **options):
+    """A worker on the settings' task queue, polling by the time the block starts (so a command that
+    checks for a worker finds it)."""
     worker = build_worker(client, engine, settings, **options)
     async with worker:
+        async def polling() -> list[str]:
+            return await live_pollers(client, worker.task_queue)
+
+        await poll(polling, timeout=30, every=0.05, what=f"a poller on {worker.task_queue}")
         yield worker
 
 

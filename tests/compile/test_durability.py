@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
@@ -22,13 +23,14 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.api.enums.v1 import EventType
+from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from domain.compile_messages import Progress, compile_workflow_id
 from domain.memory import MemoryIn
 from runtime.history_events import local_activity
-from runtime.search_attributes import WIKI_OWNER, WIKI_TENANT, WIKI_TRIGGER
+from runtime.search_attributes import WIKI_OWNER, WIKI_RUN, WIKI_TENANT, WIKI_TRIGGER
 from runtime.settings import Settings
 from runtime.temporal_client import compile_options, signal_compile
 from store.memories import retain
@@ -297,6 +299,14 @@ async def test_caps_continue_as_new_without_dropping_planned_work(client, engine
     assert ledger_total(rows, "records_read") == count
     assert all(row["metrics"]["records_read"] <= 60 for row in rows)
 
+    async def runs_numbered() -> bool:
+        # Each run after a continue-as-new carries the next WikiRun, so a list of runs tells them apart.
+        query = f"WorkflowId = '{compile_workflow_id(tenant, owner)}'"
+        numbers = [e.typed_search_attributes.get(WIKI_RUN) or 0 async for e in client.list_workflows(query)]
+        return sorted(numbers) == list(range(1, len(rows) + 1))
+
+    await poll(runs_numbered, timeout=30, every=0.2, what="every run listed with its own WikiRun")
+
     uncapped = await retain_and_compile(client, second_engine, settings_for(**leaf_only, **UNCAPPED),
                                         tenant, owner, count)
     assert len(await ledger(second_engine, tenant, owner)) == 1
@@ -333,6 +343,8 @@ async def test_progress_is_queryable_and_the_run_is_findable_by_tenant(client, e
 
         progress = await poll(progress_after_a_batch, timeout=30, what="a batch to be compiled")
         await handle.result()
+        # What the Temporal UI shows as the run's current details: which run, then how it ended.
+        metadata = await handle.query("__temporal_workflow_metadata", result_type=WorkflowMetadata)
 
     assert (progress.scope.tenant, progress.scope.owner, progress.run_no, progress.trigger) == (
         tenant, owner, 1, "admin")
@@ -349,6 +361,51 @@ async def test_progress_is_queryable_and_the_run_is_findable_by_tenant(client, e
     description = await handle.describe()
     assert description.status == WorkflowExecutionStatus.COMPLETED
     attributes = description.typed_search_attributes
-    assert (attributes.get(WIKI_TENANT), attributes.get(WIKI_OWNER), attributes.get(WIKI_TRIGGER)) == (
-        tenant, owner, "admin")
-    assert await description.static_summary() == f"Compile the wiki of {tenant}/{owner} (admin)"
+    assert (attributes.get(WIKI_TENANT), attributes.get(WIKI_OWNER), attributes.get(WIKI_TRIGGER),
+            attributes.get(WIKI_RUN)) == (tenant, owner, "admin", 1)
+    assert await description.static_summary() == f"compile {tenant}/{owner} · run 1 · trigger admin"
+    summary, final = metadata.current_details.split("\n")
+    assert summary == f"compile {tenant}/{owner} · run 1 · trigger admin"
+    assert final.startswith("succeeded: 60 memories read, ") and " sections rewritten, $" in final
+
+
+# --------------------------------------------------------------------------- 6. urgent wake-ups, pending activities
+
+
+@pytest.mark.parametrize("trigger", ["admin", "bootstrap_import", "lint"])
+async def test_an_urgent_wake_up_ends_a_retain_debounce_at_once(client, engine, trigger):
+    tenant, owner = new_scope()
+    settings = settings_for(WIKI_DEBOUNCE_SECONDS=300, **UNCAPPED)
+    assert await retain_sample(engine, tenant, owner, 10) == 10
+    async with running_worker(client, engine, settings):
+        handle = await signal_compile(client, tenant, owner, trigger="memory_retain", memory_count=10,
+                                      settings=settings)
+
+        async def debouncing() -> Progress | None:
+            progress = await handle.query("progress", result_type=Progress)
+            return progress if progress.phase == "debouncing" else None
+
+        progress = await poll(debouncing, timeout=30, what="the retain's debounce")
+        assert 0 < (progress.debounce_until - datetime.now(UTC)).total_seconds() <= 300
+        await signal_compile(client, tenant, owner, trigger=trigger, settings=settings)
+        # Well inside the five minutes the debounce would otherwise have lasted.
+        result = await asyncio.wait_for(handle.result(), timeout=60)
+    assert result["records_read"] == 10
+    assert [row["status"] for row in await ledger(engine, tenant, owner)] == ["succeeded"]
+
+
+async def test_a_pending_activity_says_what_it_does_in_its_heartbeat(client, engine):
+    tenant, owner = new_scope()
+    settings = settings_for(WIKI_SCRIPTED_LATENCY_MS=3000, WIKI_RECORD_PAGE_SIZE=20, **UNCAPPED)
+    assert await retain_sample(engine, tenant, owner, 20) == 20
+    async with running_worker(client, engine, settings):
+        handle = await signal_compile(client, tenant, owner, trigger="admin", settings=settings)
+
+        async def planning_details() -> list[str]:
+            pending = (await handle.describe()).raw_description.pending_activities
+            return [client.data_converter.payload_converter.from_payloads(list(p.heartbeat_details.payloads))[0]
+                    for p in pending if p.activity_type.name == "llm.plan_batch" and p.heartbeat_details.payloads]
+
+        details = await poll(planning_details, timeout=30, every=0.1, what="the planning activity's heartbeat")
+        await handle.terminate(reason="test over")
+    assert details == [f"planning a batch of {tenant}/{owner} (20 memories)"]

@@ -1,8 +1,8 @@
 """Record workflow histories for the replay test: `make histories` (or `python -m tests.histories.record`).
 
 Runs a small compile on a throwaway embedded Postgres and a local Temporal dev server — with caps
-low enough to continue as new, and a wake-up arriving mid-compile — and writes every run's history
-to tests/histories/<name>.json. Re-record after an intentional, `workflow.patched`-guarded change;
+low enough to continue as new, and a wake-up arriving mid-compile — then a retain whose debounce an
+admin compile ends, and writes every run's history to tests/histories/<name>.json. Re-record after an intentional, `workflow.patched`-guarded change;
 never to make a failing replay pass.
 """
 
@@ -19,6 +19,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from app.worker import build_worker
+from domain.compile_messages import Progress
 from runtime.database import migrate
 from runtime.devservices import EmbeddedPostgres, free_port, temporal_cli_path
 from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
@@ -50,6 +51,7 @@ async def record(out_dir: Path = HERE) -> list[Path]:
                 await retain(engine, "rec", "alice", memories[100:])
                 await signal_compile(env.client, "rec", "alice", trigger="memory_retain", settings=settings)
                 await handle.result()
+                await _admin_ends_a_debounce(env.client, engine, settings)
             runs = [wf async for wf in env.client.list_workflows("WorkflowType = 'CompileWorkflow'")]
             for index, run in enumerate(sorted(runs, key=lambda r: r.start_time)):
                 history = await env.client.get_workflow_handle(run.id, run_id=run.run_id).fetch_history()
@@ -61,6 +63,19 @@ async def record(out_dir: Path = HERE) -> list[Path]:
             await env.shutdown()
             postgres.stop()
     return written
+
+
+async def _admin_ends_a_debounce(client, engine, settings) -> None:
+    """A retain-started run debouncing for 5 minutes, woken by an admin compile: it compiles at once."""
+    await retain(engine, "deb", "alice", sample_memories(20, seed=8))
+    patient = settings.model_copy(update={"debounce_seconds": 300.0})
+    handle = await signal_compile(client, "deb", "alice", trigger="memory_retain", memory_count=20, settings=patient)
+    for _ in range(600):
+        if (await handle.query("progress", result_type=Progress)).phase == "debouncing":
+            break
+        await asyncio.sleep(0.05)
+    await signal_compile(client, "deb", "alice", trigger="admin", settings=settings)
+    await asyncio.wait_for(handle.result(), timeout=120)
 
 
 if __name__ == "__main__":

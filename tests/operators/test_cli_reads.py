@@ -64,8 +64,17 @@ async def test_search_show_backlinks_and_memory_pages(compiled):
     assert [s["position"] for s in page["sections"]] == sorted(s["position"] for s in page["sections"])
     cited = {ref for s in page["sections"] for ref in s["source_refs"]}
     assert cited == set(memory_ids)
-    assert all(f"sources: {', '.join(s['source_refs']) or 'none'}" in markdown for s in page["sections"])
-    assert "sources:" not in (await wiki("page", "show", "entity/franklin-barbecue", *scope(TENANT))).stdout
+    # Each source with its date, its id (for `wiki memory show`) and its first line.
+    brisket, ribs = memory_ids
+    assert f"- 2026-03-01 {brisket}: Brisket at Franklin Barbecue with Sam.\n" in markdown
+    assert f"- 2026-03-02 {ribs}: Back at Franklin Barbecue for beef ribs.\n" in markdown
+    assert all(f"sources ({len(s['source_refs'])}; `wiki memory show ID` shows one whole):" in markdown
+               for s in page["sections"] if s["source_refs"])
+    assert "sources" not in (await wiki("page", "show", "entity/franklin-barbecue", *scope(TENANT))).stdout
+    with_sources = json.loads((await wiki("page", "show", "entity/franklin-barbecue", *scope(TENANT), "--sources",
+                                          "--json")).stdout)
+    assert {source["id"]: source["content"] for cited in with_sources["sources"].values() for source in cited} == {
+        brisket: "Brisket at Franklin Barbecue with Sam.", ribs: "Back at Franklin Barbecue for beef ribs."}
 
     backlinks = json.loads((await wiki("page", "backlinks", "topic/austin", *scope(TENANT), "--json")).stdout)
     assert [(b["from_type"], b["from_slug"]) for b in backlinks] == [("entity", "franklin-barbecue")]
@@ -74,6 +83,17 @@ async def test_search_show_backlinks_and_memory_pages(compiled):
     citing = json.loads((await wiki("memory", "pages", memory_ids[0], *scope(TENANT), "--json")).stdout)
     assert ("entity", "franklin-barbecue") in {(c["page_type"], c["page_slug"]) for c in citing}
     assert all(c["page_slug"] for c in citing)
+
+    shown = await wiki("memory", "show", brisket, *scope(TENANT))
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout.startswith(f"# Memory {brisket}\n\nreadcli/alice · dated 2026-03-01 12:00 UTC · ")
+    assert "\nBrisket at Franklin Barbecue with Sam.\n" in shown.stdout
+    assert '"city": "Austin"' in shown.stdout  # the metadata, whole
+    assert "- entity/franklin-barbecue (Franklin Barbecue): " in shown.stdout
+    as_json = json.loads((await wiki("memory", "show", brisket, *scope(TENANT), "--json")).stdout)
+    assert (as_json["content"], as_json["metadata"]["place"]["city"]) == ("Brisket at Franklin Barbecue with Sam.",
+                                                                          "Austin")
+    assert as_json["dated"].startswith("2026-03-01T12:00:00") and as_json["cited_by"] == citing
 
 
 async def test_archive_hides_restore_shows_and_a_compile_resurrects(compiled, client, engine, settings):
@@ -151,6 +171,10 @@ async def test_delete_asks_first_then_cascades(settings, engine):
         (["page", "backlinks", "entity/nope"], 1, "no page entity/nope in readcli/alice"),
         (["page", "restore", "entity/nope"], 1, "no page entity/nope in readcli/alice"),
         (["memory", "pages", str(uuid.UUID(int=7))], 1, f"no memory {uuid.UUID(int=7)} in readcli/alice"),
+        (["memory", "show", str(uuid.UUID(int=7))], 1, f"no memory {uuid.UUID(int=7)} in readcli/alice"),
+        (["memory", "show", "nope"], 2, "memory id must be a UUID (got 'nope')"),
+        (["search", ""], 2, "the query needs a word of at least 2 letters or digits (got '')"),
+        (["search", "a !"], 2, "the query needs a word of at least 2 letters or digits (got 'a !')"),
     ],
 )
 async def test_bad_arguments_and_missing_things(settings, args, code, message):

@@ -1,0 +1,84 @@
+"""Service probes a loaded machine cannot fool (issue 16): a port slow to accept is still open, and a
+Postgres of ours that is slow to answer is waited for, never taken for a stranger on its port."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import main as cli
+from runtime import devservices
+from runtime.devservices import EmbeddedPostgres, port_is_open
+from runtime.settings import get_settings
+
+
+def test_a_listener_slow_to_accept_is_still_open():
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(0)
+        port = server.getsockname()[1]
+        # One connection waits in the accept queue and fills it: the kernel drops the next SYN and the
+        # client retries it a second later, as with a server too busy to accept.
+        with socket.create_connection(("127.0.0.1", port)):
+            assert not port_is_open("127.0.0.1", port, timeout=0.2)  # the old probe: "not open"
+
+            def accept_soon() -> None:
+                for _ in range(2):
+                    connection, _ = server.accept()
+                    connection.close()
+
+            accepting = threading.Thread(target=accept_soon, daemon=True)
+            accepting.start()
+            assert port_is_open("127.0.0.1", port)
+            accepting.join(timeout=10)
+
+
+def test_a_closed_port_is_closed():
+    assert not port_is_open("127.0.0.1", devservices.free_port())
+
+
+@pytest.fixture
+def embedded_env(postgres_server: EmbeddedPostgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The CLI's embedded-Postgres settings, pointing at the session's Postgres (ours, running)."""
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    (data_dir / "postgres").symlink_to(postgres_server.pgdata)
+    monkeypatch.setenv("WIKI_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("WIKI_DEV_POSTGRES_PORT", str(postgres_server.port))
+    monkeypatch.setenv("TEMPORAL_ADDRESS", "127.0.0.1:9")  # never started here
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    get_settings.cache_clear()
+    yield data_dir
+    get_settings.cache_clear()
+
+
+async def wiki(*args: str):
+    return await asyncio.to_thread(CliRunner().invoke, cli.app, list(args))
+
+
+async def test_our_postgres_slow_to_answer_is_waited_for_not_restarted(embedded_env, postgres_server,
+                                                                     monkeypatch):
+    probes: list[int] = []
+
+    def slow_machine(host: str, port: int, timeout: float = 5.0) -> bool:
+        """The first probe of each command times out, as a 0.2 s probe did under load."""
+        probes.append(port)
+        return len(probes) % 2 == 0
+
+    monkeypatch.setattr(devservices, "port_is_open", slow_machine)
+    status = await wiki("dev", "status")
+    assert status.exit_code == 0, status.output
+    postgres = next(line for line in status.stdout.splitlines() if line.startswith("Postgres"))
+    assert f"127.0.0.1:{postgres_server.port}/wiki" in postgres and "running (embedded)" in postgres
+
+    probes.clear()
+    migrated = await wiki("migrate")  # starts the embedded Postgres if it is not running
+    assert migrated.exit_code == 0, migrated.output
+    assert "taken by another process" not in migrated.output
+    assert probes and postgres_server.is_running()
