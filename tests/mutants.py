@@ -237,7 +237,8 @@ def copy_repository(destination: Path) -> None:
 def _environment(copy: Path) -> dict[str, str]:
     # The copy's modules must win over the editable install of the original checkout; no bytecode
     # is written, so a restored file is never served from a mutant's cache.
-    return {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
+    # A wide terminal, so pytest's short summary keeps each failure's reason on its line.
+    return {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1", "COLUMNS": "400"}
 
 
 def check_imports_from(copy: Path) -> None:
@@ -269,11 +270,13 @@ def run_tests(copy: Path, tests: tuple[str, ...]) -> tuple[int | None, str, floa
 
 
 def _first_failure(output: str) -> str:
-    """The first failing test and the first line of what it reported, to see it failed on the rule."""
-    match = re.search(r"^(?:FAILED|ERROR) (\S+)", output, re.MULTILINE)
-    test = match.group(1).split("::")[-1] if match else "a failing test"
-    reported = re.search(r"^E +(.+)$", output, re.MULTILINE)
-    return f"{test}: {reported.group(1).strip()[:140]}" if reported else test
+    """The first failing test and pytest's one-line reason (from its short summary), to see that it
+    failed on the rule and not on something else."""
+    match = re.search(r"^(?:FAILED|ERROR) (\S+)(?: - (.*))?$", output, re.MULTILINE)
+    if match is None:
+        return "a failing test"
+    test, reason = match.group(1).split("::")[-1], (match.group(2) or "").strip()
+    return f"{test}: {reason[:160]}" if reason else test
 
 
 def run_mutant(copy: Path, mutant: Mutant) -> Outcome:
