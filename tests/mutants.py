@@ -78,6 +78,7 @@ RESOLVER_FUZZY = ("tests/compile/test_resolver_rules.py::"
                   "test_near_miss_names_stay_apart_and_variants_merge_only_within_a_page_type")
 DEBOUNCE_BURST = "tests/compile/test_debounce.py::test_a_burst_of_retains_is_compiled_in_one_pass"
 DEBOUNCE_ADMIN = "tests/compile/test_debounce.py::test_admin_and_bootstrap_compiles_do_not_wait_for_the_debounce"
+MODEL_LIMITS = "tests/compile/test_model_limits.py"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant(
@@ -150,6 +151,21 @@ MUTANTS: tuple[Mutant, ...] = (
          Edit("runtime/temporal_client.py", "signal_compile", _r('debounce=trigger == "memory_retain"'),
               "debounce=True")),
         (DEBOUNCE_ADMIN,),
+    ),
+    Mutant(
+        "retry-budget-ignored",
+        "WIKI_LLM_RETRY_BUDGET_SECONDS ends a compile whose model calls keep failing",
+        (Edit("workflows/compile.py", "CompileWorkflow._llm",
+              r"\n\s*schedule_to_close_timeout=timedelta\(seconds=self\._inp\.options\.llm_retry_budget_seconds\),", ""),),
+        (f"{MODEL_LIMITS}::test_the_retry_budget_reaches_every_model_call",
+         f"{MODEL_LIMITS}::test_a_model_throttled_past_the_retry_budget_fails_the_compile"),
+    ),
+    Mutant(
+        "model-queue-rate-unlimited",
+        "WIKI_LLM_MAX_PER_SECOND caps the dispatch rate of WIKI_LLM_TASK_QUEUE",
+        (Edit("app/worker.py", "build_llm_worker",
+              r"\n\s*max_task_queue_activities_per_second=settings\.llm_max_per_second,", ""),),
+        (f"{MODEL_LIMITS}::test_the_model_rate_limit_is_set_on_the_model_task_queue",),
     ),
 )
 

@@ -52,7 +52,7 @@ with workflow.unsafe.imports_passed_through():
         WriteSectionResult,
     )
     from domain.run_metrics import RunMetrics
-    from workflows.errors import one_sentence
+    from workflows.errors import compile_failure, one_sentence
 
 T = TypeVar("T")
 
@@ -164,7 +164,7 @@ class CompileWorkflow:
                 workflow.continue_as_new(self._next_run_input(carried_wakeups=self._pending))
             return self._metrics.as_ledger()
         except ActivityError as error:
-            message = one_sentence(error)
+            message = compile_failure(error, self._inp.options.llm_retry_budget_seconds)
             self._metrics.error = message
             await self._finish("failed", message)
             raise ApplicationError(message, type="CompileFailed", non_retryable=True) from error
