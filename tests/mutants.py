@@ -79,6 +79,7 @@ RESOLVER_FUZZY = ("tests/compile/test_resolver_rules.py::"
 DEBOUNCE_BURST = "tests/compile/test_debounce.py::test_a_burst_of_retains_is_compiled_in_one_pass"
 DEBOUNCE_ADMIN = "tests/compile/test_debounce.py::test_admin_and_bootstrap_compiles_do_not_wait_for_the_debounce"
 MODEL_LIMITS = "tests/compile/test_model_limits.py"
+LINT_CAP = "tests/operators/test_lint.py::test_lint_hands_a_scope_at_most_twenty_promotions_a_night_most_seen_first"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant(
@@ -166,6 +167,12 @@ MUTANTS: tuple[Mutant, ...] = (
         (Edit("app/worker.py", "build_llm_worker",
               r"\n\s*max_task_queue_activities_per_second=settings\.llm_max_per_second,", ""),),
         (f"{MODEL_LIMITS}::test_the_model_rate_limit_is_set_on_the_model_task_queue",),
+    ),
+    Mutant(
+        "lint-promotions-uncapped",
+        "the lint hands a scope's compile at most 20 promotion candidates a night",
+        (Edit("domain/lint.py", "MAX_PROMOTIONS_PER_SCOPE", r"=\s*20\b", "= 1000"),),
+        (LINT_CAP,),
     ),
 )
 
