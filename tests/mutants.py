@@ -79,6 +79,7 @@ RESOLVER_FUZZY = ("tests/compile/test_resolver_rules.py::"
 DEBOUNCE_BURST = "tests/compile/test_debounce.py::test_a_burst_of_retains_is_compiled_in_one_pass"
 DEBOUNCE_ADMIN = "tests/compile/test_debounce.py::test_admin_and_bootstrap_compiles_do_not_wait_for_the_debounce"
 MODEL_LIMITS = "tests/compile/test_model_limits.py"
+SHUTDOWN = "tests/compile/test_shutdown.py::test_sigterm_lets_a_worker_finish_its_model_call_and_exit_cleanly"
 LINT_CAP = "tests/operators/test_lint.py::test_lint_hands_a_scope_at_most_twenty_promotions_a_night_most_seen_first"
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -173,6 +174,19 @@ MUTANTS: tuple[Mutant, ...] = (
         "the lint hands a scope's compile at most 20 promotion candidates a night",
         (Edit("domain/lint.py", "MAX_PROMOTIONS_PER_SCOPE", r"=\s*20\b", "= 1000"),),
         (LINT_CAP,),
+    ),
+    Mutant(
+        "sigterm-ignored",
+        "a worker shuts down gracefully on SIGTERM",
+        (Edit("app/worker.py", "run_worker", _r("(signal.SIGTERM, signal.SIGINT)"), "(signal.SIGINT,)"),),
+        (SHUTDOWN,),
+    ),
+    Mutant(
+        "shutdown-abandons-activities",
+        "a stopping worker finishes the activities it is running",
+        (Edit("app/worker.py", "build_worker", r"graceful_shutdown_timeout=timedelta\(seconds=\d+\)",
+              "graceful_shutdown_timeout=timedelta(0)"),),
+        (SHUTDOWN,),
     ),
 )
 
