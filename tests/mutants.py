@@ -80,6 +80,7 @@ DEBOUNCE_BURST = "tests/compile/test_debounce.py::test_a_burst_of_retains_is_com
 DEBOUNCE_ADMIN = "tests/compile/test_debounce.py::test_admin_and_bootstrap_compiles_do_not_wait_for_the_debounce"
 MODEL_LIMITS = "tests/compile/test_model_limits.py"
 SHUTDOWN = "tests/compile/test_shutdown.py::test_sigterm_lets_a_worker_finish_its_model_call_and_exit_cleanly"
+CLI_RETAIN = "tests/operators/test_cli_retain.py::test_wiki_retain_starts_the_scope_compile_on_temporal"
 LINT_CAP = "tests/operators/test_lint.py::test_lint_hands_a_scope_at_most_twenty_promotions_a_night_most_seen_first"
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -187,6 +188,13 @@ MUTANTS: tuple[Mutant, ...] = (
         (Edit("app/worker.py", "build_worker", r"graceful_shutdown_timeout=timedelta\(seconds=\d+\)",
               "graceful_shutdown_timeout=timedelta(0)"),),
         (SHUTDOWN,),
+    ),
+    Mutant(
+        "retain-starts-without-waking",
+        "`wiki retain` wakes the scope's compile with a signal-with-start",
+        (Edit("runtime/temporal_client.py", "signal_compile",
+              r'\n\s*start_signal="wake",\n\s*start_signal_args=\[(?s:.*?)\],', ""),),
+        (CLI_RETAIN,),
     ),
 )
 
