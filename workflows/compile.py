@@ -80,6 +80,9 @@ FINISH_WHEN_DRAINED_PATCH = "finish-when-drained"
 SERVE_LATE_WAKEUPS_PATCH = "serve-late-wakeups"
 # Histories recorded before this ran the database activities as regular (server-dispatched) activities.
 LOCAL_DB_PATCH = "local-database-activities"
+# Histories recorded before this failed the run at once, leaving its ledger row open, when a local
+# (database) activity failed for good: its failure arrives as the bare ApplicationError, not an ActivityError.
+LOCAL_FAILURES_PATCH = "finish-after-local-activity-failure"
 
 
 class _Unplannable(Exception):
@@ -163,7 +166,9 @@ class CompileWorkflow:
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 workflow.continue_as_new(self._next_run_input(carried_wakeups=self._pending))
             return self._metrics.as_ledger()
-        except ActivityError as error:
+        except (ActivityError, ApplicationError) as error:
+            if not _step_failure(error):
+                raise
             message = compile_failure(error, self._inp.options.llm_retry_budget_seconds)
             self._metrics.error = message
             await self._finish("failed", message)
@@ -390,7 +395,9 @@ class CompileWorkflow:
                 summary="apply hubs, rollups and promotions", local=True,
             )
             self._metrics.add_aggregation_apply(applied)
-        except ActivityError as error:
+        except (ActivityError, ApplicationError) as error:
+            if not _step_failure(error):
+                raise
             self._metrics.aggregation_error = one_sentence(error)
             self._metrics.add_usage(_spent_tokens(error))  # an unusable reply was still paid for
 
@@ -459,14 +466,22 @@ class CompileWorkflow:
         )
 
 
+def _step_failure(error: ActivityError | ApplicationError) -> bool:
+    """Whether `error` is an activity's failure: a regular activity's ActivityError, or the
+    ApplicationError a local activity fails with (raised inside the run's own code it is not caught
+    anywhere else, so here it can only come from a local activity)."""
+    return isinstance(error, ActivityError) or workflow.patched(LOCAL_FAILURES_PATCH)
+
+
 def _error_type(error: ActivityError) -> str | None:
     cause = error.cause
     return cause.type if isinstance(cause, ApplicationError) else None
 
 
-def _spent_tokens(error: ActivityError) -> TokenCounts:
+def _spent_tokens(error: ActivityError | ApplicationError) -> TokenCounts:
     """Priced tokens of a failed model call, when the activity attached them to its error."""
-    details = error.cause.details if isinstance(error.cause, ApplicationError) else ()
+    failure = error.cause if isinstance(error, ActivityError) else error
+    details = failure.details if isinstance(failure, ApplicationError) else ()
     if details and isinstance(details[0], dict):
         return TokenCounts.model_validate(details[0])
     return TokenCounts()
