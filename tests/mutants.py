@@ -81,6 +81,7 @@ DEBOUNCE_ADMIN = "tests/compile/test_debounce.py::test_admin_and_bootstrap_compi
 MODEL_LIMITS = "tests/compile/test_model_limits.py"
 SHUTDOWN = "tests/compile/test_shutdown.py::test_sigterm_lets_a_worker_finish_its_model_call_and_exit_cleanly"
 CLI_RETAIN = "tests/operators/test_cli_retain.py::test_wiki_retain_starts_the_scope_compile_on_temporal"
+RESUME_REJECTED = "tests/compile/test_resume.py::test_a_compile_resumed_after_apply_rejected_equals_an_uninterrupted_one"
 LINT_CAP = "tests/operators/test_lint.py::test_lint_hands_a_scope_at_most_twenty_promotions_a_night_most_seen_first"
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -195,6 +196,13 @@ MUTANTS: tuple[Mutant, ...] = (
         (Edit("runtime/temporal_client.py", "signal_compile",
               r'\n\s*start_signal="wake",\n\s*start_signal_args=\[(?s:.*?)\],', ""),),
         (CLI_RETAIN,),
+    ),
+    Mutant(
+        "local-step-failure-unhandled",
+        "a database step that fails for good ends the run like any failure (ledger row closed, CompileFailed)",
+        (Edit("workflows/compile.py", "_step_failure", r"return isinstance\(error, ActivityError\) or .*",
+              "return isinstance(error, ActivityError)"),),
+        (RESUME_REJECTED, "tests/test_replay.py::test_committed_history_replays"),
     ),
 )
 
