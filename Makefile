@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench chaos clean services-down histories
+.PHONY: demo test lint bench chaos clean services-down histories mutants
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,3 +39,7 @@ clean:
 # Re-record tests/histories/*.json (only after an intentional, patched workflow change).
 histories: $(STAMP)
 	$(BIN)/python -m tests.histories.record
+
+# The mutation check (about 7 min on 2 cores): rule-breaking edits to a temporary copy, each must fail a test.
+mutants: $(STAMP)
+	$(BIN)/python -m tests.mutants

@@ -41,8 +41,9 @@ async def test_a_burst_of_retains_is_compiled_in_one_pass(client, engine):
         handle = first.compile
 
         async def running() -> bool:
-            # Past its start: debouncing — or, without a debounce, already reading the first burst.
-            return (await handle.query("progress", result_type=Progress)).phase != "starting"
+            # Debouncing — or, were there no debounce, past reading the first burst (so the burst's
+            # later retains could not be read with it).
+            return (await handle.query("progress", result_type=Progress)).phase not in ("starting", "reading")
 
         await poll(running, timeout=30, what="the compile to start")
         for burst in bursts[1:]:
