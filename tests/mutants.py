@@ -304,7 +304,10 @@ def check_imports_from(copy: Path) -> None:
 
 def run_tests(copy: Path, tests: tuple[str, ...]) -> tuple[int | None, str, float]:
     """pytest's exit code (None after a timeout), its output, and the seconds it took."""
-    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests]
+    # A private base temp directory: under the shared default, every new pytest session deletes all but
+    # the three newest sessions' directories, another session's running Postgres data included.
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+               f"--basetemp={copy.parent / 'pytest'}", *tests]
     started = time.monotonic()
     process = subprocess.Popen(command, cwd=copy, env=_environment(copy), stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
