@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo demo-simulated test lint bench chaos clean services-down histories
+.PHONY: demo demo-simulated test lint bench chaos clean services-down histories mutants
 PROVIDER ?= anthropic
 
 $(STAMP): pyproject.toml
@@ -44,3 +44,7 @@ clean:
 # Re-record tests/histories/*.json (only after an intentional, patched workflow change).
 histories: $(STAMP)
 	$(BIN)/python -m tests.histories.record
+
+# The mutation check (5-7 min on 2 cores): rule-breaking edits to a temporary copy, each must fail a test.
+mutants: $(STAMP)
+	$(BIN)/python -m tests.mutants

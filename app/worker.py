@@ -154,6 +154,14 @@ def build_llm_worker(client: Client, engine: AsyncEngine, settings: Settings, *,
     )
 
 
+def build_workers(client: Client, engine: AsyncEngine, settings: Settings) -> list[Worker]:
+    """The workers of one worker process: the compile queue's, and WIKI_LLM_TASK_QUEUE's when it is set."""
+    workers = [build_worker(client, engine, settings)]
+    if settings.llm_task_queue:
+        workers.append(build_llm_worker(client, engine, settings))
+    return workers
+
+
 async def run_worker(settings: Settings | None = None, *, stop: asyncio.Event | None = None) -> None:
     settings = settings or get_settings()
     runtime = None
@@ -168,9 +176,7 @@ async def run_worker(settings: Settings | None = None, *, stop: asyncio.Event | 
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    workers = [build_worker(client, engine, settings)]
-    if settings.llm_task_queue:
-        workers.append(build_llm_worker(client, engine, settings))
+    workers = build_workers(client, engine, settings)
     log.info("worker polling %s on %s", ", ".join(w.task_queue for w in workers),
              settings.temporal_address or "the embedded dev server")
     try:

@@ -54,7 +54,7 @@ with workflow.unsafe.imports_passed_through():
         run_summary,
     )
     from domain.run_metrics import RunMetrics
-    from workflows.errors import one_sentence
+    from workflows.errors import compile_failure, one_sentence
 
 T = TypeVar("T")
 
@@ -102,6 +102,9 @@ URGENT_WAKE_PATCH = "urgent-wake-ends-debounce"
 # Only a retain waits for a quiet period; any other wake-up is someone asking for the compile now.
 _PATIENT_TRIGGERS = ("memory_retain",)
 WIKI_RUN = SearchAttributeKey.for_int(WIKI_RUN_ATTRIBUTE)
+# Histories recorded before this failed the run at once, leaving its ledger row open, when a local
+# (database) activity failed for good: its failure arrives as the bare ApplicationError, not an ActivityError.
+LOCAL_FAILURES_PATCH = "finish-after-local-activity-failure"
 
 
 class _Unplannable(Exception):
@@ -200,8 +203,10 @@ class CompileWorkflow:
                               "compiles what arrived")
                 self._continue(self._next_run_input(carried_wakeups=self._pending))
             return self._metrics.as_ledger()
-        except ActivityError as error:
-            message = one_sentence(error)
+        except (ActivityError, ApplicationError) as error:
+            if not _step_failure(error):
+                raise
+            message = compile_failure(error, self._inp.options.llm_retry_budget_seconds)
             self._metrics.error = message
             await self._finish("failed", message)
             raise ApplicationError(message, type="CompileFailed", non_retryable=True) from error
@@ -443,7 +448,9 @@ class CompileWorkflow:
                 summary="apply hubs, rollups and promotions", local=True,
             )
             self._metrics.add_aggregation_apply(applied)
-        except ActivityError as error:
+        except (ActivityError, ApplicationError) as error:
+            if not _step_failure(error):
+                raise
             self._metrics.aggregation_error = one_sentence(error)
             if _error_type(error) != errors.LLM_INTERRUPTED:  # interruptions are counted where retried
                 # An unusable aggregation reply was still paid for: counted with the pass's tokens.
@@ -554,14 +561,22 @@ class CompileWorkflow:
                 attempt += 1
 
 
+def _step_failure(error: ActivityError | ApplicationError) -> bool:
+    """Whether `error` is an activity's failure: a regular activity's ActivityError, or the
+    ApplicationError a local activity fails with (raised inside the run's own code it is not caught
+    anywhere else, so here it can only come from a local activity)."""
+    return isinstance(error, ActivityError) or workflow.patched(LOCAL_FAILURES_PATCH)
+
+
 def _error_type(error: ActivityError) -> str | None:
     cause = error.cause
     return cause.type if isinstance(cause, ApplicationError) else None
 
 
-def _spent_tokens(error: ActivityError) -> TokenCounts:
+def _spent_tokens(error: ActivityError | ApplicationError) -> TokenCounts:
     """Priced tokens of a failed model call, when the activity attached them to its error."""
-    details = error.cause.details if isinstance(error.cause, ApplicationError) else ()
+    failure = error.cause if isinstance(error, ActivityError) else error
+    details = failure.details if isinstance(failure, ApplicationError) else ()
     if details and isinstance(details[0], dict):
         return TokenCounts.model_validate(details[0])
     return TokenCounts()

@@ -128,3 +128,64 @@ async def test_writes_the_database_refuses_fail_the_apply_without_retrying_and_w
         titles = (await conn.execute(text("SELECT title FROM wiki_pages WHERE owner_id = :o"),
                                      {"o": scope.owner})).scalars().all()
     assert titles == ["Squatter"]
+
+
+async def test_an_apply_carrying_a_plan_after_the_cursor_moved_writes_nothing(engine):
+    """The cursor's compare-and-set guards a planned batch as it guards a skip: once anything else has
+    moved the cursor (another compile, a reset), the batch's rows are not written at all."""
+    store, env = CompileSteps(engine), ActivityEnvironment()
+    scope = Scope(tenant=TENANT, owner=f"o-{uuid.uuid4().hex[:8]}")
+    await retain(engine, scope.tenant, scope.owner, [
+        MemoryIn(content=f"Visit {n} to Franklin Barbecue.", metadata={}) for n in range(3)])
+    # Stored within one millisecond: the three positions share their timestamp and differ by id only.
+    async with engine.begin() as conn:
+        await conn.execute(text("UPDATE memory_units SET updated_at = date_trunc('milliseconds', now()) "
+                                "WHERE tenant_id = :t AND owner_id = :o"), {"t": scope.tenant, "o": scope.owner})
+    batch = await env.run(store.next_batch, NextBatchInput(scope=scope, limit=50))
+    start, (p0, p1, p2) = batch.cursor_from, batch.positions
+    assert p0.updated_at == p1.updated_at == p2.updated_at
+
+    def skip(expected: CursorPosition, next_position: CursorPosition) -> ApplyBatchInput:
+        return ApplyBatchInput(scope=scope, plan_id=None, cursor_expected=expected, cursor_next=next_position,
+                               deterministic_linking_enabled=True)
+
+    # A batch of the last two memories, planned and resolved while the cursor stood after the first.
+    assert not (await env.run(store.apply_batch, skip(start, p0))).already_applied
+    plan_id = uuid.uuid4()
+    async with engine.begin() as conn:
+        await plan_staging.stage_plan(conn, plan_id, scope, "run", batch.memory_ids[1:],
+                                      new_page_plan(str(batch.memory_ids[1])))
+    await env.run(store.resolve_plan, ResolvePlanInput(scope=scope, plan_id=plan_id))
+    apply = ApplyBatchInput(scope=scope, plan_id=plan_id, cursor_expected=p0, cursor_next=p2,
+                            deterministic_linking_enabled=True)
+    async def wiki_rows() -> dict[str, list[tuple]]:
+        return {table: rows for table, rows in (await wiki_snapshot(engine, scope.tenant, scope.owner)).items()
+                if table != "cursor"}
+
+    empty = await wiki_rows()
+    assert not any(empty.values())
+
+    async def refused(cursor_now: CursorPosition) -> None:
+        with pytest.raises(ApplicationError) as raised:
+            await env.run(store.apply_batch, apply)
+        assert raised.value.type == errors.CURSOR_MOVED and raised.value.non_retryable
+        assert await wiki_rows() == empty
+        async with engine.connect() as conn:
+            assert await read_cursor(conn, scope) == cursor_now
+
+    # Moved on by one memory (same timestamp, another id), then reset to the start.
+    assert not (await env.run(store.apply_batch, skip(p0, p1))).already_applied
+    await refused(p1)
+    async with engine.begin() as conn:
+        await conn.execute(text(
+            "UPDATE wiki_compile_cursors SET last_record_updated_at = NULL, last_record_id = NULL "
+            "WHERE tenant_id = :t AND owner_id = :o"), {"t": scope.tenant, "o": scope.owner})
+    await refused(start)
+
+    # With the cursor back where the batch started, the same apply writes the page and moves on.
+    await env.run(store.apply_batch, skip(start, p0))
+    applied = await env.run(store.apply_batch, apply)
+    assert applied.pages_created == 1 and not applied.already_applied
+    async with engine.connect() as conn:
+        assert await read_cursor(conn, scope) == p2
+    assert [row[3] for row in (await wiki_rows())["pages"]] == ["Franklin Barbecue"]

@@ -173,3 +173,28 @@ async def test_installing_the_schedule_twice_updates_it_and_a_triggered_run_lint
             "*", "*", "schedule")
     finally:
         await client.get_schedule_handle(schedule_id).delete()
+
+
+async def test_lint_hands_a_scope_at_most_twenty_promotions_a_night_most_seen_first(client, engine):
+    settings = worker_settings()
+    tenant, owner = "many", "alice"
+    memory_ids = await db.memories(engine, tenant, owner, ["Coffee on South Congress.", "Tacos on East Sixth.",
+                                                           "A show at the Continental Club."])
+    await db.move_cursor_past_every_memory(engine, tenant, owner)
+    contexts = [{"quote": "seen there", "source_ref": ref, "seen_at": "2026-01-01T00:00:00+00:00"} for ref in memory_ids]
+    # 25 candidates, each seen a different number of times (3 to 27).
+    by_count = {count: await db.mention(engine, tenant, owner, f"Place {count}", count, contexts=contexts)
+                for count in range(3, 28)}
+    most_seen = [by_count[count] for count in range(27, 7, -1)]
+
+    async with running_worker(client, engine, settings):
+        report = await run_lint(client, settings)
+        await client.get_workflow_handle(f"compile:{tenant}:{owner}").result()
+
+    [scope] = [s for s in report.scopes if s.tenant == tenant]
+    assert scope.promotion_candidates == 25 and scope.compile_started
+    assert scope.promotion_mention_ids == most_seen
+    open_mentions = await db.rows(engine, "SELECT alias FROM wiki_unresolved_mentions "
+                                          "WHERE tenant_id = :t AND status = 'open'", t=tenant)
+    # The compile promoted the twenty it was handed; the five least seen wait for another night.
+    assert sorted(row.alias for row in open_mentions) == [f"Place {count}" for count in range(3, 8)]
