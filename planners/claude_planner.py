@@ -65,7 +65,12 @@ class ClaudePlanner:
                 raise
         except (ModelTruncated, PlanInvalid, ModelInterrupted) as error:
             raise _priced_error(error, model_id) from None
-        return PlanReply(plan=plan, usage=priced(model_id, reply.usage), input_chars=prompt.chars)
+        plan, unknown = prompt.handles.resolve(plan)
+        if unknown:
+            # Left as written: resolution drops each one and counts it in dropped_invalid_ids.
+            log.warning("planner reply named %d handle(s) its prompt never showed", unknown)
+        return PlanReply(plan=plan, usage=priced(model_id, reply.usage), input_chars=prompt.chars,
+                         unknown_handles=unknown)
 
     async def write_section(self, task: SectionTask, cited: list[MemoryRecord], model_id: str) -> SectionReply:
         """The writer's body; a reply cut off, refused or empty falls back to the proposal merged into

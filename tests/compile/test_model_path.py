@@ -75,9 +75,18 @@ async def model_worker(client: Client, engine: AsyncEngine, provider: str, **env
         await model_client.aclose()
 
 
+def trip_text(day: int) -> str:
+    return f"Day {day}: walked through Lisbon and ate grilled sardines at stall {day}."
+
+
+def trip_texts(count: int) -> list[str]:
+    """The texts of `retain_trip(engine, count)`, as a leaf prompt shows them (it shows no ids)."""
+    return [trip_text(day) for day in range(1, count + 1)]
+
+
 async def retain_trip(engine: AsyncEngine, count: int) -> list[str]:
     """`count` memories of a trip to Lisbon, in the order a compile reads them."""
-    memories = [MemoryIn(content=f"Day {day}: walked through Lisbon and ate grilled sardines at stall {day}.",
+    memories = [MemoryIn(content=trip_text(day),
                          occurred_at=f"2026-05-{day:02d}T09:00:00Z",
                          metadata={"entities": [{"name": "Lisbon", "type": "topic", "kind": "city"}]})
                 for day in range(1, count + 1)]
@@ -210,7 +219,8 @@ async def test_a_hung_plan_call_is_retried_then_the_batch_is_split(client, engin
     async with model_worker(client, engine, provider) as settings:
         await compile_scope(client, settings, TENANT, OWNER)
 
-    assert [c.memory_ids for c in sim.of_kind("planner")] == [ids, ids, ids[:2], ids[2:]]
+    texts = trip_texts(4)
+    assert [c.memory_texts for c in sim.of_kind("planner")] == [texts, texts, texts[:2], texts[2:]]
     metrics = (await only_run(engine))["metrics"]
     assert (metrics["interrupted_calls"], metrics["batch_splits"], metrics["records_read"]) == (2, 1, 4)
     assert await cursor_record(engine) == ids[-1]
@@ -234,13 +244,14 @@ async def test_a_stalled_or_broken_stream_is_retried_and_its_tokens_are_counted(
 
 @pytest.mark.parametrize("fault", ["truncate", "malformed", "refusal"])
 async def test_an_unusable_plan_splits_the_batch_and_is_still_priced(client, engine, sim, fault) -> None:
-    ids = await retain_trip(engine, 4)
+    await retain_trip(engine, 4)
     sim.fail_next(fault, "planner", times=1 if fault == "truncate" else 2)
     async with model_worker(client, engine, "anthropic") as settings:
         await compile_scope(client, settings, TENANT, OWNER)
 
-    halves = [c.memory_ids for c in sim.of_kind("planner")][-2:]
-    assert halves == [ids[:2], ids[2:]]
+    halves = [c.memory_texts for c in sim.of_kind("planner")][-2:]
+    texts = trip_texts(4)
+    assert halves == [texts[:2], texts[2:]]
     run = await only_run(engine)
     assert (run["status"], run["metrics"]["batch_splits"], run["metrics"]["skipped_memories"]) == ("succeeded", 1, [])
     await assert_ledger_is_what_was_billed(engine, sim)
@@ -257,8 +268,8 @@ async def test_a_truncated_aggregation_reply_is_recorded_and_priced(client, engi
     await assert_ledger_is_what_was_billed(engine, sim)
 
 
-async def test_miscopied_ids_are_dropped_and_counted_never_written(client, engine, sim) -> None:
-    await retain_trip(engine, 4)
+async def test_miscopied_handles_are_dropped_and_counted_never_written(client, engine, sim) -> None:
+    ids = await retain_trip(engine, 4)
     sim.fail_next("miscopied_ids", "planner")
     async with model_worker(client, engine, "anthropic") as settings:
         await compile_scope(client, settings, TENANT, OWNER)
@@ -268,7 +279,10 @@ async def test_miscopied_ids_are_dropped_and_counted_never_written(client, engin
     assert run["metrics"]["dropped_invalid_ids"] > 0
     snapshot = await wiki_snapshot(engine, TENANT, OWNER)
     written = {source[2] for source in snapshot["sources"]}
-    assert written <= set(sim.of_kind("planner")[0].memory_ids)
+    assert written <= set(ids)
+    # Every handle of the plan was miscopied (m1 -> m0, ...): each is counted, none is cited.
+    assert sim.of_kind("planner")[0].fault == "miscopied_ids"
+    assert run["metrics"]["dropped_invalid_ids"] >= 4
 
 
 # ------------------------------------------------------------------ faults that fail in one sentence
@@ -334,9 +348,9 @@ async def test_ids_the_scope_does_not_own_are_dropped_and_counted_never_written(
         ids = await retain_trip(engine, 4)
 
         def hostile_plan(user: str) -> dict[str, Any]:
-            refs = [str(m.id) for m in parse_leaf_prompt(user).memories]
+            refs = [f"m{n}" for n in range(1, len(parse_leaf_prompt(user).memories) + 1)]
             hijack = [{"slug": "overview", "proposed_body_md": "Hijacked.", "source_refs": refs}]
-            return {"pageUpdates": [{"pageId": "814e6b70", "sections": hijack},
+            return {"pageUpdates": [{"pageId": "814e6b70", "sections": hijack}, {"pageId": "p1", "sections": hijack},
                                     {"pageId": str(uuid.uuid4()), "sections": hijack}],
                     "newPages": [{"type": "entity", "slug": "porto", "title": "Porto", "sections": [
                         {"slug": "overview", "heading": "Overview", "body_md": "A day trip [[Porto]].",
