@@ -8,7 +8,7 @@ from its handle (`handle_uuid`); the product's scripted planner plans from that 
 brain writes its plan back in handles, in the compact contract (no rationale, no empty optional
 keys), as a model following the prompt would: so for the leaf pass, a compile through the SDK and this simulator writes the same wiki as a compile with
 WIKI_LLM=scripted. The section writer's answer is the scripted writer's merge of the two bodies in
-its prompt. The aggregation prompt shows less than the scripted aggregation planner reads (no
+its prompt, written as line edits (and condensed past the budget). The aggregation prompt shows less than the scripted aggregation planner reads (no
 possible children outside the run, no stored rollup metadata), so its answer is the scripted
 aggregation over what the prompt shows: a plausible plan, not the scripted run's.
 
@@ -175,12 +175,33 @@ def leaf_plan(user: str) -> dict[str, Any]:
     return _compact(scripted_plan(parse_leaf_prompt(user)).model_dump(mode="json"), leaf_handles(user))
 
 
-def written_section(user: str) -> str:
-    existing = _between(user, "## Existing body\n", "\n\n## Planner's proposed body\n")
+def written_section(user: str) -> dict[str, Any]:
+    """The writer's edits: the scripted writer's merge (new lines appended) as inserts after the last
+    line; past the prompt's budget, the oldest lines folded into one summary line first."""
+    shown = _between(user, "## Existing body\n", "\n\n## Planner's proposed body\n")
     proposed = _between(user, "## Planner's proposed body\n", "\n\n## Source records")
-    if existing.startswith("_(empty"):
-        existing = ""
-    return scripted_write_section(existing, proposed)
+    existing = [] if shown.startswith("_(empty") else [line.split("| ", 1)[-1] for line in shown.splitlines()]
+    budget = int(re.search(r"^Budget: (\d+) characters$", user, re.MULTILINE).group(1))  # type: ignore[union-attr]
+    merged = scripted_write_section("\n".join(existing), proposed).splitlines()
+    folded = 0  # the oldest lines of the merged body folded into one summary line
+    while len("\n".join(merged[folded:])) > budget - 120 and folded < len(merged) - 1:
+        folded += 2 if folded == 0 else 1
+    if folded and existing:
+        kept_new = merged[max(folded, len(existing)):]
+        edits: list[dict[str, Any]] = [{"op": "replace", "line": 1, "text": _summary_line(merged[:folded])}]
+        edits.extend({"op": "delete", "line": n} for n in range(2, min(folded, len(existing)) + 1))
+    else:
+        kept_new = merged[len(existing):]
+        edits = []
+    if kept_new:
+        edits.append({"op": "insert", "line": len(existing), "text": "\n".join(kept_new)})
+    return {"edits": edits}
+
+
+def _summary_line(lines: list[str]) -> str:
+    """Older lines folded into one: how many, and the first words of the latest of them."""
+    latest = lines[-1].lstrip("-* ").split()
+    return f"- Earlier: {len(lines)} notes, the latest: {' '.join(latest[:12])}"
 
 
 def _between(text: str, start: str, end: str) -> str:

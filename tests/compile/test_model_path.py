@@ -25,7 +25,7 @@ from temporalio.exceptions import ApplicationError
 
 from app.worker import build_model_client
 from claude_sim import ClaudeSimulator, SimConfig
-from claude_sim.brain import parse_leaf_prompt
+from claude_sim.brain import leaf_plan, parse_leaf_prompt
 from domain.memory import MemoryIn
 from domain.pricing import TokenUsage, cost_usd
 from runtime.settings import ConfigError, Settings
@@ -161,9 +161,27 @@ async def test_the_wiki_equals_the_scripted_runs_and_the_ledger_is_what_was_bill
     assert len(expected["pages"]) > 5 and expected["sources"] and expected["mentions"]
     # The cursor's timestamp is each database's retain time; the record it points at must match.
     assert [row[1] for row in compiled.pop("cursor")] == [row[1] for row in expected.pop("cursor")]
+    # A section past its budget is condensed by the model path's writer (older lines folded into a
+    # summary line, planners/section_edits.py); the scripted writer only appends. Such a section keeps
+    # the newest lines, and its provenance (compared below with the rest) is the same.
+    condensed = 0
+    for ours, theirs in zip(compiled["sections"], expected["sections"], strict=True):
+        if ours != theirs and ours[4].startswith("- Earlier: "):
+            kept = ours[4].splitlines()[1:]
+            # The budget bounds the body as written; links rendered at apply time add their targets.
+            assert len(ours[4]) < len(theirs[4]) and theirs[4].splitlines()[-len(kept):] == kept
+            assert ours[:4] == theirs[:4]
+            condensed += 1
+    condensed_pages = {o[1] for o in compiled["sections"] if o[4].startswith("- Earlier: ")}
+    compiled["sections"] = [t if o[4].startswith("- Earlier: ") else o
+                            for o, t in zip(compiled["sections"], expected["sections"], strict=True)]
+    # A page's rendered markdown holds its sections: the condensed pages' differ by those sections only.
+    compiled["pages"] = [t if o[0] in condensed_pages else o
+                         for o, t in zip(compiled["pages"], expected["pages"], strict=True)]
     assert compiled == expected
     planner_calls = sim.of_kind("planner")
-    assert len(planner_calls) == 3 and sim.of_kind("writer")
+    # Updates that only add lines are appended without the writer; only condensing sections call it.
+    assert len(planner_calls) == 3 and len(sim.of_kind("writer")) == condensed > 0
     assert {c.status for c in sim.calls} == {200}
     if provider == "bedrock":
         assert {(c.platform, c.auth, c.identity) for c in sim.calls} == {("bedrock", "sigv4", ACCESS_KEY)}
@@ -231,6 +249,17 @@ async def test_a_stalled_or_broken_stream_is_retried_and_its_tokens_are_counted(
     ids = await retain_trip(engine, 4)
     sim.fail_next("stall", "planner")
     sim.fail_next("stream_error", "writer")
+
+    def rewriting_plan(user: str) -> dict[str, Any]:
+        # Updates that rewrite (not only add) go through the writer, whose stream this test breaks.
+        plan = leaf_plan(user)
+        for update in plan["pageUpdates"]:
+            for section in update["sections"]:
+                section["mode"] = "rewrite"
+        return plan
+
+    for _ in range(4):
+        sim.answer_next("planner", rewriting_plan)
     async with model_worker(client, engine, provider, WIKI_RECORD_PAGE_SIZE=2) as settings:
         await compile_scope(client, settings, TENANT, OWNER)
 
