@@ -179,25 +179,42 @@ def _environment(**values: str) -> Iterator[None]:
                 os.environ[name] = value
 
 
-def _billed(simulator: ClaudeSimulator) -> dict[str, float]:
+def _billed(simulator: ClaudeSimulator) -> dict:
     usages = [usage for _, usage in simulator.reported_usage()]
     prompt = sum(u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens for u in usages)
+    by_kind: dict[str, dict[str, int]] = {}
+    for call in simulator.calls:
+        if call.usage is None:
+            continue
+        kind = by_kind.setdefault(call.kind, {"calls": 0, "input_tokens": 0, "output_tokens": 0,
+                                              "cache_read_tokens": 0, "cache_write_tokens": 0})
+        kind["calls"] += 1
+        kind["input_tokens"] += call.usage.input_tokens
+        kind["output_tokens"] += call.usage.output_tokens
+        kind["cache_read_tokens"] += call.usage.cache_read_input_tokens
+        kind["cache_write_tokens"] += call.usage.cache_creation_input_tokens
     return {"provider": "anthropic SDK -> claude_sim (loopback HTTP, streamed)", "calls": len(usages),
             "prompt_tokens": prompt, "cache_read_tokens": sum(u.cache_read_input_tokens for u in usages),
             "cache_write_tokens": sum(u.cache_creation_input_tokens for u in usages),
-            "cache_hit_rate": round(sum(u.cache_read_input_tokens for u in usages) / prompt, 4) if prompt else 0.0}
+            "cache_hit_rate": round(sum(u.cache_read_input_tokens for u in usages) / prompt, 4) if prompt else 0.0,
+            "by_kind": by_kind}
 
 
-async def compile_sample(services: Services, latency_ms: int) -> SampleCompile:
+async def compile_sample(services: Services, latency_ms: int, output_tokens_per_second: float = 0.0,
+                         memories: list[MemoryIn] | None = None) -> SampleCompile:
+    """The sample compiled through the SDK and the simulator: time to first token `latency_ms`, and
+    `output_tokens_per_second` (0: a reply arrives whole after the first token)."""
     tenant, owner = f"bench{uuid.uuid4().hex[:8]}", "eric"
-    simulator = ClaudeSimulator(SimConfig(ttft_seconds=latency_ms / 1000))
+    simulator = ClaudeSimulator(SimConfig(ttft_seconds=latency_ms / 1000,
+                                          output_tokens_per_second=output_tokens_per_second))
     await simulator.start()
     try:
         with _environment(ANTHROPIC_BASE_URL=simulator.base_url):
             settings = bench_settings(WIKI_LLM="anthropic", ANTHROPIC_API_KEY=next(iter(simulator.config.api_keys)))
             model_client = build_model_client(settings)
         try:
-            result = await _compile_sample(services, latency_ms, tenant, owner, settings, model_client)
+            result = await _compile_sample(services, latency_ms, tenant, owner, settings, model_client,
+                                           memories if memories is not None else sample_memories())
         finally:
             await model_client.aclose()
     finally:
@@ -207,7 +224,7 @@ async def compile_sample(services: Services, latency_ms: int) -> SampleCompile:
 
 
 async def _compile_sample(services: Services, latency_ms: int, tenant: str, owner: str, settings: Settings,
-                          model_client) -> SampleCompile:
+                          model_client, memories: list[MemoryIn]) -> SampleCompile:
     async with services.fresh_database() as url:
         setup_engine = create_engine(url)
         worker_engine = create_engine(url)
@@ -215,7 +232,7 @@ async def _compile_sample(services: Services, latency_ms: int, tenant: str, owne
         round_trips.watch(worker_engine)
         timer = ActivityTimer()
         try:
-            await retain(setup_engine, tenant, owner, sample_memories())
+            await retain(setup_engine, tenant, owner, memories)
             async with build_worker(services.client, worker_engine, settings, interceptors=[timer],
                                     model_client=model_client):
                 cpu = services.cpu_account()

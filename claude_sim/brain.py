@@ -2,11 +2,13 @@
 planner would.
 
 The leaf prompt shows exactly `planners.leaf_prompt.planner_view(context)` (the context with the
-prompt's bounds applied), every value from memories or the wiki as one JSON value. Parsing it back
-gives that same view, and the product's scripted planner plans from that view too: so for the leaf
-pass, a compile through the SDK and this simulator writes the same wiki as a compile with
+prompt's bounds applied), every value from memories or the wiki as one JSON value, every id as a
+short handle (m1, p1, u1). Parsing it back gives that same view with each id replaced by a UUID made
+from its handle (`handle_uuid`); the product's scripted planner plans from that view too, and the
+brain writes its plan back in handles, in the compact contract (no rationale, no empty optional
+keys), as a model following the prompt would: so for the leaf pass, a compile through the SDK and this simulator writes the same wiki as a compile with
 WIKI_LLM=scripted. The section writer's answer is the scripted writer's merge of the two bodies in
-its prompt. The aggregation prompt shows less than the scripted aggregation planner reads (no
+its prompt, written as line edits (and condensed past the budget). The aggregation prompt shows less than the scripted aggregation planner reads (no
 possible children outside the run, no stored rollup metadata), so its answer is the scripted
 aggregation over what the prompt shows: a plausible plan, not the scripted run's.
 
@@ -20,9 +22,9 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
-from uuid import UUID
+from uuid import NAMESPACE_URL, UUID, uuid5
 
-from domain.aliases import normalize_alias
+from domain.aliases import format_heading_from_slug, normalize_alias
 from domain.context import (
     AggregationPage,
     AggregationParentCandidate,
@@ -95,23 +97,40 @@ def _when(raw: str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+def handle_uuid(handle: str) -> UUID:
+    """The UUID the brain stands in for a prompt's handle (the same handle, the same UUID)."""
+    return uuid5(NAMESPACE_URL, f"claude-sim:{handle}")
+
+
+def _handle(head: str) -> str:
+    return head.split(" ", 1)[0]
+
+
 def parse_leaf_prompt(user: str) -> PlannerContext:
-    """The planner context the leaf prompt shows (the view `planner_view` gives of the real one)."""
+    """The planner context the leaf prompt shows (the view `planner_view` gives of the real one), each
+    handle standing as `handle_uuid(handle)`."""
     parts = _sections(user)
     pages = [_page(head, rest) for head, rest in _items(parts.get(PAGES, ""))]
     mentions = [_mention(head, rest) for head, rest in _items(parts.get(MENTIONS, ""))]
-    memories = [_memory(head, rest) for head, rest in _items(parts.get(RECORDS, ""))]
-    promotions = [UUID(fields(head)["id"]) for head, _ in _items(parts.get(PROMOTIONS, ""))]
+    memories = [_memory(head) for head, _ in _items(parts.get(RECORDS, ""))]
+    promotions = [handle_uuid(_handle(head)) for head, _ in _items(parts.get(PROMOTIONS, ""))]
     return PlannerContext(tenant_id="", owner_id="", memories=memories, candidate_pages=pages,
                           open_mentions=mentions, promotion_candidate_ids=promotions)
+
+
+def leaf_handles(user: str) -> dict[str, str]:
+    """Every handle the leaf prompt shows, keyed by the UUID text the brain stands in for it."""
+    handles = re.findall(r"(?:^- |sighting )([mpu][0-9]+)\b", user, re.MULTILINE)
+    return {str(handle_uuid(h)): h for h in handles}
 
 
 def _page(head: str, rest: list[str]) -> CandidatePage:
     f = fields(head)
     sections = [fields(line.removeprefix("· section ")) for line in rest if line.startswith("· section ")]
-    return CandidatePage(id=f["id"], type=f["type"], slug=f["slug"], title=f["title"], summary=f.get("summary"),
-                         aliases=f.get("aliases", []),
-                         sections=[CandidateSection(slug=s["slug"], heading=s["heading"], body_md=s["excerpt"])
+    return CandidatePage(id=handle_uuid(_handle(head)), type=f["type"], slug=f["slug"], title=f["title"],
+                         summary=f.get("summary"), aliases=f.get("aliases", []),
+                         sections=[CandidateSection(slug=s["slug"], heading=s.get("heading") or
+                                                    format_heading_from_slug(s["slug"]), body_md=s["excerpt"])
                                    for s in sections])
 
 
@@ -120,31 +139,69 @@ def _mention(head: str, rest: list[str]) -> OpenMention:
     contexts = []
     for line in rest:
         if line.startswith("· sighting"):
-            s = fields(line.removeprefix("· sighting"))
-            contexts.append({"quote": s.get("context", ""), "source_ref": s.get("source_ref", "")})
-    return OpenMention(id=f["id"], alias=f["alias"], alias_normalized=f.get("key", normalize_alias(f["alias"])),
+            tail = line.removeprefix("· sighting").strip()
+            ref = "" if tail.startswith("context=") else str(handle_uuid(_handle(tail)))
+            contexts.append({"quote": fields(tail).get("context", ""), "source_ref": ref})
+    return OpenMention(id=handle_uuid(_handle(head)), alias=f["alias"],
+                       alias_normalized=f.get("key", normalize_alias(f["alias"])),
                        mention_count=int(f["count"]), suggested_type=f.get("suggestedType"),
                        last_seen_at=_when(f["lastSeen"]), sample_contexts=contexts)
 
 
-def _memory(head: str, rest: list[str]) -> MemoryRecord:
+def _memory(head: str) -> MemoryRecord:
     f = fields(head)
-    text = next((fields(line)["text"] for line in rest if line.startswith("text=")), "")
     happened = _when(f["happened"])
-    return MemoryRecord(id=f["id"], content=text, metadata=f.get("metadata", {}), created_at=happened,
-                        updated_at=happened)
+    return MemoryRecord(id=handle_uuid(_handle(head)), content=f.get("text", ""), metadata=f.get("metadata", {}),
+                        created_at=happened, updated_at=happened)
+
+
+_OPTIONAL_KEYS = frozenset({"rationale", "aliases", "summary", "context", "reason"})
+
+
+def _compact(value: Any, handles: dict[str, str]) -> Any:
+    """A plan as a model answering the compact contract writes it: handles for ids, no empty optional
+    keys, no rationale."""
+    if isinstance(value, dict):
+        return {key: _compact(item, handles) for key, item in value.items()
+                if key != "rationale" and not (key in _OPTIONAL_KEYS and not item)}
+    if isinstance(value, list):
+        return [_compact(item, handles) for item in value]
+    if isinstance(value, str):
+        return handles.get(value, value)
+    return value
 
 
 def leaf_plan(user: str) -> dict[str, Any]:
-    return scripted_plan(parse_leaf_prompt(user)).model_dump(mode="json")
+    return _compact(scripted_plan(parse_leaf_prompt(user)).model_dump(mode="json"), leaf_handles(user))
 
 
-def written_section(user: str) -> str:
-    existing = _between(user, "## Existing body\n", "\n\n## Planner's proposed body\n")
+def written_section(user: str) -> dict[str, Any]:
+    """The writer's edits: the scripted writer's merge (new lines appended) as inserts after the last
+    line; past the prompt's budget, the oldest lines folded into one summary line first."""
+    shown = _between(user, "## Existing body\n", "\n\n## Planner's proposed body\n")
     proposed = _between(user, "## Planner's proposed body\n", "\n\n## Source records")
-    if existing.startswith("_(empty"):
-        existing = ""
-    return scripted_write_section(existing, proposed)
+    existing = [] if shown.startswith("_(empty") else [line.split("| ", 1)[-1] for line in shown.splitlines()]
+    budget = int(re.search(r"^Budget: (\d+) characters$", user, re.MULTILINE).group(1))  # type: ignore[union-attr]
+    merged = scripted_write_section("\n".join(existing), proposed).splitlines()
+    folded = 0  # the oldest lines of the merged body folded into one summary line
+    while len("\n".join(merged[folded:])) > budget - 120 and folded < len(merged) - 1:
+        folded += 2 if folded == 0 else 1
+    if folded and existing:
+        kept_new = merged[max(folded, len(existing)):]
+        edits: list[dict[str, Any]] = [{"op": "replace", "line": 1, "text": _summary_line(merged[:folded])}]
+        edits.extend({"op": "delete", "line": n} for n in range(2, min(folded, len(existing)) + 1))
+    else:
+        kept_new = merged[len(existing):]
+        edits = []
+    if kept_new:
+        edits.append({"op": "insert", "line": len(existing), "text": "\n".join(kept_new)})
+    return {"edits": edits}
+
+
+def _summary_line(lines: list[str]) -> str:
+    """Older lines folded into one: how many, and the first words of the latest of them."""
+    latest = lines[-1].lstrip("-* ").split()
+    return f"- Earlier: {len(lines)} notes, the latest: {' '.join(latest[:12])}"
 
 
 def _between(text: str, start: str, end: str) -> str:

@@ -17,7 +17,7 @@ FaultKind = Literal[
     "truncate",  # the reply stops at max_tokens halfway through
     "malformed",  # the tool input does not match the schema
     "refusal",  # stop_reason "refusal", no answer
-    "miscopied_ids",  # every id in the plan has one character changed
+    "miscopied_ids",  # every id or handle in the plan has its last character changed (m1 -> m0)
 ]
 CallKind = Literal["planner", "writer", "aggregation", "any"]
 

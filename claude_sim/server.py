@@ -66,7 +66,8 @@ class Call:
     usage: Usage | None = None  # what the reply reported
     max_tokens: int = 0
     breakpoints: int = 0
-    memory_ids: list[str] = field(default_factory=list)
+    # A leaf plan's memories as its prompt shows them (the prompt names them by handle, not by id).
+    memory_texts: list[str] = field(default_factory=list)
     error: str = ""
     body: dict[str, Any] = field(default_factory=dict)  # the request's JSON body, as received
     path: str = ""
@@ -188,7 +189,7 @@ class ClaudeSimulator:
         call = Call(platform, kind, model_id, streamed, time.monotonic(), auth=caller.method, identity=caller.identity,
                     max_tokens=body["max_tokens"], breakpoints=count_breakpoints(body), body=body, path=path)
         if kind == "planner":
-            call.memory_ids = [item["id"] for item in _leaf_memories(user)]
+            call.memory_texts = _leaf_memories(user)
         self.calls.append(call)
         fault = next((f for f in self.faults if f.matches(kind)), None)
         if fault is not None:
@@ -362,9 +363,9 @@ def _call_kind(body: dict[str, Any]) -> tuple[str, str]:
     return "other", user
 
 
-def _leaf_memories(user: str) -> list[dict[str, Any]]:
+def _leaf_memories(user: str) -> list[str]:
     try:
-        return [{"id": str(memory.id)} for memory in brain.parse_leaf_prompt(user).memories]
+        return [memory.content for memory in brain.parse_leaf_prompt(user).memories]
     except (ValueError, KeyError):
         return []
 

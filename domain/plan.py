@@ -50,6 +50,15 @@ class SectionUpdate(_Contract):
     proposed_body_md: Text = ""
     source_refs: StrList = []
     rationale: Text = ""
+    # "add": proposed_body_md holds only new lines (facts) for the section, appended as they are
+    # without a writer call; "rewrite": an existing line is wrong or superseded, so the writer merges.
+    mode: Literal["add", "rewrite"] = "add"
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _unknown_mode_rewrites(cls, value: Any) -> Any:
+        # When in doubt the writer merges: it can do what an append does, not the other way round.
+        return value if value in ("add", "rewrite") else "rewrite"
 
 
 class PageUpdate(_Contract):

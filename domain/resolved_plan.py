@@ -40,6 +40,9 @@ class SectionTask(_Resolved):
     existing_body: str | None = None
     proposed_body: str
     source_refs: list[str] = Field(default_factory=list)
+    # Every proposal for the section only adds lines: appended without the model while the section
+    # stays within its size budget (planners/section_edits.py).
+    additive: bool = False
 
 
 class DirectSection(_Resolved):

@@ -30,12 +30,12 @@ from planners.prompts import (
     force_aggregation_arrays,
     planner_max_tokens,
 )
-from planners.scripted import scripted_write_section
+from planners.section_edits import SECTION_BUDGET_CHARS, append_lines, apply_edits, parse_edits
 
 log = logging.getLogger(__name__)
 # The leaf planner's max_tokens is sized to each batch (planners/leaf_prompt.py planner_max_tokens);
-# the writer's to its section: room for the existing body and the proposal twice over, since a section
-# that collects every visit to a place outgrows any fixed budget.
+# the writer's to its edits: room for the proposal twice over (a writer answers with edits, and a
+# condensing one writes summary lines no longer than what they fold).
 WRITER_MIN_TOKENS = 1_024
 WRITER_MAX_TOKENS = 16_000
 AGGREGATION_MAX_TOKENS = 16_000
@@ -65,27 +65,40 @@ class ClaudePlanner:
                 raise
         except (ModelTruncated, PlanInvalid, ModelInterrupted) as error:
             raise _priced_error(error, model_id) from None
-        return PlanReply(plan=plan, usage=priced(model_id, reply.usage), input_chars=prompt.chars)
+        plan, unknown = prompt.handles.resolve(plan)
+        if unknown:
+            # Left as written: resolution drops each one and counts it in dropped_invalid_ids.
+            log.warning("planner reply named %d handle(s) its prompt never showed", unknown)
+        return PlanReply(plan=plan, usage=priced(model_id, reply.usage), input_chars=prompt.chars,
+                         unknown_handles=unknown)
 
     async def write_section(self, task: SectionTask, cited: list[MemoryRecord], model_id: str) -> SectionReply:
-        """The writer's body; a reply cut off, refused or empty falls back to the proposal merged into
-        the existing body (what the scripted writer does), so one section never fails a compile."""
+        """The section's new body. An update that only adds lines is appended without a model call while
+        the section stays within its budget; otherwise the writer answers with line edits
+        (planners/section_edits.py). A reply cut off, refused or not edits falls back to the append,
+        so one section never fails a compile."""
+        appended = append_lines(task.existing_body, task.proposed_body)
+        if task.additive and len(appended) <= SECTION_BUDGET_CHARS:
+            return SectionReply(body=appended, usage=priced(model_id, TokenUsage()))
         prompt = build_section_writer_prompt(task.page_title, task.page_type, task.slug, task.heading,
                                              task.existing_body, task.proposed_body, [m.content for m in cited])
         try:
             reply = await self._client.complete(model=model_id, system=SECTION_WRITER_SYSTEM, user=prompt,
-                                                max_tokens=writer_max_tokens(task.existing_body, task.proposed_body))
+                                                max_tokens=writer_max_tokens(None, task.proposed_body))
         except (ModelTruncated, PlanInvalid) as error:
-            log.warning("section writer gave no usable body; keeping the merged proposal: %s", error)
+            log.warning("section writer gave no usable edits; keeping the appended proposal: %s", error)
             spent = error.spent if isinstance(error.spent, TokenUsage) else TokenUsage()
-            return SectionReply(body=scripted_write_section(task.existing_body, task.proposed_body),
-                                usage=priced(model_id, spent))
+            return SectionReply(body=appended, usage=priced(model_id, spent))
         except ModelInterrupted as error:
             raise _priced_error(error, model_id) from None  # the workflow retries it
-        body = reply.text.strip()
+        try:
+            body = apply_edits(task.existing_body, parse_edits(reply.text))
+        except ValueError as error:
+            log.warning("section writer reply is not edits; keeping the appended proposal: %s", error)
+            body = appended
         if not body:
-            log.warning("section writer returned an empty body; keeping the merged proposal")
-            body = scripted_write_section(task.existing_body, task.proposed_body)
+            log.warning("section writer's edits left an empty body; keeping the appended proposal")
+            body = appended
         return SectionReply(body=body, usage=priced(model_id, reply.usage))
 
     async def plan_aggregation(self, request: AggregationRequest, model_id: str) -> PlanReply:

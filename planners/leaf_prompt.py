@@ -2,15 +2,18 @@
 
 Pure text building, no I/O. What the model is shown, and the bounds on it (each a constant below):
 
-- Memories: id, when each HAPPENED (`created_at`, the memory's own occurred_at; not when it was
+Every id is shown as a short handle (`m1…` memories, `p1…` pages, `u1…` mentions; planners/handles.py)
+and the reply is written in handles, mapped back to ids by the planner before anything uses it.
+
+- Memories: handle, when each HAPPENED (`created_at`, the memory's own occurred_at; not when it was
   retained, which for a bootstrap import is the same day for everything), compact metadata, and the
   text in full up to RECORD_TEXT_LIMIT characters. A longer text is shown up to the limit and marked
   as cut, with its full length, so the model knows it saw part of it; nothing is cut silently.
-- Candidate pages: id, type, slug, title, summary, aliases, and each section's slug, heading and the
-  start of its text (SECTION_EXCERPT_LIMIT characters), so the model can tell whether a section
+- Candidate pages: handle, type, slug, title, summary, aliases, and each section's slug, heading (left
+  out when it is the slug's default heading) and the start of its text (SECTION_EXCERPT_LIMIT characters), so the model can tell whether a section
   really changes and reuse its slug.
-- Open mentions: alias, count, suggested type, when last seen, and every sighting the mention holds
-  (its quoted context and the record it came from), so a promotion can cite them.
+- Open mentions: handle, alias, count, suggested type, when last seen, and every sighting the mention
+  holds (its quoted context and the handle of the record it came from), so a promotion can cite them.
 - Promotion candidates (a lint-triggered compile): the mentions to consider promoting.
 
 Every value taken from memories or the wiki is written as JSON (one line, escaped), so untrusted
@@ -30,8 +33,9 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
 
-from domain.aliases import normalize_alias
+from domain.aliases import format_heading_from_slug, normalize_alias
 from domain.context import CandidatePage, CandidateSection, MemoryRecord, OpenMention, PlannerContext
+from planners.handles import Handles
 from planners.prompt_text import JSON_ONLY_INSTRUCTION, compact_metadata, section, to_json, truncate
 from planners.templates import describe_page_types
 
@@ -54,67 +58,31 @@ PLANNER_MAX_TOKENS = 24_000
 
 PLANNER_OUTPUT_SHAPE = """{
   "pageUpdates": [
-    {
-      "pageId": "<id of a candidate page>",
-      "aliases": ["<new alternate names for the page, optional>"],
-      "sections": [
-        {
-          "slug": "<section slug>",
-          "rationale": "<one sentence: why this section changes>",
-          "proposed_body_md": "<the full new markdown body of the section>",
-          "source_refs": ["<id of a record in this batch that informs THIS section>"]
-        }
-      ]
-    }
+    {"pageId": "<p-handle of a candidate page>", "aliases": ["<new alternate names, optional>"],
+     "sections": [{"slug": "<section slug>", "proposed_body_md": "<the full new markdown body>",
+                   "source_refs": ["<m-handle of a record that informs THIS section>"]}]}
   ],
   "newPages": [
-    {
-      "type": "entity | topic | decision",
-      "slug": "<kebab-case slug>",
-      "title": "<display title>",
-      "aliases": ["<alternate names, optional>"],
-      "summary": "<one-line summary>",
-      "source_refs": ["<record ids backing the page as a whole>"],
-      "sections": [
-        {
-          "slug": "<section slug>",
-          "heading": "<section heading>",
-          "body_md": "<markdown body>",
-          "source_refs": ["<id of a record in this batch that informs THIS section>"]
-        }
-      ]
-    }
+    {"type": "entity | topic | decision", "slug": "<kebab-case slug>", "title": "<display title>",
+     "aliases": ["<optional>"], "summary": "<one line>", "source_refs": ["<m-handles backing the page>"],
+     "sections": [{"slug": "<section slug>", "heading": "<heading>", "body_md": "<markdown body>",
+                   "source_refs": ["<m-handle>"]}]}
   ],
   "unresolvedMentions": [
-    {
-      "alias": "<the name as written>",
-      "suggestedType": "entity | topic | decision | null",
-      "context": "<a short quote or paraphrase of where it appeared>",
-      "source_ref": "<id of the record it appeared in>"
-    }
+    {"alias": "<the name as written>", "suggestedType": "entity | topic | decision | null",
+     "context": "<a short quote>", "source_ref": "<m-handle of the record it appeared in>"}
   ],
   "promotions": [
-    {
-      "mentionId": "<id of an open mention>",
-      "reason": "<one sentence: why now>",
-      "type": "entity | topic | decision",
-      "title": "<page title>",
-      "slug": "<kebab-case slug>",
-      "sections": [
-        {"slug": "<section slug>", "heading": "<heading>", "body_md": "<body>", "source_refs": ["<record id>"]}
-      ]
-    }
+    {"mentionId": "<u-handle of an open mention>", "reason": "<one sentence>", "type": "entity | topic | decision",
+     "title": "<page title>", "slug": "<kebab-case slug>",
+     "sections": [{"slug": "<slug>", "heading": "<heading>", "body_md": "<body>", "source_refs": ["<m-handle>"]}]}
   ],
   "pageLinks": [
-    {
-      "fromType": "entity | topic | decision",
-      "fromSlug": "<slug of a candidate page or of one of your newPages>",
-      "toType": "entity | topic | decision",
-      "toSlug": "<slug of a candidate page or of one of your newPages>",
-      "context": "<one line: why the link exists>"
-    }
+    {"fromType": "entity | topic | decision", "fromSlug": "<slug of a candidate page or one of your newPages>",
+     "toType": "entity | topic | decision", "toSlug": "<slug>", "context": "<one line, optional>"}
   ]
-}"""
+}
+Leave out optional keys you have nothing for (aliases, summary, context)."""
 
 PLANNER_SYSTEM = f"""You are the planner of a wiki compiled from one user's memories. You read a batch of \
 memory records together with the pages and the open unresolved mentions that already exist, and you \
@@ -134,7 +102,8 @@ The defaults are a guide, not a cage: propose another section slug when the reco
 
 One JSON object with the arrays below; any of them may be empty.
 - pageUpdates: candidate pages whose sections should change given the new records. Each candidate page \
-lists its sections with the start of their current text; include a section only when its content \
+lists its sections with the start of their current text (a section line without a heading has the \
+slug's default heading); include a section only when its content \
 materially changes, never rewrite for style, and reuse an existing section's slug rather than invent \
 a near-duplicate.
 - newPages: new pages. Propose one only when all three hold: the subject is durable, at least two \
@@ -142,9 +111,9 @@ records reinforce it, and no candidate page already covers it (compare titles, s
 - unresolvedMentions: names the records mention that no candidate page covers and that do not yet \
 justify a page of their own.
 - promotions: open unresolved mentions that should now become pages, only when the mention has been \
-seen at least 3 times and is still active recently. Use the mention's id as mentionId. A promotion's \
-sections may cite, besides records of this batch, the source_ref of the sightings listed under that \
-mention: they are the earlier records the name was held from.
+seen at least 3 times and is still active recently. Use the mention's handle as mentionId. A \
+promotion's sections may cite, besides records of this batch, the records of the sightings listed under \
+that mention: they are the earlier records the name was held from.
 - pageLinks: directed links between pages that meaningfully reference each other: a restaurant to the \
 trip or city it belongs to, a place to the larger place that contains it, a person to their \
 organisation or family, a decision to the things it is about, a topic to its members. Emit both \
@@ -159,16 +128,17 @@ topic or a decision, hold it.
 
 ## Rules
 
-1. Every section you write (in pageUpdates, newPages and promotions) MUST carry source_refs: the ids of \
-exactly those records in this batch (for a promotion, also the mention's sightings) that inform that \
+1. Every section you write (in pageUpdates, newPages and promotions) MUST carry source_refs: the \
+handles of exactly those records in this batch (for a promotion, also the mention's sightings) that inform that \
 section. Never cite a record on a section whose text does not draw on it. Leave out any section that \
 no record supports.
-2. Never invent ids. pageId must be a candidate page id, mentionId an open mention id, and every \
-source_ref the id of a record you were shown. Copy ids exactly.
+2. Everything is named by a short handle: m1, m2, … for records, p1, … for candidate pages, u1, … for \
+open mentions. Never invent a handle: pageId must be a candidate page's p-handle, mentionId an open \
+mention's u-handle, and every source_ref the m-handle of a record you were shown. Copy handles exactly.
 3. When a record clearly refers to a candidate page (by title, slug or alias), update that page; never \
 create a second page for it.
 4. Keep section bodies short, factual markdown. No speculation, nothing beyond what the records say.
-5. Never write record ids, UUIDs, hex keys or any internal identifier into section text. Provenance \
+5. Never write handles, ids, UUIDs, hex keys or any internal identifier into section text. Provenance \
 belongs in source_refs only.
 6. Never use [[wikilink]] syntax. Write names as plain text; you may bold a page's exact title \
 (**Title**). Relationships between pages belong in pageLinks.
@@ -181,12 +151,14 @@ belongs in source_refs only.
 
 
 class PlannerPrompt(BaseModel):
-    """A prompt: the system prompt (with the tool schema, the only stable prefix) and the user message."""
+    """A prompt: the system prompt (with the tool schema, the only stable prefix), the user message, and
+    the handles the user message names ids by."""
 
     model_config = ConfigDict(frozen=True)
 
     system: str
     user: str
+    handles: Handles = Handles()
 
     @property
     def chars(self) -> int:
@@ -199,16 +171,25 @@ def planner_max_tokens(memories: int, promotions: int = 0) -> int:
     return min(PLANNER_MAX_TOKENS, wanted)
 
 
+def prompt_handles(ctx: PlannerContext) -> Handles:
+    sightings = [str(c.get("source_ref") or "") for m in ctx.open_mentions
+                 for c in shown_mention(m).sample_contexts]
+    mentions = [m.id for m in ctx.open_mentions]
+    mentions += [i for i in ctx.promotion_candidate_ids if i not in mentions]
+    return Handles.build([m.id for m in ctx.memories], [p.id for p in ctx.candidate_pages], mentions, sightings)
+
+
 def build_planner_prompt(ctx: PlannerContext) -> PlannerPrompt:
+    handles = prompt_handles(ctx)
     parts = [
-        section("Candidate pages already in this scope", [_candidate_lines(p) for p in ctx.candidate_pages]),
-        section("Open unresolved mentions in this scope", [_mention_lines(m) for m in ctx.open_mentions]),
-        section("Memory records in this batch", [_record_lines(r) for r in ctx.memories]),
+        section("Candidate pages already in this scope", [_candidate_lines(p, handles) for p in ctx.candidate_pages]),
+        section("Open unresolved mentions in this scope", [_mention_lines(m, handles) for m in ctx.open_mentions]),
+        section("Memory records in this batch", [_record_lines(r, handles) for r in ctx.memories]),
     ]
     if ctx.promotion_candidate_ids:
-        parts.append(_promotion_section(ctx.promotion_candidate_ids, ctx.open_mentions))
+        parts.append(_promotion_section(ctx.promotion_candidate_ids, ctx.open_mentions, handles))
     parts.append(JSON_ONLY_INSTRUCTION)
-    return PlannerPrompt(system=PLANNER_SYSTEM, user="\n\n".join(parts))
+    return PlannerPrompt(system=PLANNER_SYSTEM, user="\n\n".join(parts), handles=handles)
 
 
 # ------------------------------------------------------------------ what the prompt shows
@@ -255,33 +236,35 @@ def planner_view(ctx: PlannerContext) -> PlannerContext:
 
 
 # ------------------------------------------------------------------ lines
+# Each line leads with its handle; values from memories or the wiki are JSON.
 
 
-def _record_lines(record: MemoryRecord) -> str:
+def _record_lines(record: MemoryRecord, handles: Handles) -> str:
     metadata = compact_metadata(record.metadata)
     metadata_part = f" metadata={to_json(metadata)}" if metadata else ""
-    lines = [f"- id={record.id} happened={record.created_at.isoformat()}{metadata_part}",
-             f"  text={to_json(shown_text(record.content))}"]
+    line = (f"- {handles.memory(record.id)} happened={record.created_at.isoformat()}{metadata_part}"
+            f" text={to_json(shown_text(record.content))}")
     if len(record.content) > RECORD_TEXT_LIMIT:
-        lines.append(f"  text_cut=the first {RECORD_TEXT_LIMIT} of {len(record.content)} characters are shown")
-    return "\n".join(lines)
+        line += f" text_cut=first-{RECORD_TEXT_LIMIT}-of-{len(record.content)}-characters"
+    return line
 
 
-def _candidate_lines(page: CandidatePage) -> str:
+def _candidate_lines(page: CandidatePage, handles: Handles) -> str:
     shown = shown_page(page)
-    line = f"- id={shown.id} type={shown.type} slug={shown.slug} title={to_json(shown.title)}"
+    line = f"- {handles.page(shown.id)} type={shown.type} slug={shown.slug} title={to_json(shown.title)}"
     if shown.summary:
         line += f" summary={to_json(shown.summary)}"
     if shown.aliases:
         line += f" aliases={to_json(shown.aliases)}"
     lines = [line]
-    lines.extend(f"  · section slug={s.slug} heading={to_json(s.heading)} excerpt={to_json(s.body_md)}"
-                 for s in shown.sections)
+    for s in shown.sections:
+        heading = "" if s.heading == format_heading_from_slug(s.slug) else f" heading={to_json(s.heading)}"
+        lines.append(f"  · section slug={s.slug}{heading} excerpt={to_json(s.body_md)}")
     return "\n".join(lines)
 
 
-def _mention_head(mention: OpenMention) -> str:
-    line = f"- id={mention.id} alias={to_json(mention.alias)}"
+def _mention_head(mention: OpenMention, handles: Handles) -> str:
+    line = f"- {handles.mention(mention.id)} alias={to_json(mention.alias)}"
     if mention.alias_normalized != normalize_alias(mention.alias):
         line += f" key={to_json(mention.alias_normalized)}"
     line += f" count={mention.mention_count}"
@@ -291,25 +274,24 @@ def _mention_head(mention: OpenMention) -> str:
     return f"{line} lastSeen={mention.last_seen_at.isoformat()}"
 
 
-def _mention_lines(mention: OpenMention) -> str:
+def _mention_lines(mention: OpenMention, handles: Handles) -> str:
     shown = shown_mention(mention)
-    lines = [_mention_head(shown)]
+    lines = [_mention_head(shown, handles)]
     for context in shown.sample_contexts:
-        ref = f" source_ref={context['source_ref']}" if context["source_ref"] else ""
+        ref = f" {handles.memory(context['source_ref'])}" if context["source_ref"] else ""
         lines.append(f"  · sighting{ref} context={to_json(context['quote'])}")
     return "\n".join(lines)
 
 
-def _promotion_section(candidate_ids: Sequence[UUID], mentions: Sequence[OpenMention]) -> str:
+def _promotion_section(candidate_ids: Sequence[UUID], mentions: Sequence[OpenMention], handles: Handles) -> str:
     by_id = {mention.id: mention for mention in mentions}
     lines = [
         "These open mentions have been seen at least 3 times within the last 30 days. Promote each one "
-        "(promotions[], mentionId = its id) if its sightings (listed with the open mentions above) justify "
-        "a durable page of its own; otherwise leave it open. Its sections may cite those sightings' "
-        "source_ref.",
+        "(promotions[], mentionId = its handle) if its sightings (listed with the open mentions above) justify "
+        "a durable page of its own; otherwise leave it open. Its sections may cite those sightings' records.",
         "",
     ]
     for mention_id in candidate_ids:
         mention = by_id.get(mention_id)
-        lines.append(f"- id={mention_id}" + (f" alias={to_json(mention.alias)}" if mention else ""))
+        lines.append(f"- {handles.mention(mention_id)}" + (f" alias={to_json(mention.alias)}" if mention else ""))
     return section("Mentions that crossed the promotion threshold", lines)

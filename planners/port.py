@@ -22,6 +22,8 @@ class PlanReply(BaseModel):
     usage: TokenCounts
     # Characters of the prompt the planner was (or, for the scripted planner, would have been) sent.
     input_chars: int = 0
+    # References in the reply that were not handles the prompt showed (planners/handles.py).
+    unknown_handles: int = 0
 
 
 class SectionReply(BaseModel):

@@ -32,6 +32,7 @@ from planners.prompt_text import (  # noqa: F401 - re-exported for the prompts' 
     to_json,
     truncate,
 )
+from planners.section_edits import SECTION_BUDGET_CHARS, numbered
 from planners.templates import describe_page_types, section_purpose
 
 WRITER_SOURCE_LIMIT = 400
@@ -46,16 +47,21 @@ AGGREGATION_NEIGHBORHOOD_LIMIT = 30
 # Section writer
 # --------------------------------------------------------------------------------------------
 
-SECTION_WRITER_SYSTEM = """You rewrite one section of one page of a wiki compiled from a user's memories.
+SECTION_WRITER_SYSTEM = """You edit one section of one page of a wiki compiled from a user's memories.
 
-Your output is the final markdown body of that section and nothing else: no JSON, no heading line, no \
-other sections, no preamble, no closing remarks.
+You are shown the section's existing body with numbered lines, the planner's proposed new content and \
+the source records. Answer with edits to the existing lines, never the whole section, as one JSON object:
+{"edits": [{"op": "replace", "line": 3, "text": "<new text of line 3>"},
+           {"op": "insert", "line": 5, "text": "<new line(s) to put after line 5; 0 = at the top>"},
+           {"op": "delete", "line": 7}]}
+Line numbers always refer to the existing body as shown. An empty edits list keeps the section as it is.
 
 - Stay grounded in the source records and the planner's draft. Do not invent facts.
-- Keep specific details of the existing body (names, dates, places) that are still correct.
-- Prefer short prose; use bullets only for content that really is a list.
-- If the existing body is still right and the new evidence only confirms it, return the existing body, \
-with small factual updates at most.
+- Replace a line only when the new evidence corrects or supersedes it; otherwise insert.
+- The section has a size budget. When the body with your edits would pass it, condense: fold the \
+oldest detailed lines into one or a few summary lines (counts, date ranges, the latest observation) \
+by replacing the first of them and deleting the rest. Nothing is lost: the section keeps citing every \
+record behind the lines it folds.
 - Never speculate, moralise, or describe the user's feelings beyond what the records show.
 - Never write record ids, UUIDs or any internal identifier, and no "(see record …)" notes.
 - Never use [[wikilink]] syntax; write names as plain text."""
@@ -72,6 +78,7 @@ def build_section_writer_prompt(
     existing_body: str | None,
     proposed_body: str,
     cited_texts: Sequence[str],
+    budget_chars: int = SECTION_BUDGET_CHARS,
 ) -> str:
     """The writer's user message. Record ids are never shown, so they cannot leak into the body."""
     sources = (
@@ -84,9 +91,10 @@ def build_section_writer_prompt(
             f"Page: {page_title}  (type: {page_type})",
             f"Section: {heading}  (slug: {section_slug})",
             f"Section purpose: {section_purpose(page_type, section_slug)}",
+            f"Budget: {budget_chars} characters",
             "",
             "## Existing body",
-            (existing_body or "").strip() or EMPTY_EXISTING_BODY,
+            numbered(existing_body) or EMPTY_EXISTING_BODY,
             "",
             "## Planner's proposed body",
             proposed_body.strip(),
@@ -94,7 +102,7 @@ def build_section_writer_prompt(
             "## Source records (grounding only — do NOT cite ids in the body)",
             sources,
             "",
-            "Return only the final markdown body of this one section, without its heading line.",
+            "Answer with the edits JSON object only.",
         ]
     )
 

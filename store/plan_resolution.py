@@ -321,7 +321,7 @@ def add_section(res: Resolution, entry: ResolvedPage, existing: dict[str, Any], 
 
 
 def add_writer_task(res: Resolution, entry: ResolvedPage, *, current: Any, slug: str, heading: str,
-                    proposed: str, refs: list[str]) -> None:
+                    proposed: str, refs: list[str], additive: bool = False) -> None:
     existing_body = current.body_md if current is not None else None
     section_key = (entry.page_id, slug)
     key = res.task_by_section.get(section_key)
@@ -329,6 +329,7 @@ def add_writer_task(res: Resolution, entry: ResolvedPage, *, current: Any, slug:
         task = res.tasks[key]
         task.proposed_body = "\n\n".join(p for p in (task.proposed_body, proposed) if p)
         task.source_refs += [r for r in refs if r not in task.source_refs]
+        task.additive = task.additive and additive
         return
     if not is_meaningful_change(existing_body, proposed):
         res.result.sections_skipped += 1
@@ -338,7 +339,7 @@ def add_writer_task(res: Resolution, entry: ResolvedPage, *, current: Any, slug:
     res.tasks[key] = SectionTask.model_construct(
         page_id=entry.page_id, page_title=entry.title, page_type=entry.type, slug=slug,
         heading=current.heading if current is not None else (heading or format_heading_from_slug(slug)),
-        existing_body=existing_body, proposed_body=proposed, source_refs=refs)
+        existing_body=existing_body, proposed_body=proposed, source_refs=refs, additive=additive)
     entry.sections.append(WriterSection(slug=slug, task=key))
 
 
@@ -368,7 +369,7 @@ def _resolve_page_updates(res: Resolution, plan: Plan, found: dict[str, Any]) ->
         for section in update.sections:
             add_writer_task(res, entry, current=existing.get(section.slug), slug=section.slug, heading="",
                             proposed=strip_wikilinks(section.proposed_body_md).strip(),
-                            refs=res.cite(section.source_refs))
+                            refs=res.cite(section.source_refs), additive=section.mode == "add")
 
 
 def section_refs(res: Resolution, section: NewSection, page_refs: list[str]) -> list[str]:

@@ -13,9 +13,10 @@ from botocore.eventstream import EventStreamBuffer
 
 from claude_sim import ClaudeSimulator, Limits, SimConfig
 from claude_sim.accounting import PromptCache, RateLimiter
-from claude_sim.brain import parse_leaf_prompt
+from claude_sim.brain import handle_uuid, parse_leaf_prompt
 from claude_sim.framing import bedrock_chunk, bedrock_exception
 from domain.context import CandidatePage, CandidateSection, MemoryRecord, OpenMention, PlannerContext
+from domain.plan import Plan
 from planners.leaf_prompt import build_planner_prompt, planner_view
 from tests.compile.helpers import sample_memories
 
@@ -42,13 +43,46 @@ def a_context() -> PlannerContext:
 
 def test_the_brain_reads_back_exactly_the_view_the_prompt_shows() -> None:
     context = a_context()
-    parsed = parse_leaf_prompt(build_planner_prompt(context).user)
+    prompt = build_planner_prompt(context)
+    parsed = parse_leaf_prompt(prompt.user)
 
+    # The prompt shows handles, never ids: the brain stands a UUID made from each handle in for the id.
+    assert not any(str(m.id) in prompt.user for m in context.memories)
+    handles = prompt.handles
     view = planner_view(context)
+    stand_in = {**{v: handle_uuid(k) for k, v in handles.memories.items()},
+                **{v: handle_uuid(k) for k, v in handles.pages.items()},
+                **{v: handle_uuid(k) for k, v in handles.mentions.items()}}
+    view.memories = [m.model_copy(update={"id": stand_in[str(m.id)]}) for m in view.memories]
+    view.candidate_pages = [p.model_copy(update={"id": stand_in[str(p.id)]}) for p in view.candidate_pages]
+    view.open_mentions = [m.model_copy(update={"id": stand_in[str(m.id)], "sample_contexts": [
+        {**c, "source_ref": str(stand_in[c["source_ref"]])} for c in m.sample_contexts]}) for m in view.open_mentions]
     assert parsed.memories == view.memories
     assert parsed.candidate_pages == view.candidate_pages
     assert parsed.open_mentions == view.open_mentions
-    assert parsed.promotion_candidate_ids == view.promotion_candidate_ids
+    assert parsed.promotion_candidate_ids == [stand_in[str(i)] for i in view.promotion_candidate_ids]
+
+
+def test_a_reply_in_handles_maps_back_to_ids_and_a_miscopied_handle_is_counted_not_dropped() -> None:
+    prompt = build_planner_prompt(a_context())
+    plan = Plan.model_validate({
+        "pageUpdates": [{"pageId": "p1", "sections": [{"slug": "notes", "source_refs": ["m2", "m0", "M3"]}]},
+                        {"pageId": "p9", "sections": []}],
+        "newPages": [{"type": "entity", "slug": "x", "title": "X", "source_refs": ["m12"],
+                      "sections": [{"slug": "overview", "source_refs": ["m1", "m13"]}]}],
+        "unresolvedMentions": [{"alias": "Y", "source_ref": "m4"}],
+        "promotions": [{"mentionId": "u1", "type": "entity", "title": "Chef", "sections": []},
+                       {"mentionId": "u7", "type": "entity", "title": "Nobody", "sections": []}]})
+
+    resolved, unknown = prompt.handles.resolve(plan)
+
+    assert unknown == 4  # m0, p9, m13 (12 memories only) and u7: left as written, for resolution to count
+    assert resolved.pageUpdates[0].pageId == str(UUID(int=100))
+    assert resolved.pageUpdates[0].sections[0].source_refs == [str(UUID(int=2)), "m0", str(UUID(int=3))]
+    assert resolved.pageUpdates[1].pageId == "p9"
+    assert resolved.newPages[0].sections[0].source_refs == [str(UUID(int=1)), "m13"]
+    assert resolved.unresolvedMentions[0].source_ref == str(UUID(int=4))
+    assert [p.mentionId for p in resolved.promotions] == [str(UUID(int=200)), "u7"]
 
 
 def test_a_breakpoint_caches_only_a_prefix_reaching_the_minimum_and_only_the_exact_prefix() -> None:

@@ -25,7 +25,7 @@ from temporalio.exceptions import ApplicationError
 
 from app.worker import build_model_client
 from claude_sim import ClaudeSimulator, SimConfig
-from claude_sim.brain import parse_leaf_prompt
+from claude_sim.brain import leaf_plan, parse_leaf_prompt
 from domain.memory import MemoryIn
 from domain.pricing import TokenUsage, cost_usd
 from runtime.settings import ConfigError, Settings
@@ -75,9 +75,18 @@ async def model_worker(client: Client, engine: AsyncEngine, provider: str, **env
         await model_client.aclose()
 
 
+def trip_text(day: int) -> str:
+    return f"Day {day}: walked through Lisbon and ate grilled sardines at stall {day}."
+
+
+def trip_texts(count: int) -> list[str]:
+    """The texts of `retain_trip(engine, count)`, as a leaf prompt shows them (it shows no ids)."""
+    return [trip_text(day) for day in range(1, count + 1)]
+
+
 async def retain_trip(engine: AsyncEngine, count: int) -> list[str]:
     """`count` memories of a trip to Lisbon, in the order a compile reads them."""
-    memories = [MemoryIn(content=f"Day {day}: walked through Lisbon and ate grilled sardines at stall {day}.",
+    memories = [MemoryIn(content=trip_text(day),
                          occurred_at=f"2026-05-{day:02d}T09:00:00Z",
                          metadata={"entities": [{"name": "Lisbon", "type": "topic", "kind": "city"}]})
                 for day in range(1, count + 1)]
@@ -152,9 +161,27 @@ async def test_the_wiki_equals_the_scripted_runs_and_the_ledger_is_what_was_bill
     assert len(expected["pages"]) > 5 and expected["sources"] and expected["mentions"]
     # The cursor's timestamp is each database's retain time; the record it points at must match.
     assert [row[1] for row in compiled.pop("cursor")] == [row[1] for row in expected.pop("cursor")]
+    # A section past its budget is condensed by the model path's writer (older lines folded into a
+    # summary line, planners/section_edits.py); the scripted writer only appends. Such a section keeps
+    # the newest lines, and its provenance (compared below with the rest) is the same.
+    condensed = 0
+    for ours, theirs in zip(compiled["sections"], expected["sections"], strict=True):
+        if ours != theirs and ours[4].startswith("- Earlier: "):
+            kept = ours[4].splitlines()[1:]
+            # The budget bounds the body as written; links rendered at apply time add their targets.
+            assert len(ours[4]) < len(theirs[4]) and theirs[4].splitlines()[-len(kept):] == kept
+            assert ours[:4] == theirs[:4]
+            condensed += 1
+    condensed_pages = {o[1] for o in compiled["sections"] if o[4].startswith("- Earlier: ")}
+    compiled["sections"] = [t if o[4].startswith("- Earlier: ") else o
+                            for o, t in zip(compiled["sections"], expected["sections"], strict=True)]
+    # A page's rendered markdown holds its sections: the condensed pages' differ by those sections only.
+    compiled["pages"] = [t if o[0] in condensed_pages else o
+                         for o, t in zip(compiled["pages"], expected["pages"], strict=True)]
     assert compiled == expected
     planner_calls = sim.of_kind("planner")
-    assert len(planner_calls) == 3 and sim.of_kind("writer")
+    # Updates that only add lines are appended without the writer; only condensing sections call it.
+    assert len(planner_calls) == 3 and len(sim.of_kind("writer")) == condensed > 0
     assert {c.status for c in sim.calls} == {200}
     if provider == "bedrock":
         assert {(c.platform, c.auth, c.identity) for c in sim.calls} == {("bedrock", "sigv4", ACCESS_KEY)}
@@ -210,7 +237,8 @@ async def test_a_hung_plan_call_is_retried_then_the_batch_is_split(client, engin
     async with model_worker(client, engine, provider) as settings:
         await compile_scope(client, settings, TENANT, OWNER)
 
-    assert [c.memory_ids for c in sim.of_kind("planner")] == [ids, ids, ids[:2], ids[2:]]
+    texts = trip_texts(4)
+    assert [c.memory_texts for c in sim.of_kind("planner")] == [texts, texts, texts[:2], texts[2:]]
     metrics = (await only_run(engine))["metrics"]
     assert (metrics["interrupted_calls"], metrics["batch_splits"], metrics["records_read"]) == (2, 1, 4)
     assert await cursor_record(engine) == ids[-1]
@@ -221,6 +249,17 @@ async def test_a_stalled_or_broken_stream_is_retried_and_its_tokens_are_counted(
     ids = await retain_trip(engine, 4)
     sim.fail_next("stall", "planner")
     sim.fail_next("stream_error", "writer")
+
+    def rewriting_plan(user: str) -> dict[str, Any]:
+        # Updates that rewrite (not only add) go through the writer, whose stream this test breaks.
+        plan = leaf_plan(user)
+        for update in plan["pageUpdates"]:
+            for section in update["sections"]:
+                section["mode"] = "rewrite"
+        return plan
+
+    for _ in range(4):
+        sim.answer_next("planner", rewriting_plan)
     async with model_worker(client, engine, provider, WIKI_RECORD_PAGE_SIZE=2) as settings:
         await compile_scope(client, settings, TENANT, OWNER)
 
@@ -234,13 +273,14 @@ async def test_a_stalled_or_broken_stream_is_retried_and_its_tokens_are_counted(
 
 @pytest.mark.parametrize("fault", ["truncate", "malformed", "refusal"])
 async def test_an_unusable_plan_splits_the_batch_and_is_still_priced(client, engine, sim, fault) -> None:
-    ids = await retain_trip(engine, 4)
+    await retain_trip(engine, 4)
     sim.fail_next(fault, "planner", times=1 if fault == "truncate" else 2)
     async with model_worker(client, engine, "anthropic") as settings:
         await compile_scope(client, settings, TENANT, OWNER)
 
-    halves = [c.memory_ids for c in sim.of_kind("planner")][-2:]
-    assert halves == [ids[:2], ids[2:]]
+    halves = [c.memory_texts for c in sim.of_kind("planner")][-2:]
+    texts = trip_texts(4)
+    assert halves == [texts[:2], texts[2:]]
     run = await only_run(engine)
     assert (run["status"], run["metrics"]["batch_splits"], run["metrics"]["skipped_memories"]) == ("succeeded", 1, [])
     await assert_ledger_is_what_was_billed(engine, sim)
@@ -257,8 +297,8 @@ async def test_a_truncated_aggregation_reply_is_recorded_and_priced(client, engi
     await assert_ledger_is_what_was_billed(engine, sim)
 
 
-async def test_miscopied_ids_are_dropped_and_counted_never_written(client, engine, sim) -> None:
-    await retain_trip(engine, 4)
+async def test_miscopied_handles_are_dropped_and_counted_never_written(client, engine, sim) -> None:
+    ids = await retain_trip(engine, 4)
     sim.fail_next("miscopied_ids", "planner")
     async with model_worker(client, engine, "anthropic") as settings:
         await compile_scope(client, settings, TENANT, OWNER)
@@ -268,7 +308,10 @@ async def test_miscopied_ids_are_dropped_and_counted_never_written(client, engin
     assert run["metrics"]["dropped_invalid_ids"] > 0
     snapshot = await wiki_snapshot(engine, TENANT, OWNER)
     written = {source[2] for source in snapshot["sources"]}
-    assert written <= set(sim.of_kind("planner")[0].memory_ids)
+    assert written <= set(ids)
+    # Every handle of the plan was miscopied (m1 -> m0, ...): each is counted, none is cited.
+    assert sim.of_kind("planner")[0].fault == "miscopied_ids"
+    assert run["metrics"]["dropped_invalid_ids"] >= 4
 
 
 # ------------------------------------------------------------------ faults that fail in one sentence
@@ -334,9 +377,9 @@ async def test_ids_the_scope_does_not_own_are_dropped_and_counted_never_written(
         ids = await retain_trip(engine, 4)
 
         def hostile_plan(user: str) -> dict[str, Any]:
-            refs = [str(m.id) for m in parse_leaf_prompt(user).memories]
+            refs = [f"m{n}" for n in range(1, len(parse_leaf_prompt(user).memories) + 1)]
             hijack = [{"slug": "overview", "proposed_body_md": "Hijacked.", "source_refs": refs}]
-            return {"pageUpdates": [{"pageId": "814e6b70", "sections": hijack},
+            return {"pageUpdates": [{"pageId": "814e6b70", "sections": hijack}, {"pageId": "p1", "sections": hijack},
                                     {"pageId": str(uuid.uuid4()), "sections": hijack}],
                     "newPages": [{"type": "entity", "slug": "porto", "title": "Porto", "sections": [
                         {"slug": "overview", "heading": "Overview", "body_md": "A day trip [[Porto]].",
