@@ -28,6 +28,8 @@ class Fault:
     call: CallKind = "any"
     # For rate_limit: the retry-after to send (seconds); None lets the rate limiter compute it.
     retry_after: float | None = None
+    # A lasting fault is never used up: every matching call gets it (a provider that stays throttled).
+    lasting: bool = False
 
     def matches(self, call: str) -> bool:
         return self.call in ("any", call)

@@ -113,6 +113,10 @@ class ClaudeSimulator:
     def fail_next(self, kind: FaultKind, call: str = "any", times: int = 1, retry_after: float | None = None) -> None:
         self.faults.extend(Fault(kind, call, retry_after) for _ in range(times))  # type: ignore[arg-type]
 
+    def fail_always(self, kind: FaultKind, call: str = "any", retry_after: float | None = None) -> None:
+        """Every matching call from now on fails this way, once the faults queued before it are used up."""
+        self.faults.append(Fault(kind, call, retry_after, lasting=True))  # type: ignore[arg-type]
+
     def answer_next(self, kind: str, answer: Callable[[str], Any]) -> None:
         self.scripts.setdefault(kind, deque()).append(answer)
 
@@ -193,7 +197,8 @@ class ClaudeSimulator:
         self.calls.append(call)
         fault = next((f for f in self.faults if f.matches(kind)), None)
         if fault is not None:
-            self.faults.remove(fault)
+            if not fault.lasting:
+                self.faults.remove(fault)
             call.fault = fault.kind
         bedrock = platform == "bedrock"
         early = self._early_fault(fault, bedrock)

@@ -126,20 +126,22 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "fuzzy-lookup-ignores-type",
-        "a fuzzy merge into an existing page needs the same page type (batched lookup)",
-        (Edit("store/plan_resolution.py", "_prefetch", _r(" AND p.type = q.type"), ""),),
+        # New pages (prefetched in one batch) and promotions (looked up one at a time) share this query.
+        "a fuzzy merge into an existing page needs the same page type (new pages and promotions)",
+        (Edit("store/plan_resolution.py", "_fuzzy_alias_hits", _r(" AND p.type = q.type"), ""),),
         (RESOLVER_FUZZY,),
     ),
     Mutant(
-        "fuzzy-single-lookup-ignores-type",
-        "a fuzzy merge into an existing page needs the same page type (promotions' lookup)",
-        (Edit("store/plan_resolution.py", "_fuzzy_alias_hit", _r(" AND p.type = :type"), ""),),
+        "promotion-skips-merge-lookup",
+        "a promoted name goes through the same merge lookup as a new page (a variant of a page merges into it)",
+        (Edit("store/plan_resolution.py", "_resolve_promotions", _r("names=_names(promotion.title, mention.alias)"),
+              "names=[]"),),
         (RESOLVER_FUZZY,),
     ),
     Mutant(
         "in-plan-merge-ignores-type",
         "two proposals of one plan merge only when their page types agree",
-        (Edit("store/plan_resolution.py", "_planned_merge_target", _r('e["type"] == page_type and '), ""),),
+        (Edit("store/plan_resolution.py", "_planned_merge_target", _r("e.type == page_type and "), ""),),
         (RESOLVER_FUZZY,),
     ),
     Mutant(
@@ -151,7 +153,10 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "admin-and-bootstrap-wait",
         "admin and bootstrap compiles do not wait for the debounce",
-        (Edit("workflows/compile.py", "CompileWorkflow._debounce", _r(' or self._inp.trigger != "memory_retain"'), ""),
+        # Three guards keep them from waiting, all broken here: their options carry no quiet period, the
+        # debounce is only for a retain-started run, and the urgent wake-up that starts them ends it.
+        (Edit("workflows/compile.py", "CompileWorkflow._debounce",
+              _r(' or self._inp.trigger != "memory_retain" or self._asked_for_now():'), ":"),
          Edit("runtime/temporal_client.py", "signal_compile", _r('debounce=trigger == "memory_retain"'),
               "debounce=True")),
         (DEBOUNCE_ADMIN,),
@@ -193,7 +198,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "retain-starts-without-waking",
         "`wiki retain` wakes the scope's compile with a signal-with-start",
-        (Edit("runtime/temporal_client.py", "signal_compile",
+        (Edit("runtime/temporal_client.py", "_signal_with_start",
               r'\n\s*start_signal="wake",\n\s*start_signal_args=\[(?s:.*?)\],', ""),),
         (CLI_RETAIN,),
     ),

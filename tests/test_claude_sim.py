@@ -131,6 +131,23 @@ async def test_requests_over_the_limit_get_429_with_retry_after_and_rate_limit_h
     assert int(throttled.headers["retry-after"]) == 60
 
 
+async def test_a_lasting_fault_fails_every_matching_call_after_the_faults_queued_before_it() -> None:
+    planner_tool = {"name": "submit_answer", "input_schema": {"type": "object", "properties": {"pageUpdates": {}}}}
+    planner = {"model": "claude-haiku-4-5", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}],
+               "tools": [planner_tool], "tool_choice": {"type": "tool", "name": "submit_answer"}}
+    other = {"model": "claude-haiku-4-5", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
+    async with ClaudeSimulator() as sim, httpx2.AsyncClient() as http:
+        sim.fail_next("server_error", "planner")
+        sim.fail_always("rate_limit", "planner", retry_after=3)
+        statuses = [(await http.post(f"{sim.base_url}/v1/messages", json=body, headers=HEADERS)).status_code
+                    for body in (planner, planner, other, planner)]
+        retry_after = (await http.post(f"{sim.base_url}/v1/messages", json=planner, headers=HEADERS)).headers
+
+    assert statuses == [500, 429, 200, 429]
+    assert retry_after["retry-after"] == "3"
+    assert [c.fault for c in sim.of_kind("planner")] == ["server_error", "rate_limit", "rate_limit", "rate_limit"]
+
+
 @pytest.mark.parametrize(("change", "message"), [
     ({"max_tokens": 0}, "max_tokens"),
     ({"messages": []}, "at least one message"),

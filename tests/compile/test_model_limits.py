@@ -1,7 +1,8 @@
 """The limits on model calls: WIKI_LLM_RETRY_BUDGET_SECONDS ends a compile whose model stays throttled,
 and WIKI_LLM_MAX_PER_SECOND is the rate Temporal dispatches model calls at from WIKI_LLM_TASK_QUEUE.
 
-The model is the real `anthropic` SDK over the fake Messages API of test_model_path.
+The model is the real `anthropic` SDK over loopback HTTP to the Claude simulator (claude_sim), as in
+test_model_path, whose `sim` fixture and worker these tests share.
 """
 
 from __future__ import annotations
@@ -20,19 +21,18 @@ from domain.compile_messages import CompileInput, Scope, compile_workflow_id
 from runtime.temporal_client import compile_options, signal_compile
 from tests.compile.helpers import ledger, wiki_snapshot
 from tests.compile.helpers import test_settings as settings_for
-from tests.compile.test_model_path import FakeMessagesApi, api_error, model_worker, retain_days
+from tests.compile.test_model_path import OWNER, TENANT, model_worker, retain_trip
+from tests.compile.test_model_path import sim as sim  # the simulator fixture, shared
 
-OWNER = "alice"
 # Short, so the test waits for it; the setting itself starts at 60 s (README).
 BUDGET_SECONDS = 4
 
 
-async def test_the_retry_budget_reaches_every_model_call(client, engine):
-    tenant = "t-budget-set"
-    await retain_days(engine, 3, tenant=tenant)
-    api = FakeMessagesApi()
-    async with model_worker(client, engine, api, WIKI_LLM_RETRY_BUDGET_SECONDS=75) as settings:
-        handle = await signal_compile(client, tenant, OWNER, trigger="admin", settings=settings)
+async def test_the_retry_budget_reaches_every_model_call(client, engine, sim):
+    await retain_trip(engine, 3)
+    async with model_worker(client, engine, "anthropic", WIKI_LLM_RETRY_BUDGET_SECONDS=75,
+                            WIKI_AGGREGATION_PASS_ENABLED=True) as settings:
+        handle = await signal_compile(client, TENANT, OWNER, trigger="admin", settings=settings)
         await handle.result()
 
     timeouts = {}
@@ -43,18 +43,17 @@ async def test_the_retry_budget_reaches_every_model_call(client, engine):
                 timeouts[attributes.activity_type.name] = attributes.schedule_to_close_timeout.ToTimedelta()
     assert set(timeouts) >= {"llm.plan_batch", "aggregation.plan"}, timeouts
     assert set(timeouts.values()) == {timedelta(seconds=75)}
+    assert sim.of_kind("planner") and sim.of_kind("aggregation")
 
 
-async def test_a_model_throttled_past_the_retry_budget_fails_the_compile(client, engine):
-    tenant = "t-budget"
-    await retain_days(engine, 3, tenant=tenant)
-    throttled = api_error(429, "rate_limit_error", {"retry-after": "1"})
-    api = FakeMessagesApi(default_planner=throttled)
-    async with model_worker(client, engine, api) as settings:
+async def test_a_model_throttled_past_the_retry_budget_fails_the_compile(client, engine, sim):
+    await retain_trip(engine, 3)
+    sim.fail_always("rate_limit", "planner", retry_after=1)
+    async with model_worker(client, engine, "anthropic") as settings:
         options = compile_options(settings).model_copy(update={"llm_retry_budget_seconds": BUDGET_SECONDS})
         handle = await client.start_workflow(
-            "CompileWorkflow", CompileInput(scope=Scope(tenant=tenant, owner=OWNER), trigger="admin", options=options),
-            id=compile_workflow_id(tenant, OWNER), task_queue=settings.task_queue)
+            "CompileWorkflow", CompileInput(scope=Scope(tenant=TENANT, owner=OWNER), trigger="admin", options=options),
+            id=compile_workflow_id(TENANT, OWNER), task_queue=settings.task_queue)
         started = time.monotonic()
         with pytest.raises(WorkflowFailureError) as failed:
             await asyncio.wait_for(handle.result(), timeout=BUDGET_SECONDS + 60)
@@ -68,12 +67,12 @@ async def test_a_model_throttled_past_the_retry_budget_fails_the_compile(client,
     assert "\n" not in cause.message
     # Temporal gives up as soon as the next attempt could not start within the budget.
     assert elapsed < BUDGET_SECONDS + 30
-    planner_calls = api.of_kind("planner")
+    planner_calls = sim.of_kind("planner")
     assert len(planner_calls) >= 2, "the throttled call was not retried within the budget"
     assert all(call.status == 429 for call in planner_calls)
-    [run] = await ledger(engine, tenant, OWNER)
+    [run] = await ledger(engine, TENANT, OWNER)
     assert (run["status"], run["error"]) == ("failed", cause.message)
-    snapshot = await wiki_snapshot(engine, tenant, OWNER)
+    snapshot = await wiki_snapshot(engine, TENANT, OWNER)
     assert snapshot["pages"] == [] and snapshot["cursor"] == [(None, None)]
 
 
@@ -82,4 +81,3 @@ async def test_the_model_rate_limit_is_set_on_the_model_task_queue(client, engin
     workers = build_workers(client, engine, settings)
     rates = {worker.task_queue: worker.config().get("max_task_queue_activities_per_second") for worker in workers}
     assert rates == {settings.task_queue: None, "tq-model-rate": 2.5}
-

@@ -1,23 +1,57 @@
 """The resolver's rules hold whatever the model proposes: promotions need repeated, recent evidence, and
 a proposed page merges into another only when the names are close enough and the page types agree.
 
-Plans come from the fake Messages API of test_model_path (the real `anthropic` SDK over a fake
-transport), so a plan can propose exactly what a model might: an early or a stale promotion, a near
-miss of an existing name, the same name under another page type. Temporal, Postgres and the
-activities are real; each test checks the wiki the compile leaves behind.
+Plans come through the real `anthropic` SDK over loopback HTTP from the Claude simulator (claude_sim),
+as in test_model_path, each test scripting the simulator's answer to the prompt the compile sent (read
+back, and answered in its handles, as a model would): so a plan can propose exactly what a model
+might: an early or a stale promotion, a near miss of an existing name, the same name under another
+page type. Temporal, Postgres and the activities are real; each test checks the wiki the compile
+leaves behind.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import text
 
+from claude_sim.brain import leaf_handles, parse_leaf_prompt
 from tests.compile.helpers import compile_scope, ledger
-from tests.compile.test_model_path import FakeMessagesApi, Prompt, empty_plan, model_worker, plan_reply
+from tests.compile.test_model_path import model_worker
+from tests.compile.test_model_path import sim as sim  # the simulator fixture, shared
 from tests.operators import helpers as db
 
 OWNER = "alice"
+TODAY = "Walked past three cafés on Congress Avenue."
+FIRST, SECOND = "A week in Austin.", "Back in Austin."
+
+
+def empty_plan(**arrays: list[Any]) -> dict[str, Any]:
+    return {"pageUpdates": [], "newPages": [], "unresolvedMentions": [], "promotions": [], "pageLinks": [],
+            **arrays}
+
+
+@dataclass
+class Shown:
+    """What a leaf prompt shows, by handle (the prompt names nothing by id): the batch's memories
+    (handle, text) in order, and each open mention's handle and its sightings' memory handles by alias."""
+
+    memories: list[tuple[str, str]]
+    mentions: dict[str, str]
+    sightings: dict[str, list[str]]
+
+    @classmethod
+    def read(cls, user: str) -> Shown:
+        context, handle = parse_leaf_prompt(user), leaf_handles(user)
+        return cls(memories=[(handle[str(m.id)], m.content) for m in context.memories],
+                   mentions={m.alias: handle[str(m.id)] for m in context.open_mentions},
+                   sightings={m.alias: [handle[str(c["source_ref"])] for c in m.sample_contexts]
+                              for m in context.open_mentions})
+
+    @property
+    def memory_handles(self) -> list[str]:
+        return [handle for handle, _ in self.memories]
 
 
 def page(page_type: str, title: str, refs: list[str]) -> dict[str, Any]:
@@ -26,8 +60,8 @@ def page(page_type: str, title: str, refs: list[str]) -> dict[str, Any]:
                           "source_refs": refs}]}
 
 
-def promotion(mention_id: Any, page_type: str, title: str, refs: list[str]) -> dict[str, Any]:
-    return {"mentionId": str(mention_id), "reason": "seen again", "type": page_type, "title": title,
+def promotion(mention: str, page_type: str, title: str, refs: list[str]) -> dict[str, Any]:
+    return {"mentionId": mention, "reason": "seen again", "type": page_type, "title": title,
             "sections": [{"slug": "overview", "heading": "Overview", "body_md": f"Notes on {title}.",
                           "source_refs": refs}]}
 
@@ -49,12 +83,12 @@ async def mention_status(engine, tenant: str) -> dict[str, str]:
     return {row.alias: row.status for row in rows}
 
 
-async def test_a_promotion_needs_three_sightings_the_last_within_thirty_days(client, engine):
+async def test_a_promotion_needs_three_sightings_the_last_within_thirty_days(client, engine, sim):
     tenant = "t-promote"
     # Three memories compiled earlier: the sightings the open mentions hold.
     earlier = await db.memories(engine, tenant, OWNER, ["Sourdough at the bakery.", "Buns again.", "Coffee there."])
     await db.move_cursor_past_every_memory(engine, tenant, OWNER)
-    [today] = await db.memories(engine, tenant, OWNER, ["Walked past three cafés on Congress Avenue."])
+    await db.memories(engine, tenant, OWNER, [TODAY])
 
     def held(count: int) -> list[dict[str, str]]:
         return [{"quote": "seen", "source_ref": ref, "seen_at": "2026-01-01T00:00:00+00:00"} for ref in earlier[:count]]
@@ -70,16 +104,23 @@ async def test_a_promotion_needs_three_sightings_the_last_within_thirty_days(cli
         "Almost There": await db.mention(engine, tenant, OWNER, "Almost There", 2, contexts=held(2)),
     }
 
-    def promote_everything(prompt: Prompt) -> dict[str, Any]:
-        cites = {"Almost There": [today]}
-        return empty_plan(promotions=[promotion(mention_id, "entity", name, cites.get(name, earlier[:2]))
-                                      for name, mention_id in mentions.items()])
+    prompts: list[Shown] = []
 
-    api = FakeMessagesApi(default_planner=plan_reply(promote_everything))
-    async with model_worker(client, engine, api) as settings:
+    def promote_everything(user: str) -> dict[str, Any]:
+        shown = Shown.read(user)
+        prompts.append(shown)
+        # Each promotion cites two of its sightings, except Almost There: this batch's memory, its third.
+        cites = {"Almost There": shown.memory_handles}
+        return empty_plan(promotions=[promotion(handle, "entity", name, cites.get(name, shown.sightings[name][:2]))
+                                      for name, handle in shown.mentions.items()])
+
+    sim.answer_next("planner", promote_everything)
+    async with model_worker(client, engine, "anthropic") as settings:
         await compile_scope(client, settings, tenant, OWNER)
 
-    assert len(api.of_kind("planner")) == 1, "the plan proposing the promotions was not asked for"
+    assert [call.memory_texts for call in sim.of_kind("planner")] == [[TODAY]], (
+        "the plan proposing the promotions was not asked for, or not only once")
+    assert [set(shown.mentions) for shown in prompts] == [set(mentions)], "the prompt did not show every open mention"
     assert await mention_status(engine, tenant) == {
         "Sam's Bakery": "promoted", "Almost There": "promoted", "Twice Seen Diner": "open", "Long Ago Cafe": "open"}
     assert await pages(engine, tenant) == {("entity", "Sam's Bakery"), ("entity", "Almost There")}
@@ -88,15 +129,16 @@ async def test_a_promotion_needs_three_sightings_the_last_within_thirty_days(cli
         "succeeded", 2, 2)
 
 
-async def test_near_miss_names_stay_apart_and_variants_merge_only_within_a_page_type(client, engine):
+async def test_near_miss_names_stay_apart_and_variants_merge_only_within_a_page_type(client, engine, sim):
     tenant = "t-fuzzy"
-    first, second = await db.memories(engine, tenant, OWNER, ["A week in Austin.", "Back in Austin."])
-    variant = await db.mention(engine, tenant, OWNER, "Elisabeth Ney Museum", 3)
-    other_type = await db.mention(engine, tenant, OWNER, "Elisabet Ney Museums", 3)
+    await db.memories(engine, tenant, OWNER, [FIRST, SECOND])
+    await db.mention(engine, tenant, OWNER, "Elisabeth Ney Museum", 3)
+    await db.mention(engine, tenant, OWNER, "Elisabet Ney Museums", 3)
 
-    def plans(prompt: Prompt) -> dict[str, Any]:
-        refs = prompt.memory_ids
-        if refs == [first]:
+    def plans(user: str) -> dict[str, Any]:
+        shown = Shown.read(user)
+        refs = shown.memory_handles
+        if [text for _, text in shown.memories] == [FIRST]:
             return empty_plan(newPages=[page("entity", title, refs) for title in (
                 "The Driskill", "Hotel San Jose", "Franklin Barbecue", "Barton Springs Pool", "Elisabet Ney Museum")])
         return empty_plan(
@@ -119,15 +161,18 @@ async def test_near_miss_names_stay_apart_and_variants_merge_only_within_a_page_
             ],
             # Promoted names go through the same lookup: a variant (0.86) of the museum merges into
             # it, the same variant as a topic does not.
-            promotions=[promotion(variant, "entity", "Elisabeth Ney Museum", refs),
-                        promotion(other_type, "topic", "Elisabet Ney Museums", refs)],
+            promotions=[promotion(shown.mentions["Elisabeth Ney Museum"], "entity", "Elisabeth Ney Museum", refs),
+                        promotion(shown.mentions["Elisabet Ney Museums"], "topic", "Elisabet Ney Museums", refs)],
         )
 
-    api = FakeMessagesApi(default_planner=plan_reply(plans))
-    async with model_worker(client, engine, api, WIKI_RECORD_PAGE_SIZE=1) as settings:
+    # One memory a batch: the first plan creates the pages, the second proposes against them.
+    sim.answer_next("planner", plans)
+    sim.answer_next("planner", plans)
+    async with model_worker(client, engine, "anthropic", WIKI_RECORD_PAGE_SIZE=1) as settings:
         await compile_scope(client, settings, tenant, OWNER)
 
-    assert [call.memory_ids for call in api.of_kind("planner")] == [[first], [second]]
+    assert [call.memory_texts for call in sim.of_kind("planner")] == [[FIRST], [SECOND]]
+    assert not sim.scripts["planner"], "the scripted plans were not the ones the compile used"
     expected = {
         ("entity", "The Driskill"), ("entity", "The Driskill Bar"),
         ("entity", "Hotel San Jose"), ("entity", "Hotel San Jose Bar"),
