@@ -45,6 +45,6 @@ clean:
 histories: $(STAMP)
 	$(BIN)/python -m tests.histories.record
 
-# The mutation check (5-7 min on 2 cores): rule-breaking edits to a temporary copy, each must fail a test.
+# The mutation check (4-7 min on 2 cores): rule-breaking edits to a temporary copy, each must fail a test.
 mutants: $(STAMP)
 	$(BIN)/python -m tests.mutants
