@@ -24,6 +24,7 @@ from cli.common import (
     scope,
 )
 from cli.output import out, print_json, table
+from domain.markup import safe_markdown
 from domain.search import MAX_SEARCH_LIMIT
 from runtime.settings import get_settings
 from store import wiki_admin, wiki_reads
@@ -64,7 +65,8 @@ def _page_markdown(page: wiki_reads.PageView, sources: bool) -> str:
         lines += ["", f"## {section.heading}", "", section.body_md.strip()]
         if sources:
             lines += ["", f"sources: {', '.join(section.source_refs) or 'none'}"]
-    return "\n".join(lines) + "\n"
+    # Whatever the rows hold, the markdown printed is safe (domain.markup).
+    return safe_markdown("\n".join(lines)) + "\n"
 
 
 async def _existing_page(conn: AsyncConnection, tenant: str, owner: str, ref: str) -> wiki_reads.PageView:
