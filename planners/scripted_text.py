@@ -81,4 +81,6 @@ def as_utc(moment: datetime) -> datetime:
 
 
 def memory_date(memory: MemoryRecord) -> str:
-    return as_utc(memory.updated_at).date().isoformat()
+    # When the memory happened (created_at: its occurred_at, else when it was retained), never when
+    # it was last written: re-retaining a memory must not move its date.
+    return as_utc(memory.created_at).date().isoformat()

@@ -32,6 +32,7 @@ from domain import ids
 from domain.compile_messages import ApplyBatchResult
 from domain.guards import PageRef, linkify_known_entities, strip_wikilinks
 from domain.links import co_mention_context, co_mention_pairs, deterministic_link_context
+from domain.markup import neutralise_html, safe_markdown
 from domain.parents import (
     derive_parent_candidates,
     derive_parent_candidates_from_page_summaries,
@@ -115,6 +116,8 @@ class _SectionWrite:
     body_md: str
     source_refs: list[str]
     rewritten: bool  # through the section writer (or replacing a body, as rollups do): what the cap counts
+    cite_only: bool = False  # citations for the stored section; its body stays
+    replace_sources: bool = False  # these citations are all the section's provenance
 
 
 def _section_writes(plan: ResolvedPlan, drafts: dict[str, str]) -> list[_SectionWrite]:
@@ -136,7 +139,8 @@ def _section_writes(plan: ResolvedPlan, drafts: dict[str, str]) -> list[_Section
 
 def _direct_write(page_id: str, section: DirectSection) -> _SectionWrite:
     return _SectionWrite(page_id=page_id, slug=section.slug, heading=section.heading, body_md=section.body_md,
-                         source_refs=section.source_refs, rewritten=section.rewritten)
+                         source_refs=section.source_refs, rewritten=section.rewritten, cite_only=section.cite_only,
+                         replace_sources=section.replace_sources)
 
 
 async def _linkable_pages(state: _Apply, plan: ResolvedPlan, writes: list[_SectionWrite]) -> list[PageRef]:
@@ -198,8 +202,9 @@ async def _upsert_pages(state: _Apply, pages: list[ResolvedPage]) -> list[str]:
             RETURNING id, type, slug, (xmax = 0) AS inserted
         """), {"tenant": state.tenant, "owner": state.owner, "now": state.now,
                "ids": [p.page_id for p in chunk], "types": [p.type for p in chunk],
-               "slugs": [p.slug for p in chunk], "titles": [p.title for p in chunk],
-               "summaries": [p.summary for p in chunk], "keep_titles": [p.keep_title for p in chunk]})
+               "slugs": [p.slug for p in chunk], "titles": [neutralise_html(p.title) for p in chunk],
+               "summaries": [safe_markdown(p.summary) if p.summary is not None else None for p in chunk],
+               "keep_titles": [p.keep_title for p in chunk]})
         stored = {}
         for row in rows:
             stored[(row.type, row.slug)] = str(row.id)
@@ -221,60 +226,81 @@ class _SectionRow:
     heading: str  # the first write's: a later write of the same section only replaces its body
     body: str
     position: int  # a section that exists already is sent with its own: the insert needs one, the upsert keeps it
-    source_refs: list[str]
 
 
 async def _upsert_sections(state: _Apply, writes: list[tuple[str, _SectionWrite]], refs: list[PageRef]) -> None:
     """(page id, write) in plan order; writes of one section fold into one row, as successive
     upserts would leave it: the first write's heading and position, the last one's body, every
-    write's citations."""
+    write's citations. A cite-only write adds its citations and leaves the stored body alone."""
     if not writes:
         return
     existing = await state.conn.execute(text("""
-        SELECT page_id, section_slug, position FROM wiki_page_sections WHERE page_id = ANY(CAST(:pages AS uuid[]))
+        SELECT id, page_id, section_slug, position FROM wiki_page_sections WHERE page_id = ANY(CAST(:pages AS uuid[]))
     """), {"pages": list(dict.fromkeys(page_id for page_id, _ in writes))})
     positions: dict[tuple[str, str], int] = {}
+    stored_ids: dict[tuple[str, str], Any] = {}
     last_position: dict[str, int] = {}
     for row in existing:
         page_id = str(row.page_id)
         positions[(page_id, row.section_slug)] = row.position
+        stored_ids[(page_id, row.section_slug)] = row.id
         last_position[page_id] = max(last_position.get(page_id, 0), row.position)
     sections: dict[tuple[str, str], _SectionRow] = {}
+    citations: dict[tuple[str, str], list[str]] = {}
+    replaced: set[tuple[str, str]] = set()
     for page_id, write in writes:
-        body = linkify_known_entities(strip_wikilinks(write.body_md).strip(), refs)
         key = (page_id, write.slug)
+        cited = citations.setdefault(key, [])
+        cited += [r for r in write.source_refs if r not in cited]
+        if write.replace_sources:
+            replaced.add(key)
+        state.touch(page_id, write.source_refs)
+        if write.cite_only:
+            continue
+        body = safe_markdown(linkify_known_entities(safe_markdown(strip_wikilinks(write.body_md).strip()), refs))
         section = sections.get(key)
         if section is None:
             if key not in positions:
                 # A new section goes last, after the sections written before it in this batch.
                 last_position[page_id] = positions[key] = last_position.get(page_id, 0) + 1
             section = sections[key] = _SectionRow(page_id=page_id, slug=write.slug, heading=write.heading,
-                                                  body=body, position=positions[key], source_refs=[])
+                                                  body=body, position=positions[key])
         section.body = body
-        section.source_refs += [r for r in write.source_refs if r not in section.source_refs]
         if write.rewritten:
             state.result.sections_rewritten += 1  # through the section writer: what the per-run cap counts
         else:
             state.result.sections_written += 1
-        state.touch(page_id, write.source_refs)
     rows = list(sections.values())
-    # An existing section keeps its id, heading and position: only its body and times change.
-    returned = await state.conn.execute(text("""
-        INSERT INTO wiki_page_sections (id, page_id, section_slug, heading, body_md, position, last_source_at)
-        SELECT id, page_id, section_slug, heading, body_md, position, :now
-        FROM unnest(CAST(:ids AS uuid[]), CAST(:pages AS uuid[]), CAST(:slugs AS text[]), CAST(:headings AS text[]),
-                    CAST(:bodies AS text[]), CAST(:positions AS integer[]))
-            AS planned(id, page_id, section_slug, heading, body_md, position)
-        ON CONFLICT (page_id, section_slug) DO UPDATE SET
-            body_md = excluded.body_md, last_source_at = :now, updated_at = :now
-        RETURNING id, page_id, section_slug
-    """), {"now": state.now, "ids": [ids.section_id(UUID(s.page_id), s.slug) for s in rows],
-           "pages": [s.page_id for s in rows], "slugs": [s.slug for s in rows],
-           "headings": [s.heading for s in rows], "bodies": [s.body for s in rows],
-           "positions": [s.position for s in rows]})
-    section_ids = {(str(row.page_id), row.section_slug): row.id for row in returned}
-    # Provenance only from each section's citations; zero cited memories means zero rows.
-    sources = [(section_ids[(s.page_id, s.slug)], ref) for s in rows for ref in s.source_refs]
+    section_ids = dict(stored_ids)
+    if rows:
+        # An existing section keeps its id, heading and position: only its body and times change.
+        returned = await state.conn.execute(text("""
+            INSERT INTO wiki_page_sections (id, page_id, section_slug, heading, body_md, position, last_source_at)
+            SELECT id, page_id, section_slug, heading, body_md, position, :now
+            FROM unnest(CAST(:ids AS uuid[]), CAST(:pages AS uuid[]), CAST(:slugs AS text[]),
+                        CAST(:headings AS text[]), CAST(:bodies AS text[]), CAST(:positions AS integer[]))
+                AS planned(id, page_id, section_slug, heading, body_md, position)
+            ON CONFLICT (page_id, section_slug) DO UPDATE SET
+                body_md = excluded.body_md, last_source_at = :now, updated_at = :now
+            RETURNING id, page_id, section_slug
+        """), {"now": state.now, "ids": [ids.section_id(UUID(s.page_id), s.slug) for s in rows],
+               "pages": [s.page_id for s in rows], "slugs": [s.slug for s in rows],
+               "headings": [safe_markdown(s.heading) for s in rows], "bodies": [s.body for s in rows],
+               "positions": [s.position for s in rows]})
+        section_ids.update({(str(row.page_id), row.section_slug): row.id for row in returned})
+    # Provenance only from each section's citations; zero cited memories means zero rows. A cite-only
+    # write for a section that is not there (deleted meanwhile) has nothing to cite from.
+    sources = [(section_ids[key], ref) for key, cited in citations.items() if key in section_ids for ref in cited]
+    if replaced:
+        keep = [(str(section_ids[key]), ref) for key in replaced if key in section_ids for ref in citations[key]]
+        await state.conn.execute(text("""
+            DELETE FROM wiki_section_sources s
+            WHERE s.section_id = ANY(CAST(:sections AS uuid[])) AND s.source_kind = 'memory_unit'
+              AND (s.section_id, s.source_ref) NOT IN (
+                  SELECT kept.section_id, kept.source_ref
+                  FROM unnest(CAST(:kept_sections AS uuid[]), CAST(:kept_refs AS text[])) AS kept(section_id, source_ref))
+        """), {"sections": [str(section_ids[key]) for key in replaced if key in section_ids],
+               "kept_sections": [section for section, _ in keep], "kept_refs": [ref for _, ref in keep]})
     if sources:
         await state.conn.execute(text("""
             INSERT INTO wiki_section_sources (id, section_id, source_kind, source_ref, first_seen_at)
