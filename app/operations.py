@@ -274,7 +274,9 @@ async def resume_all_failed(client: Client, engine: AsyncEngine, settings: Setti
 
 async def rebuild_scope(client: Client, engine: AsyncEngine, settings: Settings, tenant: str,
                         owner: str) -> tuple[ScopeReset, WorkflowHandle]:
-    """Archive the scope's pages, rewind its cursor, and compile every memory again (trigger `rebuild`).
+    """Empty the scope's wiki, rewind its cursor, and compile every memory again (trigger `rebuild`).
+
+    The result is the wiki a first compile of the same memories writes, row for row.
 
     Refused while a compile runs: rewinding its cursor under it would fail its next batch.
     """
