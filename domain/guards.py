@@ -101,6 +101,17 @@ def linkify_known_entities(body: str | None, refs: Iterable[_PageLike | tuple[st
     return linked
 
 
+_WIKI_ROUTE_LINK = re.compile(r"\[([^\[\]\n]+)\]\(/wiki/[^\s()]+\)")
+
+
+def unlinkify(markdown: str | None) -> str:
+    """The text before linkification: `[**Title**](/wiki/<type>/<slug>)` back to `**Title**` (any
+    link to a wiki route back to its text), so a stored line compares equal to the line it came from."""
+    if not markdown:
+        return ""
+    return _WIKI_ROUTE_LINK.sub(lambda match: match.group(1), markdown)
+
+
 def _collapse_whitespace(text: str) -> str:
     return _WHITESPACE_RUN.sub(" ", text.strip())
 

@@ -91,6 +91,9 @@ class ResolvedPage(_Resolved):
     summary: str | None
     mode: PageMode
     keep_title: bool  # the stored title (and summary, when it has one) win over the proposal's
+    # The stored title is replaced by `title` all the same: the same name, properly cased where the
+    # stored one is not ("CONTRAMAR" -> "Contramar").
+    retitle: bool = False
     aliases: list[str] = Field(default_factory=list)  # normalised
     sections: list[PageSection] = Field(default_factory=list)
 

@@ -39,6 +39,8 @@ AGGREGATION_MAX_TOKENS = 16_000
 
 class ClaudePlanner:
     reads_possible_children = False
+    # The writer merges the proposal into the body it is shown; older memories stay out of its prompt.
+    rewrites_from_sources = False
 
     def __init__(self, client: ModelClient) -> None:
         self._client = client

@@ -9,19 +9,20 @@ fresh input, the plan as output.
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime
 
 from domain.context import MemoryRecord, PlannerContext
 from domain.pricing import TokenUsage, estimate_tokens, priced
 from domain.resolved_plan import SectionTask
 from planners.port import AggregationRequest, PlanReply, SectionReply
 from planners.prompts import SECTION_WRITER_SYSTEM, build_aggregation_prompt, build_planner_prompt
-from planners.scripted import scripted_plan, scripted_write_section
-from planners.scripted_aggregation import scripted_aggregation_plan
+from planners.scripted import scripted_plan, scripted_rewrite_section
+from planners.scripted_aggregation import evidence_now, scripted_aggregation_plan
 
 
 class ScriptedPlanner:
     reads_possible_children = True
+    # Sections are rebuilt from every memory they cite (planners/scripted_condense.py).
+    rewrites_from_sources = True
 
     def __init__(self, latency_seconds: float = 0.0) -> None:
         # Simulated model latency per call (benchmarks only); 0 in tests and the demo.
@@ -44,7 +45,7 @@ class ScriptedPlanner:
 
     async def write_section(self, task: SectionTask, cited: list[MemoryRecord], model_id: str) -> SectionReply:
         await self._wait()
-        body = scripted_write_section(task.existing_body, task.proposed_body)
+        body = scripted_rewrite_section(task, cited)
         prompt_chars = len(task.existing_body or "") + len(task.proposed_body) + sum(len(m.content) for m in cited)
         usage = TokenUsage(input_tokens=estimate_tokens(prompt_chars + len(SECTION_WRITER_SYSTEM)),
                            output_tokens=estimate_tokens(len(body)))
@@ -53,7 +54,7 @@ class ScriptedPlanner:
     async def plan_aggregation(self, request: AggregationRequest, model_id: str) -> PlanReply:
         prompt = build_aggregation_prompt(request.pages, request.candidates, request.inbound_links)
         plan = scripted_aggregation_plan(request.pages, request.candidates, request.possible_children,
-                                         datetime.now().astimezone())
+                                         evidence_now(request))
         usage = TokenUsage(input_tokens=estimate_tokens(len(prompt.batch_user)),
                            cache_read_input_tokens=estimate_tokens(len(prompt.system)),
                            output_tokens=estimate_tokens(len(plan.model_dump_json())))

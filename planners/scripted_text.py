@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
@@ -63,12 +62,6 @@ def humanize(kind: str) -> str:
 def with_article(noun: str) -> str:
     article = "An" if noun[:1].lower() in "aeiou" else "A"
     return f"{article} {noun}"
-
-
-def most_common(spellings: list[str]) -> str:
-    # Counter keeps first-seen order and max() keeps the first of equals, so ties go to the first seen.
-    counts = Counter(spellings)
-    return max(counts, key=counts.__getitem__)
 
 
 def unique(values: Iterable[str]) -> list[str]:

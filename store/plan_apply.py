@@ -29,6 +29,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain import ids
+from domain.aliases import normalize_alias
 from domain.compile_messages import ApplyBatchResult
 from domain.guards import PageRef, linkify_known_entities, strip_wikilinks
 from domain.links import co_mention_context, co_mention_pairs, deterministic_link_context
@@ -144,18 +145,42 @@ def _direct_write(page_id: str, section: DirectSection) -> _SectionWrite:
 
 
 async def _linkable_pages(state: _Apply, plan: ResolvedPlan, writes: list[_SectionWrite]) -> list[PageRef]:
-    """Pages whose exact title appears in bold in this batch's bodies (the linkifier's candidates)."""
-    bolded = sorted({match.group(1).strip() for w in writes for match in _BOLD.finditer(w.body_md)})
+    """The pages the names in bold in this batch's bodies stand for (the linkifier's candidates): a
+    page whose exact title is in bold, else the one page of the scope (an entity first) that has the
+    bold name as an alias, so a variant spelling links to its page too. Ambiguous names stay plain."""
+    bolded = sorted({match.group(1).strip() for w in writes if not w.cite_only
+                     for match in _BOLD.finditer(safe_markdown(strip_wikilinks(w.body_md)))})
+    if not bolded:
+        return []
     refs = {(p.type, p.slug, p.title): None for p in plan.pages if p.title in bolded}
-    if bolded:
+    rows = await state.conn.execute(text("""
+        SELECT type, slug, title FROM wiki_pages
+        WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'active'
+          AND title = ANY(CAST(:titles AS text[]))
+        ORDER BY type, slug
+    """), {"tenant": state.tenant, "owner": state.owner, "titles": bolded})
+    for row in rows:
+        refs.setdefault((row.type, row.slug, row.title), None)
+    titled = {title for _, _, title in refs}
+    by_alias = {name: normalize_alias(name) for name in bolded if name not in titled and normalize_alias(name)}
+    if by_alias:
+        candidates: dict[str, set[tuple[str, str]]] = {}
+        for page in plan.pages:
+            for alias in {*page.aliases, normalize_alias(page.title)}:
+                candidates.setdefault(alias, set()).add((page.type, page.slug))
         rows = await state.conn.execute(text("""
-            SELECT type, slug, title FROM wiki_pages
-            WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'active'
-              AND title = ANY(CAST(:titles AS text[]))
-            ORDER BY type, slug
-        """), {"tenant": state.tenant, "owner": state.owner, "titles": bolded})
+            SELECT a.alias, p.type, p.slug FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id
+            WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+              AND a.alias = ANY(CAST(:aliases AS text[]))
+        """), {"tenant": state.tenant, "owner": state.owner, "aliases": sorted(set(by_alias.values()))})
         for row in rows:
-            refs.setdefault((row.type, row.slug, row.title), None)
+            candidates.setdefault(row.alias, set()).add((row.type, row.slug))
+        for name, alias in by_alias.items():
+            pages = candidates.get(alias, set())
+            best = next((kind for kind in ("entity", "topic", "decision") if any(t == kind for t, _ in pages)), None)
+            matching = sorted(slug for t, slug in pages if t == best)
+            if len(matching) == 1:
+                refs.setdefault((best, matching[0], name), None)
     return [PageRef(type=t, slug=s, title=title) for t, s, title in refs]
 
 
@@ -185,13 +210,13 @@ async def _upsert_pages(state: _Apply, pages: list[ResolvedPage]) -> list[str]:
             WITH planned AS (
                 SELECT * FROM unnest(CAST(:ids AS uuid[]), CAST(:types AS text[]), CAST(:slugs AS text[]),
                                      CAST(:titles AS text[]), CAST(:summaries AS text[]),
-                                     CAST(:keep_titles AS boolean[]))
-                    AS planned(id, type, slug, title, summary, keep_title)
+                                     CAST(:keep_titles AS boolean[]), CAST(:retitles AS boolean[]))
+                    AS planned(id, type, slug, title, summary, keep_title, retitle)
             )
             INSERT INTO wiki_pages (id, tenant_id, owner_id, type, slug, title, summary, status, last_compiled_at)
             SELECT id, :tenant, :owner, type, slug, title, summary, 'active', :now FROM planned
             ON CONFLICT (tenant_id, owner_id, type, slug) DO UPDATE SET
-                title = CASE WHEN (SELECT keep_title FROM planned
+                title = CASE WHEN (SELECT keep_title AND NOT retitle FROM planned
                                    WHERE planned.type = excluded.type AND planned.slug = excluded.slug)
                              THEN wiki_pages.title ELSE excluded.title END,
                 summary = CASE WHEN (SELECT keep_title FROM planned
@@ -204,7 +229,7 @@ async def _upsert_pages(state: _Apply, pages: list[ResolvedPage]) -> list[str]:
                "ids": [p.page_id for p in chunk], "types": [p.type for p in chunk],
                "slugs": [p.slug for p in chunk], "titles": [neutralise_html(p.title) for p in chunk],
                "summaries": [safe_markdown(p.summary) if p.summary is not None else None for p in chunk],
-               "keep_titles": [p.keep_title for p in chunk]})
+               "keep_titles": [p.keep_title for p in chunk], "retitles": [p.retitle for p in chunk]})
         stored = {}
         for row in rows:
             stored[(row.type, row.slug)] = str(row.id)

@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.aliases import (
     format_heading_from_slug,
+    is_properly_cased,
     normalize_alias,
     seed_aliases_for_title,
     slugify_title,
@@ -286,6 +287,18 @@ def page_entry(res: Resolution, *, page_id: str, page_type: str, slug: str, titl
     return entry
 
 
+def recase_title(entry: ResolvedPage, names: list[str]) -> None:
+    """Give an existing page the properly cased form of its own title when a proposal writes it so
+    and the stored title is shouted or in lower case: the same name, better attested."""
+    if is_properly_cased(entry.title):
+        return
+    stored = normalize_alias(entry.title)
+    better = next((name.strip() for name in names if is_properly_cased(name.strip())
+                   and normalize_alias(name) == stored), None)
+    if better:
+        entry.title, entry.retitle = better, True
+
+
 def add_aliases(entry: ResolvedPage, aliases: list[str]) -> None:
     for alias in aliases:
         normalized = normalize_alias(alias)
@@ -391,6 +404,7 @@ def _resolve_page_updates(res: Resolution, plan: Plan, found: dict[str, Any]) ->
         entry = page_entry(res, page_id=str(page.id), page_type=page.type, slug=page.slug, title=page.title,
                            summary=None, mode="update", keep_title=True)
         add_aliases(entry, update.aliases)
+        recase_title(entry, update.aliases)
         existing = res.lookups.sections.get(str(page.id), {})
         for section in update.sections:
             add_writer_task(res, entry, current=existing.get(section.slug), slug=section.slug, heading="",
@@ -458,6 +472,7 @@ async def _target_entry(conn: AsyncConnection, res: Resolution, *, page_type: st
         entry = page_entry(res, page_id=str(hit.id), page_type=hit.type, slug=hit.slug, title=hit.title,
                            summary=summary, mode="merge", keep_title=True)
         add_aliases(entry, [title, *aliases])
+        recase_title(entry, [title, *aliases])
         return entry
     existing_page = await page_by_type_slug(conn, res, page_type, slug)
     mode: PageMode
