@@ -31,7 +31,12 @@ def _lint_tables(report: LintReport) -> list[Table]:
     scopes = table("Findings by scope", ["scope", *[c.replace("_", " ") for c in CHECKS], "compile started"],
                    [(f"{s.tenant}/{s.owner}", *[getattr(s, c) for c in CHECKS], "yes" if s.compile_started else "")
                     for s in report.scopes])
-    return [totals, scopes] if report.scopes else [totals]
+    pages = table("Provenance and body problems by page", ["scope", "page", "problem", "count"],
+                  [(f"{s.tenant}/{s.owner}", problem.page, problem.check.replace("_", " "), problem.count)
+                   for s in report.scopes for problem in s.problem_pages])
+    if not report.scopes:
+        return [totals]
+    return [totals, scopes, pages] if any(s.problem_pages for s in report.scopes) else [totals, scopes]
 
 
 async def _lint(settings: Settings, json_output: bool) -> LintReport:

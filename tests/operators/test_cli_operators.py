@@ -200,14 +200,18 @@ async def test_rebuild_asks_first_then_rebuilds_the_same_wiki(settings, client, 
 
 
 async def test_lint_now_and_the_schedule_commands(settings, client, engine):
-    await db.page(engine, "lintcli", "alice", "huge", body="z" * 8500)
+    huge = await db.page(engine, "lintcli", "alice", "huge", body="z" * 8500)
+    await db.section(engine, huge, "notes", "- Cites nothing.", 1)
     async with running_worker(client, engine, settings):
         report = await wiki("lint", "--json")
         assert report.exit_code == 0, report.output
         parsed = json.loads(report.stdout)
         assert parsed["ok"] is True and parsed["trigger"] == "admin" and parsed["totals"]["oversize_pages"] == 1
+        [scope_report] = parsed["scopes"]
+        assert scope_report["problem_pages"] == [{"page": "entity/huge", "check": "unsourced_sections", "count": 1}]
         printed = await wiki("lint")
-        assert "1 oversize pages in 1 scope(s)" in printed.stdout and "lintcli/alice" in printed.stdout
+        assert "1 oversize pages" in printed.stdout and "lintcli/alice" in printed.stdout
+        assert "Provenance and body problems by page" in printed.stdout and "entity/huge" in printed.stdout
 
     missing = await wiki("schedule", "show")
     one_error_line(missing, 1, "no schedule wiki-lint is installed")
