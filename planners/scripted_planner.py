@@ -46,7 +46,10 @@ class ScriptedPlanner:
     async def write_section(self, task: SectionTask, cited: list[MemoryRecord], model_id: str) -> SectionReply:
         await self._wait()
         body = scripted_rewrite_section(task, cited)
-        prompt_chars = len(task.existing_body or "") + len(task.proposed_body) + sum(len(m.content) for m in cited)
+        # Priced as Claude's writer would be: it is shown the task's memories, not the older ones.
+        task_refs = set(task.source_refs)
+        prompt_chars = len(task.existing_body or "") + len(task.proposed_body) + sum(
+            len(m.content) for m in cited if str(m.id) in task_refs)
         usage = TokenUsage(input_tokens=estimate_tokens(prompt_chars + len(SECTION_WRITER_SYSTEM)),
                            output_tokens=estimate_tokens(len(body)))
         return SectionReply(body=body, usage=priced(model_id, usage))

@@ -31,7 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from domain import ids
 from domain.aliases import normalize_alias
 from domain.compile_messages import ApplyBatchResult
-from domain.guards import PageRef, linkify_known_entities, strip_wikilinks
+from domain.guards import PageRef, linkify_known_entities, strip_wikilinks, without_repeated_lines
 from domain.links import co_mention_context, co_mention_pairs, deterministic_link_context
 from domain.markup import neutralise_html, safe_markdown
 from domain.parents import (
@@ -282,7 +282,8 @@ async def _upsert_sections(state: _Apply, writes: list[tuple[str, _SectionWrite]
         state.touch(page_id, write.source_refs)
         if write.cite_only:
             continue
-        body = safe_markdown(linkify_known_entities(safe_markdown(strip_wikilinks(write.body_md).strip()), refs))
+        body = safe_markdown(linkify_known_entities(
+            without_repeated_lines(safe_markdown(strip_wikilinks(write.body_md).strip())), refs))
         section = sections.get(key)
         if section is None:
             if key not in positions:
