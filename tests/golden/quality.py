@@ -68,6 +68,19 @@ def _has_hint(memory: dict[str, Any]) -> bool:
     return bool(metadata.get("entities") or metadata.get("place") or metadata.get("journal"))
 
 
+_STATED_COUNT = re.compile(r"- (?:(\d+) memories|Visited (\d+) times|Visited (once))")
+_DATED_LINE = re.compile(r"- \d{4}-\d\d-\d\d: ")
+
+
+def _stated_count(body: str) -> int | None:
+    """How many memories a condensed section says it draws on (a lone dated line is one); None for a
+    body that says nothing about it."""
+    match = _STATED_COUNT.match(body)
+    if match:
+        return 1 if match.group(3) else int(match.group(1) or match.group(2))
+    return 1 if _DATED_LINE.match(body) and len(body.splitlines()) == 1 else None
+
+
 def measure(dump: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     pages = [p for p in dump["pages"] if p["status"] == "active"]
     active_ids = {p["id"] for p in pages}
@@ -112,6 +125,9 @@ def measure(dump: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
         "source_rows": len(dump["sources"]),
         "sources_not_a_memory": len(cited - memory_ids),
         "sections_without_sources": sum(not sources_by_section.get(s["id"]) for s in sections),
+        # Condensed sections whose stated number of memories is not the number they cite (a stale body).
+        "condensed_counts_off": sum(1 for s in sections if (n := _stated_count(s["body_md"])) is not None
+                                    and n != len(sources_by_section.get(s["id"], set()))),
         "rollup_sections": len(rollups),
         "rollup_sources_of_non_members": rollup_foreign,
         # The dump's own placeholder for retain dates is not markup.

@@ -60,6 +60,7 @@ async def test_the_wiki_is_exact_safe_and_rebuilt_identically(client, engine) ->
         == SAMPLE + len(HOSTILE)
     assert figures["sources_not_a_memory"] == 0 and figures["sections_without_sources"] == 0
     assert figures["rollup_sources_of_non_members"] == 0
+    assert figures["condensed_counts_off"] == 0  # each condensed section says how many memories it cites
     assert figures["raw_html_bodies"] == 0 and figures["links_outside_wiki"] == 0
     assert figures["retain_dates_in_bodies"] == 0
 
