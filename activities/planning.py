@@ -19,7 +19,13 @@ from domain.guards import strip_wikilinks
 from planners.port import Planner
 from store.memories import load_memories
 from store.plan_staging import section_task, stage_plan, store_section_draft
-from store.scope_reads import candidate_pages, names_in_batch, open_mentions
+from store.scope_reads import (
+    candidate_pages,
+    held_sighting_ids,
+    names_in_batch,
+    open_mentions,
+    section_source_refs,
+)
 
 log = logging.getLogger(__name__)
 MAX_OPEN_MENTIONS = 100  # the batch's own names first, then the most seen
@@ -40,9 +46,10 @@ class Planning:
             pages = await candidate_pages(conn, scope.tenant, scope.owner, names, request.max_candidate_pages)
             mentions = await open_mentions(conn, scope.tenant, scope.owner, names, MAX_OPEN_MENTIONS,
                                            request.promotion_mention_ids)
+            held = await load_memories(conn, scope.tenant, scope.owner, held_sighting_ids(mentions))
         context = PlannerContext(
             tenant_id=scope.tenant, owner_id=scope.owner, memories=memories, candidate_pages=pages,
-            open_mentions=mentions, promotion_candidate_ids=request.promotion_mention_ids,
+            open_mentions=mentions, promotion_candidate_ids=request.promotion_mention_ids, held_memories=held,
         )
         reply = await self._planner.plan_batch(context, request.model_id)
         if reply.plan.dropped_links:
@@ -58,7 +65,12 @@ class Planning:
         scope = request.scope
         async with self._engine.connect() as conn:
             task = await section_task(conn, request.plan_id, scope, request.task_key)
-            cited = await load_memories(conn, scope.tenant, scope.owner, task.source_refs)
+            refs = task.source_refs
+            if self._planner.rewrites_from_sources:
+                # This writer rebuilds the section from all it cites: the memories cited before, too.
+                refs = [*await section_source_refs(conn, scope.tenant, scope.owner, task.page_id, task.slug),
+                        *refs]
+            cited = await load_memories(conn, scope.tenant, scope.owner, refs)
         reply = await self._planner.write_section(task, cited, request.model_id)
         async with self._engine.begin() as conn:
             await store_section_draft(conn, request.plan_id, request.task_key, strip_wikilinks(reply.body))

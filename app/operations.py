@@ -347,7 +347,9 @@ async def reconcile_open_runs(client: Client, engine: AsyncEngine, tenant: str, 
 
 async def rebuild_scope(client: Client, engine: AsyncEngine, settings: Settings, tenant: str,
                         owner: str, *, before_start: BeforeStart = _nothing) -> tuple[ScopeReset, WorkflowHandle]:
-    """Archive the scope's pages, rewind its cursor, and compile every memory again (trigger `rebuild`).
+    """Empty the scope's wiki, rewind its cursor, and compile every memory again (trigger `rebuild`).
+
+    The result is the wiki a first compile of the same memories writes, row for row.
 
     Refused while a compile runs: rewinding its cursor under it would fail its next batch.
     """

@@ -152,7 +152,7 @@ async def _rebuild(settings: Settings, tenant: str, owner: str, wait: bool) -> N
         client = await temporal(settings)
         reset, handle = await rebuild_scope(client, engine, settings, tenant, owner,
                                             before_start=lambda: require_worker(client, settings, wait=wait))
-    out.print(f"archived {reset.pages_archived} pages and cleared {reset.open_mentions_cleared} open mentions of "
+    out.print(f"removed {reset.pages_removed} pages and {reset.mentions_cleared} unresolved mentions of "
               f"{tenant}/{owner}; the cursor is back at the start", soft_wrap=True)
     out.print(f"compile rebuild: workflow {handle.id}", soft_wrap=True)
     await _follow_compile(settings, handle, wait)
@@ -165,8 +165,8 @@ def rebuild_command(
     yes: YesOption = False,
     wait: WaitOption = True,
 ) -> None:
-    """Archive the scope's pages, rewind its cursor and compile every memory again."""
+    """Empty the scope's wiki, rewind its cursor and compile every memory again."""
     settings = get_settings()
     tenant, owner = scope(tenant, owner)
-    confirm(f"Archive every page of {tenant}/{owner} and compile all its memories again?", yes)
+    confirm(f"Remove every page of {tenant}/{owner} and compile all its memories again?", yes)
     run(_rebuild(settings, tenant, owner, wait))

@@ -24,6 +24,7 @@ from domain.lint import (
     CHECKS,
     NAMED_PER_CHECK,
     NAMED_SCOPES,
+    PAGE_CHECKS,
     LintFinding,
     LintReport,
     check_label,
@@ -37,11 +38,16 @@ schedule_app = typer.Typer(help="The nightly lint Schedule on Temporal.", no_arg
 
 
 def _findings_table(report: LintReport, findings: list[LintFinding]) -> Table:
-    """Each named finding; a check with more findings than named says how many more."""
+    """Each named finding, and the pages with provenance or body problems; a check with more findings
+    than named says how many more."""
     rows = [(f"{f.tenant}/{f.owner}", check_label(f.check), ", ".join(f.subject), f.detail) for f in findings]
+    rows += [(f"{s.tenant}/{s.owner}", check_label(problem.check), problem.page, f"{problem.count} found")
+             for s in report.scopes[:NAMED_SCOPES] for problem in s.problem_pages]
     named = Counter((f.tenant, f.owner, f.check) for f in findings)
     for scope in report.scopes[:NAMED_SCOPES]:
         for check in CHECKS:
+            if check in PAGE_CHECKS:
+                continue  # listed by page above, the most affected first
             more = getattr(scope, check) - named[(scope.tenant, scope.owner, check)]
             if more > 0:
                 rows.append((f"{scope.tenant}/{scope.owner}", check_label(check), "…", f"and {more} more"))

@@ -26,6 +26,7 @@ from cli.common import (
     scope,
 )
 from cli.output import Col, WideOption, first_line, out, print_json, table
+from domain.markup import safe_markdown
 from domain.search import MAX_SEARCH_LIMIT, MIN_TERM_LENGTH, normalize_search_terms
 from runtime.settings import get_settings
 from store import wiki_admin, wiki_reads
@@ -81,7 +82,8 @@ def _page_markdown(page: PageWithSources, sources: bool) -> str:
             cited = page.sources.get(section.slug, [])
             lines += ["", f"sources ({len(cited)}; `wiki memory show ID` shows one whole):" if cited
                       else "sources: none", *(_source_line(source) for source in cited)]
-    return "\n".join(lines) + "\n"
+    # Whatever the rows hold, the markdown printed is safe (domain.markup).
+    return safe_markdown("\n".join(lines)) + "\n"
 
 
 class PageWithSources(wiki_reads.PageView):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections import Counter
 
 SLUG_MAX_LENGTH = 120
 
@@ -98,3 +99,22 @@ def trigram_similarity(a: str, b: str) -> float:
     left, right = trigrams(a), trigrams(b)
     union = left | right
     return len(left & right) / len(union) if union else 0.0
+
+
+def is_properly_cased(name: str) -> bool:
+    """Whether a name is written with both capitals and small letters ("Contramar", "iPhone"), not
+    shouted ("CONTRAMAR") nor typed in lower case ("zilker park"). A name without cased letters
+    ("東京") has no casing to get wrong."""
+    cased = [ch for ch in name if ch.isalpha() and ch.upper() != ch.lower()]
+    if not cased:
+        return True
+    return any(ch.isupper() for ch in cased) and any(ch.islower() for ch in cased)
+
+
+def best_attested(spellings: list[str]) -> str:
+    """The form a page takes among the spellings its memories use: the most frequent properly cased
+    one; only when none is properly cased, the most frequent of all. Ties go to the first seen."""
+    proper = [spelling for spelling in spellings if is_properly_cased(spelling)]
+    counts = Counter(proper or spellings)
+    # Counter keeps first-seen order and max() keeps the first of equals.
+    return max(counts, key=counts.__getitem__) if counts else ""

@@ -59,6 +59,9 @@ class PlannerContext(BaseModel):
     open_mentions: list[OpenMention]
     # Set when a lint-triggered compile asks the planner to consider promoting these mentions.
     promotion_candidate_ids: list[UUID] = Field(default_factory=list)
+    # The memories the open mentions' sample contexts cite (their held sightings): a page promoted
+    # from a mention is written from, and cites, these as well as the batch's.
+    held_memories: list[MemoryRecord] = Field(default_factory=list)
 
 
 # What the aggregation planner sees: the run's changed pages and the suggested parent hubs.

@@ -101,6 +101,41 @@ def linkify_known_entities(body: str | None, refs: Iterable[_PageLike | tuple[st
     return linked
 
 
+_WIKI_ROUTE_LINK = re.compile(r"\[([^\[\]\n]+)\]\(/wiki/[^\s()]+\)")
+
+
+def unlinkify(markdown: str | None) -> str:
+    """The text before linkification: `[**Title**](/wiki/<type>/<slug>)` back to `**Title**` (any
+    link to a wiki route back to its text), so a stored line compares equal to the line it came from."""
+    if not markdown:
+        return ""
+    return _WIKI_ROUTE_LINK.sub(lambda match: match.group(1), markdown)
+
+
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+_WORDY = re.compile(r"\w")
+
+
+def without_repeated_lines(markdown: str | None) -> str:
+    """The body with each line that says something (a word character in it) kept only the first time it
+    occurs, compared un-linkified and trimmed; blank lines, rules and code blocks are left alone."""
+    if not markdown:
+        return ""
+    seen: set[str] = set()
+    kept: list[str] = []
+    in_code = False
+    for line in markdown.split("\n"):
+        if _FENCE.match(line):
+            in_code = not in_code
+        key = unlinkify(line).strip()
+        if not in_code and _WORDY.search(key) and not _FENCE.match(line):
+            if key in seen:
+                continue
+            seen.add(key)
+        kept.append(line)
+    return "\n".join(kept)
+
+
 def _collapse_whitespace(text: str) -> str:
     return _WHITESPACE_RUN.sub(" ", text.strip())
 

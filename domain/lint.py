@@ -26,11 +26,20 @@ MAX_LISTED_SCOPES = 200
 # Lint covers every scope; its runs carry this as WikiTenant and WikiOwner.
 ALL_SCOPES = "*"
 
+# Checks of the pages' provenance and bodies, reported by page as well as counted by scope:
+# - unsourced_sections: sections of active pages that cite no memory (provenance lost);
+# - foreign_sources: citations that name no memory of the page's scope (provenance that is wrong);
+# - repeated_lines: lines beyond the first of each that repeats within one section;
+# - raw_html: sections whose body holds raw HTML (a `<` opening a tag), which bodies must never hold.
+PageCheck = Literal["unsourced_sections", "foreign_sources", "repeated_lines", "raw_html"]
+PAGE_CHECKS: tuple[PageCheck, ...] = ("unsourced_sections", "foreign_sources", "repeated_lines", "raw_html")
 LintCheck = Literal["broken_links", "duplicate_aliases", "duplicate_titles", "stale_pages", "oversize_pages",
-                    "promotion_candidates"]
+                    "promotion_candidates", "unsourced_sections", "foreign_sources", "repeated_lines", "raw_html"]
 LintTrigger = Literal["schedule", "admin"]
 CHECKS: tuple[LintCheck, ...] = ("broken_links", "duplicate_aliases", "duplicate_titles", "stale_pages",
-                                 "oversize_pages", "promotion_candidates")
+                                 "oversize_pages", "promotion_candidates", *PAGE_CHECKS)
+# The pages listed per scope and page check, the most affected first; the counts have them all.
+MAX_PAGES_PER_CHECK = 20
 _CHECK_LABELS = {
     "broken_links": "broken links",
     "duplicate_aliases": "duplicate aliases",
@@ -38,6 +47,10 @@ _CHECK_LABELS = {
     "stale_pages": "stale pages",
     "oversize_pages": "oversize pages",
     "promotion_candidates": "promotion candidates",
+    "unsourced_sections": "sections citing nothing",
+    "foreign_sources": "citations of no memory of the scope",
+    "repeated_lines": "repeated lines",
+    "raw_html": "sections with raw HTML",
 }
 
 
@@ -69,6 +82,22 @@ class PromotionCandidate(BaseModel):
     mention_id: UUID
 
 
+class PageFinding(BaseModel):
+    """One page's count for one page check (pages with nothing to report have no row)."""
+
+    tenant: str
+    owner: str
+    page: str  # type/slug
+    check: PageCheck
+    count: int
+
+
+class PageProblem(BaseModel):
+    page: str  # type/slug
+    check: PageCheck
+    count: int
+
+
 class LintChecks(BaseModel):
     """What `lint.run_checks` found on one page: counts per check and scope (each check's first
     `scope_limit` scopes), and the candidates to promote."""
@@ -76,6 +105,8 @@ class LintChecks(BaseModel):
     counts: list[CheckCount] = Field(default_factory=list)
     # At most MAX_PROMOTIONS_PER_SCOPE per scope; the promotion_candidates count has them all.
     candidates: list[PromotionCandidate] = Field(default_factory=list)
+    # The pages behind the page checks' counts, at most MAX_PAGES_PER_CHECK per scope and check.
+    pages: list[PageFinding] = Field(default_factory=list)
 
 
 class ScopeWake(BaseModel):
@@ -105,7 +136,13 @@ class ScopeLint(BaseModel):
     stale_pages: int = 0
     oversize_pages: int = 0
     promotion_candidates: int = 0
+    unsourced_sections: int = 0
+    foreign_sources: int = 0
+    repeated_lines: int = 0
+    raw_html: int = 0
     promotion_mention_ids: list[UUID] = Field(default_factory=list)
+    # Provenance and body problems by page (type/slug), the most affected first within each check.
+    problem_pages: list[PageProblem] = Field(default_factory=list)
     compile_started: bool = False
 
 
@@ -117,6 +154,10 @@ class LintTotals(BaseModel):
     stale_pages: int = 0
     oversize_pages: int = 0
     promotion_candidates: int = 0
+    unsourced_sections: int = 0
+    foreign_sources: int = 0
+    repeated_lines: int = 0
+    raw_html: int = 0
     promotion_compiles_started: int = 0
     ledger_rows_pruned: int = 0
 
@@ -178,6 +219,10 @@ def scope_findings(checks: LintChecks, limit: int) -> list[ScopeLint]:
         ids = entry(candidate.tenant, candidate.owner).promotion_mention_ids
         if candidate.mention_id not in ids:
             ids.append(candidate.mention_id)
+    for finding in checks.pages:
+        if finding.count > 0:
+            entry(finding.tenant, finding.owner).problem_pages.append(
+                PageProblem(page=finding.page, check=finding.check, count=finding.count))
     return [scopes[key] for key in sorted(scopes)[:limit]]
 
 

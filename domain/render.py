@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from domain.guards import page_href
+from domain.markup import safe_markdown
 
 FIRST_SENTENCE_FALLBACK_CHARS = 160
 # JS `.` stops at every line terminator, not only "\n"; `\Z` because Python's `$` also matches
@@ -36,7 +37,8 @@ def render_body_markdown(sections: Iterable[_Section]) -> str:
     equal positions), joined by a blank line. No sections -> "".
     """
     ordered = sorted(sections, key=lambda section: section.position)
-    return "\n\n".join(f"## {section.heading}\n\n{section.body_md}".strip() for section in ordered)
+    # Safe whatever the rows hold (rows written before the rule, a hand-edited body): see domain.markup.
+    return "\n\n".join(safe_markdown(f"## {section.heading}\n\n{section.body_md}".strip()) for section in ordered)
 
 
 def first_sentence(summary: str | None) -> str:

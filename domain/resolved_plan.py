@@ -56,6 +56,12 @@ class DirectSection(_Resolved):
     # Counted as a rewrite (what the per-run cap counts), as a writer's draft is: rollups and
     # promoted parent sections replace a body the wiki already has.
     rewritten: bool = False
+    # Only citations for a section that exists: its body (and heading) stay as stored. A proposal that
+    # changes nothing still names the memories that informed the section.
+    cite_only: bool = False
+    # The citations are the section's whole provenance: any it had before and not now are removed
+    # (a rollup cites exactly the memories of the pages it lists).
+    replace_sources: bool = False
 
 
 class WriterSection(_Resolved):
@@ -88,6 +94,9 @@ class ResolvedPage(_Resolved):
     summary: str | None
     mode: PageMode
     keep_title: bool  # the stored title (and summary, when it has one) win over the proposal's
+    # The stored title is replaced by `title` all the same: the same name, properly cased where the
+    # stored one is not ("CONTRAMAR" -> "Contramar").
+    retitle: bool = False
     aliases: list[str] = Field(default_factory=list)  # normalised
     sections: list[PageSection] = Field(default_factory=list)
 

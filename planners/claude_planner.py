@@ -48,6 +48,8 @@ def writer_max_tokens(existing_body: str | None, proposed_body: str) -> int:
 
 class ClaudePlanner:
     reads_possible_children = False
+    # The writer merges the proposal into the body it is shown; older memories stay out of its prompt.
+    rewrites_from_sources = False
 
     def __init__(self, client: ModelClient) -> None:
         self._client = client

@@ -232,6 +232,9 @@ def planner_view(ctx: PlannerContext) -> PlannerContext:
         candidate_pages=[shown_page(p) for p in ctx.candidate_pages],
         open_mentions=[shown_mention(m) for m in ctx.open_mentions],
         promotion_candidate_ids=list(ctx.promotion_candidate_ids),
+        # The memories behind the open mentions' sightings: the prompt names them by handle with the
+        # sighting's quote, so a promotion can cite them and be written from them.
+        held_memories=[shown_memory(m) for m in ctx.held_memories],
     )
 
 

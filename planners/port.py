@@ -42,13 +42,17 @@ class AggregationRequest(BaseModel):
 class Planner(Protocol):
     # True when plan_aggregation needs AggregationRequest.possible_children (a database read).
     reads_possible_children: bool
+    # True when write_section rebuilds a section from every memory it cites, so `cited` must hold the
+    # memories the section cited before as well as the task's (a database read).
+    rewrites_from_sources: bool
 
     async def plan_batch(self, context: PlannerContext, model_id: str) -> PlanReply:
         """The leaf plan of one batch of memories."""
         ...
 
     async def write_section(self, task: SectionTask, cited: list[MemoryRecord], model_id: str) -> SectionReply:
-        """The section's new body, merging the proposal into the existing body."""
+        """The section's new body, merging the proposal into the existing body. `cited` holds the
+        task's memories, and the section's earlier ones when `rewrites_from_sources`."""
         ...
 
     async def plan_aggregation(self, request: AggregationRequest, model_id: str) -> PlanReply:

@@ -7,6 +7,12 @@ contract (`domain.plan.Plan`) so that every branch of the apply path gets exerci
 with new aliases, new pages, unresolved mentions, promotions, page links, and (through spelling
 variants it does not collapse itself) new-page proposals that the database resolver merges.
 
+Sections are condensed, never appended to (planners/scripted_condense.py): a new page's sections
+are written from the memories of its batch (and the held sightings of a promoted mention), and the
+writer rebuilds a section from every memory it cites. A section therefore cites exactly the
+memories it was written from. Titles take the best-attested spelling: the most frequent properly
+cased one.
+
 Determinism rules: subjects are visited in memory order, then name order; nothing iterates a set;
 no clock is read (the 30-day window is measured from when the newest memory of the batch happened).
 """
@@ -15,13 +21,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from domain.aliases import normalize_alias, slugify_title
+from domain.aliases import best_attested, is_properly_cased, normalize_alias, slugify_title
 from domain.context import CandidatePage, MemoryRecord, OpenMention, PlannerContext
+from domain.guards import unlinkify
 from domain.plan import (
-    PAGE_TYPES,
     NewPage,
     NewSection,
     PageLink,
@@ -32,17 +38,17 @@ from domain.plan import (
     UnresolvedMention,
 )
 from domain.promotion import PROMOTION_MIN_SIGHTINGS, promotion_allowed
+from domain.resolved_plan import SectionTask
+from planners.scripted_condense import condensed_body, reason_clause
+from planners.scripted_subjects import Sighting, Subject, collect_subjects
 from planners.scripted_text import (
     as_utc,
     clean,
     first_sentence,
     humanize,
     memory_date,
-    most_common,
     sentence,
-    sentences,
     title_case,
-    truncate,
     unique,
     with_article,
 )
@@ -52,197 +58,17 @@ from planners.templates import section_template
 # "at least two records reinforce it"); a single sighting is held as an unresolved mention instead.
 NEW_PAGE_MIN_MEMORIES = 2
 
-# The section a page update appends to, per page type.
+# The section a page update adds to, per page type.
 UPDATE_SECTION_BY_TYPE = {"entity": "notes", "topic": "highlights", "decision": "consequences"}
-PERSON_KINDS = ("person", "pet")
+# Sections that say what a page is, written once from metadata: the writer keeps what is there.
+STABLE_SECTIONS = frozenset({"overview", "summary", "decision"})
 # Place types too generic to name what a place is ("Establishment in Austin").
 _GENERIC_PLACE_TYPES = ("point_of_interest", "establishment", "food", "premise")
 
-_REASON_MARKER = re.compile(r"\b(because|since|so that|in order to|to avoid)\b", re.IGNORECASE)
 _LEADING_POSTCODE = re.compile(r"^[0-9][0-9A-Za-z-]*\s+")
 _REGION_CODE = re.compile(r"^([A-Z]{2,4})(?:\s|$)")
 
 Bullet = tuple[str, str]  # (markdown line, id of the memory it came from)
-
-
-# --------------------------------------------------------------------------- subjects
-
-
-@dataclass(frozen=True)
-class _Hint:
-    """One name as one memory's metadata gives it."""
-
-    name: str
-    type: str
-    kind: str
-    aliases: tuple[str, ...] = ()
-    is_place: bool = False
-    is_city: bool = False
-    is_journal: bool = False
-
-    def names(self) -> set[str]:
-        return {key for key in (normalize_alias(raw) for raw in (self.name, *self.aliases)) if key}
-
-
-@dataclass
-class _Sighting:
-    """A subject seen in one memory (a memory that names it twice is still one sighting)."""
-
-    memory_index: int
-    memory: MemoryRecord
-    spelling: str
-    is_place: bool
-    is_city: bool
-    is_journal: bool
-
-    @property
-    def memory_id(self) -> str:
-        return str(self.memory.id)
-
-    def take_roles(self, other: _Hint | _Sighting) -> None:
-        self.is_place = self.is_place or other.is_place
-        self.is_city = self.is_city or other.is_city
-        self.is_journal = self.is_journal or other.is_journal
-
-
-@dataclass(eq=False)  # identity, not field equality: merging removes one exact subject from the list
-class _Subject:
-    """Everything the batch says about one name, its spelling variants collapsed."""
-
-    type: str
-    kind: str
-    names: set[str] = field(default_factory=set)  # normalised; only ever used for membership tests
-    hint_aliases: list[str] = field(default_factory=list)
-    sightings: list[_Sighting] = field(default_factory=list)
-
-    def add(self, memory_index: int, memory: MemoryRecord, hint: _Hint) -> None:
-        self.names |= hint.names()
-        self.kind = self.kind or hint.kind
-        self.hint_aliases.extend(hint.aliases)
-        seen = next((s for s in self.sightings if s.memory_index == memory_index), None)
-        if seen is not None:
-            seen.take_roles(hint)
-            return
-        self.sightings.append(
-            _Sighting(memory_index, memory, hint.name, hint.is_place, hint.is_city, hint.is_journal)
-        )
-
-    def absorb(self, other: _Subject) -> None:
-        self.names |= other.names
-        self.kind = self.kind or other.kind
-        self.hint_aliases.extend(other.hint_aliases)
-        mine = {s.memory_index: s for s in self.sightings}
-        for sighting in other.sightings:
-            if sighting.memory_index in mine:
-                mine[sighting.memory_index].take_roles(sighting)
-            else:
-                self.sightings.append(sighting)
-        self.sightings.sort(key=lambda s: s.memory_index)
-
-    @property
-    def spellings(self) -> list[str]:
-        return [s.spelling for s in self.sightings]
-
-    @property
-    def title(self) -> str:
-        return most_common(self.spellings)
-
-    @property
-    def order(self) -> tuple[int, str]:
-        return (self.sightings[0].memory_index, normalize_alias(self.title))
-
-    @property
-    def memory_ids(self) -> list[str]:
-        return [s.memory_id for s in self.sightings]
-
-    @property
-    def is_person(self) -> bool:
-        return self.kind in PERSON_KINDS
-
-    def place_metadata(self) -> dict[str, Any] | None:
-        for sighting in self.sightings:
-            if sighting.is_place:
-                return _place_of(sighting.memory)
-        return None
-
-    def variant_spellings(self, known: set[str]) -> list[str]:
-        """Spellings and hint aliases, as written, whose normalised form is not in `known`."""
-        variants: dict[str, str] = {}
-        for raw in [*self.spellings, *self.hint_aliases]:
-            key = normalize_alias(raw)
-            if key and key not in known and key not in variants:
-                variants[key] = raw
-        return list(variants.values())
-
-
-def _place_of(memory: MemoryRecord) -> dict[str, Any]:
-    place = (memory.metadata or {}).get("place")
-    return place if isinstance(place, dict) else {}
-
-
-def _entity_hints(memory: MemoryRecord, place_key: str) -> list[_Hint]:
-    entities = (memory.metadata or {}).get("entities")
-    hints: list[_Hint] = []
-    for raw in entities if isinstance(entities, list) else []:
-        if not isinstance(raw, dict):
-            continue
-        name = clean(raw.get("name"))
-        if not normalize_alias(name):
-            continue
-        page_type = raw.get("type") if raw.get("type") in PAGE_TYPES else "entity"
-        kind = clean(raw.get("kind")).lower()
-        raw_aliases = raw.get("aliases") if isinstance(raw.get("aliases"), list) else []
-        aliases = tuple(alias for alias in (clean(x) for x in raw_aliases) if alias)
-        hint = _Hint(name=name, type=page_type, kind=kind, aliases=aliases)
-        # The entity the memory's place names is the place: it gets visits and the city link.
-        hints.append(replace(hint, is_place=bool(place_key) and place_key in hint.names()))
-    return hints
-
-
-def _journal_title(metadata: dict[str, Any]) -> str:
-    journal = metadata.get("journal")
-    if not isinstance(journal, dict):
-        return ""
-    title = clean(journal.get("title"))
-    if title:
-        return title
-    # The parent expander's fallback title, so both name the same trip topic.
-    journal_id = clean(journal.get("id"))
-    return f"Journal {journal_id[:8]}" if journal_id else ""
-
-
-def _hints_of(memory: MemoryRecord) -> list[_Hint]:
-    """The names one memory's metadata offers: its entities, its place's city and its journal."""
-    metadata = memory.metadata or {}
-    place = _place_of(memory)
-    hints = _entity_hints(memory, normalize_alias(clean(place.get("name"))))
-    city = title_case(clean(place.get("city")))
-    if normalize_alias(city):
-        hints.append(_Hint(name=city, type="topic", kind="city", is_city=True))
-    journal = _journal_title(metadata)
-    if normalize_alias(journal):
-        hints.append(_Hint(name=journal, type="topic", kind="trip", is_journal=True))
-    return hints
-
-
-def _collect_subjects(memories: list[MemoryRecord]) -> list[_Subject]:
-    """Group the batch's names into subjects: two names are one subject when any spelling or alias
-    of one normalises like a spelling or alias of the other."""
-    subjects: list[_Subject] = []
-    for index, memory in enumerate(memories):
-        for hint in _hints_of(memory):
-            names = hint.names()
-            matching = [s for s in subjects if s.names & names]
-            if matching:
-                subject = matching[0]
-                for other in matching[1:]:
-                    subject.absorb(other)
-                    subjects.remove(other)
-            else:
-                subject = _Subject(type=hint.type, kind=hint.kind)
-                subjects.append(subject)
-            subject.add(index, memory, hint)
-    return sorted(subjects, key=lambda s: s.order)
 
 
 # --------------------------------------------------------------------------- summaries and sections
@@ -283,7 +109,7 @@ def _place_summary(kind: str, place: dict[str, Any]) -> str:
     return f"{noun}."
 
 
-def _summary_of(subject: _Subject, page_type: str, title: str) -> str:
+def _summary_of(subject: Subject, page_type: str, title: str) -> str:
     """One factual sentence from metadata only (never from memory prose)."""
     if page_type == "decision":
         return sentence(f"Decision: {title}")
@@ -299,55 +125,20 @@ def _summary_of(subject: _Subject, page_type: str, title: str) -> str:
     return sentence(f"Topic: {title}") if page_type == "topic" else "Mentioned in the agent's memories."
 
 
-def _place_lead(subject: _Subject, sighting: _Sighting) -> str:
-    """On a city or trip page, a bullet leads with the place it is about, in bold, so the apply
-    step can link it to the place's page (linkify_known_entities)."""
-    if not (sighting.is_city or sighting.is_journal):
-        return ""
-    name = clean(_place_of(sighting.memory).get("name"))
-    if not name or normalize_alias(name) in subject.names:
-        return ""
-    return f"**{name}**: "
+def _section_memories(subject: Subject) -> list[MemoryRecord]:
+    return [sighting.memory for sighting in subject.sightings]
 
 
-def _note_bullets(subject: _Subject) -> list[Bullet]:
-    bullets: list[Bullet] = []
-    for sighting in subject.sightings:
-        line = first_sentence(sighting.memory.content) or sentence(f"Mentioned {sighting.spelling}")
-        bullets.append((f"- {_place_lead(subject, sighting)}{line}", sighting.memory_id))
-    return bullets
+def _visit_memories(subject: Subject) -> list[MemoryRecord]:
+    return [sighting.memory for sighting in subject.sightings if sighting.is_place]
 
 
-def _visit_bullets(subject: _Subject) -> list[Bullet]:
-    return [(f"- Visited on {memory_date(s.memory)}.", s.memory_id) for s in subject.sightings if s.is_place]
+def _reason_memories(subject: Subject) -> list[MemoryRecord]:
+    return [sighting.memory for sighting in subject.sightings if reason_clause(sighting.memory.content)]
 
 
-def _reason_clause(content: str) -> str:
-    """The first stated reason, from its marker on ("… because parking is impossible." → "Because
-    parking is impossible."), so the rationale does not repeat the context's sentence."""
-    for part in sentences(content):
-        marker = _REASON_MARKER.search(part)
-        if marker:
-            clause = part[marker.start() :]
-            return sentence(truncate(clause[:1].upper() + clause[1:]))
-    return ""
-
-
-def _rationale_bullets(subject: _Subject) -> list[Bullet]:
-    bullets: list[Bullet] = []
-    for sighting in subject.sightings:
-        reason = _reason_clause(sighting.memory.content)
-        if reason:
-            bullets.append((f"- {reason}", sighting.memory_id))
-    return bullets
-
-
-def _merge_bullets(bullets: list[Bullet], skip_lines: set[str] | None = None) -> tuple[str, list[str]]:
-    """Distinct lines in order (minus `skip_lines`) and the ids of every memory behind a kept line."""
-    skip = skip_lines or set()
-    kept = [(line, ref) for line, ref in bullets if line.strip() not in skip]
-    body = "\n".join(unique(line for line, _ in kept))
-    return body, unique(ref for _, ref in kept if ref)
+def _refs(memories: list[MemoryRecord]) -> list[str]:
+    return unique(str(memory.id) for memory in memories)
 
 
 def _heading(page_type: str, slug: str) -> str:
@@ -361,51 +152,74 @@ def _new_section(page_type: str, slug: str, body: str, refs: list[str]) -> NewSe
     return NewSection(slug=slug, heading=_heading(page_type, slug), body_md=body, source_refs=refs)
 
 
+def _condensed(page_type: str, slug: str, title: str, memories: list[MemoryRecord]) -> NewSection | None:
+    return _new_section(page_type, slug, condensed_body(page_type, slug, title, memories) or "", _refs(memories))
+
+
 @dataclass
 class _SectionDraft:
-    """The material of a new page's sections, whether it comes from memories or mention contexts."""
+    """What a new page's sections are written from: its summary and the memories behind each section."""
 
     summary: str  # "" when there is nothing to summarise from (lint promotions)
     summary_refs: list[str]
-    notes: list[Bullet]
-    visits: list[Bullet] = field(default_factory=list)
-    rationale: list[Bullet] = field(default_factory=list)
+    notes: list[MemoryRecord]
+    visits: list[MemoryRecord] = field(default_factory=list)
+    rationale: list[MemoryRecord] = field(default_factory=list)
+    # Lines of held contexts whose memories could not be read (quotes only): merged as written.
+    quoted: list[Bullet] = field(default_factory=list)
 
 
 def _build_sections(page_type: str, title: str, draft: _SectionDraft) -> list[NewSection]:
     """A new page's sections by type: entity → overview, notes (, visits); topic → summary,
     highlights; decision → context, decision, rationale. Empty sections are left out."""
-    notes_body, notes_refs = _merge_bullets(draft.notes)
+    log_slug = {"entity": "notes", "topic": "highlights", "decision": "context"}[page_type]
+    log = _condensed(page_type, log_slug, title, draft.notes)
+    if draft.quoted and log is None:
+        body, refs = _merge_bullets(draft.quoted)
+        log = _new_section(page_type, log_slug, body, refs)
     if page_type == "decision":
-        rationale_body, rationale_refs = _merge_bullets(draft.rationale)
         candidates = [
-            _new_section(page_type, "context", notes_body, notes_refs),
+            log,
             _new_section(page_type, "decision", sentence(title), draft.summary_refs),
-            _new_section(page_type, "rationale", rationale_body, rationale_refs),
+            _condensed(page_type, "rationale", title, draft.rationale),
         ]
     elif page_type == "topic":
-        candidates = [
-            _new_section(page_type, "summary", draft.summary, draft.summary_refs),
-            _new_section(page_type, "highlights", notes_body, notes_refs),
-        ]
+        candidates = [_new_section(page_type, "summary", draft.summary, draft.summary_refs), log]
     else:
-        visits_body, visits_refs = _merge_bullets(draft.visits)
         candidates = [
             _new_section(page_type, "overview", draft.summary, draft.summary_refs),
-            _new_section(page_type, "notes", notes_body, notes_refs),
-            _new_section(page_type, "visits", visits_body, visits_refs),
+            log,
+            _condensed(page_type, "visits", title, draft.visits),
         ]
     return [section for section in candidates if section is not None]
 
 
-def _draft_from_subject(subject: _Subject, page_type: str, title: str) -> _SectionDraft:
+def _draft_from_subject(subject: Subject, page_type: str, title: str) -> _SectionDraft:
     return _SectionDraft(
         summary=_summary_of(subject, page_type, title),
         summary_refs=subject.memory_ids,
-        notes=_note_bullets(subject),
-        visits=_visit_bullets(subject),
-        rationale=_rationale_bullets(subject),
+        notes=_section_memories(subject),
+        visits=_visit_memories(subject),
+        rationale=_reason_memories(subject),
     )
+
+
+def _merge_bullets(bullets: list[Bullet]) -> tuple[str, list[str]]:
+    """Distinct lines in order and the ids of every memory behind a line (held quotes only)."""
+    return "\n".join(unique(line for line, _ in bullets)), unique(ref for _, ref in bullets if ref)
+
+
+def _dated_line(memory: MemoryRecord) -> str:
+    return f"- {memory_date(memory)}: {first_sentence(memory.content) or 'mentioned.'}"
+
+
+def _proposal(memories: list[MemoryRecord], line: Callable[[MemoryRecord], str]) -> str:
+    """A page update's proposed lines, newest first, after a count of them: the writer rebuilds the
+    section from every memory it cites, and the count makes the proposal differ from any stored body
+    (a proposal too close to the body would only be cited, not written)."""
+    ordered = sorted(memories, key=lambda m: (as_utc(m.created_at), str(m.id)), reverse=True)
+    count = f"- {len(ordered)} new {'memory' if len(ordered) == 1 else 'memories'}."
+    return "\n".join([count, *unique(line(memory) for memory in ordered)])
 
 
 def _slug_for(title: str) -> str:
@@ -427,15 +241,19 @@ class _PageRef:
 @dataclass
 class _PendingUpdate:
     page: CandidatePage
-    bullets: dict[str, list[Bullet]] = field(default_factory=dict)
+    memories: dict[str, list[MemoryRecord]] = field(default_factory=dict)  # section slug -> memories
     aliases: list[str] = field(default_factory=list)
+
+    def add(self, slug: str, memories: list[MemoryRecord]) -> None:
+        section = self.memories.setdefault(slug, [])
+        section += [m for m in memories if all(m.id != known.id for known in section)]
 
 
 def _candidate_names(page: CandidatePage) -> set[str]:
     return {key for key in (normalize_alias(raw) for raw in (page.title, *page.aliases)) if key}
 
 
-def _matching_page(subject: _Subject, pages: list[CandidatePage]) -> CandidatePage | None:
+def _matching_page(subject: Subject, pages: list[CandidatePage]) -> CandidatePage | None:
     # Like a cautious model, recognise a page only by a name the memories actually wrote; a variant
     # ("Paris, France", a nickname) is proposed as a new page and the resolver merges it by alias.
     written = {normalize_alias(sighting.spelling) for sighting in subject.sightings}
@@ -444,17 +262,23 @@ def _matching_page(subject: _Subject, pages: list[CandidatePage]) -> CandidatePa
     return (same_type or hits or [None])[0]
 
 
-def _matching_mention(subject: _Subject, mentions: list[OpenMention]) -> OpenMention | None:
+def _matching_mention(subject: Subject, mentions: list[OpenMention]) -> OpenMention | None:
     return next(
         (m for m in mentions if (m.alias_normalized or normalize_alias(m.alias)) in subject.names),
         None,
     )
 
 
+def _held_refs(mention: OpenMention) -> list[str]:
+    return unique(str(c.get("source_ref") or "").strip().lower() for c in mention.sample_contexts
+                  if isinstance(c, dict) and c.get("source_ref"))
+
+
 class _PlanDraft:
     def __init__(self, ctx: PlannerContext) -> None:
         self.ctx = ctx
         self.newest = max((as_utc(m.created_at) for m in ctx.memories), default=None)
+        self.held = {str(m.id): m for m in ctx.held_memories}
         self.updates: dict[str, _PendingUpdate] = {}
         self.new_pages: list[NewPage] = []
         self.mentions: list[UnresolvedMention] = []
@@ -467,13 +291,17 @@ class _PlanDraft:
 
     # ---- subjects
 
-    def place_subject(self, index: int, subject: _Subject) -> None:
+    def place_subject(self, index: int, subject: Subject) -> None:
         page = _matching_page(subject, self.ctx.candidate_pages)
+        mention = _matching_mention(subject, self.ctx.open_mentions)
         if page is not None:
             self._update_page(subject, page)
             self.refs[index] = _PageRef(page.type, page.slug, page.title)
+            if mention is not None:
+                # The name was held before its page existed: its held sightings belong to the page.
+                self.consumed_mention_ids.append(str(mention.id))
+                self._promote_into(subject, mention, page)
             return
-        mention = _matching_mention(subject, self.ctx.open_mentions)
         if mention is not None:
             self.consumed_mention_ids.append(str(mention.id))
             ref = self._promote_or_hold(subject, mention)
@@ -485,40 +313,81 @@ class _PlanDraft:
         if ref is not None:
             self.refs[index] = ref
 
-    def _update_page(self, subject: _Subject, page: CandidatePage) -> None:
+    def _update_page(self, subject: Subject, page: CandidatePage) -> None:
         pending = self.updates.setdefault(str(page.id), _PendingUpdate(page))
-        pending.bullets.setdefault(UPDATE_SECTION_BY_TYPE[page.type], []).extend(_note_bullets(subject))
-        visits = _visit_bullets(subject)
+        pending.add(UPDATE_SECTION_BY_TYPE[page.type], _section_memories(subject))
+        visits = _visit_memories(subject)
         if page.type == "entity" and visits:
-            pending.bullets.setdefault("visits", []).extend(visits)
+            pending.add("visits", visits)
         known = _candidate_names(page) | {normalize_alias(a) for a in pending.aliases}
         pending.aliases.extend(subject.variant_spellings(known))
+        # A title stored in the wrong case ("CONTRAMAR") is offered its best-attested properly cased
+        # form; the resolver takes it when it names the page the same way.
+        better = subject.title
+        if (not is_properly_cased(page.title) and is_properly_cased(better)
+                and normalize_alias(better) == normalize_alias(page.title) and better not in pending.aliases):
+            pending.aliases.append(better)
 
-    def _promote_or_hold(self, subject: _Subject, mention: OpenMention) -> _PageRef | None:
+    def _with_held(self, subject: Subject, mention: OpenMention) -> Subject | None:
+        """The subject as the held sightings and this batch's together tell it; None when none of the
+        held memories can be read (the quotes alone stand for them)."""
+        held = sorted((self.held[ref] for ref in _held_refs(mention) if ref in self.held),
+                      key=lambda m: (as_utc(m.created_at), str(m.id)))
+        if not held:
+            return None
+        batch = _section_memories(subject)
+        combined = collect_subjects([*[m for m in held if m not in batch], *batch])
+        names = subject.names | {mention.alias_normalized}
+        return next((s for s in combined if s.names & names), None)
+
+    def _promotable(self, subject: Subject, mention: OpenMention) -> bool:
         sightings = mention.mention_count + len(subject.sightings)
-        if self.newest is None or not promotion_allowed(sightings, as_utc(mention.last_seen_at), self.newest):
+        return self.newest is not None and promotion_allowed(sightings, as_utc(mention.last_seen_at), self.newest)
+
+    def _promote_or_hold(self, subject: Subject, mention: OpenMention) -> _PageRef | None:
+        if not self._promotable(subject, mention):
             self._hold(subject)
             return None
-        # The held spelling has been seen mention_count times, so it usually stays the title.
-        held = clean(mention.alias)
-        title = most_common(
-            [held] * mention.mention_count + subject.spellings if held else subject.spellings
-        )
+        full = self._with_held(subject, mention)
+        if full is not None:
+            title = full.title
+        else:
+            # Only quotes of the held sightings: the held spelling stands for each of them.
+            held = clean(mention.alias)
+            title = best_attested([held] * mention.mention_count + subject.spellings if held else subject.spellings)
         page_type = mention.suggested_type or subject.type
         slug = _slug_for(title)
+        draft = _draft_from_subject(full or subject, page_type, title)
+        if full is None:
+            draft.quoted = _quoted(mention)
         self.promotions.append(
             Promotion(
                 mentionId=str(mention.id),
-                reason=f"Seen {sightings} times ({len(subject.sightings)} in this batch), last within 30 days.",
+                reason=f"Seen {mention.mention_count + len(subject.sightings)} times "
+                       f"({len(subject.sightings)} in this batch), last within 30 days.",
                 type=page_type,
                 title=title,
                 slug=slug,
-                sections=_build_sections(page_type, title, _draft_from_subject(subject, page_type, title)),
+                sections=_build_sections(page_type, title, draft),
             )
         )
         return _PageRef(page_type, slug, title)
 
-    def _create_page(self, subject: _Subject) -> _PageRef:
+    def _promote_into(self, subject: Subject, mention: OpenMention, page: CandidatePage) -> None:
+        """Promote a mention into the page that already carries its name: the resolver merges it there,
+        so the page cites the held sightings and the mention stops being open."""
+        if not self._promotable(subject, mention):
+            return
+        full = self._with_held(subject, mention) or subject
+        draft = _draft_from_subject(full, page.type, page.title)
+        if full is subject:
+            draft.quoted = _quoted(mention)
+        sections = [s for s in _build_sections(page.type, page.title, draft) if s.slug not in STABLE_SECTIONS]
+        self.promotions.append(Promotion(
+            mentionId=str(mention.id), reason=f"Held name of the existing page {page.title}.", type=page.type,
+            title=page.title, slug=page.slug, sections=sections))
+
+    def _create_page(self, subject: Subject) -> _PageRef:
         title = subject.title
         slug = _slug_for(title)
         draft = _draft_from_subject(subject, subject.type, title)
@@ -535,7 +404,7 @@ class _PlanDraft:
         )
         return _PageRef(subject.type, slug, title)
 
-    def _hold(self, subject: _Subject) -> None:
+    def _hold(self, subject: Subject) -> None:
         for sighting in subject.sightings:
             self.mentions.append(
                 UnresolvedMention(
@@ -549,29 +418,54 @@ class _PlanDraft:
     # ---- lint-triggered promotions
 
     def add_lint_promotions(self) -> None:
-        known = set().union(*(_candidate_names(page) for page in self.ctx.candidate_pages))
         by_id = {str(m.id): m for m in self.ctx.open_mentions}
         for mention_id in unique(str(i) for i in self.ctx.promotion_candidate_ids):
             mention = by_id.get(mention_id)
             if mention is None or mention.mention_count < PROMOTION_MIN_SIGHTINGS:
                 continue
-            # The batch already decided about this mention, or a page already carries its name.
-            if mention_id in self.consumed_mention_ids or mention.alias_normalized in known:
-                continue
-            self.promotions.append(_lint_promotion(mention))
+            if mention_id in self.consumed_mention_ids:
+                continue  # the batch already decided about this mention
+            self.promotions.append(self._lint_promotion(mention))
+
+    def _lint_promotion(self, mention: OpenMention) -> Promotion:
+        """A promotion built from the mention's held sightings alone (a lint compile may have no
+        memories); into the page that already carries its name, when there is one."""
+        page = next((p for p in self.ctx.candidate_pages if mention.alias_normalized in _candidate_names(p)), None)
+        held = sorted((self.held[ref] for ref in _held_refs(mention) if ref in self.held),
+                      key=lambda m: (as_utc(m.created_at), str(m.id)))
+        subject = next((s for s in collect_subjects(held) if mention.alias_normalized in s.names), None)
+        title = page.title if page is not None else (subject.title if subject is not None
+                                                     else clean(mention.alias) or mention.alias_normalized)
+        page_type = page.type if page is not None else (mention.suggested_type or "entity")
+        if subject is not None:
+            draft = _draft_from_subject(subject, page_type, title)
+            draft.summary = "" if page is not None else draft.summary
+        else:
+            draft = _SectionDraft(summary="", summary_refs=[], notes=[], quoted=_quoted(mention))
+        sections = _build_sections(page_type, title, draft)
+        if page is not None:
+            sections = [s for s in sections if s.slug not in STABLE_SECTIONS]
+        return Promotion(
+            mentionId=str(mention.id),
+            reason=f"Open mention seen {mention.mention_count} times; flagged by the lint sweep.",
+            type=page_type,
+            title=title,
+            slug=page.slug if page is not None else _slug_for(title),
+            sections=sections,
+        )
 
     # ---- links
 
-    def add_links(self, subjects: list[_Subject]) -> None:
-        present: dict[int, list[tuple[int, _Sighting]]] = {}
+    def add_links(self, subjects: list[Subject]) -> None:
+        present: dict[int, list[tuple[int, Sighting]]] = {}
         for index, subject in enumerate(subjects):
             for sighting in subject.sightings:
                 present.setdefault(sighting.memory_index, []).append((index, sighting))
         for memory_index in sorted(present):
             self._link_memory(subjects, present[memory_index])
 
-    def _link_memory(self, subjects: list[_Subject], present: list[tuple[int, _Sighting]]) -> None:
-        def refs_where(test: Callable[[int, _Sighting], bool]) -> list[tuple[int, _PageRef]]:
+    def _link_memory(self, subjects: list[Subject], present: list[tuple[int, Sighting]]) -> None:
+        def refs_where(test: Callable[[int, Sighting], bool]) -> list[tuple[int, _PageRef]]:
             return [(i, self.refs[i]) for i, s in present if i in self.refs and test(i, s)]
 
         cities = refs_where(lambda _i, s: s.is_city)
@@ -611,22 +505,19 @@ class _PlanDraft:
     def page_updates(self) -> list[PageUpdate]:
         updates: list[PageUpdate] = []
         for pending in self.updates.values():
-            existing = {s.slug: s.body_md for s in pending.page.sections}
-            sections: list[SectionUpdate] = []
-            for slug, bullets in pending.bullets.items():
-                present = {line.strip() for line in existing.get(slug, "").splitlines() if line.strip()}
-                body, refs = _merge_bullets(bullets, skip_lines=present)
-                if body:
-                    sections.append(
-                        SectionUpdate(
-                            slug=slug,
-                            proposed_body_md=body,
-                            source_refs=refs,
-                            rationale="New memories in this batch.",
-                        )
-                    )
-            # Nothing new to say (a replayed batch): no update, so the apply path writes nothing.
-            if sections:
+            sections = [
+                SectionUpdate(
+                    slug=slug,
+                    proposed_body_md=_proposal(memories, _visit_line if slug == "visits" else _dated_line),
+                    # Every memory of the batch about the page is cited, even one that says what the page
+                    # already says: the writer rebuilds the section from all it cites.
+                    source_refs=_refs(memories),
+                    rationale="New memories in this batch.",
+                )
+                for slug, memories in pending.memories.items()
+                if memories
+            ]
+            if sections or pending.aliases:
                 updates.append(
                     PageUpdate(pageId=str(pending.page.id), sections=sections, aliases=pending.aliases)
                 )
@@ -642,31 +533,24 @@ class _PlanDraft:
         )
 
 
-def _lint_promotion(mention: OpenMention) -> Promotion:
-    """A promotion built only from the mention's held contexts (a lint compile may have no memories)."""
-    title = clean(mention.alias) or mention.alias_normalized
-    page_type = mention.suggested_type or "entity"
+def _visit_line(memory: MemoryRecord) -> str:
+    return f"- Visited on {memory_date(memory)}."
+
+
+def _quoted(mention: OpenMention) -> list[Bullet]:
+    """The held contexts as lines, oldest first (they are stored newest first), with their memories."""
     bullets: list[Bullet] = []
-    for context in reversed(mention.sample_contexts):  # stored newest first; notes read oldest first
-        line = first_sentence(str(context.get("quote") or ""))
+    for context in reversed(mention.sample_contexts):
+        line = first_sentence(str(context.get("quote") or "")) if isinstance(context, dict) else ""
         if line:
             # The ref is a memory id: clean would strip it as an id leaking into prose.
             bullets.append((f"- {line}", str(context.get("source_ref") or "").strip()))
-    refs = unique(ref for _, ref in bullets if ref)
-    draft = _SectionDraft(summary="", summary_refs=refs, notes=bullets)
-    return Promotion(
-        mentionId=str(mention.id),
-        reason=f"Open mention seen {mention.mention_count} times; flagged by the lint sweep.",
-        type=page_type,
-        title=title,
-        slug=_slug_for(title),
-        sections=_build_sections(page_type, title, draft),
-    )
+    return bullets
 
 
 def scripted_plan(ctx: PlannerContext) -> Plan:
     """The leaf plan for one batch, from metadata hints alone. Same context in, same plan out."""
-    subjects = _collect_subjects(ctx.memories)
+    subjects = collect_subjects(ctx.memories)
     draft = _PlanDraft(ctx)
     for index, subject in enumerate(subjects):
         draft.place_subject(index, subject)
@@ -675,12 +559,25 @@ def scripted_plan(ctx: PlannerContext) -> Plan:
     return draft.plan()
 
 
+def scripted_rewrite_section(task: SectionTask, cited: list[MemoryRecord]) -> str:
+    """The scripted section writer: a log, visits or rationale section is rebuilt from every memory it
+    cites (`cited`: those cited before and the task's); a summary keeps its body; anything else (or a
+    section whose memories cannot be read) merges the proposal's lines into the body."""
+    if task.slug in STABLE_SECTIONS and (task.existing_body or "").strip():
+        return (task.existing_body or "").strip()
+    if cited:
+        body = condensed_body(task.page_type, task.slug, task.page_title, cited)
+        if body is not None:
+            return body
+    return scripted_write_section(task.existing_body, task.proposed_body)
+
+
 def scripted_write_section(existing_body: str | None, proposed_body: str) -> str:
-    """The scripted section writer: keep the existing lines, append the proposed lines not already
-    there (compared after stripping). Writing the same proposal twice gives the same body."""
-    existing_lines = (existing_body or "").strip().splitlines()
-    present = {line.strip() for line in existing_lines if line.strip()}
-    added = [
-        line.strip() for line in proposed_body.splitlines() if line.strip() and line.strip() not in present
-    ]
+    """Line merge: keep the existing lines, add the proposed lines not already there. Lines are
+    compared as text, links unwrapped and spaces trimmed, so a line the apply step linkified is not
+    added again in its plain form. Writing the same proposal twice gives the same body."""
+    existing_lines = [line.rstrip() for line in (existing_body or "").strip().splitlines()]
+    present = {unlinkify(line).strip() for line in existing_lines if line.strip()}
+    added = [line.strip() for line in proposed_body.splitlines()
+             if line.strip() and unlinkify(line).strip() not in present]
     return "\n".join([*existing_lines, *unique(added)]).strip()

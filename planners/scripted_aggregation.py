@@ -17,7 +17,8 @@ Output: `parentSectionUpdates` on existing hub topics, hub `newPages` when the h
 promote_ready, and hub -> child `pageLinks`. The leaf arrays stay empty.
 
 Determinism: candidates are visited by slug, children sorted by title then slug, every output list
-is sorted; nothing iterates a set and no clock is read (`now` comes in).
+is sorted; nothing iterates a set and no clock is read (`now` comes in, and `evidence_now` derives
+it from the request's own evidence times).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from pydantic import ValidationError
 
@@ -42,6 +43,7 @@ from domain.plan import (
     SectionPromotion,
 )
 from domain.render import render_rollup_list
+from planners.port import AggregationRequest
 
 # No hub when fewer than 3 pages clearly match it (the aggregation prompt says the same). The same floor
 # applies to each rollup section and to the children a promoted page starts with.
@@ -204,9 +206,8 @@ def _rollup_updates(
                 continue
             target, section_slug, heading = scope.by_id[child_id], "highlights", "Highlights"
             existing = _section_of(target, section_slug)
-        # Already rendered exactly like this: re-emitting would only re-count the same records.
-        if existing is not None and existing.body_md.strip() == render_rollup_list(members).strip():
-            continue
+        # Emitted even when the list is already rendered like this: the resolver then only refreshes the
+        # section's citations (its members' memories, which grow) and its aggregation metadata.
         updates.append(
             ParentSectionUpdate(
                 pageId=str(target.id),
@@ -346,6 +347,27 @@ def _section_promotions(scope: _Scope, now: datetime) -> list[SectionPromotion]:
 
 
 # --------------------------------------------------------------------------- the plan
+
+
+def evidence_now(request: AggregationRequest) -> datetime:
+    """The instant the plan is made at, from the data rather than the clock: the newest evidence time
+    (first or last source) any section of the request records; the epoch when none does (then no
+    section has a time span to measure, and `now` changes nothing)."""
+    instants = [parsed for page in [*request.pages, *request.possible_children] for section in page.sections
+                for key in ("last_source_at", "first_source_at")
+                if (parsed := _instant((section.aggregation or {}).get(key))) is not None]
+    return max(instants, default=datetime(1970, 1, 1, tzinfo=UTC))
+
+
+def _instant(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
 
 
 def scripted_aggregation_plan(

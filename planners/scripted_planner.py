@@ -11,7 +11,6 @@ it), the rest as fresh input, the plan as output.
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime
 
 from domain.context import MemoryRecord, PlannerContext
 from domain.pricing import TokenUsage, cache_prefix_worthwhile, estimate_tokens, priced
@@ -26,12 +25,14 @@ from planners.prompts import (
     planner_view,
     to_json,
 )
-from planners.scripted import scripted_plan, scripted_write_section
-from planners.scripted_aggregation import scripted_aggregation_plan
+from planners.scripted import scripted_plan, scripted_rewrite_section
+from planners.scripted_aggregation import evidence_now, scripted_aggregation_plan
 
 
 class ScriptedPlanner:
     reads_possible_children = True
+    # Sections are rebuilt from every memory they cite (planners/scripted_condense.py).
+    rewrites_from_sources = True
 
     def __init__(self, latency_seconds: float = 0.0) -> None:
         # Simulated model latency per call (benchmarks only); 0 in tests and the demo.
@@ -50,8 +51,11 @@ class ScriptedPlanner:
 
     async def write_section(self, task: SectionTask, cited: list[MemoryRecord], model_id: str) -> SectionReply:
         await self._wait()
-        body = scripted_write_section(task.existing_body, task.proposed_body)
-        prompt_chars = len(task.existing_body or "") + len(task.proposed_body) + sum(len(m.content) for m in cited)
+        body = scripted_rewrite_section(task, cited)
+        # Priced as Claude's writer would be: it is shown the task's memories, not the older ones.
+        task_refs = set(task.source_refs)
+        prompt_chars = len(task.existing_body or "") + len(task.proposed_body) + sum(
+            len(m.content) for m in cited if str(m.id) in task_refs)
         usage = TokenUsage(input_tokens=estimate_tokens(prompt_chars + len(SECTION_WRITER_SYSTEM)),
                            output_tokens=estimate_tokens(len(body)))
         return SectionReply(body=body, usage=priced(model_id, usage))
@@ -59,7 +63,7 @@ class ScriptedPlanner:
     async def plan_aggregation(self, request: AggregationRequest, model_id: str) -> PlanReply:
         prompt = build_aggregation_prompt(request.pages, request.candidates, request.inbound_links)
         plan = scripted_aggregation_plan(request.pages, request.candidates, request.possible_children,
-                                         datetime.now().astimezone())
+                                         evidence_now(request))
         usage = _estimated_usage(model_id, prompt, 0, plan.model_dump_json())
         return PlanReply(plan=plan, usage=priced(model_id, usage), input_chars=prompt.chars)
 

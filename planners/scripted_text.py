@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
@@ -65,12 +64,6 @@ def with_article(noun: str) -> str:
     return f"{article} {noun}"
 
 
-def most_common(spellings: list[str]) -> str:
-    # Counter keeps first-seen order and max() keeps the first of equals, so ties go to the first seen.
-    counts = Counter(spellings)
-    return max(counts, key=counts.__getitem__)
-
-
 def unique(values: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(values))
 
@@ -81,5 +74,6 @@ def as_utc(moment: datetime) -> datetime:
 
 
 def memory_date(memory: MemoryRecord) -> str:
-    """The day the memory happened (created_at is its occurred_at), as the planner prompt dates it."""
+    # When the memory happened (created_at: its occurred_at, else when it was retained), never when
+    # it was last written: re-retaining a memory must not move its date.
     return as_utc(memory.created_at).date().isoformat()

@@ -26,7 +26,7 @@ from domain.aggregation import (
     membership_evidence,
     score_section_aggregation,
 )
-from domain.aliases import seed_aliases_for_title, slugify_title
+from domain.aliases import format_heading_from_slug, seed_aliases_for_title, slugify_title
 from domain.compile_messages import AggregationResolveResult, ResolvePlanResult
 from domain.guards import is_meaningful_change, is_valid_uuid
 from domain.ids import page_id as deterministic_page_id
@@ -45,6 +45,7 @@ from store.plan_resolution import (
     add_aliases,
     add_section,
     add_writer_task,
+    cite_only,
     page_by_type_slug,
     page_entry,
     scope_pages_by_id,
@@ -103,10 +104,15 @@ async def _resolve_hubs(conn: AsyncConnection, res: Resolution, plan: Plan, outc
                             page_type="topic", slug=slug, title=hub.title.strip(), summary=hub.summary,
                             mode="create", keep_title=False)
         add_aliases(entry, [*seed_aliases_for_title(hub.title), *hub.aliases])
-        page_refs = res.cite(hub.source_refs)
+        # A hub says what its members are: it cites their memories, when the plan names members.
+        members = await _children(conn, res, [LinkedPageRef(type=link.toType, slug=link.toSlug)
+                                              for link in plan.pageLinks
+                                              if link.fromType == "topic" and link.fromSlug.strip() in (slug, hub.slug)])
+        member_refs = await member_memories(conn, res, [str(child.id) for child in members])
+        page_refs = member_refs or res.cite(hub.source_refs)
         for section in hub.sections:
             add_section(res, entry, {}, slug=section.slug, heading=section.heading, body=section.body_md,
-                        refs=section_refs(res, section, page_refs))
+                        refs=page_refs if member_refs else section_refs(res, section, page_refs))
         res.redirect("topic", [slug, hub.slug.strip()], entry)
 
 
@@ -124,6 +130,29 @@ async def _children(conn: AsyncConnection, res: Resolution, refs: list[LinkedPag
     """), {"tenant": res.tenant, "owner": res.owner, "keys": [f"{t}/{s}" for t, s in keys]})
     by_key = {(row.type, row.slug): row for row in rows}
     return [by_key[key] for key in dict.fromkeys(keys) if key in by_key]
+
+
+async def member_memories(conn: AsyncConnection, res: Resolution, page_ids: list[str]) -> list[str]:
+    """The memories the member pages' sections cite (each once, in id order): what a list of them
+    is evidence of. Only pages of this scope count."""
+    if not page_ids:
+        return []
+    rows = await conn.execute(text("""
+        SELECT DISTINCT src.source_ref FROM wiki_section_sources src
+        JOIN wiki_page_sections s ON s.id = src.section_id JOIN wiki_pages p ON p.id = s.page_id
+        WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.id = ANY(CAST(:ids AS uuid[]))
+          AND src.source_kind = 'memory_unit'
+        ORDER BY src.source_ref
+    """), {"tenant": res.tenant, "owner": res.owner, "ids": page_ids})
+    return [row.source_ref for row in rows]
+
+
+async def _cited_by(conn: AsyncConnection, page_id: str, slug: str) -> list[str]:
+    rows = await conn.execute(text("""
+        SELECT src.source_ref FROM wiki_section_sources src JOIN wiki_page_sections s ON s.id = src.section_id
+        WHERE s.page_id = :page AND s.section_slug = :slug AND src.source_kind = 'memory_unit'
+    """), {"page": page_id, "slug": slug})
+    return [row.source_ref for row in rows]
 
 
 async def _resolve_rollup(conn: AsyncConnection, res: Resolution, parent: Any, update: ParentSectionUpdate,
@@ -153,12 +182,20 @@ async def _resolve_rollup(conn: AsyncConnection, res: Resolution, parent: Any, u
     current = existing.get(update.sectionSlug)
     refs = res.cite(update.source_refs)
     if children:
+        # A rollup lists its members: it cites exactly their memories (never the other memories of the
+        # run that suggested the hub, a park visit under Restaurants), replacing what it cited before.
+        refs = await member_memories(conn, res, [str(child.id) for child in children])
         body = render_rollup_list(children)
         if current is not None and not is_meaningful_change(current.body_md, body):
             res.result.sections_skipped += 1
-            return
-        entry.sections.append(DirectSection(slug=update.sectionSlug, heading=update.heading or update.sectionSlug,
-                                            body_md=body, source_refs=refs, rewritten=True))
+            if set(refs) == set(await _cited_by(conn, parent_id, update.sectionSlug)):
+                return  # the same list with the same evidence: nothing to write, nothing to count again
+            # The same list, but its members' memories changed: only its citations (and metadata) follow.
+            cite_only(entry, update.sectionSlug, refs, replace_sources=True)
+        else:
+            entry.sections.append(DirectSection(slug=update.sectionSlug,
+                                                heading=update.heading or update.sectionSlug, body_md=body,
+                                                source_refs=refs, rewritten=True, replace_sources=True))
     else:
         before = len(res.tasks)
         add_writer_task(res, entry, current=current, slug=update.sectionSlug, heading=update.heading,
@@ -208,15 +245,18 @@ async def _resolve_section_promotion(conn: AsyncConnection, res: Resolution, par
     entry = page_entry(res, page_id=child_id, page_type="topic", slug=slug, title=child.title.strip(),
                         summary=child.summary, mode="update" if existing_child else "create", keep_title=False)
     add_aliases(entry, [*seed_aliases_for_title(child.title), *child.aliases])
-    page_refs = res.cite(child.source_refs)
-    existing_sections = await sections_of(conn, res, child_id) if existing_child else {}
+    # The promoted page and the pointer left on the parent are about the section's members: both cite
+    # exactly their memories. Their bodies are deterministic renders, written directly.
+    refs = await member_memories(conn, res, aggregation.linked_page_ids)
     for new_section in child.sections:
-        add_section(res, entry, existing_sections, slug=new_section.slug, heading=new_section.heading,
-                    body=new_section.body_md, refs=section_refs(res, new_section, page_refs))
+        entry.sections.append(DirectSection(slug=new_section.slug,
+                                            heading=new_section.heading or format_heading_from_slug(new_section.slug),
+                                            body_md=new_section.body_md, source_refs=refs,
+                                            rewritten=existing_child is not None, replace_sources=True))
     parent_entry = page_entry(res, page_id=parent_id, page_type=parent.type, slug=parent.slug, title=parent.title,
                                summary=None, mode="update", keep_title=True)
     parent_entry.sections.append(DirectSection(
-        slug=promotion.sectionSlug, heading=section.heading, source_refs=[], rewritten=True,
+        slug=promotion.sectionSlug, heading=section.heading, source_refs=refs, rewritten=True, replace_sources=True,
         body_md=render_promoted_parent_section(promotion.parentSummary, promotion.topHighlights,
                                                child.title.strip(), "topic", slug),
     ))

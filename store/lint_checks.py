@@ -1,7 +1,8 @@
 """The nightly lint's reads and ledger writes over every scope.
 
 Each check counts findings per scope in one statement; scopes are paged in (tenant, owner) order so
-that no result grows with the number of scopes.
+that no result grows with the number of scopes. The page checks (provenance and bodies) also list
+the pages behind their counts, a bounded number per scope.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain import ids
 from domain.lint import (
+    MAX_PAGES_PER_CHECK,
     MAX_PROMOTIONS_PER_SCOPE,
     NAMED_PER_CHECK,
     OVERSIZE_BODY_CHARS,
@@ -22,6 +24,8 @@ from domain.lint import (
     LintChecks,
     LintChecksInput,
     LintFinding,
+    PageCheck,
+    PageFinding,
     PromotionCandidate,
     RecordLintInput,
 )
@@ -74,6 +78,58 @@ _CHECK_QUERIES: dict[LintCheck, str] = {
         GROUP BY tenant_id, owner_id
     """,
 }
+# Page checks: (tenant, owner, page, count) for each active page with a finding. Their scope counts
+# are the sums; _PAGES lists the most affected pages of each scope of the page of scopes.
+_UUID_TEXT = "'^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'"
+_PAGE_OF = "p.tenant_id AS tenant, p.owner_id AS owner, p.type || '/' || p.slug AS page"
+_PAGE_CHECK_QUERIES: dict[PageCheck, str] = {
+    "unsourced_sections": f"""
+        SELECT {_PAGE_OF}, count(*) AS count
+        FROM wiki_page_sections s JOIN wiki_pages p ON p.id = s.page_id
+        WHERE p.status = 'active'
+          AND NOT EXISTS (SELECT 1 FROM wiki_section_sources src WHERE src.section_id = s.id)
+        GROUP BY p.tenant_id, p.owner_id, p.type, p.slug
+    """,
+    # A citation must name a memory of the page's own scope (by primary key, never by text scan).
+    "foreign_sources": f"""
+        SELECT {_PAGE_OF}, count(*) AS count
+        FROM wiki_section_sources src
+        JOIN wiki_page_sections s ON s.id = src.section_id JOIN wiki_pages p ON p.id = s.page_id
+        WHERE p.status = 'active' AND src.source_kind = 'memory_unit'
+          AND NOT EXISTS (
+              SELECT 1 FROM memory_units m
+              WHERE m.id = CASE WHEN src.source_ref ~ {_UUID_TEXT} THEN CAST(src.source_ref AS uuid) END
+                AND m.tenant_id = p.tenant_id AND m.owner_id = p.owner_id)
+        GROUP BY p.tenant_id, p.owner_id, p.type, p.slug
+    """,
+    "repeated_lines": f"""
+        SELECT {_PAGE_OF}, sum(repeats.extra)::bigint AS count
+        FROM wiki_page_sections s JOIN wiki_pages p ON p.id = s.page_id
+        CROSS JOIN LATERAL (
+            SELECT count(*) - count(DISTINCT btrim(line)) AS extra
+            FROM regexp_split_to_table(s.body_md, E'\\n') AS line WHERE btrim(line) <> ''
+        ) repeats
+        WHERE p.status = 'active' AND repeats.extra > 0
+        GROUP BY p.tenant_id, p.owner_id, p.type, p.slug
+    """,
+    "raw_html": f"""
+        SELECT {_PAGE_OF}, count(*) AS count
+        FROM wiki_page_sections s JOIN wiki_pages p ON p.id = s.page_id
+        WHERE p.status = 'active' AND s.body_md ~ '<[A-Za-z/!?]'
+        GROUP BY p.tenant_id, p.owner_id, p.type, p.slug
+    """,
+}
+_CHECK_QUERIES.update({check: f"SELECT tenant, owner, sum(count)::bigint AS count FROM ({query}) paged GROUP BY tenant, owner"
+                       for check, query in _PAGE_CHECK_QUERIES.items()})
+_PAGES = """
+    SELECT tenant, owner, page, count FROM (
+        SELECT found.*, row_number() OVER (PARTITION BY tenant, owner ORDER BY count DESC, page COLLATE "C") AS rank,
+               dense_rank() OVER (ORDER BY tenant COLLATE "C", owner COLLATE "C") AS scope_rank
+        FROM ({query}) found
+        WHERE (tenant COLLATE "C", owner COLLATE "C") > (:after_tenant, :after_owner)
+    ) ranked WHERE rank <= :pages_per_check AND scope_rank <= :scope_limit
+    ORDER BY tenant COLLATE "C", owner COLLATE "C", rank
+"""
 _CANDIDATES = """
     SELECT tenant, owner, id FROM (
         SELECT tenant_id AS tenant, owner_id AS owner, id,
@@ -88,7 +144,8 @@ _CANDIDATES = """
     ORDER BY tenant COLLATE "C", owner COLLATE "C", rank
 """
 _THRESHOLDS = {"stale_days": STALE_DAYS, "oversize_chars": OVERSIZE_BODY_CHARS, "min_count": PROMOTION_MIN_SIGHTINGS,
-               "within_days": PROMOTION_WINDOW_DAYS, "per_scope": MAX_PROMOTIONS_PER_SCOPE}
+               "within_days": PROMOTION_WINDOW_DAYS, "per_scope": MAX_PROMOTIONS_PER_SCOPE,
+               "pages_per_check": MAX_PAGES_PER_CHECK}
 
 
 def _page(query: str) -> str:
@@ -117,7 +174,12 @@ async def check_scopes(engine: AsyncEngine, page: LintChecksInput) -> LintChecks
                 PromotionCandidate(tenant=row.tenant, owner=row.owner, mention_id=row.id)
                 for row in await conn.execute(text(_CANDIDATES), params)
             ]
-    return LintChecks(counts=counts, candidates=candidates)
+            pages = [
+                PageFinding(tenant=row.tenant, owner=row.owner, page=row.page, check=check, count=row.count)
+                for check, query in _PAGE_CHECK_QUERIES.items()
+                for row in await conn.execute(text(_PAGES.format(query=query)), params)
+            ]
+    return LintChecks(counts=counts, candidates=candidates, pages=pages)
 
 
 async def prune_ledger(engine: AsyncEngine, retention_days: int) -> int:

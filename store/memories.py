@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -19,6 +20,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.context import MemoryRecord
+from domain.guards import is_valid_uuid
 from domain.memory import MemoryIn, validate_scope_part
 
 
@@ -182,15 +184,21 @@ async def read_after(
     return records, positions
 
 
-async def load_memories(conn: AsyncConnection, tenant: str, owner: str, ids: list[uuid.UUID]) -> list[MemoryRecord]:
-    """Memories of the scope by id, in the order asked (ids of other scopes are simply absent)."""
+async def load_memories(conn: AsyncConnection, tenant: str, owner: str,
+                        ids: Sequence[uuid.UUID | str]) -> list[MemoryRecord]:
+    """Memories of the scope by id, in the order asked, each once (ids of other scopes, and strings
+    that are no id at all, are simply absent). Ids may be UUIDs or their text (a section's citations)."""
+    ids = list(dict.fromkeys(i if isinstance(i, uuid.UUID) else uuid.UUID(i.strip()) for i in ids
+                             if is_valid_uuid(i if isinstance(i, uuid.UUID) else i.strip())))
+    if not ids:
+        return []
     rows = (
         await conn.execute(
             text(
                 "SELECT id, content, metadata, created_at, updated_at FROM memory_units "
                 "WHERE tenant_id = :tenant AND owner_id = :owner AND id = ANY(:ids)"
             ),
-            {"tenant": tenant, "owner": owner, "ids": list(ids)},
+            {"tenant": tenant, "owner": owner, "ids": ids},
         )
     ).all()
     by_id = {

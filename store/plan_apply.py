@@ -29,9 +29,11 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain import ids
+from domain.aliases import normalize_alias
 from domain.compile_messages import ApplyBatchResult
-from domain.guards import PageRef, linkify_known_entities, strip_wikilinks
+from domain.guards import PageRef, linkify_known_entities, strip_wikilinks, without_repeated_lines
 from domain.links import co_mention_context, co_mention_pairs, deterministic_link_context
+from domain.markup import neutralise_html, safe_markdown
 from domain.parents import (
     derive_parent_candidates,
     derive_parent_candidates_from_page_summaries,
@@ -115,6 +117,8 @@ class _SectionWrite:
     body_md: str
     source_refs: list[str]
     rewritten: bool  # through the section writer (or replacing a body, as rollups do): what the cap counts
+    cite_only: bool = False  # citations for the stored section; its body stays
+    replace_sources: bool = False  # these citations are all the section's provenance
 
 
 def _section_writes(plan: ResolvedPlan, drafts: dict[str, str]) -> list[_SectionWrite]:
@@ -136,22 +140,47 @@ def _section_writes(plan: ResolvedPlan, drafts: dict[str, str]) -> list[_Section
 
 def _direct_write(page_id: str, section: DirectSection) -> _SectionWrite:
     return _SectionWrite(page_id=page_id, slug=section.slug, heading=section.heading, body_md=section.body_md,
-                         source_refs=section.source_refs, rewritten=section.rewritten)
+                         source_refs=section.source_refs, rewritten=section.rewritten, cite_only=section.cite_only,
+                         replace_sources=section.replace_sources)
 
 
 async def _linkable_pages(state: _Apply, plan: ResolvedPlan, writes: list[_SectionWrite]) -> list[PageRef]:
-    """Pages whose exact title appears in bold in this batch's bodies (the linkifier's candidates)."""
-    bolded = sorted({match.group(1).strip() for w in writes for match in _BOLD.finditer(w.body_md)})
+    """The pages the names in bold in this batch's bodies stand for (the linkifier's candidates): a
+    page whose exact title is in bold, else the one page of the scope (an entity first) that has the
+    bold name as an alias, so a variant spelling links to its page too. Ambiguous names stay plain."""
+    bolded = sorted({match.group(1).strip() for w in writes if not w.cite_only
+                     for match in _BOLD.finditer(safe_markdown(strip_wikilinks(w.body_md)))})
+    if not bolded:
+        return []
     refs = {(p.type, p.slug, p.title): None for p in plan.pages if p.title in bolded}
-    if bolded:
+    rows = await state.conn.execute(text("""
+        SELECT type, slug, title FROM wiki_pages
+        WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'active'
+          AND title = ANY(CAST(:titles AS text[]))
+        ORDER BY type, slug
+    """), {"tenant": state.tenant, "owner": state.owner, "titles": bolded})
+    for row in rows:
+        refs.setdefault((row.type, row.slug, row.title), None)
+    titled = {title for _, _, title in refs}
+    by_alias = {name: normalize_alias(name) for name in bolded if name not in titled and normalize_alias(name)}
+    if by_alias:
+        candidates: dict[str, set[tuple[str, str]]] = {}
+        for page in plan.pages:
+            for alias in {*page.aliases, normalize_alias(page.title)}:
+                candidates.setdefault(alias, set()).add((page.type, page.slug))
         rows = await state.conn.execute(text("""
-            SELECT type, slug, title FROM wiki_pages
-            WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'active'
-              AND title = ANY(CAST(:titles AS text[]))
-            ORDER BY type, slug
-        """), {"tenant": state.tenant, "owner": state.owner, "titles": bolded})
+            SELECT a.alias, p.type, p.slug FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id
+            WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+              AND a.alias = ANY(CAST(:aliases AS text[]))
+        """), {"tenant": state.tenant, "owner": state.owner, "aliases": sorted(set(by_alias.values()))})
         for row in rows:
-            refs.setdefault((row.type, row.slug, row.title), None)
+            candidates.setdefault(row.alias, set()).add((row.type, row.slug))
+        for name, alias in by_alias.items():
+            pages = candidates.get(alias, set())
+            best = next((kind for kind in ("entity", "topic", "decision") if any(t == kind for t, _ in pages)), None)
+            matching = sorted(slug for t, slug in pages if t == best)
+            if len(matching) == 1:
+                refs.setdefault((best, matching[0], name), None)
     return [PageRef(type=t, slug=s, title=title) for t, s, title in refs]
 
 
@@ -181,13 +210,13 @@ async def _upsert_pages(state: _Apply, pages: list[ResolvedPage]) -> list[str]:
             WITH planned AS (
                 SELECT * FROM unnest(CAST(:ids AS uuid[]), CAST(:types AS text[]), CAST(:slugs AS text[]),
                                      CAST(:titles AS text[]), CAST(:summaries AS text[]),
-                                     CAST(:keep_titles AS boolean[]))
-                    AS planned(id, type, slug, title, summary, keep_title)
+                                     CAST(:keep_titles AS boolean[]), CAST(:retitles AS boolean[]))
+                    AS planned(id, type, slug, title, summary, keep_title, retitle)
             )
             INSERT INTO wiki_pages (id, tenant_id, owner_id, type, slug, title, summary, status, last_compiled_at)
             SELECT id, :tenant, :owner, type, slug, title, summary, 'active', :now FROM planned
             ON CONFLICT (tenant_id, owner_id, type, slug) DO UPDATE SET
-                title = CASE WHEN (SELECT keep_title FROM planned
+                title = CASE WHEN (SELECT keep_title AND NOT retitle FROM planned
                                    WHERE planned.type = excluded.type AND planned.slug = excluded.slug)
                              THEN wiki_pages.title ELSE excluded.title END,
                 summary = CASE WHEN (SELECT keep_title FROM planned
@@ -198,8 +227,9 @@ async def _upsert_pages(state: _Apply, pages: list[ResolvedPage]) -> list[str]:
             RETURNING id, type, slug, (xmax = 0) AS inserted
         """), {"tenant": state.tenant, "owner": state.owner, "now": state.now,
                "ids": [p.page_id for p in chunk], "types": [p.type for p in chunk],
-               "slugs": [p.slug for p in chunk], "titles": [p.title for p in chunk],
-               "summaries": [p.summary for p in chunk], "keep_titles": [p.keep_title for p in chunk]})
+               "slugs": [p.slug for p in chunk], "titles": [neutralise_html(p.title) for p in chunk],
+               "summaries": [safe_markdown(p.summary) if p.summary is not None else None for p in chunk],
+               "keep_titles": [p.keep_title for p in chunk], "retitles": [p.retitle for p in chunk]})
         stored = {}
         for row in rows:
             stored[(row.type, row.slug)] = str(row.id)
@@ -221,60 +251,82 @@ class _SectionRow:
     heading: str  # the first write's: a later write of the same section only replaces its body
     body: str
     position: int  # a section that exists already is sent with its own: the insert needs one, the upsert keeps it
-    source_refs: list[str]
 
 
 async def _upsert_sections(state: _Apply, writes: list[tuple[str, _SectionWrite]], refs: list[PageRef]) -> None:
     """(page id, write) in plan order; writes of one section fold into one row, as successive
     upserts would leave it: the first write's heading and position, the last one's body, every
-    write's citations."""
+    write's citations. A cite-only write adds its citations and leaves the stored body alone."""
     if not writes:
         return
     existing = await state.conn.execute(text("""
-        SELECT page_id, section_slug, position FROM wiki_page_sections WHERE page_id = ANY(CAST(:pages AS uuid[]))
+        SELECT id, page_id, section_slug, position FROM wiki_page_sections WHERE page_id = ANY(CAST(:pages AS uuid[]))
     """), {"pages": list(dict.fromkeys(page_id for page_id, _ in writes))})
     positions: dict[tuple[str, str], int] = {}
+    stored_ids: dict[tuple[str, str], Any] = {}
     last_position: dict[str, int] = {}
     for row in existing:
         page_id = str(row.page_id)
         positions[(page_id, row.section_slug)] = row.position
+        stored_ids[(page_id, row.section_slug)] = row.id
         last_position[page_id] = max(last_position.get(page_id, 0), row.position)
     sections: dict[tuple[str, str], _SectionRow] = {}
+    citations: dict[tuple[str, str], list[str]] = {}
+    replaced: set[tuple[str, str]] = set()
     for page_id, write in writes:
-        body = linkify_known_entities(strip_wikilinks(write.body_md).strip(), refs)
         key = (page_id, write.slug)
+        cited = citations.setdefault(key, [])
+        cited += [r for r in write.source_refs if r not in cited]
+        if write.replace_sources:
+            replaced.add(key)
+        state.touch(page_id, write.source_refs)
+        if write.cite_only:
+            continue
+        body = safe_markdown(linkify_known_entities(
+            without_repeated_lines(safe_markdown(strip_wikilinks(write.body_md).strip())), refs))
         section = sections.get(key)
         if section is None:
             if key not in positions:
                 # A new section goes last, after the sections written before it in this batch.
                 last_position[page_id] = positions[key] = last_position.get(page_id, 0) + 1
             section = sections[key] = _SectionRow(page_id=page_id, slug=write.slug, heading=write.heading,
-                                                  body=body, position=positions[key], source_refs=[])
+                                                  body=body, position=positions[key])
         section.body = body
-        section.source_refs += [r for r in write.source_refs if r not in section.source_refs]
         if write.rewritten:
             state.result.sections_rewritten += 1  # through the section writer: what the per-run cap counts
         else:
             state.result.sections_written += 1
-        state.touch(page_id, write.source_refs)
     rows = list(sections.values())
-    # An existing section keeps its id, heading and position: only its body and times change.
-    returned = await state.conn.execute(text("""
-        INSERT INTO wiki_page_sections (id, page_id, section_slug, heading, body_md, position, last_source_at)
-        SELECT id, page_id, section_slug, heading, body_md, position, :now
-        FROM unnest(CAST(:ids AS uuid[]), CAST(:pages AS uuid[]), CAST(:slugs AS text[]), CAST(:headings AS text[]),
-                    CAST(:bodies AS text[]), CAST(:positions AS integer[]))
-            AS planned(id, page_id, section_slug, heading, body_md, position)
-        ON CONFLICT (page_id, section_slug) DO UPDATE SET
-            body_md = excluded.body_md, last_source_at = :now, updated_at = :now
-        RETURNING id, page_id, section_slug
-    """), {"now": state.now, "ids": [ids.section_id(UUID(s.page_id), s.slug) for s in rows],
-           "pages": [s.page_id for s in rows], "slugs": [s.slug for s in rows],
-           "headings": [s.heading for s in rows], "bodies": [s.body for s in rows],
-           "positions": [s.position for s in rows]})
-    section_ids = {(str(row.page_id), row.section_slug): row.id for row in returned}
-    # Provenance only from each section's citations; zero cited memories means zero rows.
-    sources = [(section_ids[(s.page_id, s.slug)], ref) for s in rows for ref in s.source_refs]
+    section_ids = dict(stored_ids)
+    if rows:
+        # An existing section keeps its id, heading and position: only its body and times change.
+        returned = await state.conn.execute(text("""
+            INSERT INTO wiki_page_sections (id, page_id, section_slug, heading, body_md, position, last_source_at)
+            SELECT id, page_id, section_slug, heading, body_md, position, :now
+            FROM unnest(CAST(:ids AS uuid[]), CAST(:pages AS uuid[]), CAST(:slugs AS text[]),
+                        CAST(:headings AS text[]), CAST(:bodies AS text[]), CAST(:positions AS integer[]))
+                AS planned(id, page_id, section_slug, heading, body_md, position)
+            ON CONFLICT (page_id, section_slug) DO UPDATE SET
+                body_md = excluded.body_md, last_source_at = :now, updated_at = :now
+            RETURNING id, page_id, section_slug
+        """), {"now": state.now, "ids": [ids.section_id(UUID(s.page_id), s.slug) for s in rows],
+               "pages": [s.page_id for s in rows], "slugs": [s.slug for s in rows],
+               "headings": [safe_markdown(s.heading) for s in rows], "bodies": [s.body for s in rows],
+               "positions": [s.position for s in rows]})
+        section_ids.update({(str(row.page_id), row.section_slug): row.id for row in returned})
+    # Provenance only from each section's citations; zero cited memories means zero rows. A cite-only
+    # write for a section that is not there (deleted meanwhile) has nothing to cite from.
+    sources = [(section_ids[key], ref) for key, cited in citations.items() if key in section_ids for ref in cited]
+    if replaced:
+        keep = [(str(section_ids[key]), ref) for key in replaced if key in section_ids for ref in citations[key]]
+        await state.conn.execute(text("""
+            DELETE FROM wiki_section_sources s
+            WHERE s.section_id = ANY(CAST(:sections AS uuid[])) AND s.source_kind = 'memory_unit'
+              AND (s.section_id, s.source_ref) NOT IN (
+                  SELECT kept.section_id, kept.source_ref
+                  FROM unnest(CAST(:kept_sections AS uuid[]), CAST(:kept_refs AS text[])) AS kept(section_id, source_ref))
+        """), {"sections": [str(section_ids[key]) for key in replaced if key in section_ids],
+               "kept_sections": [section for section, _ in keep], "kept_refs": [ref for _, ref in keep]})
     if sources:
         await state.conn.execute(text("""
             INSERT INTO wiki_section_sources (id, section_id, source_kind, source_ref, first_seen_at)

@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.aliases import (
     format_heading_from_slug,
+    is_properly_cased,
     normalize_alias,
     seed_aliases_for_title,
     slugify_title,
@@ -289,6 +290,18 @@ def page_entry(res: Resolution, *, page_id: str, page_type: str, slug: str, titl
     return entry
 
 
+def recase_title(entry: ResolvedPage, names: list[str]) -> None:
+    """Give an existing page the properly cased form of its own title when a proposal writes it so
+    and the stored title is shouted or in lower case: the same name, better attested."""
+    if is_properly_cased(entry.title):
+        return
+    stored = normalize_alias(entry.title)
+    better = next((name.strip() for name in names if is_properly_cased(name.strip())
+                   and normalize_alias(name) == stored), None)
+    if better:
+        entry.title, entry.retitle = better, True
+
+
 def add_aliases(entry: ResolvedPage, aliases: list[str]) -> None:
     for alias in aliases:
         normalized = normalize_alias(alias)
@@ -296,10 +309,9 @@ def add_aliases(entry: ResolvedPage, aliases: list[str]) -> None:
             entry.aliases.append(normalized)
 
 
-# A section's citations are kept as the very list they were resolved to, not a copy: the sections of
-# one proposal that fall back to its page-level citations (`section_refs`) share that list, and
-# citations a later proposal adds to one of them (a second body for the same section, merged below)
-# show in all of them. Hence `model_construct`, which keeps the list it is given.
+# Every section and task gets its own copy of its citations: the sections of one proposal that fall
+# back to the page-level citations (`section_refs`) must not share one list, or citations a later
+# proposal adds to one of them would show in all of them.
 
 
 def add_section(res: Resolution, entry: ResolvedPage, existing: dict[str, Any], *, slug: str, heading: str,
@@ -307,15 +319,19 @@ def add_section(res: Resolution, entry: ResolvedPage, existing: dict[str, Any], 
     """A section write: direct when the page has no body there yet, through the writer otherwise."""
     body = strip_wikilinks(body).strip()
     current = existing.get(slug)
-    pending = next((s for s in entry.sections if isinstance(s, DirectSection) and s.slug == slug), None)
+    pending = next((s for s in entry.sections
+                    if isinstance(s, DirectSection) and s.slug == slug and not s.cite_only), None)
     if current is None and pending is None:
-        entry.sections.append(DirectSection.model_construct(
-            slug=slug, heading=heading or format_heading_from_slug(slug), body_md=body, source_refs=refs))
+        entry.sections.append(DirectSection(
+            slug=slug, heading=heading or format_heading_from_slug(slug), body_md=body, source_refs=list(refs)))
         return
     if current is None and pending is not None:
-        # Two proposals for a new section of one page in one plan: keep both, in order.
-        pending.body_md = "\n\n".join(part for part in (pending.body_md, body) if part)
-        pending.source_refs += [r for r in refs if r not in pending.source_refs]
+        # Two proposals for a new section of one page in one plan: the writer merges them into one body
+        # (pasting one after the other would repeat what both say), citing what either cites.
+        key = _new_task(res, entry, slug=slug, heading=pending.heading, existing_body=None,
+                        proposed="\n\n".join(part for part in (pending.body_md, body) if part),
+                        refs=[*pending.source_refs, *(r for r in refs if r not in pending.source_refs)])
+        entry.sections[entry.sections.index(pending)] = WriterSection(slug=slug, task=key)
         return
     add_writer_task(res, entry, current=current, slug=slug, heading=heading, proposed=body, refs=refs)
 
@@ -323,8 +339,7 @@ def add_section(res: Resolution, entry: ResolvedPage, existing: dict[str, Any], 
 def add_writer_task(res: Resolution, entry: ResolvedPage, *, current: Any, slug: str, heading: str,
                     proposed: str, refs: list[str], additive: bool = False) -> None:
     existing_body = current.body_md if current is not None else None
-    section_key = (entry.page_id, slug)
-    key = res.task_by_section.get(section_key)
+    key = res.task_by_section.get((entry.page_id, slug))
     if key is not None:
         task = res.tasks[key]
         task.proposed_body = "\n\n".join(p for p in (task.proposed_body, proposed) if p)
@@ -333,14 +348,42 @@ def add_writer_task(res: Resolution, entry: ResolvedPage, *, current: Any, slug:
         return
     if not is_meaningful_change(existing_body, proposed):
         res.result.sections_skipped += 1
+        if current is not None and refs:
+            # The body already says it (a line the page has, a list rendered the same): the memories
+            # still informed the section, so they are cited, and the body is left as it is.
+            cite_only(entry, slug, refs)
         return
-    key = f"s{len(res.tasks) + 1}"
-    res.task_by_section[section_key] = key
-    res.tasks[key] = SectionTask.model_construct(
-        page_id=entry.page_id, page_title=entry.title, page_type=entry.type, slug=slug,
-        heading=current.heading if current is not None else (heading or format_heading_from_slug(slug)),
-        existing_body=existing_body, proposed_body=proposed, source_refs=refs, additive=additive)
+    # Memories cited without a rewrite earlier in the plan go to the writer with this proposal.
+    earlier = next((s for s in entry.sections if isinstance(s, DirectSection) and s.slug == slug and s.cite_only),
+                   None)
+    if earlier is not None:
+        entry.sections.remove(earlier)
+        refs = [*earlier.source_refs, *(r for r in refs if r not in earlier.source_refs)]
+    key = _new_task(res, entry, slug=slug,
+                    heading=current.heading if current is not None else (heading or format_heading_from_slug(slug)),
+                    existing_body=existing_body, proposed=proposed, refs=refs, additive=additive)
     entry.sections.append(WriterSection(slug=slug, task=key))
+
+
+def _new_task(res: Resolution, entry: ResolvedPage, *, slug: str, heading: str, existing_body: str | None,
+              proposed: str, refs: list[str], additive: bool = False) -> str:
+    key = f"s{len(res.tasks) + 1}"
+    res.task_by_section[(entry.page_id, slug)] = key
+    res.tasks[key] = SectionTask(page_id=entry.page_id, page_title=entry.title, page_type=entry.type, slug=slug,
+                                 heading=heading, existing_body=existing_body, proposed_body=proposed,
+                                 source_refs=list(refs), additive=additive)
+    return key
+
+
+def cite_only(entry: ResolvedPage, slug: str, refs: list[str], *, replace_sources: bool = False) -> None:
+    """Cite `refs` from an existing section of the page without rewriting its body."""
+    earlier = next((s for s in entry.sections if isinstance(s, DirectSection) and s.slug == slug and s.cite_only),
+                   None)
+    if earlier is None:
+        entry.sections.append(DirectSection(slug=slug, heading="", body_md="", source_refs=list(refs),
+                                            cite_only=True, replace_sources=replace_sources))
+    else:
+        earlier.source_refs += [r for r in refs if r not in earlier.source_refs]
 
 
 # ---------------------------------------------------------------------------------------------- pages
@@ -365,6 +408,7 @@ def _resolve_page_updates(res: Resolution, plan: Plan, found: dict[str, Any]) ->
         entry = page_entry(res, page_id=str(page.id), page_type=page.type, slug=page.slug, title=page.title,
                            summary=None, mode="update", keep_title=True)
         add_aliases(entry, update.aliases)
+        recase_title(entry, update.aliases)
         existing = res.lookups.sections.get(str(page.id), {})
         for section in update.sections:
             add_writer_task(res, entry, current=existing.get(section.slug), slug=section.slug, heading="",
@@ -374,7 +418,7 @@ def _resolve_page_updates(res: Resolution, plan: Plan, found: dict[str, Any]) ->
 
 def section_refs(res: Resolution, section: NewSection, page_refs: list[str]) -> list[str]:
     """A proposed page's section cites what it cites itself, or, when it cites nothing, the page's
-    citations (that very list, shared: see `add_section`)."""
+    citations (each section copies them: see `add_section`)."""
     return res.cite(section.source_refs) if section.source_refs else page_refs
 
 
@@ -432,6 +476,7 @@ async def _target_entry(conn: AsyncConnection, res: Resolution, *, page_type: st
         entry = page_entry(res, page_id=str(hit.id), page_type=hit.type, slug=hit.slug, title=hit.title,
                            summary=summary, mode="merge", keep_title=True)
         add_aliases(entry, [title, *aliases])
+        recase_title(entry, [title, *aliases])
         return entry
     existing_page = await page_by_type_slug(conn, res, page_type, slug)
     mode: PageMode

@@ -146,3 +146,23 @@ async def open_mentions(conn: AsyncConnection, tenant: str, owner: str, names: l
                     last_seen_at=row.last_seen_at, sample_contexts=list(row.sample_contexts or []))
         for row in rows
     ]
+
+
+def held_sighting_ids(mentions: list[OpenMention]) -> list[str]:
+    """The memories the mentions' sample contexts cite, each once, in mention order."""
+    refs = (str(context.get("source_ref") or "") for mention in mentions for context in mention.sample_contexts
+            if isinstance(context, dict))
+    return [ref for ref in dict.fromkeys(refs) if ref]
+
+
+async def section_source_refs(conn: AsyncConnection, tenant: str, owner: str, page_id: str, slug: str) -> list[str]:
+    """The memories a section of a page of the scope cites, in citation order (first cited first)."""
+    rows = await conn.execute(text("""
+        SELECT s.source_ref FROM wiki_section_sources s
+        JOIN wiki_page_sections sec ON sec.id = s.section_id
+        JOIN wiki_pages p ON p.id = sec.page_id
+        WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.id = CAST(:page AS uuid)
+          AND sec.section_slug = :slug AND s.source_kind = 'memory_unit'
+        ORDER BY s.first_seen_at, s.source_ref
+    """), {"tenant": tenant, "owner": owner, "page": page_id, "slug": slug})
+    return [row.source_ref for row in rows]

@@ -1,4 +1,4 @@
-"""Operator changes to a scope's wiki: archive, restore and delete a page, reset a scope for a rebuild,
+"""Operator changes to a scope's wiki: archive, restore and delete a page, empty a scope for a rebuild,
 and closing ledger rows of runs that ended without closing them. Every statement is scoped by tenant
 AND owner.
 """
@@ -20,8 +20,8 @@ class DeletedPage(BaseModel):
 
 
 class ScopeReset(BaseModel):
-    pages_archived: int
-    open_mentions_cleared: int
+    pages_removed: int
+    mentions_cleared: int
 
 
 async def set_page_status(conn: AsyncConnection, tenant: str, owner: str, page_type: str, slug: str,
@@ -57,25 +57,28 @@ async def delete_page(conn: AsyncConnection, tenant: str, owner: str, page_type:
 
 
 async def reset_scope_for_rebuild(conn: AsyncConnection, tenant: str, owner: str) -> ScopeReset:
-    """Archive every page, forget open mentions and rewind the cursor, so the next compile reads every
-    memory again and rebuilds what they still support (touching an archived slug resurrects it).
+    """Empty the scope's wiki and rewind its cursor, so the next compile rebuilds it from the memories.
 
-    Open mentions go because the re-read counts every sighting again; promoted and ignored ones stay.
+    Everything compiled is derived from the memories, so it all goes: pages with their sections,
+    section sources, aliases and links (the foreign keys cascade), and every unresolved mention. The
+    compile that follows then starts from exactly what a scope that never compiled has, and writes
+    the same rows, with the same ids, a first compile of those memories writes. Archiving instead
+    would leave rows the memories no longer support (an archived page nothing touches, old sources,
+    a promoted child's parent edge) and let a resurrected page add to its old sections. Memories,
+    the ledger and staged plans stay.
     """
     scope = {"tenant": tenant, "owner": owner}
-    archived = await conn.execute(text("""
-        UPDATE wiki_pages SET status = 'archived', updated_at = now()
-        WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'active'
-    """), scope)
+    removed = await conn.execute(text("DELETE FROM wiki_pages WHERE tenant_id = :tenant AND owner_id = :owner"),
+                                 scope)
     cleared = await conn.execute(text("""
-        DELETE FROM wiki_unresolved_mentions WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'open'
+        DELETE FROM wiki_unresolved_mentions WHERE tenant_id = :tenant AND owner_id = :owner
     """), scope)
     await conn.execute(text("""
         INSERT INTO wiki_compile_cursors (tenant_id, owner_id) VALUES (:tenant, :owner)
         ON CONFLICT (tenant_id, owner_id) DO UPDATE
         SET last_record_updated_at = NULL, last_record_id = NULL, updated_at = now()
     """), scope)
-    return ScopeReset(pages_archived=archived.rowcount, open_mentions_cleared=cleared.rowcount)
+    return ScopeReset(pages_removed=removed.rowcount, mentions_cleared=cleared.rowcount)
 
 
 async def close_open_ledger_rows(conn: AsyncConnection, tenant: str, owner: str, workflow_id: str,

@@ -1,8 +1,8 @@
 """LintWorkflow: the nightly health check of every scope's wiki, started by a Schedule (README.md,
 "Nightly lint").
 
-It counts broken links, duplicate aliases and titles, stale and oversize pages and promotion
-candidates per scope; prunes old ledger rows; wakes the compile of each scope with promotion
+It counts broken links, duplicate aliases and titles, stale and oversize pages, promotion candidates
+and the pages' provenance and body problems (listed by page) per scope; prunes old ledger rows; wakes the compile of each scope with promotion
 candidates (trigger `lint`), which runs the planner over them even when no memory is new; and records
 its report as a ledger row (kind `lint`). The report is the workflow's result.
 

@@ -47,8 +47,10 @@ async def test_the_700_memory_sample_compiles_into_a_consistent_wiki(client, eng
     assert ledger_total(rows, "records_read") == retained == 700
     assert [row["status"] for row in rows[:-1]] == ["continued"] * (len(rows) - 1)
     assert rows[-1]["status"] == "succeeded" and len(rows) >= 3
-    assert {row["metrics"]["cap_hit"] for row in rows[:-1]} <= {"max_new_pages", "max_sections_rewritten"}
-    assert "max_new_pages" in {row["metrics"]["cap_hit"] for row in rows[:-1]}
+    # Condensed sections are rewritten by every batch that brings a memory about them, so the cap on
+    # rewrites is reached as well as the cap on new pages.
+    assert all(row["metrics"]["cap_hit"] in ("max_new_pages", "max_sections_rewritten") for row in rows[:-1])
+    assert any(row["metrics"]["cap_hit"] == "max_new_pages" for row in rows[:-1])
     assert all(row["metrics"].keys() >= SEED_METRIC_KEYS for row in rows)
 
     types = dict(await _rows(engine, "SELECT type, count(*) FROM wiki_pages GROUP BY type"))

@@ -13,6 +13,8 @@ from domain.guards import (
     page_href,
     parse_json_response,
     strip_wikilinks,
+    unlinkify,
+    without_repeated_lines,
 )
 
 
@@ -260,3 +262,18 @@ class TestParseJsonResponse:
 
     def test_error_is_a_value_error(self) -> None:
         assert issubclass(JsonResponseError, ValueError)
+
+
+def test_a_line_is_kept_once_per_body_whether_or_not_it_was_linkified():
+    body = ("- [**Uchi**](/wiki/entity/uchi): Dinner at Uchi.\n- **Uchi**: Dinner at Uchi.\n\n"
+            "---\n---\n```\nx = 1\nx = 1\n```\n- Dinner at Uchi.\n- Dinner at Uchi.")
+
+    assert without_repeated_lines(body) == ("- [**Uchi**](/wiki/entity/uchi): Dinner at Uchi.\n\n"
+                                            "---\n---\n```\nx = 1\nx = 1\n```\n- Dinner at Uchi.")
+
+
+def test_unlinkify_undoes_the_linkifier():
+    refs = [("entity", "uchi", "Uchi")]
+    plain = "- **Uchi**: Dinner at **Uchi**."
+
+    assert unlinkify(linkify_known_entities(plain, refs)) == plain

@@ -10,6 +10,7 @@ from domain.lint import (
     CheckCount,
     LintChecks,
     LintReport,
+    PageFinding,
     PromotionCandidate,
     ScopeLint,
     add_page,
@@ -122,4 +123,26 @@ def test_ledger_metrics_are_the_flat_totals():
     report.totals.ledger_rows_pruned = 2
     assert ledger_metrics(report) == {
         "ok": True, "scopes": 2, "broken_links": 3, "duplicate_aliases": 0, "duplicate_titles": 0, "stale_pages": 4,
-        "oversize_pages": 0, "promotion_candidates": 3, "promotion_compiles_started": 0, "ledger_rows_pruned": 2}
+        "oversize_pages": 0, "promotion_candidates": 3, "unsourced_sections": 0, "foreign_sources": 0,
+        "repeated_lines": 0, "raw_html": 0, "promotion_compiles_started": 0, "ledger_rows_pruned": 2}
+
+
+def test_provenance_problems_are_reported_by_page_in_their_scope():
+    checks = _checks().model_copy(update={
+        "counts": [*_checks().counts, CheckCount(check="unsourced_sections", tenant="t2", owner="o", count=3),
+                   CheckCount(check="foreign_sources", tenant="t2", owner="o", count=1)],
+        "pages": [PageFinding(tenant="t2", owner="o", page="entity/uchi", check="unsourced_sections", count=2),
+                  PageFinding(tenant="t2", owner="o", page="topic/austin", check="unsourced_sections", count=1),
+                  PageFinding(tenant="t2", owner="o", page="entity/uchi", check="foreign_sources", count=1)]})
+    report = _report()
+    scopes = scope_findings(checks, limit=10)
+    add_page(report, scopes, [])
+
+    t1, t2 = scopes
+    assert t1.problem_pages == []
+    assert (t2.unsourced_sections, t2.foreign_sources) == (3, 1)
+    assert [(p.page, p.check, p.count) for p in t2.problem_pages] == [
+        ("entity/uchi", "unsourced_sections", 2), ("topic/austin", "unsourced_sections", 1),
+        ("entity/uchi", "foreign_sources", 1)]
+    assert (report.totals.unsourced_sections, report.totals.foreign_sources) == (3, 1)
+    assert "3 sections citing nothing, 1 citations of no memory of the scope" in summary_line(report)

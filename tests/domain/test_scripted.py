@@ -139,11 +139,16 @@ def test_a_name_seen_in_two_memories_becomes_a_new_page_with_sections_by_type() 
     sections = {s.slug: s for s in franklin.sections}
     assert list(sections) == ["overview", "notes", "visits"]
     assert sections["overview"].body_md == "Restaurant in Austin, TX."
+    # Condensed: how many memories over which days, who recurs, then the latest lines, newest first.
     assert sections["notes"].body_md == (
-        "- Lunch at Franklin Barbecue with Sam.\n- Back at Franklin BBQ with Sam; the line was long."
+        "- 2 memories, 2026-03-01 to 2026-03-02.\n"
+        "- Often together with: **Sam** (2).\n"
+        "- 2026-03-02: Back at Franklin BBQ with Sam; the line was long.\n"
+        "- 2026-03-01: Lunch at Franklin Barbecue with Sam."
     )
-    assert sections["visits"].body_md == "- Visited on 2026-03-01.\n- Visited on 2026-03-02."
+    assert sections["visits"].body_md == "- Visited 2 times, 2026-03-01 to 2026-03-02.\n- Latest: 2026-03-02, 2026-03-01."
     assert sections["visits"].heading == "Visits & Interactions"
+    assert all(s.source_refs == [str(uuid.UUID(int=1)), str(uuid.UUID(int=2))] for s in franklin.sections)
 
 
 def test_a_name_seen_once_is_held_as_an_unresolved_mention() -> None:
@@ -176,13 +181,22 @@ def test_variant_spellings_collapse_into_one_subject_titled_by_the_most_common_s
     assert plan.unresolvedMentions == []
 
 
-def test_spelling_ties_go_to_the_first_seen_spelling() -> None:
-    memories = [
-        memory(1, "Ate at Uchi.", entities=[entity("UCHI", "restaurant")]),
-        memory(2, "Ate at Uchi again.", entities=[entity("Uchi", "restaurant")]),
-    ]
+@pytest.mark.parametrize(
+    ("spellings", "title"),
+    [
+        (["UCHI", "Uchi"], "Uchi"),  # properly cased wins a tie against the first sighting
+        (["zilker park", "zilker park", "Zilker Park"], "Zilker Park"),  # and outnumbered
+        (["CONTRAMAR", "Contramar", "CONTRAMAR"], "Contramar"),
+        (["Café Mocha", "Cafe Mocha", "Cafe Mocha"], "Cafe Mocha"),  # then the most frequent
+        (["Cafe Mocha", "Café Mocha"], "Cafe Mocha"),  # ties go to the first seen
+        (["UCHI", "uchi", "uchi"], "uchi"),  # none properly cased: the most frequent
+    ],
+)
+def test_titles_take_the_best_attested_spelling(spellings: list[str], title: str) -> None:
+    memories = [memory(n, f"Ate at {name}.", day=n, entities=[entity(name, "restaurant")])
+                for n, name in enumerate(spellings, start=1)]
 
-    assert scripted_plan(context(memories)).newPages[0].title == "UCHI"
+    assert scripted_plan(context(memories)).newPages[0].title == title
 
 
 def test_a_near_variant_of_an_existing_page_is_proposed_as_a_new_page_for_the_resolver_to_merge() -> None:
@@ -249,11 +263,14 @@ def test_a_candidate_matched_by_alias_gets_an_update_with_only_new_lines_and_new
     assert update.pageId == str(uuid.UUID(int=900))
     assert update.aliases == ["Franklin's"]
     sections = {s.slug: s for s in update.sections}
-    # The first memory's line is already in the stored notes: only the new line is proposed, and only
-    # the memory behind it is cited.
-    assert sections["notes"].proposed_body_md == "- Franklin's had a new sausage."
-    assert sections["notes"].source_refs == [str(uuid.UUID(int=2))]
-    assert sections["visits"].proposed_body_md == "- Visited on 2026-03-01.\n- Visited on 2026-03-04."
+    # Every memory about the page is proposed and cited, the first one too although the stored notes
+    # already say what it says: the writer rebuilds the section from all it cites.
+    assert sections["notes"].proposed_body_md == (
+        "- 2 new memories.\n- 2026-03-04: Franklin's had a new sausage.\n"
+        "- 2026-03-01: Lunch at Franklin Barbecue with Sam."
+    )
+    assert sections["notes"].source_refs == [str(uuid.UUID(int=1)), str(uuid.UUID(int=2))]
+    assert sections["visits"].proposed_body_md == "- 2 new memories.\n- Visited on 2026-03-04.\n- Visited on 2026-03-01."
     assert sections["visits"].source_refs == [str(uuid.UUID(int=1)), str(uuid.UUID(int=2))]
 
 
@@ -271,13 +288,24 @@ def test_an_update_appends_to_the_section_of_the_page_type(page_type: str, secti
     assert update.aliases == []  # "subject" normalises like the title
 
 
-def test_a_replayed_batch_proposes_no_update_once_its_lines_are_stored() -> None:
+def test_a_memory_whose_line_the_page_already_has_is_still_proposed_and_cited() -> None:
     memories = [memory(1, "Lunch at Franklin Barbecue with Sam.", entities=[entity("Franklin Barbecue")])]
 
     plan = scripted_plan(context(memories, pages=[franklin_page()]))
 
-    assert plan.pageUpdates == []
+    [update] = plan.pageUpdates
+    [notes] = update.sections
+    assert notes.source_refs == [str(uuid.UUID(int=1))]
     assert plan.newPages == [] and plan.unresolvedMentions == []
+
+
+def test_a_page_stored_in_the_wrong_case_is_offered_its_properly_cased_title() -> None:
+    page = franklin_page(title="FRANKLIN BARBECUE")
+    memories = [memory(1, "Lunch at Franklin Barbecue.", entities=[entity("Franklin Barbecue", "restaurant")])]
+
+    [update] = scripted_plan(context(memories, pages=[page])).pageUpdates
+
+    assert update.aliases == ["Franklin Barbecue"]
 
 
 # --------------------------------------------------------------------------- promotions
@@ -297,9 +325,27 @@ def test_an_open_mention_seen_twice_is_promoted_on_its_third_sighting() -> None:
     assert promotion.slug == "chef-joao"
     assert {s.slug: s.body_md for s in promotion.sections} == {
         "overview": "A person.",
-        "notes": "- Chef Joao made caldo verde.",
+        "notes": "- 2026-03-01: Chef Joao made caldo verde.",
     }
     assert all(s.source_refs == [str(uuid.UUID(int=7))] for s in promotion.sections)
+
+
+def test_a_promoted_page_is_written_from_and_cites_the_held_sightings_too() -> None:
+    held = [memory(1, "Chef João cooked feijoada.", day=-9, entities=[entity("Chef João", "person")]),
+            memory(2, "CHEF JOÃO brought bread.", day=-4, entities=[entity("CHEF JOÃO", "person")])]
+    mention = open_mention("Chef João", 2, BASE_TIME - timedelta(days=4), suggested_type="entity",
+                           sample_contexts=[{"quote": "CHEF JOÃO brought bread.", "source_ref": str(held[1].id)},
+                                            {"quote": "Chef João cooked feijoada.", "source_ref": str(held[0].id)}])
+    memories = [memory(7, "Chef Joao made caldo verde.", entities=[entity("Chef Joao", "person")])]
+    ctx = context(memories, mentions=[mention]).model_copy(update={"held_memories": held})
+
+    [promotion] = scripted_plan(ctx).promotions
+
+    assert promotion.title == "Chef João"
+    notes = next(s for s in promotion.sections if s.slug == "notes")
+    assert notes.source_refs == [str(uuid.UUID(int=n)) for n in (1, 2, 7)]
+    assert notes.body_md.startswith("- 3 memories, 2026-02-20 to 2026-03-01.")
+    assert "2026-02-20: Chef João cooked feijoada." in notes.body_md
 
 
 def test_no_promotion_when_the_mention_was_last_seen_more_than_30_days_before_the_batch() -> None:
@@ -358,15 +404,35 @@ def test_a_lint_compile_with_no_memories_promotes_the_flagged_mentions() -> None
     Plan.model_validate(plan.model_dump())
 
 
-def test_a_lint_candidate_whose_name_already_has_a_page_is_not_promoted() -> None:
+def test_a_lint_candidate_whose_name_already_has_a_page_is_promoted_into_that_page() -> None:
+    # Its held sightings are about the page: promoting it there cites them and closes the mention.
     flagged = open_mention(
-        "Lisbon", 4, BASE_TIME, sample_contexts=[{"quote": "Lisbon.", "source_ref": "m-1"}]
+        "Lisbon", 4, BASE_TIME, sample_contexts=[{"quote": "Lisbon again.", "source_ref": "m-1"}]
     )
     page = CandidatePage(id=uuid.uuid4(), type="topic", slug="lisbon", title="Lisbon", aliases=["lisbon"])
 
     plan = scripted_plan(context([], pages=[page], mentions=[flagged], promotion_candidate_ids=[flagged.id]))
 
-    assert plan.promotions == []
+    [promotion] = plan.promotions
+    assert (promotion.title, promotion.slug, promotion.type) == ("Lisbon", "lisbon", "topic")
+    assert [(s.slug, s.body_md, s.source_refs) for s in promotion.sections] == [
+        ("highlights", "- Lisbon again.", ["m-1"])]
+
+
+def test_a_held_name_seen_again_once_its_page_exists_is_promoted_into_the_page() -> None:
+    mention = open_mention("Zilker Park", 2, BASE_TIME - timedelta(days=3), suggested_type="entity")
+    page = CandidatePage(id=uuid.UUID(int=910), type="entity", slug="zilker-metropolitan-park",
+                         title="Zilker Metropolitan Park", aliases=["zilker metropolitan park", "zilker park"])
+    memories = [memory(1, "Walked Biscuit in Zilker Park.", entities=[entity("Zilker Park", "park")])]
+
+    plan = scripted_plan(context(memories, pages=[page], mentions=[mention]))
+
+    [update] = plan.pageUpdates
+    assert update.pageId == str(page.id)
+    [promotion] = plan.promotions
+    assert (promotion.mentionId, promotion.title, promotion.slug) == (
+        str(mention.id), "Zilker Metropolitan Park", "zilker-metropolitan-park")
+    assert plan.unresolvedMentions == []
 
 
 # --------------------------------------------------------------------------- decisions
@@ -387,9 +453,9 @@ def test_a_decision_gets_a_page_from_a_single_memory() -> None:
     assert page.type == "decision"
     assert page.summary == "Decision: Use Postgres for the wiki."
     assert {s.slug: s.body_md for s in page.sections} == {
-        "context": "- We will store the wiki in Postgres.",
+        "context": "- 2026-03-01: We will store the wiki in Postgres.",
         "decision": "Use Postgres for the wiki.",
-        "rationale": "- Because pg_trgm gives fuzzy alias matching.",
+        "rationale": "- 2026-03-01: Because pg_trgm gives fuzzy alias matching.",
     }
     assert plan.unresolvedMentions == []
 

@@ -173,13 +173,16 @@ class TestRollupSections:
             ("places", "Places"),
         ]
 
-    def test_an_unchanged_rendered_rollup_is_not_emitted_again(self) -> None:
+    def test_an_unchanged_rendered_rollup_is_emitted_again_so_its_citations_follow_its_members(self) -> None:
+        # The resolver only refreshes its citations (the members' memories) and metadata then.
         rendered = AggregationSection(
             slug="restaurants", heading="Restaurants", body_md=render_rollup_list(AUSTIN_RESTAURANTS)
         )
         hub = _topic("Austin", "City: Austin.", sections=[rendered])
         plan = _plan([hub, *AUSTIN_RESTAURANTS], [_city("Austin")])
-        assert plan.parentSectionUpdates == []
+        [update] = plan.parentSectionUpdates
+        assert update.sectionSlug == "restaurants"
+        assert [ref.slug for ref in update.linked_page_slugs] == [page.slug for page in AUSTIN_RESTAURANTS]
 
     def test_a_new_child_refreshes_the_rendered_rollup(self) -> None:
         rendered = AggregationSection(

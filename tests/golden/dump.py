@@ -40,16 +40,15 @@ What is left out, and why (each comes from the wall clock or from a random / wor
   wiki_compile_plans and wiki_compile_section_drafts (per-batch staging keyed by
   workflow.uuid4() plan ids and run ids).
 
-Normalised rather than left out (a guard since the fixture of issue 12): the scripted planner used to
-write "Visited on YYYY-MM-DD." from each memory's retain-time updated_at, so the day the sample was
-retained appeared in section bodies; it now writes the day the memory happened (created_at,
-planners/scripted_text.py `memory_date`), so no retain day should appear. Every such day (UTC) of
-the scope is still replaced by
-RETAIN_DATE_PLACEHOLDER in every string of the dump (two runs on one day are byte-identical without
-this, but the fixture must also hold on a later day). dump_scope refuses, rather than guess, when a
-retain day is also a day the memories say they happened on (the sample's days are 2026-01-05 to
-2026-09-28, all before the fixture was made). A retain that straddles UTC midnight (700 memories
-are stamped 1 ms apart, so within 0.7 s of it) gives two retain days; both become the placeholder.
+Normalised rather than left out: a memory without occurred_at happened, as far as the store knows,
+when it was retained, so its date (created_at, which the scripted planner writes in bodies) is the
+retain day. Every retain day (UTC) of the scope is replaced by RETAIN_DATE_PLACEHOLDER in every string
+of the dump (two runs on one day are byte-identical without this, but the fixture must also hold on a
+later day). The sample gives every memory an occurred_at, so its bodies carry no retain day at all;
+the replacement guards scopes that do. dump_scope refuses, rather than guess, when a retain day is
+also a day the memories say they happened on (the sample's days are 2026-01-05 to 2026-09-28, all
+before the fixture was made). A retain that straddles UTC midnight (700 memories are stamped 1 ms
+apart, so within 0.7 s of it) gives two retain days; both become the placeholder.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from domain import errors
 from domain.compile_messages import PlanBatchInput, PlanBatchResult, compile_workflow_id
 from runtime.settings import Settings
 from tests.compile.helpers import ledger, running_worker, sample_memories
+from tests.golden.dump import dump_scope, first_difference
 from tests.operators import helpers as db
 from tests.operators.cli import one_error_line, scope, wiki
 
@@ -179,37 +180,38 @@ async def test_rebuild_asks_first_then_rebuilds_the_same_wiki(settings, client, 
     await retain(engine, "rb", 30)
     async with running_worker(client, engine, settings):
         assert (await wiki("compile", *scope("rb"))).exit_code == 0
-        before = await db.rows(engine, "SELECT type, slug, title, status FROM wiki_pages WHERE tenant_id = 'rb' "
-                                       "ORDER BY type, slug")
-        mentions = await db.rows(engine, "SELECT alias_normalized, mention_count, status FROM "
-                                         "wiki_unresolved_mentions WHERE tenant_id = 'rb' ORDER BY 1, 3")
+        before = await dump_scope(engine, "rb", "alice")
+        pages = len(before["pages"])
+        mentions = len(before["mentions"])
         declined = await wiki("rebuild", *scope("rb"), stdin="n\n")
         one_error_line(declined, 1, "cancelled: nothing was changed")
         no_terminal = await wiki("rebuild", *scope("rb"))
         one_error_line(no_terminal, 1, "cancelled: nothing was changed")
         rebuilt = await wiki("rebuild", *scope("rb"), "--yes")
     assert rebuilt.exit_code == 0, rebuilt.output
-    assert f"archived {len(before)} pages" in rebuilt.stdout
-    after = await db.rows(engine, "SELECT type, slug, title, status FROM wiki_pages WHERE tenant_id = 'rb' "
-                                  "ORDER BY type, slug")
-    assert after == before and all(row.status == "active" for row in after)
-    # Open mentions were re-derived from the memories, not counted twice.
-    assert await db.rows(engine, "SELECT alias_normalized, mention_count, status FROM wiki_unresolved_mentions "
-                                 "WHERE tenant_id = 'rb' ORDER BY 1, 3") == mentions
+    assert f"removed {pages} pages and {mentions} unresolved mentions" in rebuilt.stdout
+    # Every row the first compile wrote, and nothing else: ids, bodies, sources, links, mentions.
+    after = await dump_scope(engine, "rb", "alice")
+    assert first_difference(before, after) is None, first_difference(before, after)
+    assert all(row["status"] == "active" for row in after["pages"])
     rows = await ledger(engine, "rb", "alice")
     assert [r["trigger"] for r in rows] == ["admin", "rebuild"]
     assert rows[-1]["metrics"]["records_read"] == 30
 
 
 async def test_lint_now_and_the_schedule_commands(settings, client, engine):
-    await db.page(engine, "lintcli", "alice", "huge", body="z" * 8500)
+    huge = await db.page(engine, "lintcli", "alice", "huge", body="z" * 8500)
+    await db.section(engine, huge, "notes", "- Cites nothing.", 1)
     async with running_worker(client, engine, settings):
         report = await wiki("lint", "--json")
         assert report.exit_code == 0, report.output
         parsed = json.loads(report.stdout)
         assert parsed["ok"] is True and parsed["trigger"] == "admin" and parsed["totals"]["oversize_pages"] == 1
+        [scope_report] = parsed["scopes"]
+        assert scope_report["problem_pages"] == [{"page": "entity/huge", "check": "unsourced_sections", "count": 1}]
         printed = await wiki("lint")
-        assert "1 oversize pages in 1 scope(s)" in printed.stdout and "lintcli/alice" in printed.stdout
+        assert "1 oversize pages" in printed.stdout and "lintcli/alice" in printed.stdout
+        assert "Provenance and body problems by page" in printed.stdout and "entity/huge" in printed.stdout
 
     missing = await wiki("schedule", "show")
     one_error_line(missing, 1, "no schedule wiki-lint is installed")

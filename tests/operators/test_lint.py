@@ -54,6 +54,14 @@ async def seed_every_check(engine) -> dict[str, uuid.UUID]:
     await db.mention(engine, t, o, "Twice Seen", 2)
     await db.mention(engine, t, o, "Long Ago", 9, days_ago=31)
     await db.mention(engine, t, o, "Done Already", 9, status="promoted")
+    # Provenance and bodies, by page: alpha has a section citing nothing and a repeated line; gamma
+    # cites something that is no memory and a memory of another scope, and holds raw HTML.
+    [memory] = await db.memories(engine, t, o, ["Dinner at Alpha."])
+    [elsewhere] = await db.memories(engine, t, "bob", ["Dinner at Alpha, for Bob."])
+    await db.section(engine, alpha, "notes", "- A.\n- [**A**](/wiki/entity/a).\n- A.\n- B.", 1, [memory])
+    await db.section(engine, alpha, "visits", "- Visited.", 2)
+    await db.section(engine, gamma, "notes", "<script>alert(1)</script>", 1, [memory, "not-a-memory", elsewhere])
+    await db.section(engine, archived, "notes", "- X.\n- X.", 1)  # archived: ignored
     # Another scope: one broken link only. Its page's link target is in the first scope.
     other = await db.page(engine, "lint", "bob", "alpha")
     await db.link(engine, other, alpha)
@@ -80,8 +88,13 @@ async def test_each_check_counts_its_findings_per_scope_and_prunes_the_ledger(cl
     assert (alice.broken_links, alice.duplicate_aliases, alice.duplicate_titles) == (1, 1, 1)
     assert (alice.stale_pages, alice.oversize_pages, alice.promotion_candidates) == (1, 1, 1)
     assert alice.promotion_mention_ids == [seeded["candidate"]] and alice.compile_started
+    assert (alice.unsourced_sections, alice.foreign_sources, alice.repeated_lines, alice.raw_html) == (1, 2, 1, 1)
+    assert sorted((p.check, p.page, p.count) for p in alice.problem_pages) == [
+        ("foreign_sources", "entity/gamma", 2), ("raw_html", "entity/gamma", 1),
+        ("repeated_lines", "entity/alpha", 1), ("unsourced_sections", "entity/alpha", 1)]
     bob = scopes["lint", "bob"]
     assert (bob.broken_links, bob.promotion_candidates, bob.compile_started) == (1, 0, False)
+    assert bob.problem_pages == []
     totals = report.totals
     assert (totals.scopes, totals.broken_links, totals.promotion_compiles_started) == (2, 2, 1)
     assert totals.ledger_rows_pruned == 1

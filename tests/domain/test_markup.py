@@ -1,0 +1,73 @@
+"""Safe bodies (domain.markup): no raw HTML, no link out of the wiki, whatever the text says."""
+
+from __future__ import annotations
+
+import pytest
+
+from domain.markup import neutralise_html, safe_markdown
+from domain.render import render_body_markdown
+
+HOSTILE = [
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    "<!-- hidden --> <?php echo 1; ?> <!DOCTYPE html>",
+    "</p><iframe src='https://evil.example'></iframe>",
+    "[click](javascript:alert(1))",
+    "![pixel](https://evil.example/track.png)",
+    "[x [nested]](https://evil.example)",
+    "[ref]: https://evil.example",
+    "<https://evil.example>",
+    "Booked through https://evil.example/rooms?id=1 and www.evil.example.",
+    "[escaped?](\\javascript:alert(1))",
+    "\\`<script>alert(1)</script>\\`",
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_hostile_text_keeps_no_tag_and_no_link(text: str) -> None:
+    safe = safe_markdown(text)
+
+    assert "<script" not in safe and "<img" not in safe and "<iframe" not in safe and "<!--" not in safe
+    assert "](" not in safe.replace("\\](", "")  # no unescaped inline link or image
+    assert "\n[" not in "\n" + safe  # no link definition at a line start
+    for address in ("https://evil.example", "www.evil.example"):
+        if address in safe:
+            # Only ever inside a code span, which markdown shows as text and never links.
+            assert f"`{address}" in safe, safe
+
+
+@pytest.mark.parametrize("text", [*HOSTILE, "plain", "a <3 b", "`<b>` and [**Uchi**](/wiki/entity/uchi)"])
+def test_the_rule_is_idempotent(text: str) -> None:
+    once = safe_markdown(text)
+
+    assert safe_markdown(once) == once
+
+
+def test_the_compilers_own_markdown_passes_unchanged() -> None:
+    body = ("- [**Franklin Barbecue**](/wiki/entity/franklin-barbecue) — Restaurant in Austin, TX.\n"
+            "- **Epoch Coffee** (3): Coffee at Epoch Coffee.\n\n"
+            "See: [Austin Restaurants](/wiki/topic/austin-restaurants)\n"
+            "- 2026-03-01: Eric <3 tacos; 2 < 3.")
+
+    assert safe_markdown(body) == body
+
+
+def test_wiki_routes_that_leave_their_folder_are_not_links() -> None:
+    assert safe_markdown("[up](/wiki/entity/..)") == "\\[up\\](/wiki/entity/..)"
+    assert safe_markdown("[up](/wiki/entity/%2e%2e)") == "\\[up\\](/wiki/entity/%2e%2e)"
+    assert safe_markdown("[x](/wiki/other/slug)") == "\\[x\\](/wiki/other/slug)"
+
+
+def test_text_is_kept_readable() -> None:
+    assert safe_markdown("[click](https://evil.example) now.") == "\\[click\\](`https://evil.example`) now."
+    assert neutralise_html("Café <b>Mocha</b>") == "Café &lt;b>Mocha&lt;/b>"
+
+
+def test_rendered_bodies_are_safe_whatever_the_rows_hold() -> None:
+    class Row:
+        def __init__(self, heading: str, body: str, position: int) -> None:
+            self.heading, self.body_md, self.position = heading, body, position
+
+    rendered = render_body_markdown([Row("<b>Notes</b>", "<script>x()</script> [a](https://e.example)", 1)])
+
+    assert rendered == "## &lt;b>Notes&lt;/b>\n\n&lt;script>x()&lt;/script> \\[a\\](`https://e.example`)"

@@ -1,0 +1,175 @@
+"""Quality figures of a compiled scope, and the rebuild check, on the 700-memory sample.
+
+    python -m tests.golden.quality [MEMORIES [DUMP.json]]    # 700 by default; DUMP keeps the wiki
+
+Starts private services like make_fixture, retains the sample into golden/alice, compiles it, then
+compiles again (nothing new: the wiki must not change), then runs `wiki rebuild`'s operation and
+waits for its compile (the wiki must be the one the first compile wrote, row for row), and prints
+the figures of `measure(dump)` below. It is a tool for reports, not a test: `test_quality.py` runs
+the same measures on a smaller compile.
+
+The figures, from a `dump_scope` dump (plain data, so the old fixture can be measured too):
+- pages and sections: how many, body sizes (largest, 95th percentile), oversize pages (> 8000 chars);
+- repeated lines: non-blank lines that occur more than once in one section, links unwrapped;
+- provenance: memories cited by some section, memories held by an open mention, memories with no
+  name hint at all (nothing to compile them into), the rest (uncited); sections citing nothing;
+  rollup sections citing a memory that no member page cites (precision of rollups);
+- markup: bodies with raw HTML openers, links to anything but a wiki route.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+import tempfile
+from collections import Counter
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.ext.asyncio import create_async_engine
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from app.operations import rebuild_scope
+from runtime.database import migrate
+from runtime.devservices import EmbeddedPostgres, free_port, temporal_cli_path
+from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
+from tests.compile.helpers import compile_scope, retain_sample, running_worker, test_settings
+from tests.golden.dump import RETAIN_DATE_PLACEHOLDER, dump_scope, encode, first_difference
+
+TENANT = "golden"
+OWNER = "alice"
+OVERSIZE_BODY_CHARS = 8000
+# A markdown link or image; an escaped bracket (`\[`, what domain.markup writes) opens none.
+_LINK = re.compile(r"!?(?<!\\)\[([^\]]*)(?<!\\)\]\(([^)]*)\)")
+_HTML_OPENER = re.compile(r"<[A-Za-z/!?]")
+_WIKI_ROUTE = re.compile(r"^/wiki/(entity|topic|decision)/[^/\s]+$")
+
+
+def _unlinked(line: str) -> str:
+    return _LINK.sub(lambda m: m.group(1), line).strip()
+
+
+def repeated_lines(body: str) -> int:
+    """Lines of the body beyond the first of each (non-blank, links unwrapped)."""
+    counts = Counter(_unlinked(line) for line in body.splitlines() if line.strip())
+    return sum(count - 1 for count in counts.values() if count > 1)
+
+
+def _percentile(values: list[int], share: float) -> int:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else 0
+
+
+def _has_hint(memory: dict[str, Any]) -> bool:
+    metadata = memory.get("metadata") or {}
+    return bool(metadata.get("entities") or metadata.get("place") or metadata.get("journal"))
+
+
+_STATED_COUNT = re.compile(r"- (?:(\d+) memories|Visited (\d+) times|Visited (once))")
+_DATED_LINE = re.compile(r"- \d{4}-\d\d-\d\d: ")
+
+
+def _stated_count(body: str) -> int | None:
+    """How many memories a condensed section says it draws on (a lone dated line is one); None for a
+    body that says nothing about it."""
+    match = _STATED_COUNT.match(body)
+    if match:
+        return 1 if match.group(3) else int(match.group(1) or match.group(2))
+    return 1 if _DATED_LINE.match(body) and len(body.splitlines()) == 1 else None
+
+
+def measure(dump: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    pages = [p for p in dump["pages"] if p["status"] == "active"]
+    active_ids = {p["id"] for p in pages}
+    sections = [s for s in dump["sections"] if s["page_id"] in active_ids]
+    sources_by_section: dict[str, set[str]] = {}
+    for source in dump["sources"]:
+        sources_by_section.setdefault(source["section_id"], set()).add(source["source_ref"])
+    sources_by_page: dict[str, set[str]] = {}
+    for section in sections:
+        sources_by_page.setdefault(section["page_id"], set()).update(sources_by_section.get(section["id"], set()))
+    memory_ids = {m["id"] for m in dump["memories"]}
+    cited = set().union(*sources_by_section.values()) if sources_by_section else set()
+    held = {str(c.get("source_ref")) for m in dump["mentions"] if m["status"] == "open"
+            for c in m["sample_contexts"] if isinstance(c, dict)}
+    no_hint = {m["id"] for m in dump["memories"] if not _has_hint(m)}
+    rollups = [s for s in sections if (s.get("aggregation") or {}).get("linked_page_ids")]
+    rollup_foreign = 0
+    for section in rollups:
+        members = set().union(*(sources_by_page.get(p, set()) for p in section["aggregation"]["linked_page_ids"]))
+        rollup_foreign += len(sources_by_section.get(section["id"], set()) - members)
+    bodies = [p["body_md"] or "" for p in pages]
+    section_sizes = [len(s["body_md"]) for s in sections]
+    links = [m.group(2) for body in bodies for m in _LINK.finditer(body)]
+    return {
+        "pages": len(pages),
+        "pages_by_type": dict(sorted(Counter(p["type"] for p in pages).items())),
+        "archived_pages": len(dump["pages"]) - len(pages),
+        "largest_page_chars": max((len(b) for b in bodies), default=0),
+        "oversize_pages": sum(len(b) > OVERSIZE_BODY_CHARS for b in bodies),
+        "sections": len(sections),
+        "largest_section_chars": max(section_sizes, default=0),
+        "largest_section_lines": max((len(s["body_md"].splitlines()) for s in sections), default=0),
+        "p95_section_chars": _percentile(section_sizes, 0.95),
+        "total_section_chars": sum(section_sizes),
+        "repeated_lines": sum(repeated_lines(s["body_md"]) for s in sections),
+        "sections_with_repeats": sum(repeated_lines(s["body_md"]) > 0 for s in sections),
+        "memories": len(memory_ids),
+        "memories_cited": len(cited & memory_ids),
+        "memories_held_open": len((held - cited) & memory_ids),
+        "memories_without_hints": len(no_hint - cited - held),
+        "memories_uncited": len(memory_ids - cited - held - no_hint),
+        "source_rows": len(dump["sources"]),
+        "sources_not_a_memory": len(cited - memory_ids),
+        "sections_without_sources": sum(not sources_by_section.get(s["id"]) for s in sections),
+        # Condensed sections whose stated number of memories is not the number they cite (a stale body).
+        "condensed_counts_off": sum(1 for s in sections if (n := _stated_count(s["body_md"])) is not None
+                                    and n != len(sources_by_section.get(s["id"], set()))),
+        "rollup_sections": len(rollups),
+        "rollup_sources_of_non_members": rollup_foreign,
+        # The dump's own placeholder for retain dates is not markup.
+        "raw_html_bodies": sum(bool(_HTML_OPENER.search(b.replace(RETAIN_DATE_PLACEHOLDER, ""))) for b in bodies),
+        "retain_dates_in_bodies": sum(b.count(RETAIN_DATE_PLACEHOLDER) for b in bodies),
+        "links_outside_wiki": sum(not _WIKI_ROUTE.match(target) for target in links),
+    }
+
+
+async def _run(memories: int, keep: Path | None) -> None:
+    async with AsyncExitStack() as stack:
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="wiki-quality-")))
+        server = EmbeddedPostgres(pgdata=tmp / "pg" / "data", port=free_port())
+        server.ensure_running()
+        stack.callback(server.stop)
+        engine = create_async_engine(server.url(), pool_size=10, max_overflow=10)
+        stack.push_async_callback(engine.dispose)
+        await migrate(engine)
+        env = await WorkflowEnvironment.start_local(
+            dev_server_existing_path=str(temporal_cli_path()), search_attributes=ALL_SEARCH_ATTRIBUTES,
+            data_converter=pydantic_data_converter, dev_server_log_level="error")
+        stack.push_async_callback(env.shutdown)
+        settings = test_settings(WIKI_DEBOUNCE_SECONDS=0)
+        await retain_sample(engine, TENANT, OWNER, memories)
+        async with running_worker(env.client, engine, settings):
+            await compile_scope(env.client, settings, TENANT, OWNER)
+            first = await dump_scope(engine, TENANT, OWNER)
+            await compile_scope(env.client, settings, TENANT, OWNER)
+            again = await dump_scope(engine, TENANT, OWNER)
+            _, handle = await rebuild_scope(env.client, engine, settings, TENANT, OWNER)
+            await handle.result()
+            rebuilt = await dump_scope(engine, TENANT, OWNER)
+    if keep is not None:
+        keep.write_bytes(encode(first))
+    for name, value in measure(first).items():
+        print(f"{name}: {value}")
+    print(f"compile again changes nothing: {first_difference(first, again) or 'yes'}")
+    print(f"rebuild gives the same rows: {first_difference(first, rebuilt) or 'yes'}")
+    print("after rebuild:", {k: v for k, v in measure(rebuilt).items()
+                             if k in ("pages", "archived_pages", "largest_page_chars", "oversize_pages",
+                                      "repeated_lines")})
+
+
+if __name__ == "__main__":
+    asyncio.run(_run(int(sys.argv[1]) if len(sys.argv) > 1 else 700, Path(sys.argv[2]) if len(sys.argv) > 2 else None))
