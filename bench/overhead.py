@@ -201,9 +201,10 @@ def _billed(simulator: ClaudeSimulator) -> dict:
 
 
 async def compile_sample(services: Services, latency_ms: int, output_tokens_per_second: float = 0.0,
-                         memories: list[MemoryIn] | None = None) -> SampleCompile:
+                         memories: list[MemoryIn] | None = None, calls_out: list | None = None) -> SampleCompile:
     """The sample compiled through the SDK and the simulator: time to first token `latency_ms`, and
-    `output_tokens_per_second` (0: a reply arrives whole after the first token)."""
+    `output_tokens_per_second` (0: a reply arrives whole after the first token). `calls_out`, if
+    given, receives the simulator's calls (what it billed, call by call)."""
     tenant, owner = f"bench{uuid.uuid4().hex[:8]}", "eric"
     simulator = ClaudeSimulator(SimConfig(ttft_seconds=latency_ms / 1000,
                                           output_tokens_per_second=output_tokens_per_second))
@@ -220,6 +221,8 @@ async def compile_sample(services: Services, latency_ms: int, output_tokens_per_
     finally:
         await simulator.stop()
     result.model = _billed(simulator)
+    if calls_out is not None:
+        calls_out.extend(simulator.calls)
     return result
 
 
