@@ -94,11 +94,40 @@ def _cost_summary(calls, memories: int, model_id: str) -> dict:
             "model_calls": sum(k["calls"] for k in kinds.values()), "by_kind": kinds}
 
 
+# The leaf prompt's user-message sections (planners/leaf_prompt.py), in the order it writes them.
+PROMPT_PARTS = {"## Candidate pages already in this scope": "candidate_pages",
+                "## Open unresolved mentions in this scope": "open_mentions",
+                "## Memory records in this batch": "memories",
+                "## Mentions that crossed the promotion threshold": "promotions"}
+
+
+def _text(content) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(block.get("text", "") for block in content or [] if isinstance(block, dict))
+
+
+def planner_prompt_parts(calls) -> dict[str, int]:
+    """Mean bytes per leaf plan of each part of its prompt (the simulator counts a token per 4 bytes)."""
+    totals: dict[str, int] = {}
+    plans = [call for call in calls if call.kind == "planner" and call.usage is not None]
+    for call in plans:
+        totals["system"] = totals.get("system", 0) + len(_text(call.body.get("system")).encode())
+        user = "".join(_text(m.get("content")) for m in call.body.get("messages", []) if m.get("role") == "user")
+        part = "preamble"
+        for block in user.split("\n\n"):
+            head = block.split("\n", 1)[0]
+            part = PROMPT_PARTS.get(head, part if not head.startswith("## ") else "other")
+            totals[part] = totals.get(part, 0) + len(block.encode()) + 2
+    return {name: round(value / len(plans)) for name, value in sorted(totals.items())} if plans else {}
+
+
 async def measure_cost(services: Services, model_id: str) -> dict:
     calls: list = []
     run = await compile_sample(services, 0, calls_out=calls)
     memories = int(run.ledger["records_read"])
     return {**_cost_summary(calls, memories, model_id), "wall_seconds": round(run.wall_seconds, 1),
+            "planner_prompt_bytes_per_call": planner_prompt_parts(calls),
             "batches": run.batches, "duplicate_candidates_count": run.duplicate_candidates_count,
             "wiki": run.wiki_counts}
 
@@ -240,6 +269,8 @@ async def run(selected: tuple[str, ...], services: Services | None = None) -> di
 
 def main(argv: list[str]) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    for noisy in ("httpx", "httpx2"):  # one line per model call drowns the bench's own progress
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     selected = tuple(argv) or MEASUREMENTS
     unknown = [name for name in selected if name not in MEASUREMENTS]
     if unknown:

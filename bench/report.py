@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bench import reads_report
+from bench import cost_report, reads_report
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_PATH = ROOT / "bench" / "results.json"
@@ -149,6 +149,7 @@ def render_markdown(results: dict) -> str:
     sections = [
         _header(results, detail),
         _targets_table(results, detail),
+        cost_report.section(results),
         _orchestration(results, detail),
         _prompt_size(results, detail),
         _many_scopes(detail),
