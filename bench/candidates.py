@@ -57,7 +57,7 @@ async def measure(paddings: list[int]) -> list[dict]:
                 "planner_input_tokens_per_plan": planner["per_call"]["input_tokens"],
                 "planner_prompt_bytes_per_call": planner_prompt_parts(calls),
                 "usd_per_1000_memories": cost["usd_per_1000_memories"],
-                "wiki": run.wiki_counts,
+                "wiki": run.wiki_counts, "wiki_digest": run.wiki_digest,
                 "proposed_new_pages_merged": run.ledger["alias_dedup_merged"] + run.ledger["fuzzy_dedupe_merges"],
                 "duplicate_candidates_count": run.duplicate_candidates_count,
             })
