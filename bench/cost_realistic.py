@@ -203,8 +203,10 @@ async def measure_growth(services: Services, model_id: str, thousands: int = GRO
                             seconds = time.monotonic() - started
                             log.info("growth: memories %d-%d compiled in %.0f s", start + 1, end, seconds)
                             if billed:
+                                calls = simulator.calls[mark:]
                                 measured.append({"thousand": end // 1000, "compile_seconds": round(seconds, 1),
-                                                 **_cost_summary(simulator.calls[mark:], end - start, model_id)})
+                                                 **_cost_summary(calls, end - start, model_id),
+                                                 "planner_prompt_bytes_per_call": planner_prompt_parts(calls)})
                     runs = await _ledger(engine, tenant, owner)
                 finally:
                     await engine.dispose()
