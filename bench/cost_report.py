@@ -189,7 +189,39 @@ def _growth(growth: dict) -> list[str]:
                      f"{planner['per_call']['output_tokens']:,} | {writer['calls']}, "
                      f"{writer['per_call']['input_tokens']:,} / {writer['per_call']['output_tokens']:,} | "
                      f"{_usd(row['usd_per_1000_memories'])} | {row['compile_seconds']:,} s |")
+    lines += ["", _growth_why(growth)]
     return lines + [""]
+
+
+def _growth_why(growth: dict) -> str:
+    """Which call kind's cost per memory grew, and what in it: the measured breakdown in words."""
+    first, last = growth["first"], growth["last"]
+    verdict = "met" if growth["ratio"] <= TARGETS["cost_growth_ratio_10k"] else "missed"
+    grown = []
+    for kind in KINDS:
+        a = first["by_kind"].get(kind, {}).get("usd_per_1000_memories", 0.0)
+        b = last["by_kind"].get(kind, {}).get("usd_per_1000_memories", 0.0)
+        grown.append(f"{kind} {_usd(a)} → {_usd(b)}")
+    text = (f"**Why ({verdict}).** Per 1,000 memories, 1st → {growth['thousands']}th thousand: "
+            + ", ".join(grown) + ".")
+    planner_a, planner_b = first["by_kind"].get("planner"), last["by_kind"].get("planner")
+    if planner_a and planner_b:
+        text += (f" A leaf plan's input went from {planner_a['per_call']['input_tokens']:,} to "
+                 f"{planner_b['per_call']['input_tokens']:,} tokens while its output stayed "
+                 f"{planner_a['per_call']['output_tokens']:,} → {planner_b['per_call']['output_tokens']:,}")
+        parts_a, parts_b = first.get("planner_prompt_bytes_per_call"), last.get("planner_prompt_bytes_per_call")
+        if parts_a and parts_b:
+            text += " (prompt bytes per plan, " + ", ".join(
+                f"{name.replace('_', ' ')} {parts_a.get(name, 0):,} → {parts_b.get(name, 0):,}"
+                for name in ("candidate_pages", "open_mentions", "memories", "system")) + ")"
+        text += (": an aged scope has a page for most names a batch writes, each sent with its section "
+                 "excerpts, and more open mentions to send.")
+    writer_a, writer_b = first["by_kind"].get("writer"), last["by_kind"].get("writer")
+    if writer_a and writer_b:
+        text += (f" Writer calls went from {writer_a['calls']} to {writer_b['calls']} per thousand: once a "
+                 "section has reached its 2,400-character budget, an update can no longer be appended in code "
+                 "and every visit to it costs a writer call that condenses it.")
+    return text
 
 
 def _candidates(rows: list[dict]) -> list[str]:
