@@ -89,7 +89,10 @@ def _cost_summary(calls, memories: int, model_id: str) -> dict:
     total = sum(k["usd"] for k in kinds.values())
     prompt = sum(k["input_tokens"] + k["cache_read_tokens"] + k["cache_write_tokens"] for k in kinds.values())
     read = sum(k["cache_read_tokens"] for k in kinds.values())
-    return {"memories": memories, "usd": round(total, 5), "usd_per_1000_memories": round(per_1000(total, memories), 4),
+    # Without caching: every prompt token priced as plain input.
+    uncached = cost_usd(model_id, TokenUsage(input_tokens=prompt, output_tokens=sum(
+        k["output_tokens"] for k in kinds.values())))
+    return {"memories": memories, "usd_per_1000_memories_uncached": round(per_1000(uncached, memories), 4), "usd": round(total, 5), "usd_per_1000_memories": round(per_1000(total, memories), 4),
             "usd_per_memory": round(total / memories, 7), "cache_hit_rate": round(read / prompt, 4) if prompt else 0.0,
             "model_calls": sum(k["calls"] for k in kinds.values()), "by_kind": kinds}
 
@@ -230,6 +233,8 @@ def merge_into_results(results: dict, section: dict) -> dict:
     if "cost" in merged:
         cost = merged["cost"]
         results["cost_per_1000_memories_usd"] = cost["usd_per_1000_memories"]
+        if "usd_per_1000_memories_uncached" in cost:
+            results["cost_per_1000_memories_usd_uncached"] = cost["usd_per_1000_memories_uncached"]
         results["cache_hit_rate"] = cost["cache_hit_rate"]
         results["tokens_per_memory_by_kind"] = {kind: cost["by_kind"][kind]["tokens_per_memory"]
                                                 for kind in KINDS if kind in cost["by_kind"]}
