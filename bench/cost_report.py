@@ -24,13 +24,13 @@ KINDS = ("planner", "writer", "aggregation")
 WALL_TARGET = TARGETS["wall_700_realistic_seconds"]
 
 
-def _verdict(value: float | None, target: float, unit: str = "") -> str:
+def _verdict(value: float | None, target: float, unit: str = "", suffix: str = "") -> str:
     if value is None:
         return "not measured"
     if value <= target:
         return "met"
     over = value - target
-    return f"**missed** by {unit}{over:,.3g} ({100 * over / target:.0f}% over)"
+    return f"**missed** by {unit}{over:,.3g}{suffix} ({100 * over / target:.0f}% over)"
 
 
 def _usd(value: float) -> str:
@@ -48,7 +48,9 @@ def section(results: dict) -> str:
         "simulator (`claude_sim/`), which bills what the product's real requests contain (a token per 4 "
         "bytes) and paces its replies; priced at the list prices of "
         f"`{detail.get('model_id', '')}` (`domain/pricing.py`). `python -m bench.cost_realistic "
-        "[cost] [realistic] [growth]` runs each measurement alone (single runs, no repeats). Commits: "
+        "[cost] [realistic] [growth]` runs each measurement alone (single runs, no repeats; which recent "
+        "pages pad the candidates can vary with ties in their compile times, so the cost varies by about "
+        "0.1% from run to run). Commits: "
         + ", ".join(f"{name} `{detail[name]['commit'][:10]}`" for name in ("cost", "realistic", "growth")
                     if name in detail) + ".",
         "",
@@ -57,8 +59,9 @@ def section(results: dict) -> str:
     ]
     for key, target in TARGETS.items():
         value = results.get(key)
-        shown = "null" if value is None else (f"{value:,.3f}" if isinstance(value, float) else str(value))
-        verdict = _verdict(value, target, "$" if "usd" in key else "")
+        seconds = key.endswith("_seconds")
+        shown = "null" if value is None else (f"{value:,.1f} s" if seconds else f"{value:,.3f}")
+        verdict = _verdict(value, target, "$" if "usd" in key else "", " s" if seconds else "")
         if key == "cost_per_1000_memories_batch_usd" and value is None:
             verdict = "not built (Message Batches are on another branch)"
         if key == "cost_growth_ratio_10k" and value is None and "growth" in detail:
