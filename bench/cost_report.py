@@ -274,9 +274,9 @@ def write_section(results: dict, doc_path: Path) -> None:
 
 
 def main() -> None:
-    from bench.report import DOC_PATH, RESULTS_PATH
-
-    write_section(json.loads(RESULTS_PATH.read_text()), DOC_PATH)
+    # The same paths as bench/report.py's (which imports this module, so it cannot be imported here).
+    root = Path(__file__).resolve().parent.parent
+    write_section(json.loads((root / "bench" / "results.json").read_text()), root / "docs" / "BENCHMARKS.md")
 
 
 if __name__ == "__main__":
