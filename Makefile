@@ -30,7 +30,8 @@ lint: $(STAMP)
 services-down: $(STAMP)
 	$(BIN)/wiki dev down
 
-# Benchmarks on private throwaway services (about 11 min on 2 cores): bench/results.json, docs/BENCHMARKS.md.
+# Benchmarks on private throwaway services (about 11 min on 2 cores, then about 16 min for the cost and
+# wall time per memory: the 700-memory sample at real model speed and a 10,000-memory scope): bench/results.json, docs/BENCHMARKS.md.
 bench: $(STAMP)
 	$(BIN)/python -m bench
 

@@ -1,6 +1,9 @@
 """`make bench` / `python -m bench`: every benchmark, then bench/results.json and docs/BENCHMARKS.md.
 
-It ends with the read-latency benchmark (bench/reads.py), which `python -m bench.reads` runs alone.
+It ends with the read-latency benchmark (bench/reads.py), which `python -m bench.reads` runs alone,
+and the cost and wall time per memory (bench/cost_realistic.py: cost by call kind, the 700-memory
+sample at a realistic model speed, the cost growth of one scope), which `python -m bench.cost_realistic`
+runs alone.
 BENCH_REPEATS (default 3) sets how many times each measurement runs; the report gives medians.
 BENCH_LLM_MAX_PER_SECOND (default 20) and BENCH_PROVIDER_QUOTA (default 1.25 x the limit) shape
 the many-scopes run.
@@ -17,7 +20,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import report
+from bench import cost_realistic, report
 from bench.cost import cost_per_memory
 from bench.many_scopes import Workload, compile_many_scopes, warmed_scopes
 from bench.overhead import bench_settings, compile_sample
@@ -66,6 +69,7 @@ async def run_all(repeats: int) -> dict:
         async with services.fresh_database() as url:
             with tempfile.TemporaryDirectory(prefix="wiki-bench-reads-") as data_dir:
                 reads = await bench_reads(url, Path(data_dir))
+        cost_and_wall = await cost_realistic.run(cost_realistic.MEASUREMENTS, services)
     l0 = report.median_run(compiles[0])
     results = report.build_results(
         repeats=repeats, started_at=started_at, bench_seconds=time.monotonic() - started, machine_info=machine,
@@ -74,7 +78,8 @@ async def run_all(repeats: int) -> dict:
     )
     results["read_p95_ms"] = read_p95(reads)
     results["detail"]["reads"] = reads
-    return results
+    # Last: its SDK-billed cost replaces the ledger's `cost_per_1000_memories_usd`.
+    return cost_realistic.merge_into_results(results, cost_and_wall)
 
 
 def main() -> None:

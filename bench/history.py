@@ -38,6 +38,16 @@ class ActivityRun:
     # A local activity ran inside a workflow task: history only records its result (a marker), so
     # its own times are unknown here (the bench times activities on the worker instead).
     local: bool = False
+    # Output tokens the call's result reported (None: not a model activity; 0: answered without a call).
+    output_tokens: int | None = None
+
+    def model_seconds(self, ttft_seconds: float, output_tokens_per_second: float) -> float:
+        """What the model alone takes for this call at the given speed: time to first token plus the
+        output streamed (0 when the activity answered without calling the model)."""
+        if not self.output_tokens:
+            return 0.0
+        streamed = self.output_tokens / output_tokens_per_second if output_tokens_per_second > 0 else 0.0
+        return ttft_seconds + streamed
 
     @property
     def queued_seconds(self) -> float:
@@ -82,6 +92,22 @@ class Batch:
                 steps += 1
                 phase_waits_for_model = False
         return steps
+
+    def model_critical_path_seconds(self, ttft_seconds: float, output_tokens_per_second: float) -> float:
+        """The least model time this batch can take at a given model speed: every planner call in turn,
+        plus the slowest model-calling write of each write phase (a phase's writes all run at once)."""
+        total = 0.0
+        slowest_write = 0.0
+        for activity in self.activities:
+            seconds = activity.model_seconds(ttft_seconds, output_tokens_per_second)
+            if activity.name in PLANNERS:
+                total += seconds
+            elif activity.name == WRITE:
+                slowest_write = max(slowest_write, seconds)
+            elif slowest_write:
+                total += slowest_write
+                slowest_write = 0.0
+        return total + slowest_write
 
     def measured_model_seconds(self) -> float:
         """Planner run times plus the slowest write of each write phase, as they ran (their DB work included)."""
@@ -154,6 +180,9 @@ class ChainAnalysis:
     def critical_path_seconds(self, latency_seconds: float) -> float:
         return latency_seconds * sum(b.model_steps(latency_seconds) for b in self.batches)
 
+    def model_critical_path_seconds(self, ttft_seconds: float, output_tokens_per_second: float) -> float:
+        return sum(b.model_critical_path_seconds(ttft_seconds, output_tokens_per_second) for b in self.batches)
+
     def measured_model_seconds(self) -> float:
         return sum(b.measured_model_seconds() for b in self.batches)
 
@@ -178,20 +207,20 @@ class ChainAnalysis:
             elif (local := local_activity(event)) is not None:
                 name, attempt = local.activity_type, local.attempt
                 at = event.event_time.ToDatetime()
-                current = self._enter(ActivityRun(name=name, scheduled=at, started=at, closed=at, local=True),
-                                      current)
+                run = ActivityRun(name=name, scheduled=at, started=at, closed=at, local=True)
+                current = self._enter(run, current)
                 self.activities[name] += 1
                 if attempt > 1:
                     self.retries[name] += attempt - 1
                     self.retry_causes["local activity retried"] += 1
-                self._add_usage(name, local.result)
+                run.output_tokens = self._add_usage(name, local.result)
             elif event.event_type in _ACTIVITY_CLOSED:
                 attributes = getattr(event, _ACTIVITY_CLOSED[event.event_type])
                 run = by_schedule[attributes.scheduled_event_id]
                 run.closed = event.event_time.ToDatetime()
                 self.activities[run.name] += 1
                 if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
-                    self._add_usage(run.name, attributes.result.payloads)
+                    run.output_tokens = self._add_usage(run.name, attributes.result.payloads)
 
     def _enter(self, run: ActivityRun, current: Batch | None) -> Batch | None:
         """Record an activity in the order it was scheduled; `compile.next_batch` opens a new batch."""
@@ -203,13 +232,17 @@ class ChainAnalysis:
             current.activities.append(run)
         return current
 
-    def _add_usage(self, name: str, payloads) -> None:
+    def _add_usage(self, name: str, payloads) -> int | None:
+        """Add a result's token counts to its activity type's; return its output tokens (None: no usage)."""
+        output: int | None = None
         for payload in payloads:
             result = json.loads(payload.data) if payload.data else None
             if isinstance(result, dict) and isinstance(result.get("usage"), dict):
                 counts = self.usage.setdefault(name, Counter())
                 counts.update({k: v for k, v in result["usage"].items() if isinstance(v, int)})
                 counts["calls"] += 1
+                output = (output or 0) + int(result["usage"].get("output_tokens", 0))
+        return output
 
 
 _ACTIVITY_CLOSED = {

@@ -13,6 +13,7 @@ simulator reports, so the cache hit rate is measured, not assumed.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 import uuid
@@ -103,6 +104,8 @@ class SampleCompile:
     ledger: dict[str, float] = field(default_factory=dict)
     duplicate_candidates_count: int = 0
     wiki_counts: dict[str, int] = field(default_factory=dict)
+    # Digests of what the wiki came out as, to tell two compiles' wikis apart without keeping them.
+    wiki_digest: dict[str, str] = field(default_factory=dict)
     cpu_seconds: dict[str, float] = field(default_factory=dict)
     # What the simulator billed: calls, and the share of prompt tokens read from the cache.
     model: dict[str, float] = field(default_factory=dict)
@@ -201,9 +204,10 @@ def _billed(simulator: ClaudeSimulator) -> dict:
 
 
 async def compile_sample(services: Services, latency_ms: int, output_tokens_per_second: float = 0.0,
-                         memories: list[MemoryIn] | None = None) -> SampleCompile:
+                         memories: list[MemoryIn] | None = None, calls_out: list | None = None) -> SampleCompile:
     """The sample compiled through the SDK and the simulator: time to first token `latency_ms`, and
-    `output_tokens_per_second` (0: a reply arrives whole after the first token)."""
+    `output_tokens_per_second` (0: a reply arrives whole after the first token). `calls_out`, if
+    given, receives the simulator's calls (what it billed, call by call)."""
     tenant, owner = f"bench{uuid.uuid4().hex[:8]}", "eric"
     simulator = ClaudeSimulator(SimConfig(ttft_seconds=latency_ms / 1000,
                                           output_tokens_per_second=output_tokens_per_second))
@@ -220,6 +224,8 @@ async def compile_sample(services: Services, latency_ms: int, output_tokens_per_
     finally:
         await simulator.stop()
     result.model = _billed(simulator)
+    if calls_out is not None:
+        calls_out.extend(simulator.calls)
     return result
 
 
@@ -244,6 +250,7 @@ async def _compile_sample(services: Services, latency_ms: int, tenant: str, owne
                 cpu_seconds = cpu.stop()
             runs = await _ledger(setup_engine, tenant, owner)
             wiki_counts = await _wiki_counts(setup_engine, tenant, owner)
+            wiki_digest = await _wiki_digest(setup_engine, tenant, owner)
         finally:
             await setup_engine.dispose()
             await worker_engine.dispose()
@@ -254,7 +261,7 @@ async def _compile_sample(services: Services, latency_ms: int, tenant: str, owne
     totals = {key: round(sum(r["metrics"].get(key, 0) for r in runs), 6) for key in LEDGER_SUMS}
     return SampleCompile(latency_ms=latency_ms, wall_seconds=wall, chain=chain, round_trips=round_trips,
                          activity_seconds=timer.seconds,
-                         ledger=totals, wiki_counts=wiki_counts, cpu_seconds=cpu_seconds,
+                         ledger=totals, wiki_counts=wiki_counts, wiki_digest=wiki_digest, cpu_seconds=cpu_seconds,
                          duplicate_candidates_count=runs[-1]["metrics"].get("duplicate_candidates_count", 0))
 
 
@@ -275,3 +282,26 @@ async def _wiki_counts(engine: AsyncEngine, tenant: str, owner: str) -> dict[str
                     WHERE tenant_id = :t AND owner_id = :o AND status = 'open') AS open_mentions
         """), {"t": tenant, "o": owner})).one()
         return dict(row._mapping)
+
+
+async def _wiki_digest(engine: AsyncEngine, tenant: str, owner: str) -> dict[str, str]:
+    """SHA-256 of the active pages' (type, slug, section) keys, of every section's provenance (its
+    memories' texts) and of the section bodies: equal digests, the same wiki."""
+    queries = {
+        "sections": "SELECT p.type || '/' || p.slug || '#' || s.section_slug FROM wiki_pages p "
+                    "JOIN wiki_page_sections s ON s.page_id = p.id",
+        # A memory's id derives from its scope, so provenance is compared by the memory's text.
+        "provenance": "SELECT p.slug || '#' || s.section_slug || '<-' || coalesce(m.content, src.source_ref) "
+                      "FROM wiki_pages p JOIN wiki_page_sections s ON s.page_id = p.id JOIN wiki_section_sources src "
+                      "ON src.section_id = s.id LEFT JOIN memory_units m ON m.tenant_id = p.tenant_id "
+                      "AND m.owner_id = p.owner_id AND m.id::text = src.source_ref",
+        "bodies": "SELECT p.slug || '#' || s.section_slug || '=' || s.body_md FROM wiki_pages p "
+                  "JOIN wiki_page_sections s ON s.page_id = p.id",
+    }
+    digests = {}
+    async with engine.connect() as conn:
+        for name, query in queries.items():
+            rows = await conn.execute(text(f"{query} WHERE p.tenant_id = :t AND p.owner_id = :o "
+                                           "AND p.status = 'active' ORDER BY 1"), {"t": tenant, "o": owner})
+            digests[name] = hashlib.sha256("\n".join(row[0] for row in rows).encode()).hexdigest()[:16]
+    return digests

@@ -16,7 +16,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bench import reads_report
+from bench import cost_report, reads_report
+from store.scope_reads import MAX_RECENT_PADDING
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_PATH = ROOT / "bench" / "results.json"
@@ -149,6 +150,7 @@ def render_markdown(results: dict) -> str:
     sections = [
         _header(results, detail),
         _targets_table(results, detail),
+        cost_report.section(results),
         _orchestration(results, detail),
         _prompt_size(results, detail),
         _many_scopes(detail),
@@ -373,7 +375,7 @@ def _prompt_size(results: dict, detail: dict) -> str:
         f"**Why ({verdict}: ratio {ratio:.2f}).** The prompt is bounded — from {middle['scope_pages']:,} to "
         f"{largest['scope_pages']:,} pages it grows {largest['input_chars'] / middle['input_chars'] - 1:.1%} — "
         f"and every page the batch names is in it at every size. The rest of the bound is padding: "
-        f"`candidate_pages` (`store/scope_reads.py`) adds up to `MAX_RECENT_PADDING` (100) recently "
+        f"`candidate_pages` (`store/scope_reads.py`) adds up to `MAX_RECENT_PADDING` ({MAX_RECENT_PADDING}) recently "
         f"compiled pages after the relevant ones (at most `max_candidate_pages` in all), and `open_mentions` "
         f"adds up to `MAX_OPEN_MENTIONS` ({largest['open_mentions']}, `activities/planning.py`) mentions by "
         f"count after the batch's own. A {smallest['scope_pages']}-page scope has fewer pages and mentions "

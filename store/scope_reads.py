@@ -22,9 +22,12 @@ from domain.context import CandidatePage, CandidateSection, MemoryRecord, OpenMe
 MAX_NAMES = 200
 TRIGRAM_THRESHOLD = 0.5
 MATCHES_PER_NAME = 3  # pages each name may bring in per relevance tier (trigram, full text)
-# Recently compiled pages pad the relevant ones up to this many: context for the planner, but not
-# so many that the prompt of a small scope differs much from that of a huge one.
-MAX_RECENT_PADDING = 100
+# Recently compiled pages pad the relevant ones up to this many: context for a memory that refers to
+# a recent page without naming it. Few: measured on the sample (bench/candidates.py), padding 100
+# pages or none gives the same wiki, page for page and citation for citation, while the padding
+# was the largest share of the planner's prompt; 25 keeps the most recent ones for what the
+# batch's names miss.
+MAX_RECENT_PADDING = 25
 # Characters of each section's body read for the prompt's excerpt (which shows fewer).
 SECTION_EXCERPT_READ = 1000
 # Capitalised phrases ("Lady Bird Lake", "Café de Flore" is caught by its metadata instead).

@@ -1,0 +1,295 @@
+"""Cost and wall time per memory, through the anthropic SDK and the Claude simulator (claude_sim/).
+
+`python -m bench.cost_realistic [cost] [realistic] [growth]` runs the named measurements (all three
+when none is named), merges their keys into bench/results.json and rewrites the "Cost and wall time
+per memory" section of docs/BENCHMARKS.md; `make bench` runs them too.
+
+- cost: the 700-memory sample at zero latency; what the simulator billed, by call kind (planner,
+  writer, aggregation), priced at the model's list prices; the prompt-cache hit rate.
+- realistic: the same sample with the simulator answering at a realistic speed: time to first token
+  0.6 s and 150 output tokens/s (the figures the issue names for Claude Haiku 4.5; we found no
+  better-documented ones). Its model critical path is, per batch, every planner call's model time
+  (TTFT + output tokens / speed) plus the slowest model-calling section write of each write phase.
+- growth: one scope fed a generated corpus a thousand memories at a time (zero latency: it measures
+  tokens, not time); the cost per memory of the last thousand over that of the first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+import time
+import uuid
+
+from app.worker import build_model_client, build_worker
+from bench import cost_report
+from bench.cost import per_1000
+from bench.history import PLAN, WRITE, ChainAnalysis
+from bench.overhead import _environment, _ledger, bench_settings, compile_sample
+from bench.report import DOC_PATH, RESULTS_PATH, git_commit
+from bench.services import Services, running_services
+from claude_sim import ClaudeSimulator, SimConfig
+from domain.memory import MemoryIn
+from domain.pricing import TokenUsage, cost_usd
+from runtime.database import create_engine
+from runtime.temporal_client import signal_compile
+from sample.corpus import generate_sample
+from store.memories import retain
+
+REALISTIC_TTFT_SECONDS = 0.6
+REALISTIC_OUTPUT_TOKENS_PER_SECOND = 150.0
+# BENCH_GROWTH_THOUSANDS: the thousand compared with the first (10 by the issue; fewer on a slow machine).
+GROWTH_THOUSANDS = int(os.environ.get("BENCH_GROWTH_THOUSANDS", "10"))
+KINDS = ("planner", "writer", "aggregation")
+MEASUREMENTS = ("cost", "realistic", "growth")
+log = logging.getLogger("bench.cost_realistic")
+
+
+def _usage(counts: dict) -> TokenUsage:
+    return TokenUsage(input_tokens=counts["input_tokens"], output_tokens=counts["output_tokens"],
+                      cache_creation_input_tokens=counts["cache_write_tokens"],
+                      cache_read_input_tokens=counts["cache_read_tokens"])
+
+
+def _by_kind(calls, memories: int, model_id: str) -> dict:
+    """Billed tokens and cost of the simulator's calls, by call kind, per memory and per call."""
+    totals: dict[str, dict[str, int]] = {}
+    for call in calls:
+        if call.usage is None:
+            continue
+        kind = totals.setdefault(call.kind, {"calls": 0, "input_tokens": 0, "output_tokens": 0,
+                                             "cache_read_tokens": 0, "cache_write_tokens": 0})
+        kind["calls"] += 1
+        kind["input_tokens"] += call.usage.input_tokens
+        kind["output_tokens"] += call.usage.output_tokens
+        kind["cache_read_tokens"] += call.usage.cache_read_input_tokens
+        kind["cache_write_tokens"] += call.usage.cache_creation_input_tokens
+    out = {}
+    for kind, counts in sorted(totals.items()):
+        usd = cost_usd(model_id, _usage(counts))
+        calls_n = max(counts["calls"], 1)
+        out[kind] = {
+            **counts,
+            "usd": round(usd, 5),
+            "usd_per_1000_memories": round(per_1000(usd, memories), 4),
+            "tokens_per_memory": {name.removesuffix("_tokens"): round(counts[name] / memories, 1)
+                                  for name in ("input_tokens", "output_tokens", "cache_read_tokens",
+                                               "cache_write_tokens")},
+            "per_call": {"input_tokens": round(counts["input_tokens"] / calls_n),
+                         "output_tokens": round(counts["output_tokens"] / calls_n)},
+        }
+    return out
+
+
+def _cost_summary(calls, memories: int, model_id: str) -> dict:
+    kinds = _by_kind(calls, memories, model_id)
+    total = sum(k["usd"] for k in kinds.values())
+    prompt = sum(k["input_tokens"] + k["cache_read_tokens"] + k["cache_write_tokens"] for k in kinds.values())
+    read = sum(k["cache_read_tokens"] for k in kinds.values())
+    # Without caching: every prompt token priced as plain input.
+    uncached = cost_usd(model_id, TokenUsage(input_tokens=prompt, output_tokens=sum(
+        k["output_tokens"] for k in kinds.values())))
+    return {"memories": memories, "usd_per_1000_memories_uncached": round(per_1000(uncached, memories), 4), "usd": round(total, 5), "usd_per_1000_memories": round(per_1000(total, memories), 4),
+            "usd_per_memory": round(total / memories, 7), "cache_hit_rate": round(read / prompt, 4) if prompt else 0.0,
+            "model_calls": sum(k["calls"] for k in kinds.values()), "by_kind": kinds}
+
+
+# The leaf prompt's user-message sections (planners/leaf_prompt.py), in the order it writes them.
+PROMPT_PARTS = {"## Candidate pages already in this scope": "candidate_pages",
+                "## Open unresolved mentions in this scope": "open_mentions",
+                "## Memory records in this batch": "memories",
+                "## Mentions that crossed the promotion threshold": "promotions"}
+
+
+def _text(content) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(block.get("text", "") for block in content or [] if isinstance(block, dict))
+
+
+def planner_prompt_parts(calls) -> dict[str, int]:
+    """Mean bytes per leaf plan of each part of its prompt (the simulator counts a token per 4 bytes)."""
+    totals: dict[str, int] = {}
+    plans = [call for call in calls if call.kind == "planner" and call.usage is not None]
+    for call in plans:
+        totals["system"] = totals.get("system", 0) + len(_text(call.body.get("system")).encode())
+        user = "".join(_text(m.get("content")) for m in call.body.get("messages", []) if m.get("role") == "user")
+        part = "preamble"
+        for block in user.split("\n\n"):
+            head = block.split("\n", 1)[0]
+            part = PROMPT_PARTS.get(head, part if not head.startswith("## ") else "other")
+            totals[part] = totals.get(part, 0) + len(block.encode()) + 2
+    return {name: round(value / len(plans)) for name, value in sorted(totals.items())} if plans else {}
+
+
+async def measure_cost(services: Services, model_id: str) -> dict:
+    calls: list = []
+    run = await compile_sample(services, 0, calls_out=calls)
+    memories = int(run.ledger["records_read"])
+    return {**_cost_summary(calls, memories, model_id), "wall_seconds": round(run.wall_seconds, 1),
+            "planner_prompt_bytes_per_call": planner_prompt_parts(calls),
+            "batches": run.batches, "duplicate_candidates_count": run.duplicate_candidates_count,
+            "wiki": run.wiki_counts}
+
+
+def _critical_path_parts(chain: ChainAnalysis, ttft: float, speed: float) -> dict[str, float]:
+    """The model critical path split into leaf plans, aggregation plans and write phases."""
+    parts = {"leaf_plans": 0.0, "aggregation_plans": 0.0, "write_phases": 0.0}
+    for batch in chain.batches:
+        slowest = 0.0
+        for activity in batch.activities:
+            seconds = activity.model_seconds(ttft, speed)
+            if activity.name == PLAN:
+                parts["leaf_plans"] += seconds
+            elif activity.name == "aggregation.plan":
+                parts["aggregation_plans"] += seconds
+            elif activity.name == WRITE:
+                slowest = max(slowest, seconds)
+                continue
+            parts["write_phases"] += slowest
+            slowest = 0.0
+        parts["write_phases"] += slowest
+    return {name: round(value, 1) for name, value in parts.items()}
+
+
+async def measure_realistic(services: Services) -> dict:
+    ttft, speed = REALISTIC_TTFT_SECONDS, REALISTIC_OUTPUT_TOKENS_PER_SECOND
+    run = await compile_sample(services, int(ttft * 1000), output_tokens_per_second=speed)
+    critical = run.chain.model_critical_path_seconds(ttft, speed)
+    plans = [a for b in run.chain.batches for a in b.activities if a.name == PLAN and a.output_tokens]
+    return {
+        "ttft_seconds": ttft, "output_tokens_per_second": speed,
+        "wall_seconds": round(run.wall_seconds, 1),
+        "model_critical_path_seconds": round(critical, 1),
+        "overhead_ratio": round(run.wall_seconds / critical, 3) if critical else None,
+        "critical_path_parts": _critical_path_parts(run.chain, ttft, speed),
+        "batches": run.batches,
+        "leaf_plan_calls": len(plans),
+        "leaf_plan_output_tokens_mean": round(sum(a.output_tokens for a in plans) / len(plans)) if plans else 0,
+        "measured_model_activity_seconds": round(run.chain.measured_model_seconds(), 1),
+        "duplicate_candidates_count": run.duplicate_candidates_count,
+    }
+
+
+async def measure_growth(services: Services, model_id: str, thousands: int = GROWTH_THOUSANDS) -> dict:
+    """One scope, one database, one worker: the 1st thousand compiled and billed, the 2nd to the
+    (N-1)th compiled, then the Nth thousand compiled and billed."""
+    corpus = [MemoryIn.model_validate(row) for row in generate_sample(thousands * 1000)]
+    steps = [(0, 1000, True)]
+    if thousands > 2:
+        steps.append((1000, (thousands - 1) * 1000, False))
+    if thousands > 1:
+        steps.append(((thousands - 1) * 1000, thousands * 1000, True))
+    tenant, owner = f"growth{uuid.uuid4().hex[:8]}", "eric"
+    simulator = ClaudeSimulator(SimConfig())
+    await simulator.start()
+    measured: list[dict] = []
+    try:
+        with _environment(ANTHROPIC_BASE_URL=simulator.base_url):
+            settings = bench_settings(WIKI_LLM="anthropic", ANTHROPIC_API_KEY=next(iter(simulator.config.api_keys)))
+            model_client = build_model_client(settings)
+        try:
+            async with services.fresh_database() as url:
+                engine, worker_engine = create_engine(url), create_engine(url)
+                try:
+                    async with build_worker(services.client, worker_engine, settings, model_client=model_client):
+                        for start, end, billed in steps:
+                            mark = len(simulator.calls)
+                            started = time.monotonic()
+                            await retain(engine, tenant, owner, corpus[start:end])
+                            handle = await signal_compile(services.client, tenant, owner, trigger="admin",
+                                                          settings=settings)
+                            await handle.result()
+                            seconds = time.monotonic() - started
+                            log.info("growth: memories %d-%d compiled in %.0f s", start + 1, end, seconds)
+                            if billed:
+                                calls = simulator.calls[mark:]
+                                measured.append({"thousand": end // 1000, "compile_seconds": round(seconds, 1),
+                                                 **_cost_summary(calls, end - start, model_id),
+                                                 "planner_prompt_bytes_per_call": planner_prompt_parts(calls)})
+                    runs = await _ledger(engine, tenant, owner)
+                finally:
+                    await engine.dispose()
+                    await worker_engine.dispose()
+        finally:
+            await model_client.aclose()
+    finally:
+        await simulator.stop()
+    first, last = measured[0], measured[-1]
+    return {"thousands": thousands, "first": first, "last": last,
+            "ratio": round(last["usd_per_memory"] / first["usd_per_memory"], 3),
+            "duplicate_candidates_count": runs[-1]["metrics"].get("duplicate_candidates_count", 0) if runs else 0}
+
+
+def merge_into_results(results: dict, section: dict) -> dict:
+    """Put this section's top-level keys and detail into `results` (other benchmarks' keys untouched)."""
+    merged = {**section.get("previous", {}), **section}
+    merged.pop("previous", None)
+    results.setdefault("detail", {})["cost_and_wall"] = merged
+    results["measured_through"] = "anthropic-sdk"
+    if "cost" in merged:
+        cost = merged["cost"]
+        results["cost_per_1000_memories_usd"] = cost["usd_per_1000_memories"]
+        if "usd_per_1000_memories_uncached" in cost:
+            results["cost_per_1000_memories_usd_uncached"] = cost["usd_per_1000_memories_uncached"]
+        results["cache_hit_rate"] = cost["cache_hit_rate"]
+        results["tokens_per_memory_by_kind"] = {kind: cost["by_kind"][kind]["tokens_per_memory"]
+                                                for kind in KINDS if kind in cost["by_kind"]}
+        results["duplicate_candidates_count"] = cost["duplicate_candidates_count"]
+    # Message Batches (half price) are not built in this tree: no figure rather than a guess.
+    results["cost_per_1000_memories_batch_usd"] = None
+    if "realistic" in merged:
+        realistic = merged["realistic"]
+        results["wall_700_realistic_seconds"] = realistic["wall_seconds"]
+        results["model_critical_path_700_realistic_seconds"] = realistic["model_critical_path_seconds"]
+        results["overhead_ratio_realistic"] = realistic["overhead_ratio"]
+    if "growth" in merged:
+        key = "cost_growth_ratio_10k" if merged["growth"]["thousands"] == 10 else (
+            f"cost_growth_ratio_{merged['growth']['thousands']}k")
+        results[key] = merged["growth"]["ratio"]
+        if key != "cost_growth_ratio_10k":
+            results["cost_growth_ratio_10k"] = None
+    return results
+
+
+async def run(selected: tuple[str, ...], services: Services | None = None) -> dict:
+    model_id = bench_settings().model_id
+    section: dict = {"commit": git_commit(), "model_id": model_id}
+    if services is None:
+        async with running_services() as own:
+            return await run(selected, own)
+    if "cost" in selected:
+        section["cost"] = {"commit": section["commit"], **await measure_cost(services, model_id)}
+        log.info("cost: $%.4f per 1,000 memories", section["cost"]["usd_per_1000_memories"])
+    if "realistic" in selected:
+        section["realistic"] = {"commit": section["commit"], **await measure_realistic(services)}
+        log.info("realistic: %.1f s wall, %.1f s model critical path", section["realistic"]["wall_seconds"],
+                 section["realistic"]["model_critical_path_seconds"])
+    if "growth" in selected:
+        section["growth"] = {"commit": section["commit"], **await measure_growth(services, model_id)}
+        log.info("growth: ratio %.3f", section["growth"]["ratio"])
+    return section
+
+
+def main(argv: list[str]) -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    for noisy in ("httpx", "httpx2"):  # one line per model call drowns the bench's own progress
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    selected = tuple(argv) or MEASUREMENTS
+    unknown = [name for name in selected if name not in MEASUREMENTS]
+    if unknown:
+        raise SystemExit(f"error: unknown measurement {unknown[0]!r} (choose from {', '.join(MEASUREMENTS)})")
+    section = asyncio.run(run(selected))
+    results = json.loads(RESULTS_PATH.read_text()) if RESULTS_PATH.exists() else {}
+    section["previous"] = results.get("detail", {}).get("cost_and_wall", {})
+    results = merge_into_results(results, section)
+    RESULTS_PATH.write_text(json.dumps(results, indent=2, default=str) + "\n")
+    cost_report.write_section(results, DOC_PATH)
+    log.info("wrote %s and %s", RESULTS_PATH, DOC_PATH)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
