@@ -63,6 +63,9 @@ class Settings(BaseSettings):
     # How often a pending Message Batch is polled.
     llm_batch_poll_seconds: float = Field(
         60, gt=0, le=3600, validation_alias=_env("WIKI_LLM_BATCH_POLL_SECONDS"))
+    # How long a batched plan request waits for other scopes' requests before one batch carries them all.
+    llm_batch_window_seconds: float = Field(
+        5, ge=0, le=600, validation_alias=_env("WIKI_LLM_BATCH_WINDOW_SECONDS"))
     # Simulated model latency for the scripted planner (benchmarks); 0 in tests and the demo.
     scripted_latency_ms: int = Field(0, ge=0, le=60_000, validation_alias=_env("WIKI_SCRIPTED_LATENCY_MS"))
 

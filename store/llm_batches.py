@@ -54,3 +54,20 @@ async def load_request(conn: AsyncConnection, scope: Scope, custom_id: str) -> B
 async def mark_collected(conn: AsyncConnection, custom_id: str) -> None:
     await conn.execute(text("UPDATE wiki_llm_batch_requests SET collected_at = now() WHERE custom_id = :id"),
                        {"id": custom_id})
+
+
+async def take_submitter_lock(conn: AsyncConnection, model_id: str) -> bool:
+    """Whether this transaction is the one that submits `model_id`'s pending requests now (a
+    transaction-scoped advisory lock: released at commit or rollback, or when the connection dies)."""
+    return bool((await conn.execute(text("SELECT pg_try_advisory_xact_lock(hashtext('wiki-llm-batch:' || :m))"),
+                                    {"m": model_id})).scalar_one())
+
+
+async def unsubmitted_requests(conn: AsyncConnection, model_id: str, limit: int) -> list[BatchRequestRow]:
+    """Requests of every scope waiting for a batch on `model_id`, oldest first: one batch carries them
+    all (results are matched back by custom_id, and each scope collects only its own)."""
+    rows = (await conn.execute(text("""
+        SELECT custom_id, batch_id, run_id, plan_id, model_id, memory_ids, call::text AS call_json
+        FROM wiki_llm_batch_requests WHERE batch_id IS NULL AND model_id = :m ORDER BY created_at LIMIT :limit
+    """), {"m": model_id, "limit": limit})).mappings().all()
+    return [BatchRequestRow.model_validate(dict(row)) for row in rows]

@@ -4,28 +4,45 @@ between submit and results still completes, and Bedrock (no Message Batches) sta
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
+
 import pytest
+import pytest_asyncio
 from temporalio.client import Client
 
-from claude_sim import ClaudeSimulator
+from claude_sim import ClaudeSimulator, SimConfig
 from domain.errors import ModelRejected
 from domain.pricing import TokenUsage, cost_usd
 from planners.claude_client import BatchItem, ModelClient
 from runtime.temporal_client import batch_triggers, signal_compile
 from store.memories import retain
 from tests.compile.helpers import compile_scope, ledger, poll, sample_memories, wiki_snapshot
-from tests.compile.test_model_path import (  # noqa: F401 (the sim fixture)
+from tests.compile.test_model_path import (
+    ACCESS_KEY,
     API_KEY,
     OWNER,
+    SECRET,
     TENANT,
     cursor_record,
     model_worker,
     provider_settings,
     retain_trip,
-    sim,
 )
 
-BATCH = {"WIKI_LLM_BATCH_POLL_SECONDS": 0.1}
+BATCH = {"WIKI_LLM_BATCH_POLL_SECONDS": 0.1, "WIKI_LLM_BATCH_WINDOW_SECONDS": 0}
+
+
+@pytest_asyncio.fixture
+async def sim(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[ClaudeSimulator]:
+    async with ClaudeSimulator(SimConfig()) as simulator:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", simulator.base_url)
+        monkeypatch.setenv("ANTHROPIC_BEDROCK_BASE_URL", simulator.base_url)
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY)
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
+        monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+        monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)
+        yield simulator
 
 
 def billed_at_batch_prices(sim: ClaudeSimulator, calls: list | None = None) -> float:
@@ -103,6 +120,25 @@ async def test_a_worker_restart_between_submit_and_results_still_completes(clien
     [run] = await ledger(engine, TENANT, OWNER)
     assert run["status"] == "succeeded" and run["metrics"]["batched_planner_calls"] == 1
     assert run["metrics"]["cost_usd"] == pytest.approx(billed_at_batch_prices(sim))
+
+
+async def test_many_scopes_requests_travel_in_one_message_batch(client: Client, engine, sim) -> None:
+    owners = ("ana", "ben", "cy")
+    for owner in owners:
+        await retain(engine, TENANT, owner, sample_memories(5, seed=len(owner) + ord(owner[0])))
+    sim.config.batch_processing_seconds = 0.2
+    window = {**BATCH, "WIKI_LLM_BATCH_WINDOW_SECONDS": 2.0}
+    async with model_worker(client, engine, "anthropic", **window) as settings:
+        handles = [await signal_compile(client, TENANT, owner, trigger="bootstrap_import", settings=settings)
+                   for owner in owners]
+        await asyncio.gather(*[handle.result() for handle in handles])
+
+    # Three scopes' first plans were pending within the window: one batch carried them all.
+    [batch] = sim.batches.values()
+    assert len(batch.requests) == 3 and len(sim.of_kind("planner")) == 3
+    for owner in owners:
+        [run] = await ledger(engine, TENANT, owner)
+        assert run["status"] == "succeeded" and run["metrics"]["batched_planner_calls"] == 1
 
 
 async def test_bedrock_has_no_message_batches_and_bootstraps_interactively(client: Client, engine, sim) -> None:
