@@ -31,6 +31,7 @@ class Batch:
     ready_at: float  # monotonic time at which processing ends
     ended_at: datetime | None = None
     results: list[dict[str, Any]] = field(default_factory=list)  # one JSONL line each
+    retrievals: int = 0  # GETs of the batch (polls)
 
     def as_json(self, base_url: str) -> dict[str, Any]:
         ended = self.ended_at is not None

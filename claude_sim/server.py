@@ -224,6 +224,7 @@ class ClaudeSimulator:
         if batch.ended_at is None and time.monotonic() >= batch.ready_at:
             self._process(batch)
         if not tail:
+            batch.retrievals += 1
             return _json(batch.as_json(self.base_url))
         if batch.ended_at is None:
             return _api_error(400, "invalid_request_error", f"Batch {batch_id} is still in_progress")

@@ -81,14 +81,23 @@ async def test_a_bootstrap_in_batch_mode_writes_the_interactive_wiki_at_half_the
     memories = sample_memories(60)
     for database in (engine, second_engine):
         await retain(database, TENANT, OWNER, memories)
-    sim.config.batch_processing_seconds = 0.3
+    sim.config.batch_processing_seconds = 1.0
     async with model_worker(client, engine, "anthropic", WIKI_LLM_BATCH_MODE="off",
                             WIKI_RECORD_PAGE_SIZE=30) as settings:
         await compile_scope(client, settings, TENANT, OWNER, trigger="bootstrap_import")
     interactive = list(sim.calls)
     async with model_worker(client, second_engine, "anthropic", WIKI_RECORD_PAGE_SIZE=30, **BATCH) as settings:
-        await compile_scope(client, settings, TENANT, OWNER, trigger="bootstrap_import")
+        handle = await signal_compile(client, TENANT, OWNER, trigger="bootstrap_import", settings=settings)
+        await handle.result()
     batched = sim.calls[len(interactive):]
+    # Each batch was polled more than once (a fixed-interval retry of one activity: its first poll comes
+    # long before the batch's second of processing ends), yet history holds one poll activity per batch;
+    # one more retrieve per batch is the results call's own.
+    events = await _chain_history(client, handle.id, handle.first_execution_run_id or handle.result_run_id)
+    polls = [e for e in events if e.activity_task_scheduled_event_attributes.activity_type.name
+             == "llm.poll_message_batch"]
+    assert len(polls) == len(sim.batches) == 2
+    assert all(batch.retrievals - 1 >= 2 for batch in sim.batches.values())
 
     assert await wiki_snapshot(engine, TENANT, OWNER) | {"cursor": []} == \
         await wiki_snapshot(second_engine, TENANT, OWNER) | {"cursor": []}
@@ -158,6 +167,16 @@ async def test_bedrock_has_no_message_batches_and_bootstraps_interactively(clien
     assert sim.batches == {} and {c.platform for c in sim.calls} == {"bedrock"}
     assert not any(c.batch_id for c in sim.calls)
     assert await cursor_record(engine) == ids[-1]
+
+
+async def _chain_history(client: Client, workflow_id: str, run_id: str | None) -> list:
+    """The history events of a run and of every run it continued as new into."""
+    events: list = []
+    while run_id:
+        run = [event async for event in client.get_workflow_handle(workflow_id, run_id=run_id).fetch_history_events()]
+        events += run
+        run_id = run[-1].workflow_execution_continued_as_new_event_attributes.new_execution_run_id or None
+    return events
 
 
 async def _some(batches: dict) -> bool:
