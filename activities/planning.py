@@ -8,15 +8,22 @@ or the scripted one) is chosen once, in the worker's composition root.
 from __future__ import annotations
 
 import logging
+from uuid import UUID
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio import activity
 
 from activities.common import compile_step
-from domain.compile_messages import PlanBatchInput, PlanBatchResult, WriteSectionInput, WriteSectionResult
+from domain.compile_messages import (
+    PlanBatchInput,
+    PlanBatchResult,
+    Scope,
+    WriteSectionInput,
+    WriteSectionResult,
+)
 from domain.context import PlannerContext
 from domain.guards import strip_wikilinks
-from planners.port import Planner
+from planners.port import Planner, PlanReply
 from store.memories import load_memories
 from store.plan_staging import section_task, stage_plan, store_section_draft
 from store.scope_reads import (
@@ -31,6 +38,33 @@ log = logging.getLogger(__name__)
 MAX_OPEN_MENTIONS = 100  # the batch's own names first, then the most seen
 
 
+async def planner_context(engine: AsyncEngine, request: PlanBatchInput) -> PlannerContext:
+    """What the leaf planner is shown for one batch: its memories, candidate pages and open mentions."""
+    scope = request.scope
+    async with engine.connect() as conn:
+        memories = await load_memories(conn, scope.tenant, scope.owner, request.memory_ids)
+        names = names_in_batch(memories)
+        pages = await candidate_pages(conn, scope.tenant, scope.owner, names, request.max_candidate_pages)
+        mentions = await open_mentions(conn, scope.tenant, scope.owner, names, MAX_OPEN_MENTIONS,
+                                       request.promotion_mention_ids)
+        held = await load_memories(conn, scope.tenant, scope.owner, held_sighting_ids(mentions))
+    return PlannerContext(
+        tenant_id=scope.tenant, owner_id=scope.owner, memories=memories, candidate_pages=pages,
+        open_mentions=mentions, promotion_candidate_ids=request.promotion_mention_ids, held_memories=held,
+    )
+
+
+async def staged(engine: AsyncEngine, scope: Scope, plan_id: UUID, run_id: str, memory_ids: list[UUID],
+                 reply: PlanReply) -> PlanBatchResult:
+    """Stage the plan for the resolver and say what it cost."""
+    if reply.plan.dropped_links:
+        log.warning("planner sent %d malformed page links; dropped", reply.plan.dropped_links)
+    async with engine.begin() as conn:
+        await stage_plan(conn, plan_id, scope, run_id, memory_ids, reply.plan)
+    return PlanBatchResult(plan_id=plan_id, usage=reply.usage, planner_input_chars=reply.input_chars,
+                           dropped_invalid_links=reply.plan.dropped_links)
+
+
 class Planning:
     def __init__(self, engine: AsyncEngine, planner: Planner) -> None:
         self._engine = engine
@@ -39,25 +73,9 @@ class Planning:
     @activity.defn(name="llm.plan_batch")
     @compile_step
     async def plan_batch(self, request: PlanBatchInput) -> PlanBatchResult:
-        scope = request.scope
-        async with self._engine.connect() as conn:
-            memories = await load_memories(conn, scope.tenant, scope.owner, request.memory_ids)
-            names = names_in_batch(memories)
-            pages = await candidate_pages(conn, scope.tenant, scope.owner, names, request.max_candidate_pages)
-            mentions = await open_mentions(conn, scope.tenant, scope.owner, names, MAX_OPEN_MENTIONS,
-                                           request.promotion_mention_ids)
-            held = await load_memories(conn, scope.tenant, scope.owner, held_sighting_ids(mentions))
-        context = PlannerContext(
-            tenant_id=scope.tenant, owner_id=scope.owner, memories=memories, candidate_pages=pages,
-            open_mentions=mentions, promotion_candidate_ids=request.promotion_mention_ids, held_memories=held,
-        )
+        context = await planner_context(self._engine, request)
         reply = await self._planner.plan_batch(context, request.model_id)
-        if reply.plan.dropped_links:
-            log.warning("planner sent %d malformed page links; dropped", reply.plan.dropped_links)
-        async with self._engine.begin() as conn:
-            await stage_plan(conn, request.plan_id, scope, request.run_id, request.memory_ids, reply.plan)
-        return PlanBatchResult(plan_id=request.plan_id, usage=reply.usage, planner_input_chars=reply.input_chars,
-                               dropped_invalid_links=reply.plan.dropped_links)
+        return await staged(self._engine, request.scope, request.plan_id, request.run_id, request.memory_ids, reply)
 
     @activity.defn(name="llm.write_section")
     @compile_step

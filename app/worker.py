@@ -20,6 +20,7 @@ from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 from temporalio.worker import PollerBehaviorAutoscaling, Worker
 
 from activities.aggregation import Aggregation
+from activities.batches import MessageBatches
 from activities.compile_steps import CompileSteps
 from activities.lint import CompileWaker, Lint
 from activities.planning import Planning
@@ -79,6 +80,11 @@ def build_planner(settings: Settings, model_client: ModelClient | None = None) -
     return ClaudePlanner(build_model_client(settings))
 
 
+def _batch_client(settings: Settings, planner: Planner) -> ModelClient | None:
+    """The model client behind a Claude planner, for Message Batches (None for the scripted planner)."""
+    return planner.client if isinstance(planner, ClaudePlanner) else None
+
+
 def compile_waker(settings: Settings) -> CompileWaker:
     """How the lint wakes a scope's compile: signal-with-start with this worker's compile options."""
 
@@ -94,11 +100,12 @@ def activities_for(engine: AsyncEngine, settings: Settings, model_client: ModelC
     planner = planner or build_planner(settings, model_client)
     steps = CompileSteps(engine)
     planning = Planning(engine, planner)
+    batches = MessageBatches(engine, _batch_client(settings, planner), settings.llm_batch_window_seconds)
     aggregation = Aggregation(engine, planner)
     lint = Lint(engine, compile_waker(settings))
     return [
         steps.start_run, steps.next_batch, steps.resolve_plan, steps.apply_batch, steps.finish_run,
-        planning.plan_batch, planning.write_section,
+        planning.plan_batch, planning.write_section, batches.submit, batches.poll, batches.collect,
         aggregation.plan, aggregation.resolve, aggregation.apply,
         lint.run_checks, lint.prune_ledger, lint.record, lint.wake_compiles,
     ]

@@ -63,9 +63,12 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("command", nargs="+")
     for each in (serve, run):
         each.add_argument("--ttft", type=float, default=0.0, help="seconds to the first token")
+        each.add_argument("--batch-seconds", type=float, default=0.0,
+                          help="seconds a Message Batch stays in_progress before its results are ready")
         each.add_argument("--tokens-per-second", type=float, default=0.0, help="output rate (0: instant)")
     args = parser.parse_args(argv)
-    config = SimConfig(ttft_seconds=args.ttft, output_tokens_per_second=args.tokens_per_second)
+    config = SimConfig(ttft_seconds=args.ttft, output_tokens_per_second=args.tokens_per_second,
+                       batch_processing_seconds=args.batch_seconds)
     if args.action == "serve":
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(_serve(args.port, config))

@@ -1,6 +1,8 @@
 """The simulator: Claude's Messages API and Bedrock's InvokeModel on one loopback HTTP server.
 
-Routes: POST /v1/messages (Anthropic API, JSON or server-sent events with "stream": true), POST
+Routes: POST /v1/messages (Anthropic API, JSON or server-sent events with "stream": true), the
+Message Batches routes POST /v1/messages/batches, GET /v1/messages/batches/{id} and its /results
+JSONL (claude_sim/batches.py: half-price usage, a configurable processing delay), POST
 /model/{modelId}/invoke and /model/{modelId}/invoke-with-response-stream (Bedrock). A product
 reaches it only through the SDK's documented base-URL settings: ANTHROPIC_BASE_URL for the API,
 ANTHROPIC_BEDROCK_BASE_URL for Bedrock (both this server's URL).
@@ -29,6 +31,7 @@ from urllib.parse import unquote
 from claude_sim import brain
 from claude_sim.accounting import Limits, PromptCache, RateLimiter, Usage
 from claude_sim.auth import Caller, Denied, api_caller, bedrock_caller
+from claude_sim.batches import BATCH_BILLING_MULTIPLIER, Batch, check_requests, errored, new_batch, succeeded
 from claude_sim.catalog import Model, api_model, bedrock_model, tokens
 from claude_sim.faults import Fault, FaultKind, miscopy
 from claude_sim.framing import bedrock_chunk, bedrock_exception, sse
@@ -50,6 +53,8 @@ class SimConfig:
     output_tokens_per_second: float = 0.0  # 0: the whole reply at once
     limits: Limits = field(default_factory=Limits)
     hang_seconds: float = 60.0  # how long a stalled stream is held before the server drops it
+    # How long a Message Batch stays in_progress after creation before its results are ready.
+    batch_processing_seconds: float = 0.0
 
 
 @dataclass
@@ -71,6 +76,12 @@ class Call:
     error: str = ""
     body: dict[str, Any] = field(default_factory=dict)  # the request's JSON body, as received
     path: str = ""
+    batch_id: str | None = None  # set for a request answered inside a Message Batch
+
+    @property
+    def billing_multiplier(self) -> float:
+        """The share of list price the provider bills for this call's usage: half for a batched request."""
+        return BATCH_BILLING_MULTIPLIER if self.batch_id else 1.0
 
 
 @dataclass
@@ -90,6 +101,7 @@ class ClaudeSimulator:
         # text and returns the tool input (or the text) of the reply.
         self.scripts: dict[str, deque[Callable[[str], Any]]] = {}
         self.calls: list[Call] = []
+        self.batches: dict[str, Batch] = {}
         self._http = HttpServer(self._handle)
 
     async def start(self, port: int = 0) -> str:
@@ -127,12 +139,18 @@ class ClaudeSimulator:
         """(model, usage) of every call whose reply reported usage: what the provider would bill."""
         return [(call.model, call.usage) for call in self.calls if call.usage is not None]
 
+    def billed_usage(self) -> list[tuple[str, Usage, float]]:
+        """(model, usage, share of list price billed) of every call that reported usage."""
+        return [(call.model, call.usage, call.billing_multiplier) for call in self.calls if call.usage is not None]
+
     # ------------------------------------------------------------------ routing
 
     async def _handle(self, request: Request) -> Response:
         path = request.path
         if request.method == "POST" and path == "/v1/messages":
             return await self._api(request)
+        if path.startswith("/v1/messages/batches"):
+            return await self._batches(request)
         if request.method == "POST" and path.startswith("/model/"):
             model_id, _, action = path.removeprefix("/model/").rpartition("/")
             if action in ("invoke", "invoke-with-response-stream"):
@@ -177,6 +195,78 @@ class ClaudeSimulator:
             return self._record_error(request, "bedrock", model_id, None,
                                       _bedrock_error(400, "ValidationException", str(invalid)))
         return await self._serve("bedrock", model, model_id, caller, body, streamed, request.path)
+
+    # ------------------------------------------------------------------ Message Batches
+
+    async def _batches(self, request: Request) -> Response:
+        try:
+            caller = api_caller(request.headers, self.config.api_keys)
+            check_api_headers(request.headers)
+        except Denied as denied:
+            return _api_error(denied.status, denied.kind, denied.message)
+        except Invalid as invalid:
+            return _api_error(400, "invalid_request_error", str(invalid))
+        rest = request.path.removeprefix("/v1/messages/batches").strip("/")
+        if request.method == "POST" and not rest:
+            try:
+                requests = check_requests(json.loads(request.body or b"null"))
+                for index, item in enumerate(requests):
+                    model = api_model(str(item["params"].get("model")))
+                    if model is None:
+                        raise Invalid(f"requests.{index}.params.model: {item['params'].get('model')}")
+                    check_body(item["params"], model, bedrock=False)
+            except (Invalid, ValueError) as invalid:
+                return _api_error(400, "invalid_request_error", str(invalid))
+            batch = new_batch(caller.identity, requests, self.config.batch_processing_seconds)
+            self.batches[batch.id] = batch
+            return _json(batch.as_json(self.base_url))
+        batch_id, _, tail = rest.partition("/")
+        batch = self.batches.get(batch_id)
+        if request.method != "GET" or batch is None or batch.identity != caller.identity or tail not in ("",
+                                                                                                         "results"):
+            return _api_error(404, "not_found_error", f"No batch {batch_id!r} for {request.method} {request.path}")
+        if batch.ended_at is None and time.monotonic() >= batch.ready_at:
+            self._process(batch)
+        if not tail:
+            batch.retrievals += 1
+            return _json(batch.as_json(self.base_url))
+        if batch.ended_at is None:
+            return _api_error(400, "invalid_request_error", f"Batch {batch_id} is still in_progress")
+        lines = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in batch.results)
+        return Response(200, {"content-type": "application/binary"}, lines.encode())
+
+    def _process(self, batch: Batch) -> None:
+        """Answer every request of the batch as an interactive call would be answered, and end it."""
+        for item in batch.requests:
+            body, custom_id = item["params"], item["custom_id"]
+            model = api_model(str(body["model"]))
+            assert model is not None  # checked at creation
+            kind, user = _call_kind(body)
+            call = Call("anthropic", kind, str(body["model"]), False, time.monotonic(), auth="batch",
+                        identity=batch.identity, max_tokens=body["max_tokens"],
+                        breakpoints=count_breakpoints(body), body=body, path="/v1/messages/batches",
+                        batch_id=batch.id)
+            if kind == "planner":
+                call.memory_texts = _leaf_memories(user)
+            self.calls.append(call)
+            fault = next((f for f in self.faults if f.matches(kind) and f.kind in ("server_error", "overloaded")),
+                         None)
+            if fault is not None:
+                self.faults.remove(fault)
+                call.fault, call.status = fault.kind, 500
+                batch.results.append(errored(custom_id, "api_error", "Internal server error"))
+                continue
+            usage = self.cache.account(f"{batch.identity}|{model.family}", body, model.min_cacheable_tokens)
+            script = self.scripts.get(kind)
+            reply = _answer(kind, user, body, None, script.popleft() if script else None)
+            usage.output_tokens = tokens(reply.output_text)
+            if usage.output_tokens > body["max_tokens"]:
+                reply = _cut(reply, body["max_tokens"])
+                usage.output_tokens = body["max_tokens"]
+            call.status, call.usage = 200, usage
+            batch.results.append(succeeded(custom_id, _message(str(body["model"]), reply.content,
+                                                               reply.stop_reason, usage)))
+        batch.ended_at = datetime.now(UTC)
 
     def _record_error(self, request: Request, platform: str, model: str, caller: Caller | None,
                       response: Response) -> Response:
@@ -435,6 +525,11 @@ def _message(model_id: str, content: list[dict[str, Any]], stop_reason: str | No
     return {"id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant", "model": model_id,
             "content": content, "stop_reason": stop_reason, "stop_sequence": None,
             "usage": usage.as_dict() if isinstance(usage, Usage) else usage}
+
+
+def _json(value: dict[str, Any]) -> Response:
+    return Response(200, {"content-type": "application/json", "request-id": f"req_{uuid.uuid4().hex[:24]}"},
+                    json.dumps(value).encode())
 
 
 def _api_error(status: int, kind: str, message: str, details: dict[str, Any] | None = None) -> Response:

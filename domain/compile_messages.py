@@ -76,6 +76,18 @@ class CompileOptions(BaseModel):
     # Model activities on their own task queue: workers of that queue enforce a global model rate
     # limit (max_task_queue_activities_per_second). None: the compile's own queue.
     llm_task_queue: str | None = None
+    # Triggers whose leaf plans go through Message Batches (half price, minutes to hours of latency);
+    # empty when batch mode is off or the provider has none (Bedrock, the scripted planner).
+    batch_triggers: list[Trigger] = Field(default_factory=list)
+    # How often a pending Message Batch is polled (a fixed-interval activity retry).
+    batch_poll_seconds: float = 60.0
+
+
+class SubmittedPlan(BaseModel):
+    """A leaf plan request sent in a Message Batch: the batch it travels in and its request id."""
+
+    batch_id: str
+    custom_id: str
 
 
 class CompileInput(BaseModel):
@@ -86,6 +98,9 @@ class CompileInput(BaseModel):
     carried_wakeups: int = 0
     promotion_mention_ids: list[UUID] = Field(default_factory=list)
     run_no: int = 1
+    # A plan request waiting in a Message Batch when the run continued as new (none: runs continue
+    # between batches, so this stays None today; it is carried so a batch is never submitted twice).
+    pending_batch: SubmittedPlan | None = None
 
 
 class WakeUp(BaseModel):
@@ -165,6 +180,16 @@ class PlanBatchResult(BaseModel):
     usage: TokenCounts
     planner_input_chars: int = 0
     dropped_invalid_links: int = 0
+
+
+class PollBatchInput(BaseModel):
+    batch_id: str
+
+
+class CollectPlanInput(BaseModel):
+    scope: Scope
+    plan_id: UUID
+    custom_id: str
 
 
 class ResolvePlanInput(BaseModel):

@@ -19,6 +19,10 @@ LLM_TRUNCATED = "LlmTruncated"  # output cut off at max tokens: the workflow spl
 # stream): its tokens may be billed, so the workflow sees it, counts them, retries and then splits.
 LLM_INTERRUPTED = "LlmInterrupted"
 PLAN_INVALID = "PlanInvalid"  # output that is not the plan contract: retried once, then split
+# A Message Batch still processing: the poll activity fails with it, and its fixed-interval retry polls again.
+BATCH_NOT_ENDED = "BatchNotEnded"
+# A batched request that ended without a reply (errored, canceled, expired): asked again interactively.
+BATCH_REQUEST_FAILED = "BatchRequestFailed"
 CURSOR_MOVED = "CursorMoved"  # the scope's cursor is not where this batch started: never retried
 SCOPE_VIOLATION = "ScopeViolation"  # a request that names another scope's rows: never retried
 APPLY_REJECTED = "ApplyRejected"  # a batch's writes broke a database rule: retrying would only break it again
@@ -80,3 +84,16 @@ class ScopeViolation(StepFailed):
 
 class ApplyRejected(StepFailed):
     kind = APPLY_REJECTED
+
+
+class BatchNotEnded(StepFailed):
+    kind = BATCH_NOT_ENDED
+    retryable = True
+
+    def __init__(self, message: str) -> None:
+        # Expected on every poll but the last: benign, so it is not logged as an error.
+        super().__init__(message, benign=True)
+
+
+class BatchRequestFailed(StepFailed):
+    kind = BATCH_REQUEST_FAILED

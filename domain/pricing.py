@@ -13,6 +13,9 @@ from pydantic import BaseModel, ConfigDict
 from domain.compile_messages import TokenCounts
 
 TOKENS_PER_PRICE_UNIT = 1_000_000
+# Message Batches are billed at half the list price, on every token type (input, output, cache
+# writes and reads alike).
+BATCH_DISCOUNT = 0.5
 
 
 class ModelPrice(BaseModel):
@@ -130,7 +133,8 @@ def price_for(model_id: str) -> ModelPrice:
     return fallback.model_copy(update={"known": False})
 
 
-def cost_usd(model_id: str, usage: TokenUsage) -> float:
+def cost_usd(model_id: str, usage: TokenUsage, *, batch: bool = False) -> float:
+    """The call's cost at list prices, or at the Message Batches price (`batch`: half of it)."""
     price = price_for(model_id)
     total = (
         usage.input_tokens * price.input
@@ -138,7 +142,7 @@ def cost_usd(model_id: str, usage: TokenUsage) -> float:
         + usage.cache_creation_input_tokens * price.cache_write
         + usage.cache_read_input_tokens * price.cache_read
     ) / TOKENS_PER_PRICE_UNIT
-    return round(total, 6)
+    return round(total * (1 - BATCH_DISCOUNT) if batch else total, 6)
 
 
 def estimate_tokens(chars: int) -> int:
@@ -146,14 +150,14 @@ def estimate_tokens(chars: int) -> int:
     return (chars + 3) // 4
 
 
-def priced(model_id: str, usage: TokenUsage) -> TokenCounts:
-    """The call's token counts with its cost at `model_id`'s prices."""
+def priced(model_id: str, usage: TokenUsage, *, batch: bool = False) -> TokenCounts:
+    """The call's token counts with its cost at `model_id`'s prices (`batch`: the Message Batches price)."""
     return TokenCounts(
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         cache_creation_input_tokens=usage.cache_creation_input_tokens,
         cache_read_input_tokens=usage.cache_read_input_tokens,
-        cost_usd=cost_usd(model_id, usage),
+        cost_usd=cost_usd(model_id, usage, batch=batch),
     )
 
 

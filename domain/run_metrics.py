@@ -26,6 +26,8 @@ class RunMetrics(BaseModel):
     unresolved_promoted: int = 0
     promotions_refused: int = 0
     planner_calls: int = 0
+    # Of planner_calls, those answered through a Message Batch (at half price); left out of the ledger when 0.
+    batched_planner_calls: int = 0
     section_writer_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -122,4 +124,6 @@ class RunMetrics(BaseModel):
         for optional in ("cap_hit", "error", "aggregation_error"):
             if data[optional] is None:
                 del data[optional]
+        if not data["batched_planner_calls"]:
+            del data["batched_planner_calls"]
         return data

@@ -91,6 +91,33 @@ class ModelReply(BaseModel):
     model: str
 
 
+class BatchItem(BaseModel):
+    """One request of a Message Batch: what `complete` would send, named by `custom_id`."""
+
+    custom_id: str
+    model: str
+    system: str
+    user: str
+    max_tokens: int
+    json_schema: dict[str, Any] | None = None
+
+
+class BatchState(BaseModel):
+    batch_id: str
+    ended: bool
+    processing: int = 0
+    succeeded: int = 0
+    errored: int = 0
+
+
+class BatchOutcome(BaseModel):
+    """One request's result: the reply, or why there is none (errored, canceled, expired)."""
+
+    custom_id: str
+    reply: ModelReply | None = None
+    error: str = ""
+
+
 class ModelClient:
     """Thin async gateway to Claude on the Anthropic API or on Bedrock."""
 
@@ -160,11 +187,63 @@ class ModelClient:
             usage=_token_usage(message.usage),
             model=model,
         )
-        if reply.stop_reason in TRUNCATION_STOP_REASONS:
-            raise _truncated(reply, max_tokens)
-        if reply.stop_reason == "refusal":
-            raise PlanInvalid(f"Model {model} declined to answer (stop_reason refusal).", spent=reply.usage)
-        return reply
+        return checked_reply(reply, max_tokens)
+
+    # ------------------------------------------------------------------ Message Batches
+
+    @property
+    def supports_batches(self) -> bool:
+        """Message Batches exist on the Anthropic API only: the SDK's Bedrock client has none (Bedrock's
+        batch inference is a separate job API over S3), so on Bedrock every call is interactive."""
+        return self.provider == "anthropic"
+
+    async def submit_batch(self, items: list[BatchItem]) -> str:
+        """Create one Message Batch of `items` (billed at half price, answered within 24 hours); its id."""
+        if not self.supports_batches:
+            raise ModelRejected("Message Batches are not available on Bedrock; calls there are interactive.")
+        requests = [{"custom_id": item.custom_id,
+                     "params": self._request(item.model, item.system, item.user, item.max_tokens, item.json_schema)}
+                    for item in items]
+        model = items[0].model if items else ""
+        try:
+            batch = await self._sdk.messages.batches.create(requests=requests)  # type: ignore[union-attr]
+        except anthropic.APIError as err:
+            raise _model_error(err, model=model, provider=self.provider, progress=_Progress(),
+                               stall=self._stall_timeout) from err
+        return batch.id
+
+    async def batch_state(self, batch_id: str) -> BatchState:
+        try:
+            batch = await self._sdk.messages.batches.retrieve(batch_id)  # type: ignore[union-attr]
+        except anthropic.APIError as err:
+            raise _model_error(err, model="", provider=self.provider, progress=_Progress(),
+                               stall=self._stall_timeout) from err
+        counts = batch.request_counts
+        return BatchState(batch_id=batch.id, ended=batch.processing_status == "ended",
+                          processing=counts.processing, succeeded=counts.succeeded, errored=counts.errored)
+
+    async def batch_results(self, batch_id: str) -> list[BatchOutcome]:
+        """Every request's outcome, matched by custom_id (the results file is in no particular order)."""
+        outcomes: list[BatchOutcome] = []
+        try:
+            decoder = await self._sdk.messages.batches.results(batch_id)  # type: ignore[union-attr]
+            async for line in decoder:
+                result = line.result
+                if result.type == "succeeded":
+                    message = result.message
+                    outcomes.append(BatchOutcome(custom_id=line.custom_id, reply=ModelReply(
+                        text=_reply_text(message, structured=True), stop_reason=message.stop_reason,
+                        usage=_token_usage(message.usage), model=message.model)))
+                else:
+                    detail = getattr(getattr(getattr(result, "error", None), "error", None), "message", "")
+                    outcomes.append(BatchOutcome(custom_id=line.custom_id, error=f"{result.type}: {detail}".strip()))
+        except anthropic.APIError as err:
+            raise _model_error(err, model="", provider=self.provider, progress=_Progress(),
+                               stall=self._stall_timeout) from err
+        except httpx2.TransportError as err:
+            raise _transport_error(err, model="", provider=self.provider, progress=_Progress(),
+                                   stall=self._stall_timeout) from err
+        return outcomes
 
     def _request(self, model: str, system: str, user: str, max_tokens: int,
                  json_schema: dict[str, Any] | None) -> dict[str, Any]:
@@ -184,6 +263,15 @@ class ModelClient:
         if self.provider == "bedrock":
             request["extra_body"] = {"anthropic_version": BEDROCK_ANTHROPIC_VERSION}
         return request
+
+
+def checked_reply(reply: ModelReply, max_tokens: int) -> ModelReply:
+    """The reply, or the error of a reply cut off or refused (its tokens travel on the error)."""
+    if reply.stop_reason in TRUNCATION_STOP_REASONS:
+        raise _truncated(reply, max_tokens)
+    if reply.stop_reason == "refusal":
+        raise PlanInvalid(f"Model {reply.model} declined to answer (stop_reason refusal).", spent=reply.usage)
+    return reply
 
 
 class _Progress:

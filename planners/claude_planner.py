@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from domain.context import MemoryRecord, PlannerContext
 from domain.errors import ModelInterrupted, ModelTruncated, PlanInvalid, StepFailed
@@ -18,7 +18,8 @@ from domain.guards import JsonResponseError, parse_json_response
 from domain.plan import Plan
 from domain.pricing import TokenUsage, estimate_tokens, priced
 from domain.resolved_plan import SectionTask
-from planners.claude_client import ModelClient
+from planners.claude_client import ModelClient, ModelReply
+from planners.handles import Handles
 from planners.port import AggregationRequest, PlanReply, SectionReply
 from planners.prompts import (
     AGGREGATION_REPLY_SCHEMA,
@@ -54,25 +55,18 @@ class ClaudePlanner:
     def __init__(self, client: ModelClient) -> None:
         self._client = client
 
+    @property
+    def client(self) -> ModelClient:
+        return self._client
+
     async def plan_batch(self, context: PlannerContext, model_id: str) -> PlanReply:
-        prompt = build_planner_prompt(context)
-        max_tokens = planner_max_tokens(len(context.memories), len(context.promotion_candidate_ids))
+        call = plan_call(context)
         try:
-            reply = await self._client.complete(model=model_id, system=prompt.system, user=prompt.user,
-                                                max_tokens=max_tokens, json_schema=PLANNER_REPLY_SCHEMA)
-            try:
-                plan = parse_plan(reply.text)
-            except PlanInvalid as error:
-                error.spent = reply.usage
-                raise
+            reply = await self._client.complete(model=model_id, system=call.system, user=call.user,
+                                                max_tokens=call.max_tokens, json_schema=PLANNER_REPLY_SCHEMA)
         except (ModelTruncated, PlanInvalid, ModelInterrupted) as error:
-            raise _priced_error(error, model_id) from None
-        plan, unknown = prompt.handles.resolve(plan)
-        if unknown:
-            # Left as written: resolution drops each one and counts it in dropped_invalid_ids.
-            log.warning("planner reply named %d handle(s) its prompt never showed", unknown)
-        return PlanReply(plan=plan, usage=priced(model_id, reply.usage), input_chars=prompt.chars,
-                         unknown_handles=unknown)
+            raise priced_error(error, model_id) from None
+        return plan_reply(call, reply, model_id)
 
     async def write_section(self, task: SectionTask, cited: list[MemoryRecord], model_id: str) -> SectionReply:
         """The section's new body. An update that only adds lines is appended without a model call while
@@ -92,7 +86,7 @@ class ClaudePlanner:
             spent = error.spent if isinstance(error.spent, TokenUsage) else TokenUsage()
             return SectionReply(body=appended, usage=priced(model_id, spent))
         except ModelInterrupted as error:
-            raise _priced_error(error, model_id) from None  # the workflow retries it
+            raise priced_error(error, model_id) from None  # the workflow retries it
         try:
             body = apply_edits(task.existing_body, parse_edits(reply.text))
         except ValueError as error:
@@ -115,14 +109,46 @@ class ClaudePlanner:
                 error.spent = reply.usage
                 raise
         except (ModelTruncated, PlanInvalid, ModelInterrupted) as error:
-            raise _priced_error(error, model_id) from None
+            raise priced_error(error, model_id) from None
         return PlanReply(plan=plan, usage=priced(model_id, reply.usage), input_chars=prompt.chars)
 
 
-def _priced_error(error: StepFailed, model_id: str) -> StepFailed:
+class PlanCall(BaseModel):
+    """A leaf plan's request, kept whole so that its reply can be read later (a Message Batch answers
+    hours after the prompt was built): the prompt, its max_tokens, and the handles it showed."""
+
+    system: str
+    user: str
+    max_tokens: int
+    handles: Handles
+    input_chars: int
+
+
+def plan_call(context: PlannerContext) -> PlanCall:
+    prompt = build_planner_prompt(context)
+    return PlanCall(system=prompt.system, user=prompt.user, handles=prompt.handles, input_chars=prompt.chars,
+                    max_tokens=planner_max_tokens(len(context.memories), len(context.promotion_candidate_ids)))
+
+
+def plan_reply(call: PlanCall, reply: ModelReply, model_id: str, *, batch: bool = False) -> PlanReply:
+    """The plan in `reply` with its handles mapped back to ids, priced (`batch`: at the batch price)."""
+    try:
+        plan = parse_plan(reply.text)
+    except PlanInvalid as error:
+        error.spent = reply.usage
+        raise priced_error(error, model_id, batch=batch) from None
+    plan, unknown = call.handles.resolve(plan)
+    if unknown:
+        # Left as written: resolution drops each one and counts it in dropped_invalid_ids.
+        log.warning("planner reply named %d handle(s) its prompt never showed", unknown)
+    return PlanReply(plan=plan, usage=priced(model_id, reply.usage, batch=batch), input_chars=call.input_chars,
+                     unknown_handles=unknown)
+
+
+def priced_error(error: StepFailed, model_id: str, *, batch: bool = False) -> StepFailed:
     """The error with its spent tokens priced, so the workflow can add a paid-for failure to the ledger."""
     spent = error.spent if isinstance(error.spent, TokenUsage) else TokenUsage()
-    error.spent = priced(model_id, spent)
+    error.spent = priced(model_id, spent, batch=batch)
     return error
 
 

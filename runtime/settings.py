@@ -56,6 +56,16 @@ class Settings(BaseSettings):
     # once (Temporal enforces it server-side): keep it under the provider's quota to avoid 429s.
     llm_task_queue: str | None = Field(None, min_length=1, validation_alias=_env("WIKI_LLM_TASK_QUEUE"))
     llm_max_per_second: float | None = Field(None, gt=0, validation_alias=_env("WIKI_LLM_MAX_PER_SECOND"))
+    # Message Batches (half price, answered within 24 hours) for the leaf plans of bulk compiles
+    # (bootstrap imports, rebuilds): auto = for those triggers on the Anthropic API; off = never.
+    # Bedrock has no Message Batches in the SDK, so there every call stays interactive.
+    llm_batch_mode: Literal["auto", "off"] = Field("auto", validation_alias=_env("WIKI_LLM_BATCH_MODE"))
+    # How often a pending Message Batch is polled.
+    llm_batch_poll_seconds: float = Field(
+        60, gt=0, le=3600, validation_alias=_env("WIKI_LLM_BATCH_POLL_SECONDS"))
+    # How long a batched plan request waits for other scopes' requests before one batch carries them all.
+    llm_batch_window_seconds: float = Field(
+        5, ge=0, le=600, validation_alias=_env("WIKI_LLM_BATCH_WINDOW_SECONDS"))
     # Simulated model latency for the scripted planner (benchmarks); 0 in tests and the demo.
     scripted_latency_ms: int = Field(0, ge=0, le=60_000, validation_alias=_env("WIKI_SCRIPTED_LATENCY_MS"))
 

@@ -70,7 +70,21 @@ def compile_options(settings: Settings, *, model_id: str | None = None, bootstra
         llm_retry_budget_seconds=settings.llm_retry_budget_seconds,
         heartbeat_timeout_seconds=settings.heartbeat_timeout_seconds,
         llm_task_queue=settings.llm_task_queue,
+        batch_triggers=batch_triggers(settings),
+        batch_poll_seconds=settings.llm_batch_poll_seconds,
     )
+
+
+# The triggers of bulk compiles, whose latency matters less than their price.
+BULK_TRIGGERS: list[Trigger] = ["bootstrap_import", "rebuild"]
+
+
+def batch_triggers(settings: Settings) -> list[Trigger]:
+    """The triggers whose plans go through Message Batches: none when batch mode is off, or when the
+    provider has no Message Batches (Bedrock: the compile falls back to interactive calls)."""
+    if settings.llm_batch_mode == "off" or settings.llm != "anthropic":
+        return []
+    return list(BULK_TRIGGERS)
 
 
 async def signal_compile(

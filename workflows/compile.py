@@ -23,6 +23,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from activities.aggregation import Aggregation
+    from activities.batches import MessageBatches
     from activities.compile_steps import CompileSteps
     from activities.planning import Planning
     from domain import errors
@@ -37,16 +38,19 @@ with workflow.unsafe.imports_passed_through():
         ApplyBatchInput,
         ApplyBatchResult,
         BatchRef,
+        CollectPlanInput,
         CompileInput,
         CursorPosition,
         FinishRunInput,
         NextBatchInput,
         PlanBatchInput,
         PlanBatchResult,
+        PollBatchInput,
         Progress,
         ResolvePlanInput,
         ResolvePlanResult,
         RunRecord,
+        SubmittedPlan,
         TokenCounts,
         WakeUp,
         WriteSectionInput,
@@ -105,6 +109,10 @@ WIKI_RUN = SearchAttributeKey.for_int(WIKI_RUN_ATTRIBUTE)
 # Histories recorded before this failed the run at once, leaving its ledger row open, when a local
 # (database) activity failed for good: its failure arrives as the bare ApplicationError, not an ActivityError.
 LOCAL_FAILURES_PATCH = "finish-after-local-activity-failure"
+# Histories recorded before this planned every batch interactively.
+MESSAGE_BATCHES_PATCH = "message-batches"
+# A Message Batch is answered within 24 hours; the poll's retries may take that long, plus a margin.
+BATCH_POLL_BUDGET = timedelta(hours=25)
 
 
 class _Unplannable(Exception):
@@ -128,6 +136,9 @@ class CompileWorkflow:
         self._run_started_at = workflow.now()
         self._run_cursor_from: CursorPosition | None = None
         self._touched_pages: list[UUID] = []  # pages this run wrote, least recently touched first
+        # The Message Batch a plan request is waiting in: (batch id, custom id, plan id). Kept in state and
+        # carried across continue-as-new, so a restarted worker or the next run collects it, never resubmits.
+        self._pending_batch: SubmittedPlan | None = inp.pending_batch
         self._metrics = RunMetrics(
             deterministic_linking_flag_suppressed=not inp.options.deterministic_linking_enabled)
 
@@ -324,7 +335,10 @@ class CompileWorkflow:
             summary = f"plan batch {batch_no} ({len(memory_ids)} memories" + (
                 f", part {part})" if end - start < len(batch.memory_ids) else ")")
             try:
-                result: PlanBatchResult = await self._llm(Planning.plan_batch, request, summary)
+                if self._batch_mode():
+                    result = await self._plan_in_batch(request, summary)
+                else:
+                    result = await self._llm(Planning.plan_batch, request, summary)
             except ActivityError as error:
                 kind = _error_type(error)
                 if kind == errors.LLM_TRUNCATED:
@@ -348,6 +362,42 @@ class CompileWorkflow:
             self._metrics.planner_input_chars += result.planner_input_chars
             return result.plan_id
         raise _Unplannable()
+
+    def _batch_mode(self) -> bool:
+        """Whether leaf plans go through Message Batches: a bulk trigger (bootstrap, rebuild) with batch
+        mode on. Checked for the patch only then, so interactive histories replay unchanged."""
+        return (self._inp.trigger in self._inp.options.batch_triggers
+                and workflow.patched(MESSAGE_BATCHES_PATCH))
+
+    async def _plan_in_batch(self, request: PlanBatchInput, summary: str) -> PlanBatchResult:
+        """Submit the plan request to a Message Batch, poll until the batch ends, collect the plan. A
+        request the batch could not answer (errored, expired) is planned interactively instead."""
+        submitted = self._pending_batch
+        if submitted is None or submitted.custom_id != str(request.plan_id):
+            submitted = await self._llm(MessageBatches.submit, request, f"{summary}: submit to a Message Batch")
+            self._pending_batch = submitted
+        interval = timedelta(seconds=self._inp.options.batch_poll_seconds)
+        await workflow.execute_activity(
+            MessageBatches.poll, PollBatchInput(batch_id=submitted.batch_id),
+            start_to_close_timeout=timedelta(minutes=1), schedule_to_close_timeout=BATCH_POLL_BUDGET,
+            task_queue=self._inp.options.llm_task_queue,
+            retry_policy=RetryPolicy(initial_interval=interval, backoff_coefficient=1.0, maximum_interval=interval,
+                                     non_retryable_error_types=[errors.LLM_REJECTED]),
+            summary=f"{summary}: wait for Message Batch {submitted.batch_id}",
+        )
+        try:
+            result: PlanBatchResult = await self._llm(
+                MessageBatches.collect,
+                CollectPlanInput(scope=self._inp.scope, plan_id=request.plan_id, custom_id=submitted.custom_id),
+                f"{summary}: collect from Message Batch {submitted.batch_id}")
+        except ActivityError as error:
+            if _error_type(error) != errors.BATCH_REQUEST_FAILED:
+                raise
+            result = await self._llm(Planning.plan_batch, request, f"{summary} (interactive: the batch failed it)")
+        finally:
+            self._pending_batch = None
+        self._metrics.batched_planner_calls += 1
+        return result
 
     async def _resolve_write_apply(self, batch_no: int, plan_id: UUID, cursor: CursorPosition,
                                    cursor_next: CursorPosition) -> None:
@@ -482,6 +532,7 @@ class CompileWorkflow:
             carried_wakeups=carried_wakeups,
             promotion_mention_ids=self._promotions,
             run_no=self._inp.run_no + 1,
+            pending_batch=self._pending_batch,
         )
 
     async def _finish(self, status: str, error: str | None = None) -> None:

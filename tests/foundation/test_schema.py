@@ -38,6 +38,7 @@ async def test_downgrading_scoped_memory_ids_refuses_while_an_id_is_in_two_scope
     shared = uuid.uuid4()
     for tenant in ("t1", "t2"):
         await retain(engine, tenant, "o", [MemoryIn(id=shared, content=f"memory of {tenant}")])
+    await downgrade(engine, "0003_scoped_memory_ids")  # later revisions first (they do not touch memory ids)
     with pytest.raises(RuntimeError, match="1 memory ids exist in more than one scope"):
         await downgrade(engine, "-1")  # one step: 0003_scoped_memory_ids, wherever the merge chains it
     async with engine.connect() as conn:

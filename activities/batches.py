@@ -1,0 +1,149 @@
+"""Leaf plans through Anthropic Message Batches: submit, poll, collect.
+
+Batch mode halves the price of a plan call and gives up latency (a batch is answered within 24 hours,
+usually within minutes). The workflow submits a plan request (stored in Postgres with the handles its
+prompt showed, so any worker can read the reply later), keeps only the batch id, polls until the batch
+has ended, then collects: the reply is parsed, priced at the batch price and staged exactly as
+`llm.plan_batch` stages an interactive plan.
+
+Many scopes share a batch: a submit stores its request, waits a short window (`WIKI_LLM_BATCH_WINDOW_SECONDS`)
+for other scopes' requests to the same model, then one of the waiting submits (the one that takes a
+per-model Postgres advisory lock) sends every pending request in one Message Batch and records its
+id on each; the others find their request already sent. No extra workflow is involved: the pending
+requests live in Postgres, so a submit that dies is replaced by its retry, which joins the next batch.
+
+Polling is an activity that fails with a retryable `BatchNotEnded` while the batch is processing;
+the workflow retries it on a fixed interval (backoff coefficient 1), and retries of one activity add
+no events to workflow history, however long the batch takes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio import activity
+
+from activities.common import compile_step
+from activities.planning import planner_context, staged
+from domain.compile_messages import (
+    CollectPlanInput,
+    PlanBatchInput,
+    PlanBatchResult,
+    PollBatchInput,
+    SubmittedPlan,
+)
+from domain.errors import (
+    BatchNotEnded,
+    BatchRequestFailed,
+    ModelRejected,
+    ModelTruncated,
+    PlanInvalid,
+    ScopeViolation,
+)
+from planners.claude_client import BatchItem, ModelClient, checked_reply
+from planners.claude_planner import PlanCall, plan_call, plan_reply, priced_error
+from planners.prompts import PLANNER_REPLY_SCHEMA
+from store.llm_batches import (
+    BatchRequestRow,
+    load_request,
+    mark_collected,
+    set_batch,
+    store_request,
+    take_submitter_lock,
+    unsubmitted_requests,
+)
+
+# The API takes up to 100,000 requests (256 MB) per batch; a plan prompt is ~20-70 kB, so 2,000 stay
+# well under the size limit.
+MAX_REQUESTS_PER_BATCH = 2_000
+LOCK_RETRY_SECONDS = 0.2
+
+
+def _item(row: BatchRequestRow) -> BatchItem:
+    call = PlanCall.model_validate_json(row.call_json)
+    return BatchItem(custom_id=row.custom_id, model=row.model_id, system=call.system, user=call.user,
+                     max_tokens=call.max_tokens, json_schema=PLANNER_REPLY_SCHEMA)
+
+
+class MessageBatches:
+    def __init__(self, engine: AsyncEngine, client: ModelClient | None, window_seconds: float = 0.0) -> None:
+        """`window_seconds`: how long a submit waits for other scopes' requests before the batch is sent."""
+        self._engine = engine
+        self._client = client
+        self._window = window_seconds
+
+    def _batch_client(self) -> ModelClient:
+        if self._client is None or not self._client.supports_batches:
+            raise ModelRejected("Message Batches need WIKI_LLM=anthropic: this worker's model has none.")
+        return self._client
+
+    @activity.defn(name="llm.submit_plan_batch")
+    @compile_step
+    async def submit(self, request: PlanBatchInput) -> SubmittedPlan:
+        client = self._batch_client()
+        custom_id = str(request.plan_id)
+        async with self._engine.connect() as conn:
+            earlier = await load_request(conn, request.scope, custom_id)
+        if earlier is not None and earlier.batch_id:
+            # A retried submit whose batch was created: submitting again would pay for the plan twice.
+            return SubmittedPlan(batch_id=earlier.batch_id, custom_id=custom_id)
+        context = await planner_context(self._engine, request)
+        call = plan_call(context)
+        async with self._engine.begin() as conn:
+            await store_request(conn, request.scope, BatchRequestRow(
+                custom_id=custom_id, batch_id=None, run_id=request.run_id, plan_id=request.plan_id,
+                model_id=request.model_id, memory_ids=request.memory_ids, call_json=call.model_dump_json()))
+        # The shared submitter: wait the window so other scopes' requests for the same model join, then
+        # whichever waiting submit takes the model's lock first sends every pending request in one batch;
+        # the others find their request already in it.
+        if self._window > 0:
+            await asyncio.sleep(self._window)
+        while True:
+            async with self._engine.begin() as conn:
+                mine = await load_request(conn, request.scope, custom_id)
+                if mine is not None and mine.batch_id:
+                    return SubmittedPlan(batch_id=mine.batch_id, custom_id=custom_id)
+                if await take_submitter_lock(conn, request.model_id):
+                    rows = await unsubmitted_requests(conn, request.model_id, MAX_REQUESTS_PER_BATCH)
+                    if not rows:
+                        continue  # sent by a submit that committed since our read: read ours again
+                    batch_id = await client.submit_batch([_item(row) for row in rows])
+                    await set_batch(conn, [row.custom_id for row in rows], batch_id)
+                    if any(row.custom_id == custom_id for row in rows):
+                        return SubmittedPlan(batch_id=batch_id, custom_id=custom_id)
+                    continue  # more than a batch's worth was pending: ours goes in the next one
+            # Another submit holds the lock and is sending a batch, ours most likely in it.
+            await asyncio.sleep(LOCK_RETRY_SECONDS)
+
+    @activity.defn(name="llm.poll_message_batch")
+    @compile_step
+    async def poll(self, request: PollBatchInput) -> None:
+        state = await self._batch_client().batch_state(request.batch_id)
+        if not state.ended:
+            raise BatchNotEnded(f"Message Batch {request.batch_id} is still processing "
+                                f"({state.processing} requests); polled again shortly.")
+
+    @activity.defn(name="llm.collect_plan_batch")
+    @compile_step
+    async def collect(self, request: CollectPlanInput) -> PlanBatchResult:
+        client = self._batch_client()
+        async with self._engine.connect() as conn:
+            row = await load_request(conn, request.scope, request.custom_id)
+        if row is None or row.batch_id is None or row.plan_id != request.plan_id:
+            raise ScopeViolation(f"No submitted plan request {request.custom_id} in this scope.")
+        outcome = next((o for o in await client.batch_results(row.batch_id) if o.custom_id == row.custom_id), None)
+        if outcome is None or outcome.reply is None:
+            detail = outcome.error if outcome else "missing from the results"
+            raise BatchRequestFailed(f"The batched plan request {row.custom_id} has no reply ({detail}); "
+                                     "it is asked again interactively.")
+        call = PlanCall.model_validate_json(row.call_json)
+        try:
+            usable = checked_reply(outcome.reply, call.max_tokens)
+        except (ModelTruncated, PlanInvalid) as error:
+            raise priced_error(error, row.model_id, batch=True) from None
+        reply = plan_reply(call, usable, row.model_id, batch=True)  # an invalid plan's error is priced there
+        result = await staged(self._engine, request.scope, row.plan_id, row.run_id, row.memory_ids, reply)
+        async with self._engine.begin() as conn:
+            await mark_collected(conn, row.custom_id)
+        return result
