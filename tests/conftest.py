@@ -25,6 +25,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
+from claude_sim import ClaudeSimulator, SimConfig
 from runtime.database import migrate
 from runtime.devservices import EmbeddedPostgres, free_port, temporal_cli_path
 from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
@@ -133,3 +134,21 @@ async def _close_workflows_left_open(request: pytest.FixtureRequest) -> AsyncIte
     async for execution in client.list_workflows("ExecutionStatus = 'Running'"):
         with suppress(RPCError):  # it closed between listing and terminating
             await client.get_workflow_handle(execution.id, run_id=execution.run_id).terminate("test finished")
+
+
+# Credentials the simulator accepts; Bedrock calls are SigV4-signed with them.
+SIM_ACCESS_KEY, SIM_SECRET = "AKIDSIMULATOR0000001", "sim-secret"
+
+
+@pytest_asyncio.fixture
+async def sim(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[ClaudeSimulator]:
+    """The wire-level Claude simulator on loopback, with the SDK aimed at it through its documented
+    base-URL settings (the product never knows it is there)."""
+    async with ClaudeSimulator(SimConfig()) as simulator:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", simulator.base_url)
+        monkeypatch.setenv("ANTHROPIC_BEDROCK_BASE_URL", simulator.base_url)
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", SIM_ACCESS_KEY)
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SIM_SECRET)
+        monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+        monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)
+        yield simulator

@@ -7,16 +7,13 @@ ANTHROPIC_BEDROCK_BASE_URL), as a deployment would aim it at the real services.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import anthropic
 import pytest
-import pytest_asyncio
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities.common import as_application_error
-from claude_sim import ClaudeSimulator, SimConfig
 from domain.errors import (
     LLM_INTERRUPTED,
     LLM_REJECTED,
@@ -29,23 +26,12 @@ from domain.errors import (
 from domain.pricing import TokenUsage
 from planners.claude_client import BEDROCK_ANTHROPIC_VERSION, STRUCTURED_REPLY_TOOL, ModelClient, retry_after
 from planners.prompts import PLANNER_REPLY_SCHEMA, PLANNER_SYSTEM
+from tests.conftest import SIM_ACCESS_KEY
 
 MODEL = "claude-haiku-4-5"
 BEDROCK_MODEL = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
 API_KEY = "sim-anthropic-key"
-ACCESS_KEY, SECRET = "AKIDSIMULATOR0000001", "sim-secret"
-
-
-@pytest_asyncio.fixture
-async def sim(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[ClaudeSimulator]:
-    async with ClaudeSimulator(SimConfig()) as simulator:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", simulator.base_url)
-        monkeypatch.setenv("ANTHROPIC_BEDROCK_BASE_URL", simulator.base_url)
-        monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY)
-        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
-        monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-        monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)
-        yield simulator
+ACCESS_KEY = SIM_ACCESS_KEY
 
 
 def client(provider: str = "anthropic", **options) -> ModelClient:

@@ -5,13 +5,11 @@ between submit and results still completes, and Bedrock (no Message Batches) sta
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
-import pytest_asyncio
 from temporalio.client import Client
 
-from claude_sim import ClaudeSimulator, SimConfig
+from claude_sim import ClaudeSimulator
 from domain.errors import ModelRejected
 from domain.pricing import TokenUsage, cost_usd
 from planners.claude_client import BatchItem, ModelClient
@@ -19,10 +17,8 @@ from runtime.temporal_client import batch_triggers, signal_compile
 from store.memories import retain
 from tests.compile.helpers import compile_scope, ledger, poll, sample_memories, wiki_snapshot
 from tests.compile.test_model_path import (
-    ACCESS_KEY,
     API_KEY,
     OWNER,
-    SECRET,
     TENANT,
     cursor_record,
     model_worker,
@@ -31,18 +27,6 @@ from tests.compile.test_model_path import (
 )
 
 BATCH = {"WIKI_LLM_BATCH_POLL_SECONDS": 0.1, "WIKI_LLM_BATCH_WINDOW_SECONDS": 0}
-
-
-@pytest_asyncio.fixture
-async def sim(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[ClaudeSimulator]:
-    async with ClaudeSimulator(SimConfig()) as simulator:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", simulator.base_url)
-        monkeypatch.setenv("ANTHROPIC_BEDROCK_BASE_URL", simulator.base_url)
-        monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY)
-        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
-        monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-        monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)
-        yield simulator
 
 
 def billed_at_batch_prices(sim: ClaudeSimulator, calls: list | None = None) -> float:

@@ -22,7 +22,6 @@ from runtime.temporal_client import compile_options, signal_compile
 from tests.compile.helpers import ledger, wiki_snapshot
 from tests.compile.helpers import test_settings as settings_for
 from tests.compile.test_model_path import OWNER, TENANT, model_worker, retain_trip
-from tests.compile.test_model_path import sim as sim  # the simulator fixture, shared
 
 # Short, so the test waits for it; the setting itself starts at 60 s (README).
 BUDGET_SECONDS = 4

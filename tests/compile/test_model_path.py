@@ -8,7 +8,6 @@ leads to can be compared with a WIKI_LLM=scripted compile of the same memories; 
 particular plan script the simulator's next answer. Every test also checks that the ledger's cost
 is exactly what the simulator reported, priced: every billed call, failed attempts included.
 """
-
 from __future__ import annotations
 
 import uuid
@@ -17,14 +16,13 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
-import pytest_asyncio
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
 from app.worker import build_model_client
-from claude_sim import ClaudeSimulator, SimConfig
+from claude_sim import ClaudeSimulator
 from claude_sim.brain import leaf_plan, parse_leaf_prompt
 from domain.memory import MemoryIn
 from domain.pricing import TokenUsage, cost_usd
@@ -33,25 +31,15 @@ from runtime.temporal_client import signal_compile
 from store.memories import retain
 from tests.compile.helpers import compile_scope, ledger, running_worker, sample_memories, wiki_snapshot
 from tests.compile.helpers import test_settings as settings_for
+from tests.conftest import SIM_ACCESS_KEY
 from workflows.compile import LLM_RETRY
 
 TENANT, OWNER = "t-model", "alice"
 API_KEY = "sim-anthropic-key"
-ACCESS_KEY, SECRET = "AKIDSIMULATOR0000001", "sim-secret"
+ACCESS_KEY = SIM_ACCESS_KEY
+
 PROVIDERS = ("anthropic", "bedrock")
 STALL_SECONDS = 0.5
-
-
-@pytest_asyncio.fixture
-async def sim(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[ClaudeSimulator]:
-    async with ClaudeSimulator(SimConfig()) as simulator:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", simulator.base_url)
-        monkeypatch.setenv("ANTHROPIC_BEDROCK_BASE_URL", simulator.base_url)
-        monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY)
-        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
-        monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-        monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)
-        yield simulator
 
 
 def provider_settings(provider: str, **env: Any) -> Settings:

@@ -19,7 +19,6 @@ from sqlalchemy import text
 from claude_sim.brain import leaf_handles, parse_leaf_prompt
 from tests.compile.helpers import compile_scope, ledger
 from tests.compile.test_model_path import model_worker
-from tests.compile.test_model_path import sim as sim  # the simulator fixture, shared
 from tests.operators import helpers as db
 
 OWNER = "alice"
