@@ -408,12 +408,13 @@ class MergeSide(BaseModel):
     aliases: list[str] = Field(default_factory=list)
     summary: str | None = None
     evidence: list[str] = Field(default_factory=list)
+    places: list[str] = Field(default_factory=list)  # addresses or cities of the memories behind it
 
     def names(self) -> NameSet:
         return NameSet(type=self.type, names=[self.title, *self.aliases], summary=self.summary)
 
     def text(self) -> str:
-        return normalize_alias(" ".join([self.title, *self.aliases, self.summary or "", *self.evidence]))
+        return normalize_alias(" ".join([self.title, *self.aliases, self.summary or "", *self.evidence, *self.places]))
 
 
 class MergeQuestion(BaseModel):
@@ -433,6 +434,14 @@ class MergeDecision(BaseModel):
     reason: str = ""
 
 
+_PLACE_IN_SUMMARY = re.compile(r"\b(?:in|at|near) ((?:[A-Z][\w'’.-]*)(?:,? [A-Z][\w'’.-]*)*)")
+
+
+def places_in(summary: str | None) -> list[str]:
+    """The places a summary puts a page in: "Restaurant in Austin, TX." -> ["Austin, TX"]."""
+    return [match.group(1) for match in _PLACE_IN_SUMMARY.finditer(summary or "")]
+
+
 def _mentions(text: str, phrase: str) -> bool:
     return bool(phrase) and f" {phrase} " in f" {text} "
 
@@ -442,7 +451,10 @@ def scripted_judgement(question: MergeQuestion) -> MergeDecision:
 
     - qualifier: the same thing when the other side's evidence names the qualifier (a venue's city in
       its summary or addresses: "Uchi (Austin)" and a Uchi "in Austin"), or when both already cite
-      a memory in common; otherwise two places ("Paris, Texas" beside a Paris whose memories are in France).
+      a memory in common. Two venues of the same sort ("Emmer & Rye, Madison", a restaurant, and an
+      "Emmer & Rye" restaurant whose memories name no place) are one too, unless the other's places
+      all lie elsewhere. Otherwise two places: "Paris, Texas" beside a Paris whose memories are in France
+      (a city needs evidence: a town sharing a city's name is the trap).
     - subset, near: the same thing only when both kinds are known and the same sub-kind (a hotel is
       not the bar inside it), and for near only when the spellings are a transposition of each other.
     """
@@ -457,6 +469,10 @@ def scripted_judgement(question: MergeQuestion) -> MergeDecision:
             return MergeDecision(key=question.key, same=True, reason=f"the other page is in {question.detail}")
         if question.shared_sources:
             return MergeDecision(key=question.key, same=True, reason="both cite the same memories")
+        same_venue = (kind_p is not None and kind_c is not None and kind_p.cls == "venue"
+                      and kind_p.word == kind_c.word)
+        if same_venue and not [*other.places, *places_in(other.summary)]:
+            return MergeDecision(key=question.key, same=True, reason=f"both a {kind_p.word}, placed nowhere else")
         return MergeDecision(key=question.key, same=False, reason=f"nothing places the other page in {question.detail}")
     same_kind = kind_p is not None and kind_c is not None and kind_p.word == kind_c.word
     if question.rung is Rung.NEAR:

@@ -45,6 +45,7 @@ class Thing(BaseModel):
     name: str  # canonical, the best-attested spelling
     variants: list[tuple[str, str]] = Field(default_factory=list)  # (written form, variant class)
     city: str | None = None  # key of the city a venue is in
+    address: str = ""  # a venue's postal address, as a places app gives it
     mentions: int = 0  # how many memories should mention it
 
 
@@ -114,9 +115,22 @@ class World:
         return thing
 
 
-def _venue(world: World, name: str, kind: str, city_key: str, mentions: int, variants: list[tuple[str, str]]) -> Thing:
+STREETS = ("Main St", "Oak Ave", "Congress Ave", "Rue Oberkampf", "High Street", "Lamar Blvd", "Elm St",
+           "Harbor Rd", "Market St", "Station Rd")
+
+
+def _address(rng: random.Random, city: str, region: tuple[str, str] | None, country: str) -> str:
+    """A postal address as places apps write it: US style with the state code, else postcode and country."""
+    street = f"{rng.randint(2, 2999)} {rng.choice(STREETS)}"
+    if region is not None:
+        return f"{street}, {city}, {region[1]} {rng.randint(10_000, 99_999)}, USA"
+    return f"{street}, {rng.randint(10_000, 99_999)} {city}, {country}"
+
+
+def _venue(world: World, name: str, kind: str, city_key: str, mentions: int, variants: list[tuple[str, str]],
+           address: str) -> Thing:
     return world.add(Thing(key=f"venue:{name.lower()}", type="entity", kind=kind, name=name, variants=variants,
-                           city=city_key, mentions=mentions))
+                           city=city_key, mentions=mentions, address=address))
 
 
 def build_world(seed: int, scale: float) -> World:
@@ -126,6 +140,9 @@ def build_world(seed: int, scale: float) -> World:
 
     def n(base: int, floor: int = 4) -> int:
         return max(floor, round(base * scale))
+
+    def home_address() -> str:
+        return _address(rng, home_city, (state, code), "USA")
 
     home = world.add(Thing(key=f"city:{home_city.lower()}", type="topic", kind="city", name=home_city,
                            variants=[(f"{home_city}, {code}", "qualifier"), (f"{home_city}, {state}", "qualifier")],
@@ -141,19 +158,20 @@ def build_world(seed: int, scale: float) -> World:
         if max(len(word) for word in name.split()) >= 7:
             variants.append((transposed(name, rng), "typo"))
         chosen = rng.sample(variants, min(len(variants), rng.choice((2, 3))))
-        _venue(world, name, kind, home.key, n(rng.choice((10, 14, 20))), chosen)
+        _venue(world, name, kind, home.key, n(rng.choice((10, 14, 20))), chosen, home_address())
     short, longer = rng.choice(cat.PREFIX_TRAPS)
-    a = _venue(world, short, "restaurant", home.key, n(9), [(short.upper(), "casing"), (f"{short} ({home_city})",
-                                                                                     "qualifier")])
-    b = _venue(world, longer, "restaurant", home.key, n(7), [(longer.lower(), "casing")])
+    a = _venue(world, short, "restaurant", home.key, n(9),
+               [(short.upper(), "casing"), (f"{short} ({home_city})", "qualifier")], home_address())
+    b = _venue(world, longer, "restaurant", home.key, n(7), [(longer.lower(), "casing")], home_address())
     world.must_not_merge.append((a.key, b.key))
     hotel_name, bar_name = rng.choice(cat.SUBSET_TRAPS)
-    hotel = _venue(world, hotel_name, "hotel", home.key, n(7), [(with_article(hotel_name), "article")])
-    bar = _venue(world, bar_name, "bar", home.key, n(7), [(with_article(bar_name), "article")])
+    hotel = _venue(world, hotel_name, "hotel", home.key, n(7), [(with_article(hotel_name), "article")],
+                   home_address())
+    bar = _venue(world, bar_name, "bar", home.key, n(7), [(with_article(bar_name), "article")], home_address())
     world.must_not_merge.append((hotel.key, bar.key))
     for name, kind in rng.sample(cat.ARTICLE_VENUES, 2):
         canonical = with_article(name) if rng.random() < 0.5 else name
-        _venue(world, canonical, kind, home.key, n(8), [(with_article(canonical), "article")])
+        _venue(world, canonical, kind, home.key, n(8), [(with_article(canonical), "article")], home_address())
     # People and a pet.
     relative, role = rng.choice(cat.RELATIVES)
     world.add(Thing(key=f"person:{relative.lower()}", type="entity", kind="person", name=relative, mentions=n(18),
@@ -187,7 +205,8 @@ def build_world(seed: int, scale: float) -> World:
         keys = []
         for venue, kind in venues:
             variants = [(f"{venue} ({city})", "qualifier"), (venue.upper(), "casing")]
-            keys.append(_venue(world, venue, kind, city_thing.key, n(5), rng.sample(variants, 1)).key)
+            keys.append(_venue(world, venue, kind, city_thing.key, n(5), rng.sample(variants, 1),
+                               _address(rng, city, None, country)).key)
         month = (FIRST_DAY + timedelta(days=start)).strftime("%B %Y")
         trip = world.add(Thing(key=f"trip:{city.lower()}", type="topic", kind="trip", name=f"{city}, {month}"))
         world.trips.append((trip.key, keys, (start, start + 8)))
@@ -364,7 +383,7 @@ def _memory(event: _Event, memory_id: uuid.UUID, things: dict[str, Thing]) -> di
     metadata: dict = {"entities": entities}
     if event.place is not None:
         metadata["place"] = {"name": event.place_written, "city": things[event.place.city].name,
-                             "types": [event.place.kind]}
+                             "address": event.place.address, "types": [event.place.kind]}
     if event.journal is not None:
         metadata["journal"] = {"id": event.journal.key, "title": event.journal.name}
     occurred = FIRST_DAY + timedelta(days=event.day)

@@ -17,9 +17,11 @@ from domain.errors import ModelTruncated, PlanInvalid
 from domain.guards import JsonResponseError, parse_json_response
 from domain.plan import Plan
 from domain.pricing import TokenUsage, priced
+from domain.resolution import MergeQuestion
 from domain.resolved_plan import SectionTask
 from planners.claude_client import ModelClient
-from planners.port import AggregationRequest, PlanReply, SectionReply
+from planners.judge_prompt import JUDGE_REPLY_SCHEMA, JUDGE_SYSTEM, build_judge_prompt, parse_judge_reply
+from planners.port import AggregationRequest, JudgeReply, PlanReply, SectionReply
 from planners.prompts import (
     AGGREGATION_REPLY_SCHEMA,
     PLANNER_REPLY_SCHEMA,
@@ -35,6 +37,7 @@ log = logging.getLogger(__name__)
 PLANNER_MAX_TOKENS = 24_000
 WRITER_MAX_TOKENS = 2_048
 AGGREGATION_MAX_TOKENS = 16_000
+JUDGE_MAX_TOKENS = 8_000
 
 
 class ClaudePlanner:
@@ -91,6 +94,23 @@ class ClaudePlanner:
         except (ModelTruncated, PlanInvalid) as error:
             raise _priced_error(error, model_id) from None
         return PlanReply(plan=plan, usage=priced(model_id, reply.usage), input_chars=prompt.chars)
+
+
+    async def judge_merges(self, questions: list[MergeQuestion], model_id: str) -> JudgeReply:
+        if not questions:
+            return JudgeReply(decisions=[], usage=priced(model_id, TokenUsage()))
+        prompt = build_judge_prompt(questions)
+        try:
+            reply = await self._client.complete(model=model_id, system=JUDGE_SYSTEM, batch_user=prompt.batch_user,
+                                                max_tokens=JUDGE_MAX_TOKENS, json_schema=JUDGE_REPLY_SCHEMA)
+            try:
+                decisions = parse_judge_reply(reply.text, prompt.keys)
+            except PlanInvalid as error:
+                error.spent = reply.usage
+                raise
+        except (ModelTruncated, PlanInvalid) as error:
+            raise _priced_error(error, model_id) from None
+        return JudgeReply(decisions=decisions, usage=priced(model_id, reply.usage))
 
 
 def _priced_error(error: ModelTruncated | PlanInvalid, model_id: str) -> ModelTruncated | PlanInvalid:

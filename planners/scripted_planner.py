@@ -13,8 +13,10 @@ from datetime import datetime
 
 from domain.context import MemoryRecord, PlannerContext
 from domain.pricing import TokenUsage, estimate_tokens, priced
+from domain.resolution import MergeQuestion, scripted_judgement
 from domain.resolved_plan import SectionTask
-from planners.port import AggregationRequest, PlanReply, SectionReply
+from planners.judge_prompt import JUDGE_SYSTEM, build_judge_prompt
+from planners.port import AggregationRequest, JudgeReply, PlanReply, SectionReply
 from planners.prompts import SECTION_WRITER_SYSTEM, build_aggregation_prompt, build_planner_prompt
 from planners.scripted import scripted_plan, scripted_write_section
 from planners.scripted_aggregation import scripted_aggregation_plan
@@ -58,3 +60,11 @@ class ScriptedPlanner:
                            cache_read_input_tokens=estimate_tokens(len(prompt.system)),
                            output_tokens=estimate_tokens(len(plan.model_dump_json())))
         return PlanReply(plan=plan, usage=priced(model_id, usage), input_chars=prompt.chars)
+
+    async def judge_merges(self, questions: list[MergeQuestion], model_id: str) -> JudgeReply:
+        await self._wait()
+        decisions = [scripted_judgement(question) for question in questions]
+        prompt = build_judge_prompt(questions)
+        usage = TokenUsage(input_tokens=estimate_tokens(len(JUDGE_SYSTEM) + len(prompt.batch_user)),
+                           output_tokens=estimate_tokens(sum(len(d.model_dump_json()) for d in decisions)))
+        return JudgeReply(decisions=decisions, usage=priced(model_id, usage))

@@ -39,6 +39,8 @@ with workflow.unsafe.imports_passed_through():
         CompileInput,
         CursorPosition,
         FinishRunInput,
+        JudgeMergesInput,
+        JudgeMergesResult,
         NextBatchInput,
         PlanBatchInput,
         PlanBatchResult,
@@ -80,6 +82,8 @@ FINISH_WHEN_DRAINED_PATCH = "finish-when-drained"
 SERVE_LATE_WAKEUPS_PATCH = "serve-late-wakeups"
 # Histories recorded before this ran the database activities as regular (server-dispatched) activities.
 LOCAL_DB_PATCH = "local-database-activities"
+# Histories recorded before this resolved every plan without judging its ambiguous merges first.
+MERGE_JUDGE_PATCH = "merge-judge"
 
 
 class _Unplannable(Exception):
@@ -101,6 +105,7 @@ class CompileWorkflow:
         self._run_started_at = workflow.now()
         self._run_cursor_from: CursorPosition | None = None
         self._touched_pages: list[UUID] = []  # pages this run wrote, least recently touched first
+        self._merge_proposals: dict[UUID, int | None] = {}  # plan id -> new pages and promotions it proposes
         self._metrics = RunMetrics(
             deterministic_linking_flag_suppressed=not inp.options.deterministic_linking_enabled)
 
@@ -288,11 +293,14 @@ class CompileWorkflow:
             self._metrics.add_usage(result.usage)
             self._metrics.dropped_invalid_ids += result.dropped_invalid_links
             self._metrics.planner_input_chars += result.planner_input_chars
+            self._merge_proposals[result.plan_id] = result.merge_proposals
             return result.plan_id
         raise _Unplannable()
 
     async def _resolve_write_apply(self, batch_no: int, plan_id: UUID, cursor: CursorPosition,
                                    cursor_next: CursorPosition) -> None:
+        if workflow.patched(MERGE_JUDGE_PATCH) and self._merge_proposals.pop(plan_id, None) != 0:
+            await self._judge_merges(batch_no, plan_id)
         self._phase = "resolving"
         resolved: ResolvePlanResult = await self._db(
             CompileSteps.resolve_plan, ResolvePlanInput(scope=self._inp.scope, plan_id=plan_id),
@@ -301,6 +309,24 @@ class CompileWorkflow:
         self._metrics.add_resolution(resolved)
         await self._write_sections(plan_id, resolved.section_tasks, f"batch {batch_no}")
         await self._apply(batch_no, plan_id, cursor, cursor_next)
+
+    async def _judge_merges(self, batch_no: int, plan_id: UUID) -> None:
+        """The model's decision on the plan's ambiguous merges, stored for the resolver (a model call,
+        so a regular activity: the resolver is a local one). Its failure costs only those merges."""
+        self._phase = "judging merges"
+        try:
+            judged: JudgeMergesResult = await self._llm(
+                Planning.judge_merges,
+                JudgeMergesInput(scope=self._inp.scope, plan_id=plan_id, model_id=self._model_id),
+                f"judge the ambiguous merges of batch {batch_no}")
+        except ActivityError as error:
+            # No decisions: the resolver merges no ambiguous pair of this batch, which is always safe.
+            self._metrics.merge_judge_failures += 1
+            self._metrics.add_usage(_spent_tokens(error))
+            return
+        self._metrics.merge_questions += judged.questions
+        self._metrics.merge_judge_calls += 1 if judged.questions else 0
+        self._metrics.add_usage(judged.usage)
 
     async def _write_sections(self, plan_id: UUID, tasks: list[str], label: str) -> None:
         """The section writer for each task, at most `section_writer_concurrency` at a time."""
