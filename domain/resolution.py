@@ -36,6 +36,7 @@ import math
 import re
 from collections import Counter
 from enum import StrEnum
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -303,6 +304,11 @@ def compare_names(a: ParsedName, b: ParsedName) -> Verdict:
     rung, detail = _core_rung(a, b)
     if rung is Rung.DISTINCT:
         return DISTINCT
+    qualifier = a.qualifier or b.qualifier
+    if rung is Rung.SUBSET and a.qualifier != b.qualifier and not set(qualifier.split()) <= set(detail.split()):
+        # "Athens, Greece" against a stored "athens georgia" (a normalised alias keeps no comma): the
+        # longer name's extra words are another qualifier, not this one.
+        return DISTINCT
     if a.qualifier != b.qualifier and rung in CONFIDENT:
         # One side qualified, the other not: the same core may be one place or two.
         return Verdict(rung=Rung.QUALIFIER, left=a.normalized, right=b.normalized,
@@ -383,6 +389,30 @@ def compare(a: NameSet, b: NameSet) -> Verdict:
     return best
 
 
+class Match(BaseModel):
+    """A candidate the ladder did not call distinct, with how it matched."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    candidate: Any  # what the caller compares against: a stored page, a page of the same plan
+    verdict: Verdict
+
+
+def ranked_matches(proposal: NameSet, candidates: list[tuple[Any, NameSet]]) -> list[Match]:
+    """Candidates the ladder does not call distinct, best first: the stronger rung, then a page of
+    the proposal's type, then the proposal's earlier name (its title before its aliases), then the
+    candidate's slug."""
+    order = {name: index for index, name in enumerate(p.normalized for p in proposal.parsed())}
+    found = []
+    for candidate, names in candidates:
+        verdict = compare(proposal, names)
+        if verdict.rung is not Rung.DISTINCT:
+            found.append((candidate, names, verdict))
+    found.sort(key=lambda m: (_STRENGTH[m[2].rung], m[1].type != proposal.type,
+                              order.get(m[2].left, len(order)), str(getattr(m[0], "slug", ""))))
+    return [Match(candidate=candidate, verdict=verdict) for candidate, _, verdict in found]
+
+
 def search_keys(names: list[str]) -> list[str]:
     """What to look stored aliases up by to find this ladder's candidates: each name's normalised
     form and its core (the resolver's SQL also matches aliases that start with a core, for stored
@@ -455,8 +485,10 @@ def scripted_judgement(question: MergeQuestion) -> MergeDecision:
       "Emmer & Rye" restaurant whose memories name no place) are one too, unless the other's places
       all lie elsewhere. Otherwise two places: "Paris, Texas" beside a Paris whose memories are in France
       (a city needs evidence: a town sharing a city's name is the trap).
-    - subset, near: the same thing only when both kinds are known and the same sub-kind (a hotel is
-      not the bar inside it), and for near only when the spellings are a transposition of each other.
+    - subset: the same thing only when both kinds are known and the same sub-kind (a hotel is not the
+      bar inside it) and the longer name's extra words show in the shorter one's evidence (or both cite
+      a memory in common): "Lena" is "Lena Park" when Lena's memories say "Lena Park".
+    - near: only a transposition of the same sub-kind ("Marian" and "Marion" are two people).
     """
     kind_p, kind_c = question.proposal.names().kind(), question.candidate.names().kind()
     if kinds_conflict(kind_p, kind_c):
@@ -481,5 +513,9 @@ def scripted_judgement(question: MergeQuestion) -> MergeDecision:
         return MergeDecision(key=question.key, same=same_kind and transposed,
                              reason="a transposition of the same kind" if same_kind and transposed else
                              "another name")
-    return MergeDecision(key=question.key, same=same_kind,
-                         reason=f"both a {kind_p.word}" if same_kind and kind_p else "not known to be the same kind")
+    if not same_kind or kind_p is None:
+        return MergeDecision(key=question.key, same=False, reason="not known to be the same kind")
+    shorter = min((question.proposal, question.candidate), key=lambda side: len(side.title))
+    if question.shared_sources or all(_mentions(shorter.text(), word) for word in question.detail.split()):
+        return MergeDecision(key=question.key, same=True, reason=f"both a {kind_p.word}, and its memories say so")
+    return MergeDecision(key=question.key, same=False, reason=f"nothing says the {kind_p.word} is also the other")

@@ -32,6 +32,8 @@ from domain.plan import (
     UnresolvedMention,
 )
 from domain.promotion import PROMOTION_MIN_SIGHTINGS, promotion_allowed
+from domain.resolution import MergeSide
+from planners.scripted_matching import compatible, recognised_page, same_subject, subject_side
 from planners.scripted_text import (
     as_utc,
     clean,
@@ -225,14 +227,22 @@ def _hints_of(memory: MemoryRecord) -> list[_Hint]:
     return hints
 
 
+def _side(subject: _Subject, summary: str) -> MergeSide:
+    return subject_side(subject.title, subject.type, [*subject.spellings, *subject.hint_aliases], summary,
+                        [s.memory.content for s in subject.sightings],
+                        [_place_of(s.memory) for s in subject.sightings if s.is_place or s.is_city])
+
+
 def _collect_subjects(memories: list[MemoryRecord]) -> list[_Subject]:
-    """Group the batch's names into subjects: two names are one subject when any spelling or alias
-    of one normalises like a spelling or alias of the other."""
+    """Group the batch's names into subjects of one page type (Austin the city, Austin the friend): one
+    normalises like the other, or the resolution ladder says they name one thing ("Biscuit the dog")."""
     subjects: list[_Subject] = []
     for index, memory in enumerate(memories):
         for hint in _hints_of(memory):
-            names = hint.names()
-            matching = [s for s in subjects if s.names & names]
+            names, probe = hint.names(), _Subject(type=hint.type, kind=hint.kind)
+            probe.add(index, memory, hint)
+            matching = [s for s in subjects if s.type == hint.type
+                        and (s.names & names or same_subject(_side(probe, hint.kind), _side(s, s.kind)))]
             if matching:
                 subject = matching[0]
                 for other in matching[1:]:
@@ -436,12 +446,13 @@ def _candidate_names(page: CandidatePage) -> set[str]:
 
 
 def _matching_page(subject: _Subject, pages: list[CandidatePage]) -> CandidatePage | None:
-    # Like a cautious model, recognise a page only by a name the memories actually wrote; a variant
-    # ("Paris, France", a nickname) is proposed as a new page and the resolver merges it by alias.
+    # Like a model reading the candidates: a page by a name the memories wrote, of a compatible kind
+    # (the friend Austin is not the city page), else a page the resolution ladder says it is.
     written = {normalize_alias(sighting.spelling) for sighting in subject.sightings}
-    hits = [page for page in pages if _candidate_names(page) & written]
+    hits = [p for p in pages if _candidate_names(p) & written and compatible(subject.type, subject.kind, p)]
     same_type = [page for page in hits if page.type == subject.type]
-    return (same_type or hits or [None])[0]
+    side = _side(subject, _summary_of(subject, subject.type, subject.title))
+    return (same_type or hits or [None])[0] or recognised_page(side, subject.kind, pages)
 
 
 def _matching_mention(subject: _Subject, mentions: list[OpenMention]) -> OpenMention | None:

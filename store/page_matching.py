@@ -19,13 +19,12 @@ nobody judged does not merge.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from pydantic import BaseModel, Field
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from domain.resolution import MergeDecision, MergeSide, NameSet, Rung, Verdict, compare, search_keys
+from domain.resolution import MergeDecision, MergeSide, NameSet, Rung, search_keys
 
 CANDIDATES_PER_KEY = 5
 TRIGRAM_CANDIDATE_THRESHOLD = 0.3
@@ -115,23 +114,3 @@ async def candidates_by_keys(conn: AsyncConnection, tenant: str, owner: str,
         found[names].append(Candidate(id=str(row.id), type=row.type, slug=row.slug, title=row.title,
                                       summary=row.summary, aliases=list(row.aliases or [])))
     return found
-
-
-@dataclass(frozen=True)
-class Match:
-    candidate: Any  # a Candidate, or a page entry of the same plan
-    verdict: Verdict
-
-
-def ranked_matches(proposal: NameSet, candidates: list[tuple[Any, NameSet]]) -> list[Match]:
-    """Candidates the ladder does not call distinct, best first: the stronger rung, then a page of
-    the proposal's type, then the proposal's earlier name (its title before its aliases), then the slug."""
-    order = {name: index for index, name in enumerate(p.normalized for p in proposal.parsed())}
-    matches = []
-    for candidate, names in candidates:
-        verdict = compare(proposal, names)
-        if verdict.rung is not Rung.DISTINCT:
-            matches.append((candidate, names, verdict))
-    matches.sort(key=lambda m: (list(Rung).index(m[2].rung), m[1].type != proposal.type,
-                                order.get(m[2].left, len(order)), getattr(m[0], "slug", "")))
-    return [Match(candidate=candidate, verdict=verdict) for candidate, _, verdict in matches]

@@ -38,7 +38,7 @@ from domain.ids import page_id as deterministic_page_id
 from domain.plan import NewPage, NewSection, PageLink, Plan
 from domain.promotion import promotion_allowed
 from domain.render import first_sentence
-from domain.resolution import MergeSide, NameSet, Rung
+from domain.resolution import Match, MergeSide, NameSet, Rung, ranked_matches
 from domain.resolved_plan import (
     DirectSection,
     HierarchyEdge,
@@ -53,15 +53,7 @@ from domain.resolved_plan import (
     SectionTask,
     WriterSection,
 )
-from store.page_matching import (
-    AskedMerge,
-    Candidate,
-    Judgement,
-    Match,
-    candidates_by_keys,
-    pair_key,
-    ranked_matches,
-)
+from store.page_matching import AskedMerge, Candidate, Judgement, candidates_by_keys, pair_key
 
 NameKey = tuple[str, ...]  # a proposal's names as written, title first
 PageKey = tuple[str, str]  # (page type, slug)

@@ -68,8 +68,9 @@ MUST_MERGE = {
     "words joined": (side("BirdBird Biscuit"), side("Bird Bird Biscuit")),
     "casing": (side("CONTRAMAR"), side("Contramar")),
     "same name across page types, kinds unknown": (side("Project Atlas", "topic"), side("Project Atlas", "entity")),
-    "a bar of the same name and kind": (side("Driskill Bar", summary="Bar in Austin."),
-                                        side("The Driskill Bar Lounge", summary="Bar in Austin.")),
+    "a longer name the memories use": (side("Driskill Bar", summary="Bar in Austin.",
+                                            evidence=("Drinks at the Driskill Bar Lounge downtown.",)),
+                                       side("The Driskill Bar Lounge", summary="Bar in Austin.")),
 }
 
 MUST_NOT_MERGE = {
@@ -96,6 +97,13 @@ MUST_NOT_MERGE = {
     "a trip and its city": (side("Athens, February 2026", "topic", "Trip: Athens, February 2026."),
                             side("Athens", "topic", "City: Athens.")),
     "a short name inside a longer one": (side("Lena", summary="A person."), side("Lena Park", summary="A person.")),
+    "a longer name nothing bears out": (side("Driskill Bar", summary="Bar in Austin."),
+                                        side("The Driskill Bar Lounge", summary="Bar in Austin.")),
+    "a qualified city against a stored alias of another": (side("Athens, Greece", "topic", "City: Athens."),
+                                                           side("Athens, Georgia", "topic", "City: Athens, Georgia.",
+                                                                aliases=("athens georgia",))),
+    "a qualified name against a longer unqualified one": (side("Uchi (Austin)", summary=RESTAURANT_IN_AUSTIN),
+                                                          side("Uchi Sushi", summary=RESTAURANT_IN_AUSTIN)),
     "fuzzy across page types": (side("Project Atlass", "entity"), side("Project Atlas", "topic")),
 }
 
