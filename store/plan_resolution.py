@@ -380,13 +380,16 @@ def _accept(res: Resolution, proposal: Proposal, match: Match, candidate_id: str
     the judge said they are one thing."""
     if match.verdict.confident:
         return True
+    key = pair_key(proposal.type, proposal.slug, candidate_id)
+    first_time = all(asked.key != key for asked in res.judgement.asked)
     decision = res.judgement.decide(AskedMerge(
-        key=pair_key(proposal.type, proposal.slug, candidate_id), rung=match.verdict.rung,
-        detail=match.verdict.detail, proposal=proposal.side(), proposal_refs=list(proposal.refs),
-        candidate=candidate_side, candidate_page_id=candidate_id, candidate_refs=candidate_refs or []))
-    if decision is None:
+        key=key, rung=match.verdict.rung, detail=match.verdict.detail, proposal=proposal.side(),
+        proposal_refs=list(proposal.refs), candidate=candidate_side, candidate_page_id=candidate_id,
+        candidate_refs=candidate_refs or []))
+    # A pair met twice (a stored page, then the same page as an entry of this plan) counts once.
+    if decision is None and first_time:
         res.result.unjudged_merge_pairs += 1
-    elif not decision:
+    elif decision is False and first_time:
         res.result.judged_apart += 1
     return bool(decision)
 

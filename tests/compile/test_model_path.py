@@ -59,7 +59,7 @@ _PAGE_LINE = re.compile(r"^- id=([0-9a-f-]{36}) type=(\w+) slug=(\S+) title=", r
 class Prompt:
     """What one request asked, read back from the JSON the SDK sent."""
 
-    kind: str  # "planner" or "aggregation" (each its own forced tool schema), "writer" (plain text)
+    kind: str  # "planner", "aggregation" or "judge" (each its own forced tool schema), "writer" (plain text)
     text: str
 
     @property
@@ -126,6 +126,12 @@ def lisbon_plan(prompt: Prompt) -> dict[str, Any]:
     )
 
 
+def judge_apart(prompt: Prompt) -> dict[str, Any]:
+    """The merge judge, when a test does not script it: every pair is two things."""
+    pairs = re.findall(r"^### Pair (p\d+)$", prompt.text, re.MULTILINE)
+    return {"decisions": [{"pair": pair, "same": False, "reason": "not scripted"} for pair in pairs]}
+
+
 def no_aggregation(prompt: Prompt) -> dict[str, Any]:
     """The aggregation planner (after the leaf batches) finds no hub or rollup worth writing."""
     return {"parentSectionUpdates": [], "sectionPromotions": [], "newPages": [], "pageLinks": []}
@@ -135,6 +141,8 @@ def call_kind(body: dict[str, Any]) -> str:
     if "tools" not in body:
         return "writer"
     schema = body["tools"][0]["input_schema"]
+    if "decisions" in schema["properties"]:
+        return "judge"
     return "planner" if "pageUpdates" in schema["properties"] else "aggregation"
 
 
@@ -155,7 +163,9 @@ class FakeMessagesApi:
     default_planner: Reply = field(default_factory=lambda: plan_reply(lisbon_plan))
     default_writer: Reply = field(default_factory=lambda: text_reply(WRITER_BODY))
     default_aggregation: Reply = field(default_factory=lambda: plan_reply(no_aggregation, usage=AGGREGATION_USAGE))
+    default_judge: Reply = field(default_factory=lambda: plan_reply(judge_apart, usage=AGGREGATION_USAGE))
     planner: deque[Reply] = field(default_factory=deque)
+    judge: deque[Reply] = field(default_factory=deque)
     writer: deque[Reply] = field(default_factory=deque)
     aggregation: deque[Reply] = field(default_factory=deque)
     calls: list[Call] = field(default_factory=list)
