@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench chaos clean services-down histories
+.PHONY: demo test lint bench chaos eval clean services-down histories
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,10 @@ bench: $(STAMP)
 # The fault suite (about 12-15 min on 2 cores): real faults injected into real processes; writes docs/RELIABILITY.md.
 chaos: $(STAMP)
 	$(BIN)/python -m chaos
+
+# The adversarial compile eval (about a minute on 2 cores): evals/results.json, docs/EVAL.md.
+eval: $(STAMP)
+	$(BIN)/python -m evals
 
 clean:
 	rm -rf $(VENV) .data

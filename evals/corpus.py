@@ -273,10 +273,22 @@ class _Event:
     hostile: str | None = None
 
 
-def _written(thing: Thing, rng: random.Random) -> tuple[str, str]:
-    if not thing.variants or rng.random() < CANONICAL_SHARE:
-        return thing.name, "canonical"
-    return rng.choice(thing.variants)
+class _Writer:
+    """How each mention writes its thing: the first mention canonical, then every variant once
+    (every other mention, so even a small corpus has each class), then at random."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.seen: dict[str, int] = {}
+
+    def __call__(self, thing: Thing) -> tuple[str, str]:
+        occurrence = self.seen.get(thing.key, 0)
+        self.seen[thing.key] = occurrence + 1
+        if occurrence % 2 == 1 and occurrence // 2 < len(thing.variants):
+            return thing.variants[occurrence // 2]
+        if occurrence == 0 or not thing.variants or self.rng.random() < CANONICAL_SHARE:
+            return thing.name, "canonical"
+        return self.rng.choice(thing.variants)
 
 
 def _lower_first(text: str) -> str:
@@ -286,6 +298,7 @@ def _lower_first(text: str) -> str:
 def _events(world: World, tenant: str, seed: int, rng: random.Random, scale: float, size: int) -> list[_Event]:
     things = world.things
     events: list[_Event] = []
+    _written = _Writer(rng)
     busy = [window for _, _, window in world.trips]
     if world.road_trip is not None:
         busy.append(world.road_trip[1])
@@ -303,9 +316,9 @@ def _events(world: World, tenant: str, seed: int, rng: random.Random, scale: flo
         if thing.type != "entity" or thing.kind in ("person", "dog", "cat") or thing.key in trip_venues:
             continue
         for _ in range(thing.mentions):
-            written, how = _written(thing, rng)
+            written, how = _written(thing)
             company = rng.choice(people)
-            company_written, company_how = _written(company, rng)
+            company_written, company_how = _written(company)
             line = rng.choice(VISIT_LINES)
             content = line.format(v=written, p=company_written, i=rng.choice(cat.ITEMS[thing.kind]),
                                   r=rng.choice(REACTIONS)).strip()
@@ -317,7 +330,7 @@ def _events(world: World, tenant: str, seed: int, rng: random.Random, scale: flo
                                  place_written=written))
     for thing, lines in ((t, PERSON_LINES) for t in people):
         for _ in range(max(2, thing.mentions - 6)):
-            written, how = _written(thing, rng)
+            written, how = _written(thing)
             events.append(_Event(home_day(), [(thing, written, how)], rng.choice(lines).format(x=written)))
     single_kinds = {"dog": PET_LINES, "cat": PET_LINES, "project": PROJECT_LINES}
     for thing in things.values():
@@ -327,10 +340,10 @@ def _events(world: World, tenant: str, seed: int, rng: random.Random, scale: flo
         if lines is None:
             continue
         for _ in range(thing.mentions):
-            written, how = _written(thing, rng)
+            written, how = _written(thing)
             events.append(_Event(home_day(), [(thing, written, how)], rng.choice(lines).format(x=written)))
     for _ in range(home_city.mentions):
-        written, how = _written(home_city, rng)
+        written, how = _written(home_city)
         events.append(_Event(home_day(), [(home_city, written, how)], rng.choice(CITY_LINES).format(x=written)))
     for thing in (t for t in things.values() if t.type == "decision"):
         for index in range(thing.mentions):
@@ -341,13 +354,13 @@ def _events(world: World, tenant: str, seed: int, rng: random.Random, scale: flo
         trip = things[trip_key]
         city = things[next(t.city for t in (things[k] for k in venue_keys))]
         for _ in range(city.mentions):
-            written, how = _written(city, rng)
+            written, how = _written(city)
             events.append(_Event(rng.uniform(start, end), [(city, written, how)],
                                  rng.choice(TRIP_CITY_LINES).format(x=written), journal=trip))
         for key in venue_keys:
             venue = things[key]
             for _ in range(venue.mentions):
-                written, how = _written(venue, rng)
+                written, how = _written(venue)
                 content = rng.choice(VISIT_LINES[:4]).format(v=written, p="the group", i=rng.choice(
                     cat.ITEMS[venue.kind]), r=rng.choice(REACTIONS)).strip()
                 events.append(_Event(rng.uniform(start, end), [(venue, written, how)], content, place=venue,

@@ -7,8 +7,9 @@ two things is a wrong merge; two pages claiming one thing are a duplicate pair.
 
 - merge recall: over every thing that has a page, its variant names that normalise differently from
   its canonical name (casing and punctuation variants are left out: they match already) and that
-  reached some page: the share that is on the thing's main page (the claiming page citing the most
-  memories). A variant seen only in unresolved mentions reached no page and is counted apart.
+  reached some page: the share that is on the page holding the canonical name (or, when none does,
+  the claiming page citing the most memories). A variant seen only in unresolved mentions reached
+  no page and is counted apart.
 - provenance, per page type: precision = cited memories that support the page's thing (they mention
   it, or for a city one of its venues, or for a trip one of its days) / cited memories; recall =
   memories that support the thing and are cited by one of its pages / memories that support it.
@@ -150,15 +151,17 @@ def score(corpus: TenantCorpus, snapshot: Snapshot, other_secrets: list[str]) ->
     claimed_names = {key: set().union(*(page_names(p) for p in pages)) for key, pages in pages_of.items()}
     for key, thing in corpus.things.items():
         canonical = normalize_alias(thing.name)
+        # The page a variant should be on: the one holding the canonical name (else the main page).
+        home = next((p for p in pages_of.get(key, []) if canonical in page_names(p)), main.get(key))
         for form, how in thing.variants:
             variant = normalize_alias(form)
             if form not in written or variant == canonical:
                 continue
-            if key not in main or variant not in claimed_names[key]:
+            if home is None or variant not in claimed_names[key]:
                 if variant in mention_names:
                     only_mentions.append(form)
                 continue
-            on_main = variant in page_names(main[key])
+            on_main = variant in page_names(home)
             recall.add(int(on_main), 1)
             by_class[how].add(int(on_main), 1)
             if not on_main:
