@@ -31,7 +31,13 @@ def _lint_tables(report: LintReport) -> list[Table]:
     scopes = table("Findings by scope", ["scope", *[c.replace("_", " ") for c in CHECKS], "compile started"],
                    [(f"{s.tenant}/{s.owner}", *[getattr(s, c) for c in CHECKS], "yes" if s.compile_started else "")
                     for s in report.scopes])
-    return [totals, scopes] if report.scopes else [totals]
+    provenance = table("Provenance problems by page",
+                       ["scope", "page", "title", "uncited sections", "missing sources", "stray rollup sources"],
+                       [(f"{s.tenant}/{s.owner}", f"{p.type}/{p.slug}", p.title, p.uncited_sections,
+                         p.missing_sources, p.stray_rollup_sources)
+                        for s in report.scopes for p in s.provenance_pages])
+    listed = [totals, scopes] if report.scopes else [totals]
+    return [*listed, provenance] if any(s.provenance_pages for s in report.scopes) else listed
 
 
 async def _lint(settings: Settings, json_output: bool) -> LintReport:

@@ -26,11 +26,14 @@ MAX_LISTED_SCOPES = 200
 # Lint covers every scope; its runs carry this as WikiTenant and WikiOwner.
 ALL_SCOPES = "*"
 
+# Pages with provenance problems listed per scope (the count has them all), worst first.
+PROVENANCE_PAGES_PER_SCOPE = 5
+
 LintCheck = Literal["broken_links", "duplicate_aliases", "duplicate_titles", "stale_pages", "oversize_pages",
-                    "promotion_candidates"]
+                    "promotion_candidates", "provenance_problems"]
 LintTrigger = Literal["schedule", "admin"]
 CHECKS: tuple[LintCheck, ...] = ("broken_links", "duplicate_aliases", "duplicate_titles", "stale_pages",
-                                 "oversize_pages", "promotion_candidates")
+                                 "oversize_pages", "promotion_candidates", "provenance_problems")
 _CHECK_LABELS = {
     "broken_links": "broken links",
     "duplicate_aliases": "duplicate aliases",
@@ -38,6 +41,7 @@ _CHECK_LABELS = {
     "stale_pages": "stale pages",
     "oversize_pages": "oversize pages",
     "promotion_candidates": "promotion candidates",
+    "provenance_problems": "pages with provenance problems",
 }
 
 
@@ -69,6 +73,23 @@ class PromotionCandidate(BaseModel):
     mention_id: UUID
 
 
+class PageProvenance(BaseModel):
+    """One page whose citations are wrong or missing, and how (a provenance_problems finding)."""
+
+    tenant: str
+    owner: str
+    type: str
+    slug: str
+    title: str
+    uncited_sections: int = 0  # sections with text that cite no memory (rendered link lists excepted)
+    missing_sources: int = 0  # citations of a memory the scope does not hold (deleted, or never there)
+    stray_rollup_sources: int = 0  # a rollup's citations of memories none of its member pages cites
+
+    @property
+    def problems(self) -> int:
+        return self.uncited_sections + self.missing_sources + self.stray_rollup_sources
+
+
 class LintChecks(BaseModel):
     """What `lint.run_checks` found on one page: counts per check and scope (each check's first
     `scope_limit` scopes), and the candidates to promote."""
@@ -76,6 +97,8 @@ class LintChecks(BaseModel):
     counts: list[CheckCount] = Field(default_factory=list)
     # At most MAX_PROMOTIONS_PER_SCOPE per scope; the promotion_candidates count has them all.
     candidates: list[PromotionCandidate] = Field(default_factory=list)
+    # At most PROVENANCE_PAGES_PER_SCOPE per scope; the provenance_problems count has them all.
+    provenance_pages: list[PageProvenance] = Field(default_factory=list)
 
 
 class ScopeWake(BaseModel):
@@ -105,7 +128,9 @@ class ScopeLint(BaseModel):
     stale_pages: int = 0
     oversize_pages: int = 0
     promotion_candidates: int = 0
+    provenance_problems: int = 0  # pages
     promotion_mention_ids: list[UUID] = Field(default_factory=list)
+    provenance_pages: list[PageProvenance] = Field(default_factory=list)
     compile_started: bool = False
 
 
@@ -117,6 +142,7 @@ class LintTotals(BaseModel):
     stale_pages: int = 0
     oversize_pages: int = 0
     promotion_candidates: int = 0
+    provenance_problems: int = 0
     promotion_compiles_started: int = 0
     ledger_rows_pruned: int = 0
 
@@ -163,6 +189,10 @@ def scope_findings(checks: LintChecks, limit: int) -> list[ScopeLint]:
         ids = entry(candidate.tenant, candidate.owner).promotion_mention_ids
         if candidate.mention_id not in ids:
             ids.append(candidate.mention_id)
+    for finding in checks.provenance_pages:
+        listed = entry(finding.tenant, finding.owner).provenance_pages
+        if len(listed) < PROVENANCE_PAGES_PER_SCOPE:
+            listed.append(finding)
     return [scopes[key] for key in sorted(scopes)[:limit]]
 
 

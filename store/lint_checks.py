@@ -15,15 +15,64 @@ from domain import ids
 from domain.lint import (
     MAX_PROMOTIONS_PER_SCOPE,
     OVERSIZE_BODY_CHARS,
+    PROVENANCE_PAGES_PER_SCOPE,
     STALE_DAYS,
     CheckCount,
     LintCheck,
     LintChecks,
     LintChecksInput,
+    PageProvenance,
     PromotionCandidate,
     RecordLintInput,
 )
 from domain.promotion import PROMOTION_MIN_SIGHTINGS, PROMOTION_WINDOW_DAYS
+
+# Provenance problems of the active pages, one row per (page, problem). A section cites nothing while it
+# has text (rendered link lists, a rollup's or a promoted section's, cite no memory of their own); a
+# citation names a memory the scope does not hold; a rollup cites a memory none of its member pages cites.
+_PROVENANCE_PROBLEMS = """
+    WITH sections AS (
+        SELECT p.tenant_id AS tenant, p.owner_id AS owner, p.id AS page_id, s.id AS section_id, s.body_md,
+               coalesce(s.aggregation -> 'linked_page_ids', '[]'::jsonb) AS linked,
+               coalesce(s.aggregation ->> 'promotion_status', 'none') AS promotion
+        FROM wiki_pages p JOIN wiki_page_sections s ON s.page_id = p.id
+        WHERE p.status = 'active'
+    )
+    SELECT tenant, owner, page_id, 'uncited' AS problem, count(*) AS n FROM sections sec
+    WHERE btrim(body_md) <> '' AND jsonb_array_length(linked) = 0 AND promotion <> 'promoted'
+      AND NOT EXISTS (SELECT 1 FROM wiki_section_sources ss WHERE ss.section_id = sec.section_id)
+    GROUP BY tenant, owner, page_id
+    UNION ALL
+    SELECT sec.tenant, sec.owner, sec.page_id, 'missing', count(*) FROM sections sec
+    JOIN wiki_section_sources ss ON ss.section_id = sec.section_id AND ss.source_kind = 'memory_unit'
+    WHERE NOT EXISTS (
+        SELECT 1 FROM memory_units m WHERE m.tenant_id = sec.tenant AND m.owner_id = sec.owner
+          AND m.id = CASE WHEN ss.source_ref ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$'
+                          THEN CAST(ss.source_ref AS uuid) END)
+    GROUP BY sec.tenant, sec.owner, sec.page_id
+    UNION ALL
+    SELECT sec.tenant, sec.owner, sec.page_id, 'stray', count(*) FROM sections sec
+    JOIN wiki_section_sources ss ON ss.section_id = sec.section_id
+    WHERE jsonb_array_length(sec.linked) > 0 AND NOT EXISTS (
+        SELECT 1 FROM wiki_page_sections member JOIN wiki_section_sources ms ON ms.section_id = member.id
+        WHERE member.page_id::text IN (SELECT jsonb_array_elements_text(sec.linked)) AND ms.source_ref = ss.source_ref)
+    GROUP BY sec.tenant, sec.owner, sec.page_id
+"""
+# The pages with problems of the page of scopes being checked, most problems first, a few per scope.
+_PROVENANCE_PAGES = f"""
+    SELECT tenant, owner, type, slug, title, uncited, missing, stray FROM (
+        SELECT f.tenant, f.owner, p.type, p.slug, p.title,
+               sum(f.n) FILTER (WHERE f.problem = 'uncited') AS uncited,
+               sum(f.n) FILTER (WHERE f.problem = 'missing') AS missing,
+               sum(f.n) FILTER (WHERE f.problem = 'stray') AS stray,
+               row_number() OVER (PARTITION BY f.tenant, f.owner ORDER BY sum(f.n) DESC, p.type, p.slug) AS rank,
+               dense_rank() OVER (ORDER BY f.tenant COLLATE "C", f.owner COLLATE "C") AS scope_rank
+        FROM ({_PROVENANCE_PROBLEMS}) f JOIN wiki_pages p ON p.id = f.page_id
+        WHERE (f.tenant COLLATE "C", f.owner COLLATE "C") > (:after_tenant, :after_owner)
+        GROUP BY f.tenant, f.owner, p.type, p.slug, p.title
+    ) ranked WHERE rank <= :provenance_per_scope AND scope_rank <= :scope_limit
+    ORDER BY tenant COLLATE "C", owner COLLATE "C", rank
+"""
 
 # Each query returns (tenant, owner, count) for the scopes with at least one finding; _page() keeps the
 # scopes after the previous page's last one. Scope order is bytewise (COLLATE "C"), the order Python
@@ -65,6 +114,10 @@ _CHECK_QUERIES: dict[LintCheck, str] = {
         WHERE status = 'active' AND length(body_md) > :oversize_chars
         GROUP BY tenant_id, owner_id
     """,
+    "provenance_problems": f"""
+        SELECT tenant, owner, count(DISTINCT page_id) AS count FROM ({_PROVENANCE_PROBLEMS}) problems
+        GROUP BY tenant, owner
+    """,
     "promotion_candidates": """
         SELECT tenant_id AS tenant, owner_id AS owner, count(*) AS count FROM wiki_unresolved_mentions
         WHERE status = 'open' AND mention_count >= :min_count
@@ -86,7 +139,8 @@ _CANDIDATES = """
     ORDER BY tenant COLLATE "C", owner COLLATE "C", rank
 """
 _THRESHOLDS = {"stale_days": STALE_DAYS, "oversize_chars": OVERSIZE_BODY_CHARS, "min_count": PROMOTION_MIN_SIGHTINGS,
-               "within_days": PROMOTION_WINDOW_DAYS, "per_scope": MAX_PROMOTIONS_PER_SCOPE}
+               "within_days": PROMOTION_WINDOW_DAYS, "per_scope": MAX_PROMOTIONS_PER_SCOPE,
+               "provenance_per_scope": PROVENANCE_PAGES_PER_SCOPE}
 
 
 def _page(query: str) -> str:
@@ -115,7 +169,13 @@ async def check_scopes(engine: AsyncEngine, page: LintChecksInput) -> LintChecks
                 PromotionCandidate(tenant=row.tenant, owner=row.owner, mention_id=row.id)
                 for row in await conn.execute(text(_CANDIDATES), params)
             ]
-    return LintChecks(counts=counts, candidates=candidates)
+            provenance = [
+                PageProvenance(tenant=row.tenant, owner=row.owner, type=row.type, slug=row.slug, title=row.title,
+                               uncited_sections=row.uncited or 0, missing_sources=row.missing or 0,
+                               stray_rollup_sources=row.stray or 0)
+                for row in await conn.execute(text(_PROVENANCE_PAGES), params)
+            ]
+    return LintChecks(counts=counts, candidates=candidates, provenance_pages=provenance)
 
 
 async def prune_ledger(engine: AsyncEngine, retention_days: int) -> int:

@@ -7,9 +7,11 @@ from datetime import UTC, datetime
 
 from domain import lint
 from domain.lint import (
+    PROVENANCE_PAGES_PER_SCOPE,
     CheckCount,
     LintChecks,
     LintReport,
+    PageProvenance,
     PromotionCandidate,
     ScopeLint,
     add_page,
@@ -122,4 +124,16 @@ def test_ledger_metrics_are_the_flat_totals():
     report.totals.ledger_rows_pruned = 2
     assert ledger_metrics(report) == {
         "ok": True, "scopes": 2, "broken_links": 3, "duplicate_aliases": 0, "duplicate_titles": 0, "stale_pages": 4,
-        "oversize_pages": 0, "promotion_candidates": 3, "promotion_compiles_started": 0, "ledger_rows_pruned": 2}
+        "oversize_pages": 0, "promotion_candidates": 3, "provenance_problems": 0, "promotion_compiles_started": 0,
+        "ledger_rows_pruned": 2}
+
+
+def test_pages_with_provenance_problems_are_listed_under_their_scope_a_few_at_a_time():
+    found = [PageProvenance(tenant="t1", owner="o", type="entity", slug=f"p{n}", title=f"P{n}", uncited_sections=1)
+             for n in range(PROVENANCE_PAGES_PER_SCOPE + 2)]
+    checks = LintChecks(counts=[CheckCount(check="provenance_problems", tenant="t1", owner="o", count=len(found))],
+                        provenance_pages=found)
+    (scope,) = scope_findings(checks, limit=10)
+    assert scope.provenance_problems == len(found)
+    assert [p.slug for p in scope.provenance_pages] == [f"p{n}" for n in range(PROVENANCE_PAGES_PER_SCOPE)]
+    assert found[0].problems == 1

@@ -53,6 +53,18 @@ async def seed_every_check(engine) -> dict[str, uuid.UUID]:
     await db.mention(engine, t, o, "Twice Seen", 2)
     await db.mention(engine, t, o, "Long Ago", 9, days_ago=31)
     await db.mention(engine, t, o, "Done Already", 9, status="promoted")
+    # Provenance: a section with text and no citation, a citation of a memory the scope does not hold,
+    # a rollup citing a memory none of its member pages cites (and one that cites a member's memory).
+    (kept,) = await db.memories(engine, t, o, ["Lunch at Uchi."])
+    uchi = await db.page(engine, t, o, "uchi")
+    await db.section(engine, uchi, "notes", "- Lunch at Uchi.", 0, sources=[str(kept)])
+    await db.section(engine, uchi, "overview", "A restaurant.", 1)  # uncited
+    await db.section(engine, uchi, "visits", "- Visited.", 2, sources=[str(uuid.uuid4())])  # missing memory
+    hub = await db.page(engine, t, o, "austin", page_type="topic")
+    rollup = await db.section(engine, hub, "restaurants", "- [[entity/uchi|Uchi]]", 0,
+                              sources=[str(kept), str(uuid.uuid4())])
+    await db.execute(engine, "UPDATE wiki_page_sections SET aggregation = CAST(:agg AS jsonb) WHERE id = :id",
+                     id=rollup, agg=f'{{"linked_page_ids": ["{uchi}"]}}')
     # Another scope: one broken link only. Its page's link target is in the first scope.
     other = await db.page(engine, "lint", "bob", "alpha")
     await db.link(engine, other, alpha)
@@ -79,6 +91,9 @@ async def test_each_check_counts_its_findings_per_scope_and_prunes_the_ledger(cl
     assert (alice.broken_links, alice.duplicate_aliases, alice.duplicate_titles) == (1, 1, 1)
     assert (alice.stale_pages, alice.oversize_pages, alice.promotion_candidates) == (1, 1, 1)
     assert alice.promotion_mention_ids == [seeded["candidate"]] and alice.compile_started
+    assert alice.provenance_problems == 2
+    assert [(p.slug, p.uncited_sections, p.missing_sources, p.stray_rollup_sources) for p in alice.provenance_pages] \
+        == [("uchi", 1, 1, 0), ("austin", 0, 1, 1)]
     bob = scopes["lint", "bob"]
     assert (bob.broken_links, bob.promotion_candidates, bob.compile_started) == (1, 0, False)
     totals = report.totals
