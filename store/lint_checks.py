@@ -55,7 +55,8 @@ _PROVENANCE_PROBLEMS = """
     JOIN wiki_section_sources ss ON ss.section_id = sec.section_id
     WHERE jsonb_array_length(sec.linked) > 0 AND NOT EXISTS (
         SELECT 1 FROM wiki_page_sections member JOIN wiki_section_sources ms ON ms.section_id = member.id
-        WHERE member.page_id::text IN (SELECT jsonb_array_elements_text(sec.linked)) AND ms.source_ref = ss.source_ref)
+        WHERE member.page_id IN (SELECT CAST(linked_id AS uuid) FROM jsonb_array_elements_text(sec.linked) AS linked_id)
+          AND ms.source_ref = ss.source_ref)
     GROUP BY sec.tenant, sec.owner, sec.page_id
 """
 # The pages with problems of the page of scopes being checked, most problems first, a few per scope.
