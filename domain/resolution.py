@@ -97,11 +97,13 @@ class Kind(BaseModel):
     word: str  # the word it was read from ("hotel", "sister"); the sub-kind
 
 
+@functools.lru_cache(maxsize=4096)
 def kind_of_word(word: str) -> Kind | None:
     found = _KIND_OF_WORD.get(word)
     return Kind(cls=found[0], word=found[1]) if found else None
 
 
+@functools.lru_cache(maxsize=65_536)
 def infer_kind(page_type: str, summary: str | None, descriptors: tuple[str, ...] = ()) -> Kind | None:
     """What a page is about, from its type, its summary's first words and its names' descriptors
     ("Biscuit the dog"); None when nothing says."""
@@ -247,6 +249,7 @@ def name_entropy(name: str) -> float:
     return -sum(n / len(letters) * math.log2(n / len(letters)) for n in counts.values())
 
 
+@functools.lru_cache(maxsize=65_536)
 def is_informative(core: str) -> bool:
     """Enough information in a name for a fuzzy match: two words, or one of six letters or more,
     and not a run of few characters ("aaaa aaa")."""
@@ -289,6 +292,9 @@ class Verdict(BaseModel):
 DISTINCT = Verdict(rung=Rung.DISTINCT)
 
 
+# Pure, and called for every pair of names of a proposal and its candidates (the scripted planner
+# compares each subject of a batch with every candidate page): memoised.
+@functools.lru_cache(maxsize=262_144)
 def compare_names(a: ParsedName, b: ParsedName) -> Verdict:
     """The rung two parsed names meet on (see the module docstring)."""
     if not a.normalized or not b.normalized:
@@ -366,12 +372,20 @@ class NameSet(BaseModel):
     names: list[str]  # title first; raw where known (plans), normalised for stored aliases
     summary: str | None = None
 
-    def parsed(self) -> list[ParsedName]:
+    # Read once per comparison set: a proposal is compared with every candidate.
+    @functools.cached_property
+    def _parsed(self) -> list[ParsedName]:
         return [p for p in (parse_name(n) for n in dict.fromkeys(self.names)) if p.normalized]
 
+    def parsed(self) -> list[ParsedName]:
+        return self._parsed
+
+    @functools.cached_property
+    def _kind(self) -> Kind | None:
+        return infer_kind(self.type, self.summary, tuple(d for p in self._parsed for d in p.descriptors))
+
     def kind(self) -> Kind | None:
-        descriptors = tuple(d for p in self.parsed() for d in p.descriptors)
-        return infer_kind(self.type, self.summary, descriptors)
+        return self._kind
 
 
 def compare(a: NameSet, b: NameSet) -> Verdict:

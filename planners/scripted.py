@@ -241,8 +241,9 @@ def _collect_subjects(memories: list[MemoryRecord]) -> list[_Subject]:
         for hint in _hints_of(memory):
             names, probe = hint.names(), _Subject(type=hint.type, kind=hint.kind)
             probe.add(index, memory, hint)
+            seen = _side(probe, hint.kind)
             matching = [s for s in subjects if s.type == hint.type
-                        and (s.names & names or same_subject(_side(probe, hint.kind), _side(s, s.kind)))]
+                        and (s.names & names or same_subject(seen, _side(s, s.kind)))]
             if matching:
                 subject = matching[0]
                 for other in matching[1:]:

@@ -8,6 +8,7 @@ held as an unresolved mention rather than added to its page.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from domain.context import CandidatePage
@@ -54,9 +55,16 @@ def subject_side(title: str, page_type: str, spellings: list[str], summary: str,
                      places=sorted({w for w in where if w})[:EVIDENCE_LINES])
 
 
+@functools.lru_cache(maxsize=4096)
+def _page_names(page_type: str, title: str, aliases: tuple[str, ...], summary: str | None) -> NameSet:
+    # Every subject of a batch is compared with the same candidate pages: one NameSet (and its parsed
+    # names and kind) per page.
+    return NameSet(type=page_type, names=[title, *aliases], summary=summary)
+
+
 def recognised_page(subject: MergeSide, kind: str, pages: list[CandidatePage]) -> CandidatePage | None:
     """The candidate page the subject is, under another name; None when the ladder finds none."""
-    named = [(page, NameSet(type=page.type, names=[page.title, *page.aliases], summary=page.summary))
+    named = [(page, _page_names(page.type, page.title, tuple(page.aliases), page.summary))
              for page in pages if compatible(subject.type, kind, page)]
     for match in ranked_matches(subject.names(), named):
         page: CandidatePage = match.candidate
