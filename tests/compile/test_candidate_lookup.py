@@ -65,3 +65,38 @@ async def test_the_resolver_reads_candidates_by_core_prefix_suffix_and_trigram(e
     assert pages["marguerite"] in [c.id for c in found[("Margeurite",)]]
     # A candidate is only something to compare with: "Uchiko" finds Uchi, and the ladder keeps them apart.
     assert all(c.id != pages["elsewhere"] for found_pages in found.values() for c in found_pages)
+
+
+async def test_the_resolver_merges_proposals_by_the_ladder_and_keeps_traps_apart(engine):
+    from datetime import UTC, datetime
+
+    from domain.plan import Plan
+    from store.page_matching import Judgement
+    from store.plan_resolution import resolve_plan
+
+    async with engine.begin() as conn:
+        pages = await crowded_scope(conn)
+        hotel = await add_page(conn, "Hotel San José", ["hotel san jose"])
+        pool = await add_page(conn, "Barton Springs Pool", ["barton springs pool"])
+
+        def proposal(title: str, summary: str = "A place.") -> dict:
+            return {"type": "entity", "slug": title.lower().replace(" ", "-"), "title": title, "summary": summary,
+                    "sections": [{"slug": "overview", "body_md": summary}]}
+
+        plan = Plan.model_validate({"pageUpdates": [], "unresolvedMentions": [], "promotions": [], "newPages": [
+            proposal("The Hotel San José"), proposal("Barton Spring Pool"), proposal("Margeurite", "A person."),
+            proposal("Uchiko", "Restaurant in Austin."), proposal("Uchi (Houston)", "Restaurant in Houston."),
+            proposal("Uchi", "Restaurant in Austin.")]})
+        judgement = Judgement()
+        resolved, result = await resolve_plan(conn, TENANT, OWNER, uuid.uuid4(), plan, [], datetime.now(UTC),
+                                              judgement)
+    landed = {page.title: (page.page_id, page.mode) for page in resolved.pages}
+    assert landed["Hotel San José"] == (hotel, "merge")  # leading article
+    assert landed["Barton Springs Pool"] == (pool, "merge")  # one letter, a long word
+    assert landed["Marguerite"] == (pages["marguerite"], "merge")  # transposition
+    assert landed["Uchiko"][1] == "create"  # a short name is never a typo of another
+    assert landed["Uchi (Houston)"][1] == "create"  # two qualifiers: two places
+    assert landed["Uchi"][1] == "create"  # "Uchi (Austin)" is ambiguous, and nobody judged it: no merge
+    # Asked of the judge: "Uchi" against the stored "Uchi (Austin)", then against "Uchi (Houston)" of this plan.
+    assert [asked.candidate_page_id for asked in judgement.asked] == [pages["uchi"], landed["Uchi (Houston)"][0]]
+    assert (result.ladder_merges, result.unjudged_merge_pairs, result.new_pages_planned) == (3, 2, 3)
