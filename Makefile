@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo demo-simulated test lint bench chaos clean services-down histories mutants
+.PHONY: demo demo-simulated test lint bench chaos eval clean services-down histories mutants
 PROVIDER ?= anthropic
 
 $(STAMP): pyproject.toml
@@ -38,6 +38,10 @@ bench: $(STAMP)
 # The fault suite (about 12-15 min on 2 cores): real faults injected into real processes; writes docs/RELIABILITY.md.
 chaos: $(STAMP)
 	$(BIN)/python -m chaos
+
+# The adversarial compile eval (about a minute on 2 cores): evals/results.json, docs/EVAL.md.
+eval: $(STAMP)
+	$(BIN)/python -m evals
 
 clean:
 	rm -rf $(VENV) .data

@@ -36,12 +36,14 @@ from store.compile_runs import (
     rejected_writes_fail,
 )
 from store.memories import Cursor, read_after
+from store.page_matching import Judgement
 from store.plan_apply import apply_resolved_plan
 from store.plan_resolution import resolve_plan
 from store.plan_staging import (
     earlier_resolution,
     lock_resolved_plan,
     mark_applied,
+    merge_decisions,
     section_drafts,
     staged_plan,
     store_resolution,
@@ -81,10 +83,11 @@ class CompileSteps:
             row = await staged_plan(conn, request.plan_id, scope)
             if (earlier := earlier_resolution(row)) is not None:
                 return ResolvePlanResult.model_validate(earlier)
+            decisions = merge_decisions(row)
             resolved, result = await resolve_plan(conn, scope.tenant, scope.owner, request.plan_id,
                                                   Plan.model_validate(row.plan), [str(m) for m in row.memory_ids],
-                                                  await database_now(conn))
-            await store_resolution(conn, request.plan_id, resolved, result)
+                                                  await database_now(conn), Judgement(decisions=decisions))
+            await store_resolution(conn, request.plan_id, resolved, result, list(decisions.values()))
         return result
 
     @activity.defn(name="compile.apply_batch")

@@ -15,6 +15,8 @@ from temporalio import activity
 
 from activities.common import compile_step
 from domain.compile_messages import (
+    JudgeMergesInput,
+    JudgeMergesResult,
     PlanBatchInput,
     PlanBatchResult,
     Scope,
@@ -23,9 +25,20 @@ from domain.compile_messages import (
 )
 from domain.context import PlannerContext
 from domain.guards import strip_wikilinks
+from domain.plan import Plan
 from planners.port import Planner, PlanReply
+from store.compile_runs import database_now
 from store.memories import load_memories
-from store.plan_staging import section_task, stage_plan, store_section_draft
+from store.merge_evidence import merge_questions
+from store.page_matching import Judgement
+from store.plan_resolution import resolve_plan
+from store.plan_staging import (
+    section_task,
+    stage_plan,
+    staged_plan,
+    store_merge_decisions,
+    store_section_draft,
+)
 from store.scope_reads import (
     candidate_pages,
     held_sighting_ids,
@@ -36,6 +49,8 @@ from store.scope_reads import (
 
 log = logging.getLogger(__name__)
 MAX_OPEN_MENTIONS = 100  # the batch's own names first, then the most seen
+# Ambiguous pairs one judge call decides; any beyond (a batch of near-identical names) do not merge.
+MAX_JUDGED_PAIRS = 60
 
 
 async def planner_context(engine: AsyncEngine, request: PlanBatchInput) -> PlannerContext:
@@ -62,6 +77,7 @@ async def staged(engine: AsyncEngine, scope: Scope, plan_id: UUID, run_id: str, 
     async with engine.begin() as conn:
         await stage_plan(conn, plan_id, scope, run_id, memory_ids, reply.plan)
     return PlanBatchResult(plan_id=plan_id, usage=reply.usage, planner_input_chars=reply.input_chars,
+                           merge_proposals=len(reply.plan.newPages) + len(reply.plan.promotions),
                            dropped_invalid_links=reply.plan.dropped_links)
 
 
@@ -76,6 +92,33 @@ class Planning:
         context = await planner_context(self._engine, request)
         reply = await self._planner.plan_batch(context, request.model_id)
         return await staged(self._engine, request.scope, request.plan_id, request.run_id, request.memory_ids, reply)
+
+    @activity.defn(name="llm.judge_merges")
+    @compile_step
+    async def judge_merges(self, request: JudgeMergesInput) -> JudgeMergesResult:
+        """Decide the plan's ambiguous merges (domain/resolution.py) in one model call, before it resolves.
+
+        The pairs are the ones resolving the plan now meets: the resolver runs once here, read-only and
+        with no decisions, and records them. Then the judge sees each pair with its evidence, and the
+        decisions are stored with the plan for `compile.resolve_plan`. Nothing ambiguous: no model call.
+        """
+        scope = request.scope
+        async with self._engine.connect() as conn:  # read-only: the transaction is rolled back on exit
+            row = await staged_plan(conn, request.plan_id, scope)
+            if row.status != "planned":
+                return JudgeMergesResult(plan_id=request.plan_id)  # resolved already, with its decisions
+            judgement = Judgement()
+            await resolve_plan(conn, scope.tenant, scope.owner, request.plan_id, Plan.model_validate(row.plan),
+                               [str(m) for m in row.memory_ids], await database_now(conn), judgement)
+            asked = judgement.asked[:MAX_JUDGED_PAIRS]
+            if not asked:
+                return JudgeMergesResult(plan_id=request.plan_id)
+            questions = await merge_questions(conn, scope.tenant, scope.owner, asked)
+        reply = await self._planner.judge_merges(questions, request.model_id)
+        async with self._engine.begin() as conn:
+            await store_merge_decisions(conn, request.plan_id, scope, reply.decisions)
+        return JudgeMergesResult(plan_id=request.plan_id, questions=len(questions),
+                                 judged_same=sum(1 for d in reply.decisions if d.same), usage=reply.usage)
 
     @activity.defn(name="llm.write_section")
     @compile_step

@@ -49,6 +49,9 @@ class ScopeReport:
     section_sources: int = 0
     alias_dedup_merged: int = 0
     fuzzy_dedupe_merges: int = 0
+    ladder_merges: int = 0  # the resolution ladder's other confident rungs (core, reorder, typo)
+    judged_merges: int = 0
+    judged_apart: int = 0
     titles_by_type: dict[str, list[str]] = field(default_factory=dict)
     ledger: list[JobRow] = field(default_factory=list)
     memories: int = 0
@@ -193,6 +196,9 @@ async def scope_report(engine: AsyncEngine, tenant: str, owner: str) -> ScopeRep
         ]
     report.alias_dedup_merged = sum(int(row.metrics.get("alias_dedup_merged", 0)) for row in report.ledger)
     report.fuzzy_dedupe_merges = sum(int(row.metrics.get("fuzzy_dedupe_merges", 0)) for row in report.ledger)
+    report.ladder_merges = sum(int(row.metrics.get("ladder_merges", 0)) for row in report.ledger)
+    report.judged_merges = sum(int(row.metrics.get("judged_merges", 0)) for row in report.ledger)
+    report.judged_apart = sum(int(row.metrics.get("judged_apart", 0)) for row in report.ledger)
     report.parent_sections_updated = sum(int(r.metrics.get("parent_sections_updated", 0)) for r in report.ledger)
     report.sections_promoted = sum(int(r.metrics.get("sections_promoted", 0)) for r in report.ledger)
     return report

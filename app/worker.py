@@ -105,7 +105,8 @@ def activities_for(engine: AsyncEngine, settings: Settings, model_client: ModelC
     lint = Lint(engine, compile_waker(settings))
     return [
         steps.start_run, steps.next_batch, steps.resolve_plan, steps.apply_batch, steps.finish_run,
-        planning.plan_batch, planning.write_section, batches.submit, batches.poll, batches.collect,
+        planning.plan_batch, planning.write_section, planning.judge_merges,
+        batches.submit, batches.poll, batches.collect,
         aggregation.plan, aggregation.resolve, aggregation.apply,
         lint.run_checks, lint.prune_ledger, lint.record, lint.wake_compiles,
     ]

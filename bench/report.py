@@ -29,7 +29,7 @@ PROMPT_GROWTH_TARGET = 1.5
 UTILISATION_TARGET = 0.85
 CONTENTION_WORTH_SAYING = 0.10  # other processes' share of the CPUs above which the report says so
 CPU_SATURATED = 0.85  # the machine's busy share above which the CPUs, not the workload, bound a rate
-MODEL_ACTIVITIES = frozenset({"llm.plan_batch", "llm.write_section", "aggregation.plan"})
+MODEL_ACTIVITIES = frozenset({"llm.plan_batch", "llm.write_section", "llm.judge_merges", "aggregation.plan"})
 
 
 # --------------------------------------------------------------------------- context of the run

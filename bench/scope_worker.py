@@ -27,7 +27,7 @@ from runtime.settings import load_settings
 from runtime.temporal_client import connect
 
 # The activities that call the model (the workflow schedules them on the model queue).
-MODEL_CALLS = frozenset({"llm.plan_batch", "llm.write_section", "aggregation.plan"})
+MODEL_CALLS = frozenset({"llm.plan_batch", "llm.write_section", "llm.judge_merges", "aggregation.plan"})
 
 
 def _activity_name(fn: Callable[..., Any]) -> str:

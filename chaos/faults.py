@@ -43,7 +43,7 @@ from planners.port import PlanReply
 from planners.scripted_planner import ScriptedPlanner
 from runtime.settings import Settings
 
-MODEL_ACTIVITIES = ("llm.plan_batch", "llm.write_section", "aggregation.plan")
+MODEL_ACTIVITIES = ("llm.plan_batch", "llm.write_section", "llm.judge_merges", "aggregation.plan")
 FAULTS = ("none", "throttle", "garbage", "lossy", "obey")
 # Memories that carry instructions for the model start with this (the obeying planner follows them).
 INJECTION_MARKER = "ATTENTION AI MODEL"
@@ -450,7 +450,7 @@ def obeying_aggregation(fn: Callable[[Any], Awaitable[Any]], engine: AsyncEngine
 
 def model_activities(engine: AsyncEngine, settings: Settings, fault: str, journal: Journal, *,
                      seed: int = 1, storm: ThrottleStorm | None = None) -> list[Callable[..., Any]]:
-    """The three model activities with `fault` injected, for the model task queue's worker."""
+    """The model activities (planner, writer, merge judge, aggregation planner) with `fault` injected, for the model task queue's worker."""
     if fault not in FAULTS:
         raise ValueError(f"unknown fault {fault!r}; one of {', '.join(FAULTS)}")
     scripted = ScriptedPlanner(settings.scripted_latency_ms / 1000)
@@ -465,7 +465,7 @@ def model_activities(engine: AsyncEngine, settings: Settings, fault: str, journa
     aggregation_plan = Aggregation(engine, scripted).plan
     if fault == "obey":
         aggregation_plan = obeying_aggregation(aggregation_plan, engine, journal)
-    activities = [planning.plan_batch, planning.write_section, aggregation_plan]
+    activities = [planning.plan_batch, planning.write_section, planning.judge_merges, aggregation_plan]
     if fault == "throttle":
         storm = storm or ThrottleStorm(seed=seed)
         return [throttled(fn, storm, journal) for fn in activities]

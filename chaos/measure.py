@@ -24,7 +24,7 @@ from temporalio.client import Client
 from domain import ids
 from runtime.history_events import local_activity
 
-MODEL_ACTIVITY_TYPES = frozenset({"llm.plan_batch", "llm.write_section", "aggregation.plan"})
+MODEL_ACTIVITY_TYPES = frozenset({"llm.plan_batch", "llm.write_section", "llm.judge_merges", "aggregation.plan"})
 LLM_CALL_KEYS = ("planner_calls", "section_writer_calls", "aggregation_planner_calls")
 
 # Natural keys of the rows of each table of `wiki_snapshot` (ids are uuid5 of natural keys).

@@ -233,3 +233,11 @@ def aggregation_plan(user: str, now: datetime) -> dict[str, Any]:
             supporting_count=int(f["supporting"]), observed_tags=f.get("tags", []), source_record_ids=records,
             source_kind="record" if records else "summary"))
     return scripted_aggregation_plan(pages, candidates, [], now).model_dump(mode="json")
+
+
+def judged_pairs(user: str) -> dict[str, Any]:
+    """The merge judge's answer. The prompt shows each ambiguous pair's evidence, but the brain (the
+    scripted planner) has no rule of its own to weigh it, so it keeps every pair apart: the cautious
+    answer, under which an unmerged pair stays two pages and nothing is merged wrongly."""
+    pairs = re.findall(r"^### Pair (p\d+)$", user, re.MULTILINE)
+    return {"decisions": [{"pair": pair, "same": False, "reason": "simulated: kept apart"} for pair in pairs]}

@@ -19,7 +19,7 @@ FaultKind = Literal[
     "refusal",  # stop_reason "refusal", no answer
     "miscopied_ids",  # every id or handle in the plan has its last character changed (m1 -> m0)
 ]
-CallKind = Literal["planner", "writer", "aggregation", "any"]
+CallKind = Literal["planner", "writer", "aggregation", "judge", "any"]
 
 
 @dataclass

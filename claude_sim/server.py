@@ -60,7 +60,7 @@ class SimConfig:
 @dataclass
 class Call:
     platform: str  # "anthropic" or "bedrock"
-    kind: str  # "planner", "writer", "aggregation", "other"
+    kind: str  # "planner", "writer", "aggregation", "judge", "other"
     model: str
     streamed: bool
     at: float
@@ -453,6 +453,8 @@ def _call_kind(body: dict[str, Any]) -> tuple[str, str]:
         return "planner", user
     if "parentSectionUpdates" in properties:
         return "aggregation", user
+    if "decisions" in properties:
+        return "judge", user
     if not tools and "## Planner's proposed body" in user:
         return "writer", user
     return "other", user
@@ -479,6 +481,8 @@ def _answer(kind: str, user: str, body: dict[str, Any], fault: str | None,
             answer = brain.aggregation_plan(user, datetime.now(UTC))
         elif kind == "writer":
             answer = brain.written_section(user)
+        elif kind == "judge":
+            answer = brain.judged_pairs(user)
         else:
             answer = {} if forced else "Simulated reply."
     except (ValueError, KeyError) as error:

@@ -120,7 +120,9 @@ def _print_report(report: ScopeReport, settings: Settings) -> None:
     out.print(_counts_table("Links by kind", report.links_by_kind, ["reference", "parent_of", "child_of"]))
     out.print(_counts_table("Unresolved mentions", report.mentions_by_status, ["open", "promoted", "ignored"]))
     out.print(f"sections: {report.sections}; section sources (citations): {report.section_sources}")
-    out.print(f"merges: {report.alias_dedup_merged} by exact alias, {report.fuzzy_dedupe_merges} fuzzy (pg_trgm)")
+    out.print(f"merges: {report.alias_dedup_merged} by exact alias, {report.ladder_merges} by the resolution ladder "
+              f"(article, appositive, typo...), {report.fuzzy_dedupe_merges} by trigram similarity, "
+              f"{report.judged_merges} judged one thing ({report.judged_apart} judged two)")
     out.print(ledger_table(f"Compile ledger of {DEMO_TENANT}/{DEMO_OWNER} (wiki_compile_jobs)", report.ledger))
     titles = [(page_type, " · ".join(names)) for page_type, names in sorted(report.titles_by_type.items())]
     out.print(table("Some pages (most linked first)", ["type", "titles"], titles))

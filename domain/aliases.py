@@ -81,13 +81,14 @@ def format_heading_from_slug(slug: str) -> str:
 _TRIGRAM_WORD = re.compile(r"[^\W_]+")
 
 
-def trigrams(text: str) -> set[str]:
+@functools.lru_cache(maxsize=65_536)
+def trigrams(text: str) -> frozenset[str]:
     """pg_trgm's trigram set: lowercase, split into alphanumeric words, pad each as "  word "."""
     grams: set[str] = set()
     for word in _TRIGRAM_WORD.findall(text.lower()):
         padded = f"  {word} "
         grams.update(padded[i : i + 3] for i in range(len(padded) - 2))
-    return grams
+    return frozenset(grams)
 
 
 def trigram_similarity(a: str, b: str) -> float:

@@ -180,6 +180,22 @@ class PlanBatchResult(BaseModel):
     usage: TokenCounts
     planner_input_chars: int = 0
     dropped_invalid_links: int = 0
+    # New pages and promotions the plan proposes: with none, no merge needs judging. None from
+    # workers before the merge judge (then the judge runs anyway).
+    merge_proposals: int | None = None
+
+
+class JudgeMergesInput(BaseModel):
+    scope: Scope
+    plan_id: UUID
+    model_id: str
+
+
+class JudgeMergesResult(BaseModel):
+    plan_id: UUID
+    questions: int = 0  # ambiguous pairs asked (0: no model call)
+    judged_same: int = 0
+    usage: TokenCounts = Field(default_factory=TokenCounts)
 
 
 class PollBatchInput(BaseModel):
@@ -206,6 +222,12 @@ class ResolvePlanResult(BaseModel):
     alias_dedup_merged: int = 0
     fuzzy_dedupe_merges: int = 0
     promotions_refused: int = 0
+    # The resolution ladder (domain/resolution.py): merges on its other confident rungs (core, reorder,
+    # typo), ambiguous pairs the judge called one thing or two, and ambiguous pairs nobody judged.
+    ladder_merges: int = 0
+    judged_merges: int = 0
+    judged_apart: int = 0
+    unjudged_merge_pairs: int = 0
 
 
 class WriteSectionInput(BaseModel):

@@ -42,6 +42,13 @@ class RunMetrics(BaseModel):
     duplicate_candidates_count: int = 0
     alias_dedup_merged: int = 0
     fuzzy_dedupe_merges: int = 0
+    ladder_merges: int = 0
+    judged_merges: int = 0
+    judged_apart: int = 0
+    unjudged_merge_pairs: int = 0
+    merge_questions: int = 0  # ambiguous pairs sent to the judge
+    merge_judge_calls: int = 0
+    merge_judge_failures: int = 0  # judge activities that failed: their batch merged no ambiguous pair
     llm_retries: int = 0
     truncations: int = 0
     # Model calls cut short (deadline, stall, stream broken): retried by the workflow, then split.
@@ -78,6 +85,10 @@ class RunMetrics(BaseModel):
         self.dropped_invalid_ids += resolved.dropped_invalid_ids
         self.alias_dedup_merged += resolved.alias_dedup_merged
         self.fuzzy_dedupe_merges += resolved.fuzzy_dedupe_merges
+        self.ladder_merges += resolved.ladder_merges
+        self.judged_merges += resolved.judged_merges
+        self.judged_apart += resolved.judged_apart
+        self.unjudged_merge_pairs += resolved.unjudged_merge_pairs
         self.promotions_refused += resolved.promotions_refused
 
     def add_apply(self, applied: ApplyBatchResult) -> None:

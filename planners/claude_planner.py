@@ -17,10 +17,12 @@ from domain.errors import ModelInterrupted, ModelTruncated, PlanInvalid, StepFai
 from domain.guards import JsonResponseError, parse_json_response
 from domain.plan import Plan
 from domain.pricing import TokenUsage, estimate_tokens, priced
+from domain.resolution import MergeQuestion
 from domain.resolved_plan import SectionTask
 from planners.claude_client import ModelClient, ModelReply
 from planners.handles import Handles
-from planners.port import AggregationRequest, PlanReply, SectionReply
+from planners.judge_prompt import JUDGE_REPLY_SCHEMA, JUDGE_SYSTEM, build_judge_prompt, parse_judge_reply
+from planners.port import AggregationRequest, JudgeReply, PlanReply, SectionReply
 from planners.prompts import (
     AGGREGATION_REPLY_SCHEMA,
     PLANNER_REPLY_SCHEMA,
@@ -40,6 +42,7 @@ log = logging.getLogger(__name__)
 WRITER_MIN_TOKENS = 1_024
 WRITER_MAX_TOKENS = 16_000
 AGGREGATION_MAX_TOKENS = 16_000
+JUDGE_MAX_TOKENS = 8_000
 
 
 def writer_max_tokens(existing_body: str | None, proposed_body: str) -> int:
@@ -111,6 +114,24 @@ class ClaudePlanner:
         except (ModelTruncated, PlanInvalid, ModelInterrupted) as error:
             raise priced_error(error, model_id) from None
         return PlanReply(plan=plan, usage=priced(model_id, reply.usage), input_chars=prompt.chars)
+
+
+    async def judge_merges(self, questions: list[MergeQuestion], model_id: str) -> JudgeReply:
+        if not questions:
+            return JudgeReply(decisions=[], usage=priced(model_id, TokenUsage()))
+        prompt = build_judge_prompt(questions)
+        try:
+            reply = await self._client.complete(model=model_id, system=JUDGE_SYSTEM, user=prompt.batch_user,
+                                                max_tokens=JUDGE_MAX_TOKENS, json_schema=JUDGE_REPLY_SCHEMA)
+            try:
+                decisions = parse_judge_reply(reply.text, prompt.keys)
+            except PlanInvalid as error:
+                error.spent = reply.usage
+                raise
+        except (ModelTruncated, PlanInvalid, ModelInterrupted) as error:
+            raise priced_error(error, model_id) from None
+        return JudgeReply(decisions=decisions, usage=priced(model_id, reply.usage))
+
 
 
 class PlanCall(BaseModel):

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from domain.compile_messages import TokenCounts
 from domain.context import AggregationPage, AggregationParentCandidate, MemoryRecord, PlannerContext
 from domain.plan import Plan
+from domain.resolution import MergeDecision, MergeQuestion
 from domain.resolved_plan import SectionTask
 
 
@@ -28,6 +29,11 @@ class PlanReply(BaseModel):
 
 class SectionReply(BaseModel):
     body: str
+    usage: TokenCounts
+
+
+class JudgeReply(BaseModel):
+    decisions: list[MergeDecision]
     usage: TokenCounts
 
 
@@ -57,4 +63,9 @@ class Planner(Protocol):
 
     async def plan_aggregation(self, request: AggregationRequest, model_id: str) -> PlanReply:
         """Hubs, rollups and section promotions over the pages a run changed."""
+        ...
+
+    async def judge_merges(self, questions: list[MergeQuestion], model_id: str) -> JudgeReply:
+        """For each ambiguous pair of a batch (domain/resolution.py), whether it is one thing: one call
+        for them all. A pair left without a decision does not merge."""
         ...

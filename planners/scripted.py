@@ -40,7 +40,8 @@ from domain.plan import (
 from domain.promotion import PROMOTION_MIN_SIGHTINGS, promotion_allowed
 from domain.resolved_plan import SectionTask
 from planners.scripted_condense import condensed_body, reason_clause
-from planners.scripted_subjects import Sighting, Subject, collect_subjects
+from planners.scripted_matching import compatible, recognised_page
+from planners.scripted_subjects import Sighting, Subject, collect_subjects, side_of
 from planners.scripted_text import (
     as_utc,
     clean,
@@ -254,12 +255,13 @@ def _candidate_names(page: CandidatePage) -> set[str]:
 
 
 def _matching_page(subject: Subject, pages: list[CandidatePage]) -> CandidatePage | None:
-    # Like a cautious model, recognise a page only by a name the memories actually wrote; a variant
-    # ("Paris, France", a nickname) is proposed as a new page and the resolver merges it by alias.
+    # Like a model reading the candidates: a page by a name the memories wrote, of a compatible kind
+    # (the friend Austin is not the city page), else a page the resolution ladder says it is.
     written = {normalize_alias(sighting.spelling) for sighting in subject.sightings}
-    hits = [page for page in pages if _candidate_names(page) & written]
+    hits = [p for p in pages if _candidate_names(p) & written and compatible(subject.type, subject.kind, p)]
     same_type = [page for page in hits if page.type == subject.type]
-    return (same_type or hits or [None])[0]
+    side = side_of(subject, _summary_of(subject, subject.type, subject.title))
+    return (same_type or hits or [None])[0] or recognised_page(side, subject.kind, pages)
 
 
 def _matching_mention(subject: Subject, mentions: list[OpenMention]) -> OpenMention | None:

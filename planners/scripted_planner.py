@@ -14,8 +14,10 @@ import asyncio
 
 from domain.context import MemoryRecord, PlannerContext
 from domain.pricing import TokenUsage, cache_prefix_worthwhile, estimate_tokens, priced
+from domain.resolution import MergeQuestion, scripted_judgement
 from domain.resolved_plan import SectionTask
-from planners.port import AggregationRequest, PlanReply, SectionReply
+from planners.judge_prompt import JUDGE_SYSTEM, build_judge_prompt
+from planners.port import AggregationRequest, JudgeReply, PlanReply, SectionReply
 from planners.prompts import (
     PLANNER_REPLY_SCHEMA,
     SECTION_WRITER_SYSTEM,
@@ -67,6 +69,13 @@ class ScriptedPlanner:
         usage = _estimated_usage(model_id, prompt, 0, plan.model_dump_json())
         return PlanReply(plan=plan, usage=priced(model_id, usage), input_chars=prompt.chars)
 
+    async def judge_merges(self, questions: list[MergeQuestion], model_id: str) -> JudgeReply:
+        await self._wait()
+        decisions = [scripted_judgement(question) for question in questions]
+        prompt = build_judge_prompt(questions)
+        usage = TokenUsage(input_tokens=estimate_tokens(len(JUDGE_SYSTEM) + len(prompt.batch_user)),
+                           output_tokens=estimate_tokens(sum(len(d.model_dump_json()) for d in decisions)))
+        return JudgeReply(decisions=decisions, usage=priced(model_id, usage))
 
 def _estimated_usage(model_id: str, prompt: PlannerPrompt, schema_chars: int, reply: str) -> TokenUsage:
     """Tokens of the call Claude would get: the stable prefix (tool schema and system prompt) read from

@@ -14,6 +14,8 @@ from typing import Any
 from domain.aliases import best_attested, normalize_alias
 from domain.context import MemoryRecord
 from domain.plan import PAGE_TYPES
+from domain.resolution import MergeSide
+from planners.scripted_matching import same_subject, subject_side
 from planners.scripted_text import clean, title_case
 
 PERSON_KINDS = ("person", "pet")
@@ -182,14 +184,24 @@ def hints_of(memory: MemoryRecord) -> list[Hint]:
     return hints
 
 
+def side_of(subject: Subject, summary: str) -> MergeSide:
+    """The subject as the resolution ladder compares it."""
+    return subject_side(subject.title, subject.type, [*subject.spellings, *subject.hint_aliases], summary,
+                        [s.memory.content for s in subject.sightings],
+                        [place_of(s.memory) for s in subject.sightings if s.is_place or s.is_city])
+
+
 def collect_subjects(memories: list[MemoryRecord]) -> list[Subject]:
-    """Group the memories' names into subjects: two names are one subject when any spelling or alias
-    of one normalises like a spelling or alias of the other."""
+    """Group the memories' names into subjects of one page type (Austin the city, Austin the friend):
+    one normalises like the other, or the resolution ladder says they name one thing ("Biscuit the dog")."""
     subjects: list[Subject] = []
     for index, memory in enumerate(memories):
         for hint in hints_of(memory):
-            names = hint.names()
-            matching = [s for s in subjects if s.names & names]
+            names, probe = hint.names(), Subject(type=hint.type, kind=hint.kind)
+            probe.add(index, memory, hint)
+            seen = side_of(probe, hint.kind)
+            matching = [s for s in subjects if s.type == hint.type
+                        and (s.names & names or same_subject(seen, side_of(s, s.kind)))]
             if matching:
                 subject = matching[0]
                 for other in matching[1:]:

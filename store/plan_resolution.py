@@ -2,8 +2,10 @@
 
 - Every page and mention id must be a UUID of this scope; anything else is dropped and counted.
 - Citations are kept only when they name a memory of the batch (provenance only from citations).
-- A proposed new page merges into an existing page of the scope: exact alias match first (title and
-  aliases, normalised), then pg_trgm similarity >= 0.85 on aliases, same type only.
+- A proposed new page (or promotion) merges into an existing page of the scope, or into a page
+  proposed earlier in the same plan, when the resolution ladder (domain/resolution.py) says they are
+  one thing: candidates come from store/page_matching.py; confident rungs merge, ambiguous ones merge
+  only when the judge said so (its decisions are stored with the plan before resolution runs).
 - A section the plan wants to change is sent to the section writer only when the change is
   meaningful; sections that collide with an existing body (updates, merges, re-proposed pages)
   all go through the writer, so nothing already written is overwritten blindly.
@@ -30,7 +32,6 @@ from domain.aliases import (
     normalize_alias,
     seed_aliases_for_title,
     slugify_title,
-    trigram_similarity,
 )
 from domain.compile_messages import ResolvePlanResult
 from domain.guards import cited_memory_ids, is_meaningful_change, is_valid_uuid, strip_wikilinks
@@ -38,6 +39,7 @@ from domain.ids import page_id as deterministic_page_id
 from domain.plan import NewPage, NewSection, PageLink, Plan
 from domain.promotion import promotion_allowed
 from domain.render import first_sentence
+from domain.resolution import Match, MergeSide, NameSet, Rung, ranked_matches
 from domain.resolved_plan import (
     DirectSection,
     HierarchyEdge,
@@ -52,12 +54,12 @@ from domain.resolved_plan import (
     SectionTask,
     WriterSection,
 )
+from store.page_matching import AskedMerge, Candidate, Judgement, candidates_by_keys, pair_key
 
-FUZZY_MERGE_THRESHOLD = 0.85
-
-ExactKey = tuple[tuple[str, ...], str]  # (normalised names, most wanted first; page type)
-FuzzyKey = tuple[str, str]  # (normalised name, page type)
+NameKey = tuple[str, ...]  # a proposal's names as written, title first
 PageKey = tuple[str, str]  # (page type, slug)
+# Evidence the judge sees of a proposal: its section bodies, each cut to this many characters.
+PROPOSAL_EVIDENCE_CHARS = 400
 
 
 @dataclass
@@ -69,8 +71,7 @@ class Lookups:
     goes through the same query, with that one key.
     """
 
-    exact: dict[ExactKey, Any] = field(default_factory=dict)
-    fuzzy: dict[FuzzyKey, Any] = field(default_factory=dict)
+    candidates: dict[NameKey, list[Candidate]] = field(default_factory=dict)
     by_type_slug: dict[PageKey, Any] = field(default_factory=dict)
     sections: dict[str, dict[str, Any]] = field(default_factory=dict)  # page id -> slug -> section
 
@@ -96,6 +97,7 @@ class Resolution:
     # Links by page id the resolver decides on its own (rollup parent -> child), beyond the plan's.
     id_links: list[IdLink] = field(default_factory=list)
     lookups: Lookups = field(default_factory=Lookups)
+    judgement: Judgement = field(default_factory=Judgement)
 
     def redirect(self, page_type: str, slugs: list[str], entry: ResolvedPage) -> None:
         for slug in slugs:
@@ -129,9 +131,12 @@ class Resolution:
 
 
 async def resolve_plan(conn: AsyncConnection, tenant: str, owner: str, plan_id: UUID, plan: Plan,
-                       batch_ids: list[str], now: datetime) -> tuple[ResolvedPlan, ResolvePlanResult]:
+                       batch_ids: list[str], now: datetime,
+                       judgement: Judgement | None = None) -> tuple[ResolvedPlan, ResolvePlanResult]:
+    """The plan resolved against the scope. `judgement` holds the judge's decisions on ambiguous
+    pairs and collects the pairs met (the judge activity resolves once with none to learn them)."""
     res = Resolution(tenant=tenant, owner=owner, batch_ids=[str(b) for b in batch_ids], now=now,
-                     result=ResolvePlanResult(plan_id=plan_id))
+                     result=ResolvePlanResult(plan_id=plan_id), judgement=judgement or Judgement())
     found = await scope_pages_by_id(conn, res, _update_page_ids(plan))
     res.lookups = await _prefetch(conn, res, plan, found)
     _resolve_page_updates(res, plan, found)
@@ -154,47 +159,6 @@ async def scope_pages_by_id(conn: AsyncConnection, res: Resolution, ids: list[st
         WHERE tenant_id = :tenant AND owner_id = :owner AND id = ANY(CAST(:ids AS uuid[]))
     """), {"tenant": res.tenant, "owner": res.owner, "ids": ids})
     return {str(row.id): row for row in rows}
-
-
-async def _exact_alias_hits(conn: AsyncConnection, res: Resolution, keys: list[ExactKey]) -> dict[ExactKey, Any]:
-    """For each (names, type): the active page of the scope with one of the names as an alias —
-    a page of that type first, then the earliest name, then the slug; None when there is none."""
-    if not keys:
-        return {}
-    rows = await conn.execute(text("""
-        SELECT DISTINCT ON (q.idx) q.idx, p.id, p.type, p.slug, p.title
-        FROM unnest(CAST(:idx AS int[]), CAST(:names AS text[]), CAST(:ords AS int[]), CAST(:types AS text[]))
-             AS q(idx, name, ord, type)
-        JOIN wiki_page_aliases a ON a.alias = q.name JOIN wiki_pages p ON p.id = a.page_id
-        WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
-        ORDER BY q.idx, (p.type = q.type) DESC, q.ord, p.slug
-    """), {"tenant": res.tenant, "owner": res.owner,
-           **_columns([(i, name, ord, page_type) for i, (names, page_type) in enumerate(keys)
-                       for ord, name in enumerate(names)], "idx", "names", "ords", "types")})
-    hits = {row.idx: row for row in rows}
-    return {key: hits.get(i) for i, key in enumerate(keys)}
-
-
-async def _fuzzy_alias_hits(conn: AsyncConnection, res: Resolution, keys: list[FuzzyKey]) -> dict[FuzzyKey, Any]:
-    """For each (name, type): the active page of that type with the alias most similar to the name,
-    at least FUZZY_MERGE_THRESHOLD (pg_trgm); None when there is none."""
-    if not keys:
-        return {}
-    rows = await conn.execute(text("""
-        SELECT q.idx, hit.id, hit.type, hit.slug, hit.title, hit.score
-        FROM unnest(CAST(:idx AS int[]), CAST(:names AS text[]), CAST(:types AS text[])) AS q(idx, name, type)
-        CROSS JOIN LATERAL (
-            SELECT p.id, p.type, p.slug, p.title, similarity(a.alias, q.name) AS score
-            FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id
-            WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active' AND p.type = q.type
-              AND a.alias % q.name AND similarity(a.alias, q.name) >= :threshold
-            ORDER BY score DESC, p.slug
-            LIMIT 1
-        ) hit
-    """), {"tenant": res.tenant, "owner": res.owner, "threshold": FUZZY_MERGE_THRESHOLD,
-           **_columns([(i, name, page_type) for i, (name, page_type) in enumerate(keys)], "idx", "names", "types")})
-    hits = {row.idx: row for row in rows}
-    return {key: hits.get(i) for i, key in enumerate(keys)}
 
 
 async def _pages_by_type_slug(conn: AsyncConnection, res: Resolution, keys: list[PageKey]) -> dict[PageKey, Any]:
@@ -246,28 +210,21 @@ async def page_by_type_slug(conn: AsyncConnection, res: Resolution, page_type: s
                          lambda keys: _pages_by_type_slug(conn, res, keys))
 
 
-async def _exact_alias_hit(conn: AsyncConnection, res: Resolution, names: list[str], page_type: str) -> Any:
-    return await _lookup(res.lookups.exact, (tuple(names), page_type),
-                         lambda keys: _exact_alias_hits(conn, res, keys))
-
-
-async def _fuzzy_alias_hit(conn: AsyncConnection, res: Resolution, name: str, page_type: str) -> Any:
-    return await _lookup(res.lookups.fuzzy, (name, page_type), lambda keys: _fuzzy_alias_hits(conn, res, keys))
+async def candidates_of(conn: AsyncConnection, res: Resolution, names: NameKey) -> list[Candidate]:
+    return await _lookup(res.lookups.candidates, names,
+                         lambda keys: candidates_by_keys(conn, res.tenant, res.owner, keys))
 
 
 async def _prefetch(conn: AsyncConnection, res: Resolution, plan: Plan, updated_pages: dict[str, Any]) -> Lookups:
-    """Every read resolving the plan's page updates and new pages needs, in four statements."""
+    """Every read resolving the plan's page updates and new pages needs, in three statements."""
     lookups = Lookups()
-    proposals = [(tuple(_names(p.title, *p.aliases)), p.type, _new_page_slug(p)) for p in plan.newPages]
-    lookups.exact = await _exact_alias_hits(
-        conn, res, list(dict.fromkeys((names, page_type) for names, page_type, _ in proposals if names)))
-    lookups.fuzzy = await _fuzzy_alias_hits(
-        conn, res, list(dict.fromkeys((names[0], page_type) for (names, page_type), hit in lookups.exact.items()
-                                      if hit is None)))
+    proposals = [((p.title, *p.aliases), p.type, _new_page_slug(p)) for p in plan.newPages]
+    lookups.candidates = await candidates_by_keys(
+        conn, res.tenant, res.owner, list(dict.fromkeys(names for names, _, _ in proposals)))
     lookups.by_type_slug = await _pages_by_type_slug(
         conn, res, list(dict.fromkeys((page_type, slug) for _, page_type, slug in proposals)))
-    page_ids = {*updated_pages, *(str(hit.id) for hits in (lookups.exact, lookups.fuzzy, lookups.by_type_slug)
-                                  for hit in hits.values() if hit is not None)}
+    page_ids = {*updated_pages, *(c.id for found in lookups.candidates.values() for c in found),
+                *(str(hit.id) for hit in lookups.by_type_slug.values() if hit is not None)}
     lookups.sections = await _sections_by_page(conn, sorted(page_ids))
     return lookups
 
@@ -422,59 +379,118 @@ def section_refs(res: Resolution, section: NewSection, page_refs: list[str]) -> 
     return res.cite(section.source_refs) if section.source_refs else page_refs
 
 
-async def _merge_target(conn: AsyncConnection, res: Resolution, names: list[str], page_type: str,
-                        slug: str) -> Any:
-    """The existing page a proposal should merge into (an exact alias match, else a fuzzy one), counted
-    by how it was found; None when there is none."""
-    if not names:
-        return None
-    hit, kind = await _exact_alias_hit(conn, res, names, page_type), "exact"
-    if hit is None:
-        hit, kind = await _fuzzy_alias_hit(conn, res, names[0], page_type), "fuzzy"
-    if hit is None or (hit.type, hit.slug) == (page_type, slug):
-        return None  # nothing, or the page itself: an ordinary update of the same slug
-    if kind == "exact":
+@dataclass(frozen=True)
+class Proposal:
+    """A proposed page (a new page or a promotion) as the ladder and the judge see it."""
+
+    type: str
+    slug: str
+    title: str
+    aliases: tuple[str, ...]  # as written
+    summary: str | None
+    bodies: tuple[str, ...] = ()
+    refs: tuple[str, ...] = ()  # the batch (or held) memories it cites
+
+    @property
+    def names(self) -> NameKey:
+        return (self.title, *self.aliases)
+
+    def name_set(self) -> NameSet:
+        return NameSet(type=self.type, names=list(self.names), summary=self.summary)
+
+    def side(self) -> MergeSide:
+        return MergeSide(title=self.title, type=self.type, aliases=list(self.aliases), summary=self.summary,
+                         evidence=[body[:PROPOSAL_EVIDENCE_CHARS] for body in self.bodies if body.strip()])
+
+
+def _proposal_summary(summary: str | None, sections: list[NewSection]) -> str | None:
+    """The proposal's summary, else its lead section's first sentence (what the page's summary will be)."""
+    if summary and summary.strip():
+        return summary
+    lead = next((s for s in sections if s.slug in ("overview", "summary", "context") and s.body_md.strip()), None)
+    return first_sentence(strip_wikilinks(lead.body_md)) if lead else None
+
+
+def _count_merge(res: Resolution, match: Match) -> None:
+    if match.verdict.rung is Rung.EXACT:
         res.result.alias_dedup_merged += 1
+    elif match.verdict.rung is Rung.SIMILAR:
+        res.result.fuzzy_dedupe_merges += 1
+    elif match.verdict.confident:
+        res.result.ladder_merges += 1
     else:
-        res.result.fuzzy_dedupe_merges += 1
-    return hit
+        res.result.judged_merges += 1
 
 
-def _planned_merge_target(res: Resolution, names: list[str], page_type: str, slug: str) -> ResolvedPage | None:
-    """A page proposed earlier in the same plan that this proposal is a variant of ("Shinjuku Gyoen
-    National Garden" and "...Gardens" proposed together): the same rules as against the database."""
-    if not names:
+def _accept(res: Resolution, proposal: Proposal, match: Match, candidate_id: str, candidate_side: MergeSide,
+            candidate_refs: list[str] | None = None) -> bool:
+    """Whether the proposal merges into this match: a confident rung does; an ambiguous one only when
+    the judge said they are one thing."""
+    if match.verdict.confident:
+        return True
+    key = pair_key(proposal.type, proposal.slug, candidate_id)
+    first_time = all(asked.key != key for asked in res.judgement.asked)
+    decision = res.judgement.decide(AskedMerge(
+        key=key, rung=match.verdict.rung, detail=match.verdict.detail, proposal=proposal.side(),
+        proposal_refs=list(proposal.refs), candidate=candidate_side, candidate_page_id=candidate_id,
+        candidate_refs=candidate_refs or []))
+    # A pair met twice (a stored page, then the same page as an entry of this plan) counts once.
+    if decision is None and first_time:
+        res.result.unjudged_merge_pairs += 1
+    elif decision is False and first_time:
+        res.result.judged_apart += 1
+    return bool(decision)
+
+
+async def _merge_target(conn: AsyncConnection, res: Resolution, proposal: Proposal) -> Candidate | None:
+    """The stored page a proposal should merge into, the best the ladder accepts, counted by rung;
+    None when there is none, or when the best is the proposal's own page (an ordinary update)."""
+    if not any(normalize_alias(name) for name in proposal.names):
         return None
-    candidates = [e for e in res.pages if e.type == page_type and e.slug != slug]
-    for entry in candidates:
-        if set(entry.aliases) & set(names):
-            res.result.alias_dedup_merged += 1
-            return entry
-    scored = [(max((trigram_similarity(names[0], alias) for alias in entry.aliases), default=0.0), entry)
-              for entry in candidates]
-    best = max(scored, key=lambda pair: pair[0], default=(0.0, None))
-    if best[0] >= FUZZY_MERGE_THRESHOLD:
-        res.result.fuzzy_dedupe_merges += 1
-        return best[1]
+    found = await candidates_of(conn, res, proposal.names)
+    for match in ranked_matches(proposal.name_set(), [(c, c.names()) for c in found]):
+        candidate: Candidate = match.candidate
+        if (candidate.type, candidate.slug) == (proposal.type, proposal.slug):
+            return None
+        side = MergeSide(title=candidate.title, type=candidate.type, aliases=candidate.aliases,
+                         summary=candidate.summary)
+        if _accept(res, proposal, match, candidate.id, side):
+            _count_merge(res, match)
+            return candidate
     return None
 
 
-def _names(*raw: str) -> list[str]:
-    return [n for n in dict.fromkeys(normalize_alias(x) for x in raw) if n]
+def _planned_merge_target(res: Resolution, proposal: Proposal) -> ResolvedPage | None:
+    """A page proposed (or updated) earlier in the same plan that this proposal is a variant of
+    ("Shinjuku Gyoen National Garden" and "...Gardens" proposed together): the same ladder as against
+    the database, over pages of the proposal's type."""
+    entries = [e for e in res.pages if e.type == proposal.type and e.slug != proposal.slug]
+    named = [(e, NameSet(type=e.type, names=[e.title, *e.aliases], summary=e.summary)) for e in entries]
+    for match in ranked_matches(proposal.name_set(), named):
+        entry: ResolvedPage = match.candidate
+        direct = [s for s in entry.sections if isinstance(s, DirectSection)]
+        side = MergeSide(title=entry.title, type=entry.type, aliases=entry.aliases, summary=entry.summary,
+                         evidence=[s.body_md[:PROPOSAL_EVIDENCE_CHARS] for s in direct if s.body_md.strip()])
+        refs = list(dict.fromkeys(ref for s in direct for ref in s.source_refs))
+        if _accept(res, proposal, match, entry.page_id, side, refs):
+            _count_merge(res, match)
+            return entry
+    return None
 
 
-async def _target_entry(conn: AsyncConnection, res: Resolution, *, page_type: str, slug: str, title: str,
-                        summary: str | None, names: list[str], aliases: list[str]) -> ResolvedPage:
+async def _target_entry(conn: AsyncConnection, res: Resolution, proposal: Proposal) -> ResolvedPage:
     """The page entry a proposed page lands in: a merge target, the same slug, or a new page."""
-    hit = await _merge_target(conn, res, names, page_type, slug)
+    page_type, slug, title = proposal.type, proposal.slug, proposal.title
+    aliases = list(proposal.aliases)
+    hit = await _merge_target(conn, res, proposal)
     if hit is None:
-        planned = _planned_merge_target(res, names, page_type, slug)
+        planned = _planned_merge_target(res, proposal)
         if planned is not None:
             add_aliases(planned, [title, *aliases])
             return planned
     if hit is not None:
-        entry = page_entry(res, page_id=str(hit.id), page_type=hit.type, slug=hit.slug, title=hit.title,
-                           summary=summary, mode="merge", keep_title=True)
+        entry = page_entry(res, page_id=hit.id, page_type=hit.type, slug=hit.slug, title=hit.title,
+                           summary=proposal.summary, mode="merge", keep_title=True)
         add_aliases(entry, [title, *aliases])
         recase_title(entry, [title, *aliases])
         return entry
@@ -487,7 +503,7 @@ async def _target_entry(conn: AsyncConnection, res: Resolution, *, page_type: st
     else:
         page_id, mode = str(existing_page.id), "update"
     entry = page_entry(res, page_id=page_id, page_type=page_type, slug=slug, title=title.strip(),
-                       summary=summary, mode=mode, keep_title=False)
+                       summary=proposal.summary, mode=mode, keep_title=False)
     add_aliases(entry, [*seed_aliases_for_title(title), *aliases])
     return entry
 
@@ -506,11 +522,13 @@ async def _add_proposed_sections(conn: AsyncConnection, res: Resolution, entry: 
 
 async def _resolve_new_page(conn: AsyncConnection, res: Resolution, proposal: NewPage) -> None:
     slug = _new_page_slug(proposal)
-    entry = await _target_entry(conn, res, page_type=proposal.type, slug=slug, title=proposal.title,
-                                summary=proposal.summary, names=_names(proposal.title, *proposal.aliases),
-                                aliases=proposal.aliases)
-    res.redirect(proposal.type, [slug, proposal.slug.strip()], entry)
     page_refs = res.cite(proposal.source_refs)
+    refs = [*page_refs, *(ref for section in proposal.sections for ref in res.cite(section.source_refs))]
+    entry = await _target_entry(conn, res, Proposal(
+        type=proposal.type, slug=slug, title=proposal.title, aliases=tuple(proposal.aliases),
+        summary=_proposal_summary(proposal.summary, proposal.sections),
+        bodies=tuple(s.body_md for s in proposal.sections), refs=tuple(dict.fromkeys(refs))))
+    res.redirect(proposal.type, [slug, proposal.slug.strip()], entry)
     await _add_proposed_sections(conn, res, entry, proposal.sections,
                                  lambda section: section_refs(res, section, page_refs))
 
@@ -549,14 +567,15 @@ async def _resolve_promotions(conn: AsyncConnection, res: Resolution, plan: Plan
             continue
         slug = (slugify_title(promotion.title) or slugify_title(promotion.slug)
                 or mention.alias_normalized.replace(" ", "-"))
-        # A promoted name may be a variant of a page that already exists: merge, as for new pages.
-        entry = await _target_entry(conn, res, page_type=promotion.type, slug=slug, title=promotion.title,
-                                    summary=None, names=_names(promotion.title, mention.alias),
-                                    aliases=[mention.alias])
         # The mention's held sightings are memories of this scope that named it, cited when they were
         # compiled: a promotion may cite them even when none is in this batch (a lint-triggered compile).
         held = frozenset(str(c["source_ref"]).strip().lower() for c in (mention.sample_contexts or [])
                          if isinstance(c, dict) and c.get("source_ref"))
+        # A promoted name may be a variant of a page that already exists: merge, as for new pages.
+        entry = await _target_entry(conn, res, Proposal(
+            type=promotion.type, slug=slug, title=promotion.title, aliases=(mention.alias,),
+            summary=_proposal_summary(None, promotion.sections), bodies=tuple(s.body_md for s in promotion.sections),
+            refs=tuple(dict.fromkeys([*cited, *sorted(held)]))))
         await _add_proposed_sections(conn, res, entry, promotion.sections,
                                      lambda section, held=held: res.cite(section.source_refs, held))
         res.redirect(promotion.type, [slug, promotion.slug.strip()], entry)

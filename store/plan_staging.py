@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from domain.compile_messages import Scope
 from domain.errors import ScopeViolation
 from domain.plan import Plan
+from domain.resolution import MergeDecision
 from domain.resolved_plan import ResolvedPlan, SectionTask
 
 PlanStatus = Literal["planned", "resolved", "applied"]
@@ -39,6 +40,8 @@ async def stage_plan(conn: AsyncConnection, plan_id: UUID, scope: Scope, run_id:
 
 # Where a resolution keeps what its resolver returned, beside the resolved plan's own keys.
 RESOLVE_RESULT_KEY = "resolve_result"
+# Where the merge judge's decisions wait for the resolver (and stay, beside the resolution, after it).
+MERGE_DECISIONS_KEY = "merge_decisions"
 
 
 async def staged_plan(conn: AsyncConnection, plan_id: UUID, scope: Scope) -> Any:
@@ -64,10 +67,31 @@ def earlier_resolution(row: Any) -> dict[str, Any] | None:
     return None
 
 
+async def store_merge_decisions(conn: AsyncConnection, plan_id: UUID, scope: Scope,
+                                decisions: list[MergeDecision]) -> None:
+    """The judge's decisions on the plan's ambiguous pairs, kept in the (still empty) resolution column
+    until the resolver reads them; a plan resolved already keeps the decisions it was resolved with."""
+    await conn.execute(text("""
+        UPDATE wiki_compile_plans SET resolved = jsonb_build_object(CAST(:key AS text), CAST(:doc AS jsonb)),
+                                      updated_at = now()
+        WHERE id = :id AND tenant_id = :tenant AND owner_id = :owner AND status = 'planned'
+    """), {"id": plan_id, "tenant": scope.tenant, "owner": scope.owner, "key": MERGE_DECISIONS_KEY,
+           "doc": json.dumps([d.model_dump(mode="json") for d in decisions])})
+
+
+def merge_decisions(row: Any) -> dict[str, MergeDecision]:
+    """The judge's decisions stored with a staged plan, by pair key (none when no judge ran)."""
+    stored = row.resolved.get(MERGE_DECISIONS_KEY) if isinstance(row.resolved, dict) else None
+    decisions = [MergeDecision.model_validate(d) for d in stored or [] if isinstance(d, dict)]
+    return {d.key: d for d in decisions}
+
+
 async def store_resolution(conn: AsyncConnection, plan_id: UUID, resolved: ResolvedPlan,
-                           result: BaseModel) -> None:
-    """The resolved plan (what the writers and apply read) and the resolver's result."""
-    stored = {**resolved.model_dump(mode="json"), RESOLVE_RESULT_KEY: result.model_dump(mode="json")}
+                           result: BaseModel, decisions: list[MergeDecision] | None = None) -> None:
+    """The resolved plan (what the writers and apply read), the resolver's result, and the judge's
+    decisions it was resolved with."""
+    stored = {**resolved.model_dump(mode="json"), RESOLVE_RESULT_KEY: result.model_dump(mode="json"),
+              MERGE_DECISIONS_KEY: [d.model_dump(mode="json") for d in decisions or []]}
     await conn.execute(text("""
         UPDATE wiki_compile_plans SET resolved = CAST(:doc AS jsonb), status = 'resolved', updated_at = now()
         WHERE id = :id AND status <> 'applied'

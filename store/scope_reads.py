@@ -1,8 +1,10 @@
 """Reads of one scope that feed the planner: candidate pages chosen by relevance, open mentions.
 
 Candidate pages are bounded (200 by default) whatever the scope's size: first pages whose aliases
-or titles match names in the batch exactly, then by trigram similarity, then by full-text match,
-then the most recently compiled. So the prompt stays the same size as a scope grows to thousands
+or titles match names in the batch exactly, then pages the resolution ladder could call the same
+thing (an alias that starts or ends with a name's core: "uchi austin" or "the driskill" for a batch
+naming "Uchi" or "Driskill"), then by trigram similarity, then by full-text match, then the most
+recently compiled. So the prompt stays the same size as a scope grows to thousands
 of pages, and the pages a batch talks about are always in it (the original sent the 200 most
 recent pages and missed merges once a scope outgrew them).
 """
@@ -16,12 +18,13 @@ from uuid import UUID
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from domain.aliases import normalize_alias
 from domain.context import CandidatePage, CandidateSection, MemoryRecord, OpenMention
+from domain.resolution import search_keys
 
 MAX_NAMES = 200
-TRIGRAM_THRESHOLD = 0.5
-MATCHES_PER_NAME = 3  # pages each name may bring in per relevance tier (trigram, full text)
+# Low enough for a transposition in a one-word name ("margeurite" / "marguerite": 0.47).
+TRIGRAM_THRESHOLD = 0.4
+MATCHES_PER_NAME = 3  # pages each name may bring in per relevance tier (core, trigram, full text)
 # Recently compiled pages pad the relevant ones up to this many: context for a memory that refers to
 # a recent page without naming it. Few: measured on the sample (bench/candidates.py), padding 100
 # pages or none gives the same wiki, page for page and citation for citation, while the padding
@@ -35,14 +38,15 @@ _PROPER_NAME = re.compile(r"\b([A-ZÀ-Þ][\w'’-]+(?:\s+[A-ZÀ-Þ][\w'’-]+)*)
 
 
 def names_in_batch(memories: list[MemoryRecord]) -> list[str]:
-    """Normalised names the batch talks about: metadata hints first, then capitalised phrases."""
+    """Normalised names the batch talks about, each followed by its core when that differs ("uchi austin",
+    "uchi" for "Uchi (Austin)"): metadata hints first, then capitalised phrases."""
     names: dict[str, None] = {}
 
     def add(raw: Any) -> None:
         if isinstance(raw, str):
-            normalized = normalize_alias(raw)
-            if len(normalized) >= 3:
-                names.setdefault(normalized, None)
+            for key in search_keys([raw]):
+                if len(key) >= 3:
+                    names.setdefault(key, None)
 
     for memory in memories:
         meta = memory.metadata or {}
@@ -74,8 +78,18 @@ exact AS (
     WHERE a.alias IN (SELECT name FROM names)
       AND p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
 ),
-fuzzy AS (
+core AS (
     SELECT hit.id, 1 AS tier, hit.score
+    FROM names n CROSS JOIN LATERAL (
+        SELECT p.id, similarity(a.alias, n.name)::float8 AS score
+        FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id
+        WHERE (a.alias LIKE n.name || ' %' OR a.alias LIKE '% ' || n.name)
+          AND p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+        ORDER BY score DESC, p.id LIMIT :per_name
+    ) hit
+),
+fuzzy AS (
+    SELECT hit.id, 2 AS tier, hit.score
     FROM names n CROSS JOIN LATERAL (
         SELECT p.id, similarity(a.alias, n.name)::float8 AS score
         FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id
@@ -84,7 +98,7 @@ fuzzy AS (
     ) hit
 ),
 fulltext AS (
-    SELECT hit.id, 2 AS tier, hit.score
+    SELECT hit.id, 3 AS tier, hit.score
     FROM names n CROSS JOIN LATERAL (
         SELECT p.id, ts_rank(p.search_tsv, plainto_tsquery('english', n.name))::float8 AS score
         FROM wiki_pages p
@@ -94,13 +108,13 @@ fulltext AS (
     ) hit
 ),
 recent AS (
-    SELECT id, 3 AS tier, extract(epoch FROM coalesce(last_compiled_at, 'epoch'))::float8 AS score
+    SELECT id, 4 AS tier, extract(epoch FROM coalesce(last_compiled_at, 'epoch'))::float8 AS score
     FROM wiki_pages WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'active'
     ORDER BY last_compiled_at DESC NULLS LAST, id LIMIT :recent
 ),
 ranked AS (
     SELECT id, min(tier) AS tier, max(score) AS score
-    FROM (SELECT * FROM exact UNION ALL SELECT * FROM fuzzy UNION ALL SELECT * FROM fulltext
+    FROM (SELECT * FROM exact UNION ALL SELECT * FROM core UNION ALL SELECT * FROM fuzzy UNION ALL SELECT * FROM fulltext
           UNION ALL SELECT * FROM recent) hits
     GROUP BY id
 )

@@ -12,8 +12,8 @@ Layers, bottom to top (a module may import from its own layer or lower ones):
     0 domain, sample    1 store, planners    2 activities    3 workflows
     4 runtime, migrations    5 app    6 cli, servers
 
-Outside the layering: tests/, bench/, chaos/, claude_sim/ (the Claude simulator) and the root scripts
-(worker.py). Layer code never imports them.
+Outside the layering: tests/, bench/, chaos/, evals/, claude_sim/ (the Claude simulator) and the root
+scripts (worker.py). Layer code never imports them.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ ONLY_FROM: dict[str, frozenset[str]] = {
     "planners": frozenset({"planners", "domain"}),
 }
 # claude_sim: the Claude simulator (a test and benchmark tool the product reaches only over HTTP).
-OUTSIDE_LAYERS = ("tests", "bench", "chaos", "claude_sim")
+OUTSIDE_LAYERS = ("tests", "bench", "chaos", "evals", "claude_sim")
 FORBIDDEN_LIBRARIES: dict[str, frozenset[str]] = {
     "domain": frozenset({"temporalio", "sqlalchemy", "asyncpg", "anthropic", "httpx"}),
     "store": frozenset({"temporalio"}),
@@ -74,7 +74,7 @@ def _module_name(relative: Path) -> str:
 
 
 def discover(root: Path) -> dict[str, Path]:
-    """Every project module (layer folders, tests/bench/chaos, root scripts) -> its path under root."""
+    """Every project module (layer folders, tests/bench/chaos/evals, root scripts) -> its path under root."""
     modules: dict[str, Path] = {}
     for path in sorted(root.glob("*.py")):
         modules[_module_name(path.relative_to(root))] = path.relative_to(root)
@@ -288,7 +288,7 @@ def unplaced_folders(root: Path) -> list[str]:
 
 def test_every_folder_with_python_code_has_a_place():
     violations = unplaced_folders(ROOT)
-    assert not violations, _report("every code folder is a layer or tests/bench/chaos", violations)
+    assert not violations, _report("every code folder is a layer or tests/bench/chaos/evals", violations)
 
 
 def test_layers_import_only_their_own_or_lower_layers():

@@ -42,6 +42,8 @@ with workflow.unsafe.imports_passed_through():
         CompileInput,
         CursorPosition,
         FinishRunInput,
+        JudgeMergesInput,
+        JudgeMergesResult,
         NextBatchInput,
         PlanBatchInput,
         PlanBatchResult,
@@ -113,6 +115,8 @@ LOCAL_FAILURES_PATCH = "finish-after-local-activity-failure"
 MESSAGE_BATCHES_PATCH = "message-batches"
 # A Message Batch is answered within 24 hours; the poll's retries may take that long, plus a margin.
 BATCH_POLL_BUDGET = timedelta(hours=25)
+# Histories recorded before this resolved every plan without judging its ambiguous merges first.
+MERGE_JUDGE_PATCH = "merge-judge"
 
 
 class _Unplannable(Exception):
@@ -139,6 +143,7 @@ class CompileWorkflow:
         # The Message Batch a plan request is waiting in: (batch id, custom id, plan id). Kept in state and
         # carried across continue-as-new, so a restarted worker or the next run collects it, never resubmits.
         self._pending_batch: SubmittedPlan | None = inp.pending_batch
+        self._merge_proposals: dict[UUID, int | None] = {}  # plan id -> new pages and promotions it proposes
         self._metrics = RunMetrics(
             deterministic_linking_flag_suppressed=not inp.options.deterministic_linking_enabled)
 
@@ -360,6 +365,7 @@ class CompileWorkflow:
             self._metrics.add_usage(result.usage)
             self._metrics.dropped_invalid_ids += result.dropped_invalid_links
             self._metrics.planner_input_chars += result.planner_input_chars
+            self._merge_proposals[result.plan_id] = result.merge_proposals
             return result.plan_id
         raise _Unplannable()
 
@@ -401,6 +407,8 @@ class CompileWorkflow:
 
     async def _resolve_write_apply(self, batch_no: int, plan_id: UUID, cursor: CursorPosition,
                                    cursor_next: CursorPosition) -> None:
+        if workflow.patched(MERGE_JUDGE_PATCH) and self._merge_proposals.pop(plan_id, None) != 0:
+            await self._judge_merges(batch_no, plan_id)
         self._phase = "resolving"
         resolved: ResolvePlanResult = await self._db(
             CompileSteps.resolve_plan, ResolvePlanInput(scope=self._inp.scope, plan_id=plan_id),
@@ -409,6 +417,24 @@ class CompileWorkflow:
         self._metrics.add_resolution(resolved)
         await self._write_sections(plan_id, resolved.section_tasks, f"batch {batch_no}")
         await self._apply(batch_no, plan_id, cursor, cursor_next)
+
+    async def _judge_merges(self, batch_no: int, plan_id: UUID) -> None:
+        """The model's decision on the plan's ambiguous merges, stored for the resolver (a model call,
+        so a regular activity: the resolver is a local one). Its failure costs only those merges."""
+        self._phase = "judging merges"
+        try:
+            judged: JudgeMergesResult = await self._llm(
+                Planning.judge_merges,
+                JudgeMergesInput(scope=self._inp.scope, plan_id=plan_id, model_id=self._model_id),
+                f"judge the ambiguous merges of batch {batch_no}")
+        except ActivityError as error:
+            # No decisions: the resolver merges no ambiguous pair of this batch, which is always safe.
+            self._metrics.merge_judge_failures += 1
+            self._metrics.add_usage(_spent_tokens(error))
+            return
+        self._metrics.merge_questions += judged.questions
+        self._metrics.merge_judge_calls += 1 if judged.questions else 0
+        self._metrics.add_usage(judged.usage)
 
     async def _write_sections(self, plan_id: UUID, tasks: list[str], label: str) -> None:
         """The section writer for each task, at most `section_writer_concurrency` at a time."""

@@ -62,7 +62,12 @@ async def test_the_700_memory_sample_compiles_into_a_consistent_wiki(client, eng
     orphaned = await _rows(engine, "SELECT alias FROM wiki_unresolved_mentions WHERE status = 'promoted' "
                                    "AND promoted_page_id IS NULL")
     assert not orphaned
-    assert ledger_total(rows, "fuzzy_dedupe_merges") >= 1
+    # The sample's misspelt names ("Veracruz All Naturall") end up as aliases of their page, not pages.
+    typos = dict(await _rows(engine, """
+        SELECT a.alias, p.title FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id
+        WHERE a.alias IN ('veracruz all naturall', 'barton spring pool', 'cosmic coffee beer gardens')"""))
+    assert typos == {"veracruz all naturall": "Veracruz All Natural", "barton spring pool": "Barton Springs Pool",
+                     "cosmic coffee beer gardens": "Cosmic Coffee + Beer Garden"}
     assert ledger_total(rows, "duplicate_candidates_count") == 0
 
     contexts = [row.context or "" for row in await _rows(engine, "SELECT context FROM wiki_page_links")]
@@ -99,7 +104,7 @@ PARIS = {"name": "Paris", "type": "topic", "kind": "city"}
 POOL = {"name": "Barton Springs Pool", "type": "entity", "kind": "park"}
 
 
-async def test_variants_merge_into_existing_pages_by_alias_then_by_trigram(client, engine):
+async def test_variants_land_on_the_existing_pages(client, engine):
     settings = test_settings()
     first = [
         _memory("Landed in Paris for the spring trip.", PARIS, when="2026-03-01T09:00:00Z"),
@@ -121,8 +126,8 @@ async def test_variants_merge_into_existing_pages_by_alias_then_by_trigram(clien
         await retain(engine, "t1", "bob", later)
         await compile_scope(client, settings, "t1", "bob")
     rows = await ledger(engine, "t1", "bob")
-    assert ledger_total(rows, "alias_dedup_merged") == 1
-    assert ledger_total(rows, "fuzzy_dedupe_merges") == 1
+    # The planner recognised both (an alias the metadata gives; a typo the resolution ladder reads).
+    assert ledger_total(rows, "pages_created") == 2
     titles = sorted(r.title for r in await _rows(engine, "SELECT title FROM wiki_pages"))
     assert titles == ["Barton Springs Pool", "Paris"]
     aliases = {r.alias for r in await _rows(engine, "SELECT alias FROM wiki_page_aliases")}

@@ -199,8 +199,8 @@ def test_titles_take_the_best_attested_spelling(spellings: list[str], title: str
     assert scripted_plan(context(memories)).newPages[0].title == title
 
 
-def test_a_near_variant_of_an_existing_page_is_proposed_as_a_new_page_for_the_resolver_to_merge() -> None:
-    # "Barbeque" is no alias of the candidate; collapsing it is the database resolver's job (trigram).
+def test_a_near_variant_of_an_existing_page_updates_that_page() -> None:
+    # "Barbeque" is no alias of the candidate, but the resolution ladder reads it as a typo of it.
     candidate = CandidatePage(
         id=uuid.uuid4(),
         type="entity",
@@ -210,13 +210,51 @@ def test_a_near_variant_of_an_existing_page_is_proposed_as_a_new_page_for_the_re
     )
     memories = [
         memory(1, "Franklin Barbeque was packed.", entities=[entity("Franklin Barbeque", "restaurant")]),
-        memory(2, "Franklin Barbeque sold out.", entities=[entity("Franklin Barbeque", "restaurant")]),
     ]
 
     plan = scripted_plan(context(memories, pages=[candidate]))
 
+    assert plan.newPages == [] and plan.unresolvedMentions == []
+    assert [update.pageId for update in plan.pageUpdates] == [str(candidate.id)]
+    assert plan.pageUpdates[0].aliases == ["Franklin Barbeque"]
+
+
+def test_a_qualified_variant_updates_the_page_of_that_place_only() -> None:
+    uchi = CandidatePage(id=uuid.uuid4(), type="entity", slug="uchi", title="Uchi", aliases=["uchi"],
+                         summary="Restaurant in Austin, TX.")
+    uchiko = CandidatePage(id=uuid.uuid4(), type="entity", slug="uchiko", title="Uchiko", aliases=["uchiko"],
+                           summary="Restaurant in Austin, TX.")
+    memories = [memory(1, "Dinner at Uchi (Austin).", entities=[entity("Uchi (Austin)", "restaurant")])]
+
+    plan = scripted_plan(context(memories, pages=[uchiko, uchi]))
+
+    assert [update.pageId for update in plan.pageUpdates] == [str(uchi.id)]
+
+
+def test_a_friend_named_like_the_city_is_not_the_city_page() -> None:
+    city = CandidatePage(id=uuid.uuid4(), type="topic", slug="austin", title="Austin", aliases=["austin"],
+                         summary="City: Austin.")
+    memories = [
+        memory(1, "Austin called about the weekend.", entities=[entity("Austin", "person")]),
+        memory(2, "Played tennis with Austin.", entities=[entity("Austin", "person")]),
+    ]
+
+    plan = scripted_plan(context(memories, pages=[city]))
+
     assert plan.pageUpdates == []
-    assert [page.title for page in plan.newPages] == ["Franklin Barbeque"]
+    assert [(page.type, page.title) for page in plan.newPages] == [("entity", "Austin")]
+
+
+def test_a_friend_and_the_city_of_one_name_in_one_memory_are_two_subjects() -> None:
+    memories = [
+        memory(i, f"Lunch with Austin in Austin, day {i}.", entities=[entity("Austin", "person")],
+               place={"name": "Cafe", "city": "Austin"})
+        for i in (1, 2)
+    ]
+
+    plan = scripted_plan(context(memories))
+
+    assert sorted((page.type, page.title) for page in plan.newPages) == [("entity", "Austin"), ("topic", "Austin")]
 
 
 # --------------------------------------------------------------------------- page updates

@@ -1,0 +1,113 @@
+"""Compile a corpus through the real pipeline and score it: retain, compile, compile again, rebuild.
+
+Everything runs on real services (Postgres, a Temporal dev server, a worker with the scripted
+planner), the way `wiki compile` and `wiki rebuild` do. For each tenant:
+
+1. retain its memories and compile (trigger `admin`) until the workflow completes; score that wiki;
+2. compile again with nothing new: the wiki must not change ("recompile identical");
+3. `rebuild_scope` (archive, rewind, compile everything again): the active rows must equal the
+   first compile's ("rebuild identical"), the difference counted row by row.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+
+from pydantic import BaseModel
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from app.operations import rebuild_scope
+from app.worker import build_worker
+from domain.memory import MemoryIn
+from evals.corpus import Corpus, TenantCorpus
+from evals.metrics import TenantMetrics, score
+from evals.snapshot import read_snapshot, rows_for_identity
+from runtime.database import migrate
+from runtime.devservices import EmbeddedPostgres, free_port, temporal_cli_path
+from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
+from runtime.settings import Settings
+from runtime.temporal_client import signal_compile
+from store.memories import retain
+
+
+class Identity(BaseModel):
+    identical: bool
+    differing_rows: int
+    rows: int
+
+
+class TenantResult(BaseModel):
+    metrics: TenantMetrics
+    recompile: Identity | None = None
+    rebuild: Identity | None = None
+    compile_seconds: float
+
+
+def eval_settings() -> Settings:
+    return Settings(WIKI_LLM="scripted", WIKI_DEBOUNCE_SECONDS=0, WIKI_TASK_QUEUE=f"eval-{uuid.uuid4()}")
+
+
+def _identity(before: set[tuple], after: set[tuple]) -> Identity:
+    differing = len(before ^ after)
+    return Identity(identical=differing == 0, differing_rows=differing, rows=len(before))
+
+
+async def _compile(client: Client, settings: Settings, tenant: str, owner: str, trigger: str = "admin") -> None:
+    handle = await signal_compile(client, tenant, owner, trigger=trigger, settings=settings)
+    await handle.result()
+
+
+async def _tenant(client: Client, engine: AsyncEngine, settings: Settings, corpus: TenantCorpus,
+                  other_secrets: list[str], check_identity: bool) -> TenantResult:
+    started = time.monotonic()
+    await retain(engine, corpus.tenant, corpus.owner, [MemoryIn.model_validate(m) for m in corpus.memories])
+    await _compile(client, settings, corpus.tenant, corpus.owner)
+    seconds = time.monotonic() - started
+    first = await read_snapshot(engine, corpus.tenant, corpus.owner)
+    result = TenantResult(metrics=score(corpus, first, other_secrets), compile_seconds=round(seconds, 1))
+    if check_identity:
+        rows = rows_for_identity(first)
+        await _compile(client, settings, corpus.tenant, corpus.owner)
+        result.recompile = _identity(rows, rows_for_identity(await read_snapshot(engine, corpus.tenant, corpus.owner)))
+        _, handle = await rebuild_scope(client, engine, settings, corpus.tenant, corpus.owner)
+        await handle.result()
+        result.rebuild = _identity(rows, rows_for_identity(await read_snapshot(engine, corpus.tenant, corpus.owner)))
+    return result
+
+
+async def evaluate(client: Client, engine: AsyncEngine, corpus: Corpus, *,
+                   check_identity: bool = True) -> list[TenantResult]:
+    """Compile every tenant of the corpus (at the same time, on one worker) and score each."""
+    settings = eval_settings()
+    secrets = [t.secret for t in corpus.tenants]
+    async with build_worker(client, engine, settings):
+        return list(await asyncio.gather(*[
+            _tenant(client, engine, settings, tenant, [s for s in secrets if s != tenant.secret], check_identity)
+            for tenant in corpus.tenants]))
+
+
+@asynccontextmanager
+async def private_services():
+    """A throwaway embedded Postgres (migrated) and Temporal dev server, as the golden fixture uses."""
+    import tempfile
+
+    async with AsyncExitStack() as stack:
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="wiki-eval-")))
+        server = EmbeddedPostgres(pgdata=tmp / "pg" / "data", port=free_port())
+        server.ensure_running()
+        stack.callback(server.stop)
+        engine = create_async_engine(server.url(), pool_size=20, max_overflow=10)
+        stack.push_async_callback(engine.dispose)
+        await migrate(engine)
+        env = await WorkflowEnvironment.start_local(
+            dev_server_existing_path=str(temporal_cli_path()), search_attributes=ALL_SEARCH_ATTRIBUTES,
+            data_converter=pydantic_data_converter, dev_server_log_level="error")
+        stack.push_async_callback(env.shutdown)
+        yield env.client, engine
