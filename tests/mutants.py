@@ -121,27 +121,32 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "fuzzy-threshold-0.6",
         "fuzzy merges need trigram similarity >= 0.85: near-miss names stay apart",
-        (Edit("store/plan_resolution.py", "FUZZY_MERGE_THRESHOLD", r"=\s*0\.85\b", "= 0.6"),),
+        (Edit("domain/resolution.py", "SIMILAR_THRESHOLD", r"=\s*0\.85\b", "= 0.6"),),
         (RESOLVER_FUZZY,),
     ),
     Mutant(
         "fuzzy-lookup-ignores-type",
-        # New pages (prefetched in one batch) and promotions (looked up one at a time) share this query.
-        "a fuzzy merge into an existing page needs the same page type (new pages and promotions)",
-        (Edit("store/plan_resolution.py", "_fuzzy_alias_hits", _r(" AND p.type = q.type"), ""),),
+        # New pages and promotions, against stored pages and within a plan, all compare through this.
+        "a merge that is not on the exact same name needs the same page type",
+        (Edit("domain/resolution.py", "compare", _r("if a.type != b.type and best.rung"), "if False and best.rung"),),
         (RESOLVER_FUZZY,),
     ),
     Mutant(
         "promotion-skips-merge-lookup",
         "a promoted name goes through the same merge lookup as a new page (a variant of a page merges into it)",
-        (Edit("store/plan_resolution.py", "_resolve_promotions", _r("names=_names(promotion.title, mention.alias)"),
-              "names=[]"),),
+        (Edit("store/plan_resolution.py", "_resolve_promotions", _r("entry = await _target_entry(conn, res, Proposal("),
+              "entry = await _target_entry(conn, res, merge=False, proposal=Proposal("),
+         Edit("store/plan_resolution.py", "_target_entry", _r("proposal: Proposal) -> ResolvedPage:"),
+              "proposal: Proposal, merge: bool = True) -> ResolvedPage:"),
+         Edit("store/plan_resolution.py", "_target_entry", _r("hit = await _merge_target(conn, res, proposal)"),
+              "hit = await _merge_target(conn, res, proposal) if merge else None"),
+         Edit("store/plan_resolution.py", "_target_entry", _r("if hit is None:"), "if hit is None and merge:")),
         (RESOLVER_FUZZY,),
     ),
     Mutant(
         "in-plan-merge-ignores-type",
         "two proposals of one plan merge only when their page types agree",
-        (Edit("store/plan_resolution.py", "_planned_merge_target", _r("e.type == page_type and "), ""),),
+        (Edit("store/plan_resolution.py", "_planned_merge_target", _r("e.type == proposal.type and "), ""),),
         (RESOLVER_FUZZY,),
     ),
     Mutant(

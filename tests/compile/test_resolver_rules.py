@@ -11,6 +11,7 @@ leaves behind.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,8 +54,9 @@ class Shown:
         return [handle for handle, _ in self.memories]
 
 
-def page(page_type: str, title: str, refs: list[str]) -> dict[str, Any]:
+def page(page_type: str, title: str, refs: list[str], aliases: tuple[str, ...] = ()) -> dict[str, Any]:
     return {"type": page_type, "slug": title.lower().replace(" ", "-"), "title": title, "source_refs": refs,
+            "aliases": list(aliases),
             "sections": [{"slug": "overview", "heading": "Overview", "body_md": f"Notes on {title}.",
                           "source_refs": refs}]}
 
@@ -139,12 +141,15 @@ async def test_near_miss_names_stay_apart_and_variants_merge_only_within_a_page_
         refs = shown.memory_handles
         if [text for _, text in shown.memories] == [FIRST]:
             return empty_plan(newPages=[page("entity", title, refs) for title in (
-                "The Driskill", "Hotel San Jose", "Franklin Barbecue", "Barton Springs Pool", "Elisabet Ney Museum")])
+                "The Driskill", "Hotel San Jose", "Franklin Barbecue", "Barton Springs Pool", "Elisabet Ney Museum",
+                "Austin Public Library Central")])
         return empty_plan(
             newPages=[
                 # Near misses of existing names (trigram similarity 0.77 and 0.79): other places.
                 page("entity", "The Driskill Bar", refs),
                 page("entity", "Hotel San Jose Bar", refs),
+                # Another branch of the library: similar names (trigram similarity 0.71), another place.
+                page("entity", "Austin Public Library Cedar", refs),
                 # A variant of an existing name (0.86): the same place.
                 page("entity", "Franklin Barbecue Co", refs),
                 # A variant (0.86) of an existing entity, but proposed as a topic: a page of its own.
@@ -157,6 +162,9 @@ async def test_near_miss_names_stay_apart_and_variants_merge_only_within_a_page_
                 page("entity", "Zilker Botanical Gardens", refs),
                 page("entity", "Shinjuku Gyoen National Garden", refs),
                 page("topic", "Shinjuku Gyoen National Gardens", refs),
+                # Within one plan, even the exact same name (an alias here) under another type stays apart.
+                page("entity", "Mueller Lake Park", refs, aliases=("Mueller Park",)),
+                page("topic", "Mueller Park", refs),
             ],
             # Promoted names go through the same lookup: a variant (0.86) of the museum merges into
             # it, the same variant as a topic does not.
@@ -164,9 +172,23 @@ async def test_near_miss_names_stay_apart_and_variants_merge_only_within_a_page_
                         promotion(shown.mentions["Elisabet Ney Museums"], "topic", "Elisabet Ney Museums", refs)],
         )
 
+    judged: list[str] = []
+
+    def judge(user: str) -> dict[str, Any]:
+        # The ladder leaves "Franklin Barbecue Co" beside "Franklin Barbecue" to the judge (one name is
+        # the other plus a word); a model reading both as the same restaurant says so. Every other pair
+        # it is asked about stays apart.
+        pairs = re.split(r"^### Pair (p\d+)$", user, flags=re.MULTILINE)[1:]
+        decisions = []
+        for pair, body in zip(pairs[::2], pairs[1::2], strict=True):
+            judged.append(body)
+            decisions.append({"pair": pair, "same": "Franklin Barbecue Co" in body, "reason": "scripted"})
+        return {"decisions": decisions}
+
     # One memory a batch: the first plan creates the pages, the second proposes against them.
     sim.answer_next("planner", plans)
     sim.answer_next("planner", plans)
+    sim.answer_next("judge", judge)
     async with model_worker(client, engine, "anthropic", WIKI_RECORD_PAGE_SIZE=1) as settings:
         await compile_scope(client, settings, tenant, OWNER)
 
@@ -175,6 +197,8 @@ async def test_near_miss_names_stay_apart_and_variants_merge_only_within_a_page_
     expected = {
         ("entity", "The Driskill"), ("entity", "The Driskill Bar"),
         ("entity", "Hotel San Jose"), ("entity", "Hotel San Jose Bar"),
+        ("entity", "Austin Public Library Central"), ("entity", "Austin Public Library Cedar"),
+        ("entity", "Mueller Lake Park"), ("topic", "Mueller Park"),
         ("entity", "Franklin Barbecue"),
         ("entity", "Barton Springs Pool"), ("topic", "Barton Springs Pools"),
         ("entity", "Lady Bird Lake"), ("entity", "Lady Bird Lake Trail"),
@@ -191,6 +215,9 @@ async def test_near_miss_names_stay_apart_and_variants_merge_only_within_a_page_
         "Elisabeth Ney Museum": "promoted", "Elisabet Ney Museums": "promoted"}
     async with engine.connect() as conn:
         merges = (await conn.execute(text(
-            "SELECT sum((metrics->>'fuzzy_dedupe_merges')::int) FROM wiki_compile_jobs WHERE tenant_id = :t"),
-            {"t": tenant})).scalar_one()
-    assert merges == 3
+            "SELECT sum((metrics->>'fuzzy_dedupe_merges')::int) AS similar, sum((metrics->>'ladder_merges')::int)"
+            " AS ladder, sum((metrics->>'judged_merges')::int) AS judged FROM wiki_compile_jobs WHERE tenant_id = :t"),
+            {"t": tenant})).one()
+    # Zilker and the museum merge on the ladder's own rungs, Franklin only by the judge's word.
+    assert (merges.similar + merges.ladder, merges.judged) == (2, 1), merges
+    assert [body for body in judged if "Franklin Barbecue Co" in body], "the judge was never asked about Franklin"
