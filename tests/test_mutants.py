@@ -78,7 +78,7 @@ def test_an_anchor_that_is_not_found_as_stated_is_an_error(edit, reason):
 def test_the_check_covers_the_five_rules_the_suite_once_let_through():
     edited = {(edit.path, edit.name) for mutant in MUTANTS for edit in mutant.edits}
     assert {("activities/compile_steps.py", "CompileSteps._apply_batch"), ("store/compile_runs.py", "advance_cursor"),
-            ("domain/promotion.py", "PROMOTION_MIN_SIGHTINGS"), ("store/plan_resolution.py", "FUZZY_MERGE_THRESHOLD"),
-            ("store/plan_resolution.py", "_fuzzy_alias_hits"), ("workflows/compile.py", "CompileWorkflow._debounce")
+            ("domain/promotion.py", "PROMOTION_MIN_SIGHTINGS"), ("domain/resolution.py", "SIMILAR_THRESHOLD"),
+            ("domain/resolution.py", "compare"), ("workflows/compile.py", "CompileWorkflow._debounce")
             } <= edited
     assert Path(ROOT / "Makefile").read_text().count("mutants:") == 1
