@@ -3,12 +3,14 @@
 `make bench` renders it with the whole page (bench/report.py); `python -m bench.many_scopes` merges
 only this metric's keys into results.json and rewrites only its parts of the page: the section
 between its markers, the summary's metric-3 rows and the metric-3 line of "How the figures are
-measured".
+measured". `python -m bench.many_scopes_report` re-renders those parts from results.json alone.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import statistics
 from pathlib import Path
 
@@ -189,8 +191,9 @@ def _why(many: dict) -> str:
             sentences.append(
                 f"The last 429 was answered {last:.0f} s into the run: in the remaining "
                 f"{run['wall_seconds'] - last:.0f} s the last scopes, down to their own sequential calls "
-                "(plan, section writes, aggregation), asked for less than the quota refilled; that tail is "
-                "most of what the whole-run figure loses.")
+                "(plan, section writes, aggregation), asked for less than the quota refilled; the run left "
+                f"{used['allowance'] - used['used']:,} {LIMIT_LABELS[binding]} unused, "
+                f"{(used['allowance'] - used['used']) / rate:.0f} s of refill.")
         if run["cpu_seconds"]["machine_busy_share"] >= CPU_SATURATED:
             sentences.append(f"The CPUs were {run['cpu_seconds']['machine_busy_share']:.0%} busy "
                              f"({run['cpu_seconds']['other_processes']:.0f} CPU s by processes outside the bench).")
@@ -235,4 +238,16 @@ def write_sections(results: dict, doc_path: Path) -> None:
     if old_rows:
         lines[old_rows[0]:old_rows[-1] + 1] = rows
     lines = [METHOD if line.startswith("- **Metric 3**:") else line for line in lines]
+    # The summary's "Also" line named this metric's memories/s before it had rows of its own.
+    lines = [re.sub(r"Also: [0-9.]+ memories/s compiled with [^;]*; ", "Also: ", line) for line in lines]
     doc_path.write_text("\n".join(lines))
+
+
+def main() -> None:
+    """Re-render this metric's parts of the page from bench/results.json (no measurement)."""
+    root = Path(__file__).resolve().parent.parent
+    write_sections(json.loads((root / "bench" / "results.json").read_text()), root / "docs" / "BENCHMARKS.md")
+
+
+if __name__ == "__main__":
+    main()
