@@ -5,14 +5,13 @@ and the cost and wall time per memory (bench/cost_realistic.py: cost by call kin
 sample at a realistic model speed, the cost growth of one scope), which `python -m bench.cost_realistic`
 runs alone.
 BENCH_REPEATS (default 3) sets how many times each measurement runs; the report gives medians.
-BENCH_LLM_MAX_PER_SECOND (default 20) and BENCH_PROVIDER_QUOTA (default 1.25 x the limit) shape
-the many-scopes run.
+The many-scopes run (metric 3, bench/many_scopes.py; `python -m bench.many_scopes` runs it alone) is
+shaped by the environment variables `bench.many_scopes.workload_from_env` names.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import os
 import tempfile
@@ -20,32 +19,23 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import cost_realistic, report
+from bench import cost_realistic, many_scopes, report
 from bench.cost import cost_per_memory
-from bench.many_scopes import Workload, compile_many_scopes, warmed_scopes
 from bench.overhead import bench_settings, compile_sample
 from bench.prompt_size import SCOPE_SIZES, planner_input
 from bench.reads import bench_reads, read_p95
 from bench.services import running_services
 
 LATENCIES_MS = (0, 500)
-WORKER_PROCESSES = (1, 2)
 log = logging.getLogger("bench")
-
-
-def workload_from_env() -> Workload:
-    limit = float(os.environ.get("BENCH_LLM_MAX_PER_SECOND", "20"))
-    quota = float(os.environ.get("BENCH_PROVIDER_QUOTA", str(limit * 1.25)))
-    return Workload(limit_per_second=limit, provider_quota_per_second=quota)
 
 
 async def run_all(repeats: int) -> dict:
     started_at = datetime.now(UTC)
     started = time.monotonic()
     machine = report.machine()
-    workload = workload_from_env()
+    workload = many_scopes.workload_from_env()
     compiles: dict[int, list[dict]] = {latency: [] for latency in LATENCIES_MS}
-    many: dict[int, list[dict]] = {workers: [] for workers in WORKER_PROCESSES}
     async with running_services() as services:
         for repeat in range(repeats):
             for latency in LATENCIES_MS:  # interleaved, so a slow spell of the machine hits both alike
@@ -57,15 +47,7 @@ async def run_all(repeats: int) -> dict:
         for pages in SCOPE_SIZES:
             prompt_scopes.append(await planner_input(services, pages))
             log.info("planner input with %d pages: %d chars", pages, prompt_scopes[-1]["input_chars"])
-        async with warmed_scopes(services, workload) as warmed:
-            log.info("%d scopes warmed", workload.scopes)
-            for repeat in range(repeats):
-                for workers in WORKER_PROCESSES:
-                    run = await compile_many_scopes(services, warmed, workload, workers)
-                    many[workers].append(run.summary(workload))
-                    log.info("many scopes %d/%d with %d worker process(es): %.1f memories/s, limit used %.0f%%",
-                             repeat + 1, repeats, workers, many[workers][-1]["memories_per_second"],
-                             100 * many[workers][-1]["rate_limit_utilisation"])
+        many = await many_scopes.measure_section(services, workload, repeats)
         async with services.fresh_database() as url:
             with tempfile.TemporaryDirectory(prefix="wiki-bench-reads-") as data_dir:
                 reads = await bench_reads(url, Path(data_dir))
@@ -74,7 +56,7 @@ async def run_all(repeats: int) -> dict:
     results = report.build_results(
         repeats=repeats, started_at=started_at, bench_seconds=time.monotonic() - started, machine_info=machine,
         l0_runs=compiles[0], l500_runs=compiles[500], prompt_scopes=prompt_scopes, many_scopes=many,
-        workload=dataclasses.asdict(workload), cost=cost_per_memory(l0["ledger"], bench_settings().model_id),
+        cost=cost_per_memory(l0["ledger"], bench_settings().model_id),
     )
     results["read_p95_ms"] = read_p95(reads)
     results["detail"]["reads"] = reads

@@ -1,16 +1,26 @@
-"""Metric 3: many scopes compiled at once under a global model rate limit, by 1 and then 2 worker processes.
+"""Metric 3: many scopes compiled at once, sharing one model quota, by 1 and then 2 worker processes.
 
 Each scope already has a wiki (its first 50 sample memories compiled once, in a template database
 every measured run copies) and 50 new memories waiting: so the measured compile rewrites existing
 sections, as a steady-state scope's compile does, instead of only creating pages. All scopes'
-compiles start together. The worker processes (bench/scope_worker.py) serve the model activities
-on their own task queue, capped at `limit_per_second` by Temporal; the simulated provider's quota
-is above that cap, so any 429 it answers means the cap did not hold across processes.
+compiles start together. The worker processes (bench/scope_worker.py) are the product's workers with
+WIKI_LLM=anthropic: every model call goes through the anthropic SDK, streamed over loopback HTTP, to
+one Claude simulator (claude_sim/) in the bench process, found through ANTHROPIC_BASE_URL. The
+simulator's rate limits — requests, input tokens and output tokens per minute — are the quota all
+processes share: over them it answers 429 with retry-after and the anthropic-ratelimit-* headers,
+and the product waits and retries as it would against Anthropic. bench/quota.py turns the calls the
+simulator recorded into how much of each limit the run used.
+
+`python -m bench.many_scopes` runs this metric alone (BENCH_REPEATS times each, default 3), merges
+its keys into bench/results.json and rewrites its section of docs/BENCHMARKS.md.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
+import logging
 import os
 import sys
 import tempfile
@@ -23,11 +33,13 @@ from pathlib import Path
 
 from sqlalchemy import text
 
-from app.worker import build_worker
+from app.worker import build_model_client, build_worker
+from bench import many_scopes_report, quota
 from bench.history import ChainAnalysis
-from bench.overhead import bench_settings, sample_memories
-from bench.provider import SimulatedProvider
-from bench.services import Services
+from bench.overhead import _environment, bench_settings, sample_memories
+from bench.report import DOC_PATH, RESULTS_PATH, git_commit
+from bench.services import Services, running_services
+from claude_sim import ClaudeSimulator, Limits, SimConfig
 from domain.memory import MemoryIn
 from runtime.database import create_engine
 from runtime.settings import Settings
@@ -36,17 +48,52 @@ from store.memories import retain
 
 ROOT = Path(__file__).resolve().parent.parent
 READY_TIMEOUT_SECONDS = 60
-RUN_TIMEOUT_SECONDS = 900
+RUN_TIMEOUT_SECONDS = 1800
 WARM_UP_CONCURRENCY = 20  # runtime.database.create_engine's pool: 10 + 10 overflow
+MEASURED_THROUGH = "anthropic-sdk"
+WORKER_PROCESSES = (1, 2)
+log = logging.getLogger("bench.many_scopes")
 
 
 @dataclass(frozen=True)
 class Workload:
     scopes: int = 100
     memories_per_scope: int = 50
-    latency_ms: int = 200
-    limit_per_second: float = 40.0
-    provider_quota_per_second: float = 50.0
+    # The model's speed as the simulator plays it (bench/cost_realistic.py's realistic figures).
+    ttft_seconds: float = 0.6
+    output_tokens_per_second: float = 150.0
+    # The simulator's rate limits (per minute), output to input tokens 1:5. Sized so that the workload's
+    # output (~660k tokens) takes about four minutes of quota, several times one scope's own sequence
+    # of calls at this speed, so the quota and not a scope's own pace bounds the run.
+    requests_per_minute: int = 500
+    input_tokens_per_minute: int = 750_000
+    output_tokens_per_minute: int = 150_000
+    # WIKI_LLM_MAX_PER_SECOND for the workers: None leaves it unset, so the provider's 429s alone throttle.
+    llm_max_per_second: float | None = None
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(requests_per_minute=self.requests_per_minute,
+                      input_tokens_per_minute=self.input_tokens_per_minute,
+                      output_tokens_per_minute=self.output_tokens_per_minute)
+
+
+def workload_from_env() -> Workload:
+    """The default workload, with any of BENCH_MANY_SCOPES, BENCH_MANY_TTFT_SECONDS,
+    BENCH_MANY_OUTPUT_TOKENS_PER_SECOND, BENCH_SIM_RPM, BENCH_SIM_ITPM, BENCH_SIM_OTPM and
+    BENCH_LLM_MAX_PER_SECOND set in the environment instead."""
+    default = Workload()
+    env = os.environ.get
+    cap = env("BENCH_LLM_MAX_PER_SECOND")
+    return Workload(
+        scopes=int(env("BENCH_MANY_SCOPES", default.scopes)),
+        ttft_seconds=float(env("BENCH_MANY_TTFT_SECONDS", default.ttft_seconds)),
+        output_tokens_per_second=float(env("BENCH_MANY_OUTPUT_TOKENS_PER_SECOND", default.output_tokens_per_second)),
+        requests_per_minute=int(env("BENCH_SIM_RPM", default.requests_per_minute)),
+        input_tokens_per_minute=int(env("BENCH_SIM_ITPM", default.input_tokens_per_minute)),
+        output_tokens_per_minute=int(env("BENCH_SIM_OTPM", default.output_tokens_per_minute)),
+        llm_max_per_second=float(cap) if cap else None,
+    )
 
 
 @dataclass
@@ -54,28 +101,37 @@ class ManyScopesRun:
     workers: int
     wall_seconds: float
     memories: int
-    model_calls: int
-    achieved_calls_per_second: float
-    steady_calls_per_second: float
-    busiest_second: int
-    provider_429s: int
+    admitted: list[quota.Charge]
+    throttled: int
+    last_throttled_seconds: float | None  # when the last 429 was answered, from the start of the compiles
+    other_errors: dict[str, int]
+    limits: Limits
     cpu_seconds: dict[str, float]
     activity_retries: dict[str, int]
     activity_retry_causes: dict[str, int]
 
-    def summary(self, workload: Workload) -> dict:
+    def summary(self) -> dict:
+        used = quota.utilisation(self.admitted, self.limits, self.wall_seconds)
+        binding = max(used, key=lambda name: used[name]["utilisation"])
+        steady = quota.steady_utilisation(self.admitted, self.limits)
+        span = self.admitted[-1].at - self.admitted[0].at if len(self.admitted) > 1 else 0.0
         return {
+            "measured_through": MEASURED_THROUGH,
             "worker_processes": self.workers,
             "wall_seconds": round(self.wall_seconds, 3),
             "memories": self.memories,
             "memories_per_second": round(self.memories / self.wall_seconds, 2),
-            "model_calls": self.model_calls,
-            "model_calls_per_second": round(self.achieved_calls_per_second, 2),
-            "rate_limit_utilisation": round(self.achieved_calls_per_second / workload.limit_per_second, 3),
-            "steady_calls_per_second": round(self.steady_calls_per_second, 2),
-            "steady_rate_limit_utilisation": round(self.steady_calls_per_second / workload.limit_per_second, 3),
-            "busiest_second_calls": self.busiest_second,
-            "provider_429s": self.provider_429s,
+            "model_calls": len(self.admitted),
+            "model_calls_per_second": round((len(self.admitted) - 1) / span, 2) if span else 0.0,
+            "rate_limit_utilisation": used[binding]["utilisation"],
+            "binding_limit": binding,
+            "limits": used,
+            "steady_rate_limit_utilisation": steady.get(binding),
+            "steady_utilisation_by_limit": steady,
+            "busiest_minute": {name: quota.busiest_minute(self.admitted, name) for name in used},
+            "provider_429s": self.throttled,
+            "last_429_at_seconds": None if self.last_throttled_seconds is None else round(self.last_throttled_seconds, 1),
+            "provider_other_errors": self.other_errors,
             "cpu_seconds": self.cpu_seconds,
             "activity_retries": self.activity_retries,
             "activity_retry_causes": self.activity_retry_causes,
@@ -97,16 +153,20 @@ def scopes(workload: Workload) -> list[tuple[str, str]]:
 
 @asynccontextmanager
 async def warmed_scopes(services: Services, workload: Workload) -> AsyncIterator[str]:
-    """A database where every scope has compiled its first memories and has the next ones retained."""
-    settings = bench_settings()
+    """A database where every scope has compiled its first memories (through the SDK and a simulator
+    with no latency and no limits: preparation, not measurement) and has the next ones retained."""
     sample = sample_memories()
-    async with services.fresh_database() as url:
+    async with services.fresh_database() as url, ClaudeSimulator(SimConfig()) as simulator:
+        with _environment(ANTHROPIC_BASE_URL=simulator.base_url):
+            settings = bench_settings(WIKI_LLM="anthropic", ANTHROPIC_API_KEY=next(iter(simulator.config.api_keys)))
+            model_client = build_model_client(settings)
         engine = create_engine(url)
         try:
             for index, (tenant, owner) in enumerate(scopes(workload)):
                 await retain(engine, tenant, owner, scope_memories(index, workload, sample)[0])
-            # No more activities at once than the engine has connections: preparation, not measurement.
-            async with build_worker(services.client, engine, settings, max_concurrent_activities=WARM_UP_CONCURRENCY):
+            # No more activities at once than the engine has connections.
+            async with build_worker(services.client, engine, settings, model_client=model_client,
+                                    max_concurrent_activities=WARM_UP_CONCURRENCY):
                 handles = await asyncio.gather(*[
                     signal_compile(services.client, tenant, owner, trigger="admin", settings=settings)
                     for tenant, owner in scopes(workload)])
@@ -115,60 +175,71 @@ async def warmed_scopes(services: Services, workload: Workload) -> AsyncIterator
                 await retain(engine, tenant, owner, scope_memories(index, workload, sample)[1])
         finally:
             await engine.dispose()
+            await model_client.aclose()
         yield url
 
 
 async def compile_many_scopes(services: Services, warmed_url: str, workload: Workload,
                               workers: int) -> ManyScopesRun:
     run_tag = uuid.uuid4().hex[:8]
-    provider = SimulatedProvider(quota_per_second=workload.provider_quota_per_second)
-    server = await provider.serve()
-    provider_port = server.sockets[0].getsockname()[1]
-    async with services.fresh_database(warmed_url) as url:
-        env = {
-            "DATABASE_URL": url, "TEMPORAL_ADDRESS": services.temporal_address, "WIKI_LLM": "scripted",
-            "WIKI_DEBOUNCE_SECONDS": "0", "WIKI_TASK_QUEUE": f"many-{run_tag}", "WIKI_LLM_TASK_QUEUE": f"llm-{run_tag}",
-            "WIKI_LLM_MAX_PER_SECOND": str(workload.limit_per_second),
-            "WIKI_SCRIPTED_LATENCY_MS": str(workload.latency_ms), "BENCH_PROVIDER": f"127.0.0.1:{provider_port}",
-        }
-        settings = Settings(**env)
-        warm_runs = await _ledger_runs(url)
-        processes = [await _start_worker_process(env, Path(tempfile.gettempdir()) / f"wiki-bench-{run_tag}-{i}.log")
-                     for i in range(workers)]
-        try:
-            cpu = services.cpu_account(**{f"worker_process_{i + 1}": p.pid for i, p in enumerate(processes)})
-            cpu.start()
-            started = time.monotonic()
-            handles = await asyncio.gather(*[
-                signal_compile(services.client, tenant, owner, trigger="admin", settings=settings)
-                for tenant, owner in scopes(workload)])
-            # Bounded: a worker process that dies would otherwise leave the bench waiting forever.
-            await asyncio.wait_for(asyncio.gather(*[handle.result() for handle in handles]), RUN_TIMEOUT_SECONDS)
-            wall = time.monotonic() - started
-            cpu_seconds = cpu.stop()
-        finally:
-            for process in processes:
-                await _stop_worker_process(process)
-            server.close()
-            await server.wait_closed()
-        chain = ChainAnalysis()
-        for workflow_id, run_id in sorted(set(await _ledger_runs(url)) - set(warm_runs)):
-            chain.add_run(await services.client.get_workflow_handle(workflow_id, run_id=run_id).fetch_history())
+    simulator = ClaudeSimulator(SimConfig(ttft_seconds=workload.ttft_seconds,
+                                          output_tokens_per_second=workload.output_tokens_per_second,
+                                          limits=workload.limits))
+    await simulator.start()
+    try:
+        async with services.fresh_database(warmed_url) as url:
+            env = {
+                "DATABASE_URL": url, "TEMPORAL_ADDRESS": services.temporal_address, "WIKI_LLM": "anthropic",
+                "ANTHROPIC_BASE_URL": simulator.base_url, "ANTHROPIC_API_KEY": next(iter(simulator.config.api_keys)),
+                "WIKI_DEBOUNCE_SECONDS": "0", "WIKI_TASK_QUEUE": f"many-{run_tag}",
+                "WIKI_LLM_TASK_QUEUE": f"llm-{run_tag}",
+            }
+            if workload.llm_max_per_second:
+                env["WIKI_LLM_MAX_PER_SECOND"] = str(workload.llm_max_per_second)
+            settings = Settings(**env)
+            warm_runs = await _ledger_runs(url)
+            processes = [await _start_worker_process(env, Path(tempfile.gettempdir()) /
+                                                     f"wiki-bench-{run_tag}-{i}.log") for i in range(workers)]
+            try:
+                cpu = services.cpu_account(**{f"worker_process_{i + 1}": p.pid for i, p in enumerate(processes)})
+                cpu.start()
+                started = time.monotonic()
+                handles = await asyncio.gather(*[
+                    signal_compile(services.client, tenant, owner, trigger="admin", settings=settings)
+                    for tenant, owner in scopes(workload)])
+                # Bounded: a worker process that dies would otherwise leave the bench waiting forever.
+                await asyncio.wait_for(asyncio.gather(*[handle.result() for handle in handles]),
+                                       RUN_TIMEOUT_SECONDS)
+                wall = time.monotonic() - started
+                cpu_seconds = cpu.stop()
+            finally:
+                for process in processes:
+                    await _stop_worker_process(process)
+            chain = ChainAnalysis()
+            for workflow_id, run_id in sorted(set(await _ledger_runs(url)) - set(warm_runs)):
+                chain.add_run(await services.client.get_workflow_handle(workflow_id, run_id=run_id).fetch_history())
+    finally:
+        await simulator.stop()
+    refused = [call.at - started for call in simulator.calls if call.status == 429]
+    errors: dict[str, int] = {}
+    for call in simulator.calls:
+        if call.status not in (200, 429):
+            errors[str(call.status)] = errors.get(str(call.status), 0) + 1
     return ManyScopesRun(
         workers=workers, wall_seconds=wall, memories=workload.scopes * workload.memories_per_scope,
-        model_calls=len(provider.accepted), achieved_calls_per_second=provider.achieved_per_second(),
-        steady_calls_per_second=provider.steady_per_second(),
-        busiest_second=provider.busiest_second(), provider_429s=provider.throttled, cpu_seconds=cpu_seconds,
+        admitted=quota.charges(simulator.calls), throttled=len(refused),
+        last_throttled_seconds=max(refused) if refused else None,
+        other_errors=errors, limits=workload.limits, cpu_seconds=cpu_seconds,
         activity_retries=dict(chain.retries), activity_retry_causes=dict(chain.retry_causes),
     )
 
 
 async def _start_worker_process(env: dict[str, str], log_path: Path) -> asyncio.subprocess.Process:
     """A bench worker process, once it polls; its log (activity retries are logged there) goes to `log_path`."""
-    with log_path.open("wb") as log:
+    with log_path.open("wb") as log_file:
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "bench.scope_worker", cwd=ROOT, env={**os.environ, **env},
-            stdout=asyncio.subprocess.PIPE, stderr=log, stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=log_file, stdin=asyncio.subprocess.DEVNULL,
         )
     line = await asyncio.wait_for(process.stdout.readline(), READY_TIMEOUT_SECONDS)
     if line.strip() != b"ready":
@@ -192,3 +263,59 @@ async def _ledger_runs(url: str) -> list[tuple[str, str]]:
             return [(row.workflow_id, row.run_id) for row in rows]
     finally:
         await engine.dispose()
+
+
+async def measure(services: Services, workload: Workload, repeats: int,
+                  worker_processes: tuple[int, ...]) -> dict[int, list[dict]]:
+    """Every run's summary, by worker processes: `repeats` runs of each, interleaved."""
+    runs: dict[int, list[dict]] = {workers: [] for workers in worker_processes}
+    async with warmed_scopes(services, workload) as warmed:
+        log.info("%d scopes warmed", workload.scopes)
+        for repeat in range(repeats):
+            for workers in worker_processes:
+                run = (await compile_many_scopes(services, warmed, workload, workers)).summary()
+                runs[workers].append(run)
+                log.info("many scopes %d/%d with %d worker process(es): %.1f s, %.2f memories/s, %s limit used "
+                         "%.0f%%, %d 429s", repeat + 1, repeats, workers, run["wall_seconds"],
+                         run["memories_per_second"], run["binding_limit"], 100 * run["rate_limit_utilisation"],
+                         run["provider_429s"])
+    return runs
+
+
+def workload_dict(workload: Workload) -> dict:
+    return {**dataclasses.asdict(workload), "measured_through": MEASURED_THROUGH}
+
+
+async def measure_section(services: Services, workload: Workload, repeats: int,
+                          worker_processes: tuple[int, ...] = WORKER_PROCESSES) -> dict:
+    """detail.many_scopes of results.json: every run, the medians, the commit and the load average."""
+    load_at_start = [round(v, 2) for v in os.getloadavg()]
+    runs = await measure(services, workload, repeats, worker_processes)
+    section = many_scopes_report.build(runs, workload_dict(workload))
+    section["commit"] = git_commit()
+    section["load_average"] = {"start": load_at_start, "end": [round(v, 2) for v in os.getloadavg()]}
+    return section
+
+
+async def _standalone(repeats: int) -> dict:
+    async with running_services() as services:
+        return await measure_section(services, workload_from_env(), repeats)
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    for noisy in ("httpx", "httpx2"):  # one line per model call drowns the bench's own progress
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    repeats = int(os.environ.get("BENCH_REPEATS", "3"))
+    if repeats < 1:
+        raise SystemExit("error: BENCH_REPEATS must be at least 1")
+    section = asyncio.run(_standalone(repeats))
+    results = json.loads(RESULTS_PATH.read_text()) if RESULTS_PATH.exists() else {}
+    results = many_scopes_report.merge_into_results(results, section)
+    RESULTS_PATH.write_text(json.dumps(results, indent=2, default=str) + "\n")
+    many_scopes_report.write_sections(results, DOC_PATH)
+    log.info("wrote %s and %s", RESULTS_PATH, DOC_PATH)
+
+
+if __name__ == "__main__":
+    main()

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bench import cost_report, reads_report
+from bench import cost_report, many_scopes_report, reads_report
 from store.scope_reads import MAX_RECENT_PADDING
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,9 +26,7 @@ DOC_PATH = ROOT / "docs" / "BENCHMARKS.md"
 OVERHEAD_TARGET = 1.15
 COMPILE_L0_TARGET_SECONDS = 20.0
 PROMPT_GROWTH_TARGET = 1.5
-UTILISATION_TARGET = 0.85
 CONTENTION_WORTH_SAYING = 0.10  # other processes' share of the CPUs above which the report says so
-CPU_SATURATED = 0.85  # the machine's busy share above which the CPUs, not the workload, bound a rate
 MODEL_ACTIVITIES = frozenset({"llm.plan_batch", "llm.write_section", "llm.judge_merges", "aggregation.plan"})
 
 
@@ -70,19 +68,15 @@ def median_run(runs: list[dict], key: str = "wall_seconds") -> dict:
 
 def build_results(*, repeats: int, started_at: datetime, bench_seconds: float, machine_info: dict,
                   l0_runs: list[dict], l500_runs: list[dict], prompt_scopes: list[dict],
-                  many_scopes: dict[int, list[dict]], workload: dict, cost: dict) -> dict:
+                  many_scopes: dict, cost: dict) -> dict:
     overhead_ratios = [run["wall_seconds"] / run["critical_path_seconds"] for run in l500_runs]
     by_pages = {scope["scope_pages"]: scope for scope in prompt_scopes}
     smallest, largest = by_pages[min(by_pages)], by_pages[max(by_pages)]
-    many_medians = {workers: _many_scopes_median(runs) for workers, runs in many_scopes.items()}
-    most_workers = many_medians[max(many_medians)]
     l0 = median_run(l0_runs)
-    return {
+    results = {
         "overhead_ratio": round(statistics.median(overhead_ratios), 3),
         "compile_700_seconds_l0": l0["wall_seconds"],
         "prompt_growth_ratio": round(largest["input_chars"] / smallest["input_chars"], 3),
-        "rate_limit_utilisation": most_workers["rate_limit_utilisation"],
-        "memories_per_second": most_workers["memories_per_second"],
         "cost_per_1000_memories_usd": cost["cost_per_1000_memories_usd"],
         "cost_per_1000_memories_usd_uncached": cost["cost_per_1000_memories_usd_uncached"],
         "detail": {
@@ -92,8 +86,6 @@ def build_results(*, repeats: int, started_at: datetime, bench_seconds: float, m
             "repeats": repeats,
             "bench_seconds": round(bench_seconds, 1),
             "figures_from": {
-                "rate_limit_utilisation": f"{max(many_medians)} worker processes, median run",
-                "memories_per_second": f"{max(many_medians)} worker processes, median run",
                 "cost": "the median L=0 compile of the 700-memory sample",
             },
             "orchestration": {
@@ -111,18 +103,10 @@ def build_results(*, repeats: int, started_at: datetime, bench_seconds: float, m
                     "duplicate_candidates_count": l0["duplicate_candidates_count"],
                 },
             },
-            "many_scopes": {
-                "workload": workload,
-                "by_worker_processes": {str(workers): {"median": many_medians[workers], "runs": runs}
-                                        for workers, runs in many_scopes.items()},
-            },
             "cost": cost,
         },
     }
-
-
-def _many_scopes_median(runs: list[dict]) -> dict:
-    return median_run(runs, "memories_per_second")
+    return many_scopes_report.merge_into_results(results, many_scopes)
 
 
 def write_results(results: dict) -> None:
@@ -153,7 +137,7 @@ def render_markdown(results: dict) -> str:
         cost_report.section(results),
         _orchestration(results, detail),
         _prompt_size(results, detail),
-        _many_scopes(detail),
+        many_scopes_report.section(results),
         _cost(results, detail),
         reads_report.section(results),
         _method(detail),
@@ -187,10 +171,10 @@ def _header(results: dict, detail: dict) -> str:
         "Everything runs on this one machine: the embedded Postgres, the Temporal dev server, the "
         "workers and the model. In the 700-memory compiles (metrics 1 and 4) the model is Claude as the "
         "product calls it (`WIKI_LLM=anthropic`: the anthropic SDK, streamed over loopback HTTP) answered by "
-        "the Claude simulator (`claude_sim/`), whose time to first token is the simulated latency L; the "
-        "many-scopes run (metric 3) still uses the scripted planner, which sleeps for L, behind a "
-        "quota-keeping provider. A load average above the CPU count means other processes competed for the "
-        "CPUs during the run (the CPU accounting in each section shows how much).",
+        "the Claude simulator (`claude_sim/`), whose time to first token is the simulated latency L; in the "
+        "many-scopes run (metric 3) the same path is paced by the simulator's rate limits (its section gives "
+        "its latency). A load average above the CPU count means other processes competed for the CPUs during "
+        "the run (the CPU accounting in each section shows how much).",
     ])
 
 
@@ -199,7 +183,6 @@ def _load(values: list[float]) -> str:
 
 
 def _targets_table(results: dict, detail: dict) -> str:
-    many = detail["many_scopes"]["by_worker_processes"]
     prompt = detail["prompt_size"]
     rows = [
         ("1", "wall time / model critical path at L = 500 ms (`overhead_ratio`)",
@@ -213,27 +196,19 @@ def _targets_table(results: dict, detail: dict) -> str:
          str(prompt["sample_merges"]["duplicate_candidates_count"]), "0",
          prompt["sample_merges"]["duplicate_candidates_count"] == 0),
     ]
-    for workers, entry in many.items():
-        median = entry["median"]
-        rows.append(("3", f"rate limit used, {workers} worker process{'es' if workers != '1' else ''}",
-                     f"{median['rate_limit_utilisation']:.0%}", f"≥ {UTILISATION_TARGET:.0%}",
-                     median["rate_limit_utilisation"] >= UTILISATION_TARGET))
-    total_429 = sum(run["provider_429s"] for entry in many.values() for run in entry["runs"])
-    rows.append(("3", "429s from the simulated provider (limit below its quota), all runs", str(total_429), "0",
-                 total_429 == 0))
     cost = detail["cost"]
     low, high = cost["original_per_1000_memories_usd"]
     lines = ["## Summary", "", "| metric | figure | value | target | |", "|---|---|---|---|---|"]
     lines += [f"| {n} | {figure} | {value} | {target} | {_met(ok)} |" for n, figure, value, target, ok in rows]
+    lines += [f"| {n} | {figure} | {value} | {target} | {'' if ok is None else _met(ok)} |"
+              for n, figure, value, target, ok in many_scopes_report.target_rows(results)]
     cached = results["cost_per_1000_memories_usd"]
     lines.append(f"| 4 | cost per 1,000 memories with prompt caching (`cost_per_1000_memories_usd`) | ${cached:.3f} | "
                  f"compare: the original's ${low:.2f}–${high:.2f} | {_compared(cached, low, high)} |")
     lines += [f"| {n} | {figure} | {value} | {target} | {_met(ok)} |"
               for n, figure, value, target, ok in reads_report.target_rows(results)]
-    scopes = detail["many_scopes"]["workload"]["scopes"]
-    lines += ["", f"Also: {results['memories_per_second']:.1f} memories/s compiled with {scopes} scopes at once "
-              f"({detail['figures_from']['memories_per_second']}); "
-              f"${results['cost_per_1000_memories_usd_uncached']:.3f} per 1,000 memories without prompt caching."]
+    lines += ["", f"Also: ${results['cost_per_1000_memories_usd_uncached']:.3f} per 1,000 memories without prompt "
+              "caching."]
     return "\n".join(lines)
 
 
@@ -394,112 +369,6 @@ def _prompt_size(results: dict, detail: dict) -> str:
     return "\n".join(lines)
 
 
-def _many_scopes(detail: dict) -> str:
-    section = detail["many_scopes"]
-    workload = section["workload"]
-    limit = workload["limit_per_second"]
-    lines = [
-        "## 3. Many scopes under a global model rate limit",
-        "",
-        f"{workload['scopes']} scopes × {workload['memories_per_scope']} new memories each (every scope already "
-        f"has a wiki compiled from {workload['memories_per_scope']} earlier memories), all compiles started "
-        f"together, L = {workload['latency_ms']} ms. Model activities run on their own task queue "
-        f"(`WIKI_LLM_TASK_QUEUE`) with `WIKI_LLM_MAX_PER_SECOND` = {limit:g}; the simulated provider's quota "
-        f"is {workload['provider_quota_per_second']:g} calls/s (a token bucket holding one second of calls).",
-        "",
-        "| worker processes | wall | memories/s | model calls | calls/s (first → last call) | limit used | "
-        "limit used, middle 80% of calls | busiest second | 429s | CPU busy | "
-        "CPU s: workers / Postgres / Temporal / others |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for workers, entry in section["by_worker_processes"].items():
-        run = entry["median"]
-        cpu = run["cpu_seconds"]
-        worker_cpu = sum(v for k, v in cpu.items() if k.startswith("worker_process"))
-        lines.append(
-            f"| {workers} | {_s(run['wall_seconds'])} | {run['memories_per_second']:.1f} | {run['model_calls']} | "
-            f"{run['model_calls_per_second']:.1f} | {run['rate_limit_utilisation']:.0%} | "
-            f"{_steady(run)} | {run['busiest_second_calls']} | {sum(r['provider_429s'] for r in entry['runs'])} | "
-            f"{cpu['machine_busy_share']:.0%} | {worker_cpu:.0f} / {cpu.get('postgres', 0):.0f} / "
-            f"{cpu.get('temporal', 0):.0f} / {cpu['other_processes']:.0f} |")
-    lines += ["", _many_scopes_why(section)]
-    return "\n".join(lines)
-
-
-def _many_scopes_why(section: dict) -> str:
-    limit = section["workload"]["limit_per_second"]
-    quota = section["workload"]["provider_quota_per_second"]
-    entries = section["by_worker_processes"]
-    medians = {workers: entry["median"] for workers, entry in entries.items()}
-    missed = {w: run for w, run in medians.items() if run["rate_limit_utilisation"] < UTILISATION_TARGET}
-    sentences = []
-    if missed:
-        parts = [f"with {w} process{'es' if w != '1' else ''}, {run['rate_limit_utilisation']:.0%} "
-                 f"({run['model_calls_per_second']:.1f} of {limit:g} calls/s, CPUs "
-                 f"{run['cpu_seconds']['machine_busy_share']:.0%} busy)" for w, run in missed.items()]
-        saturated = [w for w, run in missed.items() if run["cpu_seconds"]["machine_busy_share"] >= CPU_SATURATED]
-        steady = [w for w, run in missed.items()
-                  if run.get("steady_rate_limit_utilisation", 0) >= UTILISATION_TARGET]
-        sentences.append(f"**Why (missed: {'; '.join(parts)}).**")
-        if steady:
-            sentences.append(
-                "In the middle 80% of the calls the limit was used at "
-                + " and ".join(f"{missed[w]['steady_rate_limit_utilisation']:.0%} ({_processes_label(w)})"
-                               for w in steady)
-                + ": while every scope is under way the model queue stays supplied. What is lost is the ramp "
-                  "and the tail: all compiles start together and each runs its model calls in sequential "
-                  "phases (plan, then that batch's section writes, then the aggregation pass's plan and "
-                  "writes), so at the end only the last few scopes have calls to make and the queue runs "
-                  "below the limit while they finish.")
-        if saturated:
-            sentences.append(
-                f"With {' and '.join(_processes_label(w) for w in saturated)} the {os.cpu_count()} CPUs, shared "
-                f"with Postgres and the Temporal server, were saturated: each scope's database steps and "
-                f"workflow tasks between model calls compete for them, and cutting that work is what would "
-                f"raise the rate.")
-        elif not steady:
-            sentences.append(
-                "The CPUs were not saturated either: between two model calls each scope waits for its own "
-                "database steps and workflow tasks, strictly in sequence, so the number of calls ready at "
-                "any moment falls below what the limit would admit.")
-        shares = {w: run["cpu_seconds"]["other_processes"] / run["cpu_seconds"]["machine_total"]
-                  for w, run in missed.items() if run["cpu_seconds"]["machine_total"]}
-        if any(share >= CONTENTION_WORTH_SAYING for share in shares.values()):
-            sentences.append(
-                "Processes outside the benchmark took "
-                + " and ".join(f"{share:.0%} ({_processes_label(w)})" for w, share in shares.items())
-                + " of the machine's CPU time meanwhile, so these rates are lower than on an idle machine.")
-        spread = {w: [r["rate_limit_utilisation"] for r in entries[w]["runs"]] for w in missed}
-        sentences.append("Runs: " + "; ".join(
-            f"{_processes_label(w)} {', '.join(f'{u:.0%}' for u in values)}" for w, values in spread.items())
-            + " (the median is reported).")
-    else:
-        sentences.append(f"**Why (met).** The workers kept the model queue supplied above "
-                         f"{UTILISATION_TARGET:.0%} of the limit.")
-    busiest = max(run["busiest_second_calls"] for run in medians.values())
-    if busiest > limit:
-        throttled = sum(run["provider_429s"] for entry in entries.values() for run in entry["runs"])
-        sentences.append(
-            f"The busiest one-second window saw {busiest} admitted calls against a limit of {limit:g}/s: "
-            f"Temporal's task-queue limiter holds the rate over time but lets bursts through, so a provider "
-            f"quota only a little above the limit ({quota:g}/s here) can answer 429s ({throttled} in these runs); "
-            f"those are absorbed by the `LlmThrottled` retries (they cost time, never work).")
-    retries = {w: run["activity_retry_causes"] for w, run in medians.items() if run["activity_retry_causes"]}
-    for workers, causes in retries.items():
-        sentences.append(f"Retried activity attempts ({_processes_label(workers)}): "
-                         + ", ".join(f"{count} after {cause}" for cause, count in sorted(causes.items())) + ".")
-    return " ".join(sentences)
-
-
-def _steady(run: dict) -> str:
-    value = run.get("steady_rate_limit_utilisation")
-    return "–" if value is None else f"{value:.0%}"
-
-
-def _processes_label(workers: str) -> str:
-    return f"{workers} worker process{'es' if workers != '1' else ''}"
-
-
 def _cost(results: dict, detail: dict) -> str:
     cost = detail["cost"]
     tokens = cost["tokens_per_memory"]
@@ -573,11 +442,7 @@ def _method(detail: dict) -> str:
         "- **Metric 2**: scopes seeded by bulk INSERT (sample names first, then generated names of the same "
         "shapes); one batch of 50 sample memories goes through `names_in_batch`, `candidate_pages`, "
         "`open_mentions` and `build_planner_prompt`, as `llm.plan_batch` does. Tokens are characters / 4.",
-        "- **Metric 3**: worker processes run `python -m bench.scope_worker` — the product's compile worker "
-        "and model worker (`worker.build_llm_worker`), except that every model call first asks the simulated "
-        "provider (an HTTP server on loopback in the bench process) for admission; a 429 fails the attempt as "
-        "`LlmThrottled` and Temporal retries it. Utilisation is the provider's admitted calls per second "
-        "between its first and last call, divided by the limit.",
+        many_scopes_report.METHOD,
         "- **Metric 4**: ledger totals (`wiki_compile_jobs.metrics`) of the median L = 0 compile, priced "
         "with `domain/pricing.py`.",
         f"- **CPU**: `/proc` accounting over each measurement (machine busy share; Postgres, Temporal server, "

@@ -1,64 +1,34 @@
 """One worker process of the many-scopes benchmark: `python -m bench.scope_worker` (started by the bench).
 
-It runs the product's two workers — the compile worker on WIKI_TASK_QUEUE and the model worker on
-WIKI_LLM_TASK_QUEUE with WIKI_LLM_MAX_PER_SECOND — configured from the environment like
-`python worker.py`. The only difference: each model call first asks the simulated provider at
-BENCH_PROVIDER (host:port) for admission, so the provider counts the calls of all processes and
-answers 429 over its quota. The calls themselves are the scripted planner's, with
-WIKI_SCRIPTED_LATENCY_MS of simulated latency. Prints "ready" once both workers poll; stops on SIGTERM.
+It runs the product's workers exactly as `python worker.py` composes them (`app.worker.build_workers`:
+the compile worker on WIKI_TASK_QUEUE and the model worker on WIKI_LLM_TASK_QUEUE), configured from
+the environment. With WIKI_LLM=anthropic its model calls go through the anthropic SDK to
+ANTHROPIC_BASE_URL, which the bench points at its Claude simulator: the simulator's rate limits
+(429 with retry-after) are the quota every process shares. Unlike `python worker.py` it prints
+"ready" once the workers poll, so the bench knows when to start the compiles; it stops on SIGTERM.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
-import os
 import signal
-from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from typing import Any
 
-from temporalio import activity
-
-from app.worker import activities_for, build_llm_worker, build_worker
-from bench.provider import ask_provider
+from app.worker import MAX_CONCURRENT_ACTIVITIES, build_workers
 from runtime.database import create_engine
 from runtime.settings import load_settings
 from runtime.temporal_client import connect
 
-# The activities that call the model (the workflow schedules them on the model queue).
-MODEL_CALLS = frozenset({"llm.plan_batch", "llm.write_section", "llm.judge_merges", "aggregation.plan"})
-
-
-def _activity_name(fn: Callable[..., Any]) -> str:
-    definition = activity._Definition.from_callable(fn)
-    return definition.name if definition else ""
-
-
-def through_provider(fn: Callable[[Any], Awaitable[Any]], host: str, port: int) -> Callable[[Any], Awaitable[Any]]:
-    """The same activity, under the same name, that first gets the provider's admission."""
-
-    @functools.wraps(fn, updated=())  # not __dict__: it holds the wrapped activity's definition
-    async def call(request):
-        await ask_provider(host, port)
-        return await fn(request)
-
-    return activity.defn(name=_activity_name(fn))(call)
-
 
 async def run(stop: asyncio.Event) -> None:
     settings = load_settings()
-    host, port = os.environ["BENCH_PROVIDER"].rsplit(":", 1)
     client = await connect(settings)
-    engine = create_engine()
-    model_activities = [
-        through_provider(fn, host, int(port)) if _activity_name(fn) in MODEL_CALLS else fn
-        for fn in activities_for(engine, settings)
-    ]
+    # Two workers share this engine, as in app.worker.run_worker.
+    engine = create_engine(pool_size=MAX_CONCURRENT_ACTIVITIES)
     try:
         async with AsyncExitStack() as running:
-            await running.enter_async_context(build_worker(client, engine, settings))
-            await running.enter_async_context(build_llm_worker(client, engine, settings, activities=model_activities))
+            for worker in build_workers(client, engine, settings):
+                await running.enter_async_context(worker)
             print("ready", flush=True)
             await stop.wait()
     finally:
