@@ -449,7 +449,7 @@ def _call_kind(body: dict[str, Any]) -> tuple[str, str]:
         block.get("text", "") for block in content if block.get("type") == "text")
     tools = body.get("tools") or []
     properties = (tools[0].get("input_schema") or {}).get("properties") or {} if tools else {}
-    if "pageUpdates" in properties:
+    if "held" in properties or "pageUpdates" in properties:
         return "planner", user
     if "parentSectionUpdates" in properties:
         return "aggregation", user
@@ -488,7 +488,7 @@ def _answer(kind: str, user: str, body: dict[str, Any], fault: str | None,
     except (ValueError, KeyError) as error:
         answer = {} if forced else f"The simulator could not read this prompt ({error})."
     if fault == "malformed":
-        answer = {"pageUpdates": "not a list", "newPages": None} if forced else ""
+        answer = {"updates": "not a list", "new_pages": None} if forced else ""
     if fault == "miscopied_ids" and isinstance(answer, dict):
         answer = _miscopied(answer)
     if forced and isinstance(answer, dict):
@@ -511,13 +511,19 @@ def _cut(reply: _Reply, max_tokens: int) -> _Reply:
     return _Reply([{"type": "text", "text": kept}] if kept else [], "max_tokens", kept)
 
 
-_ID_KEYS = frozenset({"pageId", "mentionId", "source_ref"})
+_ID_KEYS = frozenset({"pageId", "mentionId", "source_ref", "page", "mention", "ref"})
+_ID_LISTS = frozenset({"source_refs", "refs"})
 
 
 def _miscopied(value: Any) -> Any:
+    """The answer with every id or handle miscopied: references, quoted lines ("@m3") and link ends."""
     if isinstance(value, dict):
         return {key: (miscopy(item) if key in _ID_KEYS and isinstance(item, str) else
-                      [miscopy(ref) for ref in item] if key == "source_refs" and isinstance(item, list) else
+                      [miscopy(ref) for ref in item] if key in _ID_LISTS and isinstance(item, list) else
+                      [miscopy(line) if line.startswith("@") else line for line in item]
+                      if key == "lines" and isinstance(item, list) else
+                      [[miscopy(end) for end in link[:2]] + link[2:] for link in item]
+                      if key == "links" and isinstance(item, list) else
                       _miscopied(item)) for key, item in value.items()}
     if isinstance(value, list):
         return [_miscopied(item) for item in value]

@@ -20,6 +20,7 @@ from domain.pricing import TokenUsage, estimate_tokens, priced
 from domain.resolution import MergeQuestion
 from domain.resolved_plan import SectionTask
 from planners.claude_client import ModelClient, ModelReply
+from planners.compact_plan import CompactPlan, to_plan
 from planners.handles import Handles
 from planners.judge_prompt import JUDGE_REPLY_SCHEMA, JUDGE_SYSTEM, build_judge_prompt, parse_judge_reply
 from planners.port import AggregationRequest, JudgeReply, PlanReply, SectionReply
@@ -154,11 +155,12 @@ def plan_call(context: PlannerContext) -> PlanCall:
 def plan_reply(call: PlanCall, reply: ModelReply, model_id: str, *, batch: bool = False) -> PlanReply:
     """The plan in `reply` with its handles mapped back to ids, priced (`batch`: at the batch price)."""
     try:
-        plan = parse_plan(reply.text)
+        plan, unknown_ends = read_plan(reply.text, call.handles)
     except PlanInvalid as error:
         error.spent = reply.usage
         raise priced_error(error, model_id, batch=batch) from None
     plan, unknown = call.handles.resolve(plan)
+    unknown += unknown_ends
     if unknown:
         # Left as written: resolution drops each one and counts it in dropped_invalid_ids.
         log.warning("planner reply named %d handle(s) its prompt never showed", unknown)
@@ -173,20 +175,48 @@ def priced_error(error: StepFailed, model_id: str, *, batch: bool = False) -> St
     return error
 
 
+def read_plan(reply_text: str, handles: Handles) -> tuple[Plan, int]:
+    """The model's answer in the compact contract (planners/compact_plan.py) as a long-form Plan, still
+    in handles, with the number of link ends that named no page; or PlanInvalid (the workflow retries
+    once, then splits). An answer in the long form is read as such (no handle count added)."""
+    raw = _reply_json(reply_text)
+    if isinstance(raw, dict) and "pageUpdates" in raw:
+        return _validated_plan(raw), 0
+    try:
+        compact = CompactPlan.model_validate(raw)
+    except ValidationError as error:
+        raise PlanInvalid(f"planner output does not match the plan contract: {_problems(error)}") from None
+    try:
+        return to_plan(compact, handles.quotes, handles.page_keys, handles.held_quotes)
+    except ValidationError as error:
+        raise PlanInvalid(f"planner output does not match the plan contract: {_problems(error)}") from None
+
+
 def parse_plan(reply_text: str) -> Plan:
-    """The model's answer as a Plan, or PlanInvalid (the workflow retries once, then splits)."""
+    """A long-form plan (the Plan model's JSON), or PlanInvalid."""
+    return _validated_plan(_reply_json(reply_text))
+
+
+def _reply_json(reply_text: str):  # noqa: ANN202 - whatever JSON the model sent, judged by the caller
     try:
         raw = parse_json_response(reply_text)
     except (JsonResponseError, json.JSONDecodeError, ValueError) as error:
         raise PlanInvalid(f"planner output is not JSON: {error}") from None
-    if isinstance(raw, dict) and isinstance(raw.get("plan"), dict) and "pageUpdates" not in raw:
+    if isinstance(raw, dict) and isinstance(raw.get("plan"), dict) and not {"pageUpdates", "updates"} & raw.keys():
         raw = raw["plan"]  # some models wrap the tool input once more
+    return raw
+
+
+def _validated_plan(raw: object) -> Plan:
     try:
         return Plan.model_validate(raw)
     except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in item['loc']) or 'plan'}: {item['msg']}" for item in error.errors()[:5])
-        raise PlanInvalid(f"planner output does not match the plan contract: {problems}") from None
+        raise PlanInvalid(f"planner output does not match the plan contract: {_problems(error)}") from None
+
+
+def _problems(error: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(str(p) for p in item['loc']) or 'plan'}: {item['msg']}"
+                     for item in error.errors()[:5])
 
 
 def parse_aggregation_plan(reply_text: str) -> Plan:

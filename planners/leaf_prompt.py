@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict
 
 from domain.aliases import format_heading_from_slug, normalize_alias
 from domain.context import CandidatePage, CandidateSection, MemoryRecord, OpenMention, PlannerContext
+from planners.compact_plan import quote_line, quote_text
 from planners.handles import Handles
 from planners.prompt_text import JSON_ONLY_INSTRUCTION, compact_metadata, section, to_json, truncate
 from planners.templates import describe_page_types
@@ -56,33 +57,30 @@ PLANNER_TOKENS_PER_MEMORY = 320
 PLANNER_TOKENS_PER_PROMOTION = 600
 PLANNER_MAX_TOKENS = 24_000
 
-PLANNER_OUTPUT_SHAPE = """{
-  "pageUpdates": [
-    {"pageId": "<p-handle of a candidate page>", "aliases": ["<new alternate names, optional>"],
-     "sections": [{"slug": "<section slug>", "proposed_body_md": "<the full new markdown body>",
-                   "source_refs": ["<m-handle of a record that informs THIS section>"]}]}
-  ],
-  "newPages": [
-    {"type": "entity | topic | decision", "slug": "<kebab-case slug>", "title": "<display title>",
-     "aliases": ["<optional>"], "summary": "<one line>", "source_refs": ["<m-handles backing the page>"],
-     "sections": [{"slug": "<section slug>", "heading": "<heading>", "body_md": "<markdown body>",
-                   "source_refs": ["<m-handle>"]}]}
-  ],
-  "unresolvedMentions": [
-    {"alias": "<the name as written>", "suggestedType": "entity | topic | decision | null",
-     "context": "<a short quote>", "source_ref": "<m-handle of the record it appeared in>"}
-  ],
-  "promotions": [
-    {"mentionId": "<u-handle of an open mention>", "reason": "<one sentence>", "type": "entity | topic | decision",
-     "title": "<page title>", "slug": "<kebab-case slug>",
-     "sections": [{"slug": "<slug>", "heading": "<heading>", "body_md": "<body>", "source_refs": ["<m-handle>"]}]}
-  ],
-  "pageLinks": [
-    {"fromType": "entity | topic | decision", "fromSlug": "<slug of a candidate page or one of your newPages>",
-     "toType": "entity | topic | decision", "toSlug": "<slug>", "context": "<one line, optional>"}
-  ]
-}
-Leave out optional keys you have nothing for (aliases, summary, context)."""
+PLANNER_OUTPUT_SHAPE = """{"updates": [{"page": "<p-handle>", "aliases": ["<new alternate name>"],
+              "sections": [{"slug": "<section slug>", "lines": ["<new line>", "@<m-handle>"],
+                            "refs": ["<m-handle>"], "rewrite": true}]}],
+ "new_pages": [{"type": "entity|topic|decision", "title": "<display title>", "slug": "<kebab-case>",
+                "summary": "<one line>", "aliases": ["<alternate name>"], "refs": ["<m-handle>"],
+                "sections": [{"slug": "<slug>", "heading": "<heading>", "lines": ["<line>", "@<m-handle>"],
+                              "refs": ["<m-handle>"]}]}],
+ "held": [{"name": "<the name as written>", "type": "entity|topic|decision", "ref": "<m-handle>",
+           "quote": "<short quote>"}],
+ "promotions": [{"mention": "<u-handle>", "type": "entity|topic|decision", "title": "<page title>",
+                 "slug": "<kebab-case>", "reason": "<one sentence>", "sections": [<as in new_pages>]}],
+ "links": [["<from: p-handle, or type/slug of a page in new_pages or promotions>", "<to>", "<context>"]]}
+
+Lines and citations:
+- A section's body is its "lines" (markdown, one string per line). The line "@m4" stands for m4's own \
+dated line, "- <date m4 happened>: <m4's first sentence>": use it whenever that line says what you \
+would write, rather than copying the text. Every record a section quotes this way is cited by it; \
+"refs" lists the other records the section draws on.
+- In updates, lines are added to the section as they are; set "rewrite": true only when an existing \
+line is wrong or superseded (the section is then rewritten from your lines).
+Leave out what you have nothing for, and what the compiler derives: "slug" when it is the title's \
+kebab-case, "heading" when it is the section's default, a new page's "refs" when they are its \
+sections' citations, a held name's "quote" when it is its record's first sentence, "rewrite" when \
+false, a link's context when there is none."""
 
 PLANNER_SYSTEM = f"""You are the planner of a wiki compiled from one user's memories. You read a batch of \
 memory records together with the pages and the open unresolved mentions that already exist, and you \
@@ -101,47 +99,44 @@ The defaults are a guide, not a cage: propose another section slug when the reco
 ## What a plan contains
 
 One JSON object with the arrays below; any of them may be empty.
-- pageUpdates: candidate pages whose sections should change given the new records. Each candidate page \
-lists its sections with the start of their current text (a section line without a heading has the \
-slug's default heading); include a section only when its content \
-materially changes, never rewrite for style, and reuse an existing section's slug rather than invent \
-a near-duplicate.
-- newPages: new pages. Propose one only when all three hold: the subject is durable, at least two \
+- updates: candidate pages whose sections should change given the new records. Each candidate page \
+lists its sections with the start of their current text (a section without a heading has the \
+slug's default heading); include a section only when its content materially changes, never rewrite \
+for style, and reuse an existing section's slug rather than invent a near-duplicate.
+- new_pages: new pages. Propose one only when all three hold: the subject is durable, at least two \
 records reinforce it, and no candidate page already covers it (compare titles, slugs and aliases).
-- unresolvedMentions: names the records mention that no candidate page covers and that do not yet \
-justify a page of their own.
+- held: names the records mention that no candidate page covers and that do not yet justify a page \
+of their own, each with the record it appeared in.
 - promotions: open unresolved mentions that should now become pages, only when the mention has been \
-seen at least 3 times and is still active recently. Use the mention's handle as mentionId. A \
-promotion's sections may cite, besides records of this batch, the records of the sightings listed under \
-that mention: they are the earlier records the name was held from.
-- pageLinks: directed links between pages that meaningfully reference each other: a restaurant to the \
+seen at least 3 times and is still active recently. A promotion's sections may cite, besides records \
+of this batch, the records of the sightings listed under that mention: they are the earlier records \
+the name was held from.
+- links: directed links between pages that meaningfully reference each other: a restaurant to the \
 trip or city it belongs to, a place to the larger place that contains it, a person to their \
 organisation or family, a decision to the things it is about, a topic to its members. Emit both \
-directions when both are meaningful. Both ends must be candidate pages or pages in your own newPages, \
-named by (type, slug); never create a page through a link alone.
+directions when both are meaningful. Both ends must be candidate pages or pages of this plan; never \
+create a page through a link alone.
 
 ## Be cautious
 
-Holding a name as an unresolved mention is almost free; a spurious page is expensive to undo. When in \
-doubt, hold the name instead of creating a page. If you cannot tell whether something is an entity, a \
-topic or a decision, hold it.
+Holding a name is almost free; a spurious page is expensive to undo. When in doubt, hold the name \
+instead of creating a page. If you cannot tell whether something is an entity, a topic or a \
+decision, hold it.
 
 ## Rules
 
-1. Every section you write (in pageUpdates, newPages and promotions) MUST carry source_refs: the \
-handles of exactly those records in this batch (for a promotion, also the mention's sightings) that inform that \
-section. Never cite a record on a section whose text does not draw on it. Leave out any section that \
-no record supports.
+1. Every section you write MUST cite exactly those records of this batch (for a promotion, also the \
+mention's sightings) that inform it. Never cite a record on a section whose text does not draw on it. \
+Leave out any section that no record supports.
 2. Everything is named by a short handle: m1, m2, … for records, p1, … for candidate pages, u1, … for \
-open mentions. Never invent a handle: pageId must be a candidate page's p-handle, mentionId an open \
-mention's u-handle, and every source_ref the m-handle of a record you were shown. Copy handles exactly.
+open mentions. Never invent a handle; copy handles exactly.
 3. When a record clearly refers to a candidate page (by title, slug or alias), update that page; never \
 create a second page for it.
-4. Keep section bodies short, factual markdown. No speculation, nothing beyond what the records say.
-5. Never write handles, ids, UUIDs, hex keys or any internal identifier into section text. Provenance \
-belongs in source_refs only.
+4. Keep section text short, factual markdown. No speculation, nothing beyond what the records say.
+5. Never write handles (except a whole "@m<n>" line), ids, UUIDs or any internal identifier into \
+section text. Provenance belongs in the citations only.
 6. Never use [[wikilink]] syntax. Write names as plain text; you may bold a page's exact title \
-(**Title**). Relationships between pages belong in pageLinks.
+(**Title**). Relationships between pages belong in links.
 7. Slugs are lowercase kebab-case.
 8. Answer with JSON only.
 
@@ -176,7 +171,19 @@ def prompt_handles(ctx: PlannerContext) -> Handles:
                  for c in shown_mention(m).sample_contexts]
     mentions = [m.id for m in ctx.open_mentions]
     mentions += [i for i in ctx.promotion_candidate_ids if i not in mentions]
-    return Handles.build([m.id for m in ctx.memories], [p.id for p in ctx.candidate_pages], mentions, sightings)
+    handles = Handles.build([m.id for m in ctx.memories], [p.id for p in ctx.candidate_pages], mentions, sightings)
+    # The values the compact reply leaves to the compiler, from the memories as the prompt shows them.
+    # Only the batch's records: their text is in the prompt, so the model knows what "@m<n>" says.
+    shown = {str(m.id).lower(): shown_memory(m) for m in ctx.memories}
+    quotes: dict[str, str] = {}
+    held_quotes: dict[str, str] = {}
+    for handle, memory_id in handles.memories.items():
+        memory = shown.get(memory_id.lower())
+        if memory is not None:
+            quotes[handle] = quote_line(memory)
+            held_quotes[handle] = quote_text(memory)
+    page_keys = {handles.page(p.id): f"{p.type}/{p.slug}" for p in ctx.candidate_pages}
+    return handles.model_copy(update={"quotes": quotes, "held_quotes": held_quotes, "page_keys": page_keys})
 
 
 def build_planner_prompt(ctx: PlannerContext) -> PlannerPrompt:
@@ -290,7 +297,7 @@ def _promotion_section(candidate_ids: Sequence[UUID], mentions: Sequence[OpenMen
     by_id = {mention.id: mention for mention in mentions}
     lines = [
         "These open mentions have been seen at least 3 times within the last 30 days. Promote each one "
-        "(promotions[], mentionId = its handle) if its sightings (listed with the open mentions above) justify "
+        "(promotions, mention = its handle) if its sightings (listed with the open mentions above) justify "
         "a durable page of its own; otherwise leave it open. Its sections may cite those sightings' records.",
         "",
     ]

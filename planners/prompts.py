@@ -13,8 +13,8 @@ from uuid import UUID
 from pydantic import BaseModel
 
 from domain.context import AggregationPage, AggregationParentCandidate, AggregationSection
-from domain.plan import NewPage, PageLink, PageUpdate, ParentSectionUpdate, Promotion, SectionPromotion
-from domain.plan import UnresolvedMention as PlannedMention
+from domain.plan import NewPage, PageLink, ParentSectionUpdate, SectionPromotion
+from planners.compact_plan import PLANNER_REPLY_SCHEMA  # noqa: F401 - the leaf reply's schema, re-exported
 from planners.leaf_prompt import (  # noqa: F401 - the leaf planner's prompt, re-exported
     PLANNER_SYSTEM,
     RECORD_TEXT_LIMIT,
@@ -316,16 +316,6 @@ def force_aggregation_arrays(raw: Any) -> Any:
 # --------------------------------------------------------------------------------------------
 
 
-class _LeafPlanReply(BaseModel):
-    """What the leaf planner is asked for (the Plan model validates the reply afterwards)."""
-
-    pageUpdates: list[PageUpdate]
-    newPages: list[NewPage]
-    unresolvedMentions: list[PlannedMention]
-    promotions: list[Promotion]
-    pageLinks: list[PageLink]
-
-
 class _AggregationReply(BaseModel):
     parentSectionUpdates: list[ParentSectionUpdate]
     sectionPromotions: list[SectionPromotion]
@@ -333,5 +323,4 @@ class _AggregationReply(BaseModel):
     pageLinks: list[PageLink]
 
 
-PLANNER_REPLY_SCHEMA: dict[str, Any] = _LeafPlanReply.model_json_schema()
 AGGREGATION_REPLY_SCHEMA: dict[str, Any] = _AggregationReply.model_json_schema()

@@ -68,7 +68,7 @@ async def test_a_structured_call_streams_forces_the_reply_tool_and_reads_the_too
     assert sent.body["tool_choice"] == {"type": "tool", "name": STRUCTURED_REPLY_TOOL, "disable_parallel_tool_use": True}
     assert sent.body["tools"][0]["input_schema"] == PLANNER_REPLY_SCHEMA
     assert "temperature" not in sent.body
-    assert set(json.loads(reply.text)) >= {"pageUpdates", "newPages", "unresolvedMentions", "promotions"}
+    assert set(json.loads(reply.text)) >= {"updates", "new_pages", "held", "promotions"}
     assert reply.stop_reason == "tool_use"
     assert reply.usage == TokenUsage(**sent.usage.as_dict())
 

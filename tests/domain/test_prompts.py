@@ -243,7 +243,7 @@ def test_planner_max_tokens_grows_with_the_batch_up_to_a_cap() -> None:
 
 def test_planner_system_prompt_states_the_rules_and_the_output_shape() -> None:
     for rule in (
-        "MUST carry source_refs",
+        "MUST cite exactly those records",
         "Never invent a handle",
         "[[wikilink]]",
         "at least two",
@@ -254,19 +254,14 @@ def test_planner_system_prompt_states_the_rules_and_the_output_shape() -> None:
     for template in PAGE_TEMPLATES.values():
         for section in template.sections:
             assert f'`{section.slug}` "{section.heading}"' in PLANNER_SYSTEM
-    for array in ("pageUpdates", "newPages", "unresolvedMentions", "promotions", "pageLinks"):
+    for array in ("updates", "new_pages", "held", "promotions", "links"):
         assert f'"{array}"' in PLANNER_SYSTEM
 
 
 def test_reply_schemas_ask_each_planner_for_exactly_its_arrays() -> None:
     assert PLANNER_REPLY_SCHEMA["type"] == "object"
-    assert set(PLANNER_REPLY_SCHEMA["required"]) == {
-        "pageUpdates",
-        "newPages",
-        "unresolvedMentions",
-        "promotions",
-        "pageLinks",
-    }
+    assert set(PLANNER_REPLY_SCHEMA["required"]) == {"updates", "new_pages", "held", "promotions"}
+    assert set(PLANNER_REPLY_SCHEMA["properties"]) == {"updates", "new_pages", "held", "promotions", "links"}
     assert set(AGGREGATION_REPLY_SCHEMA["properties"]) == {
         "parentSectionUpdates",
         "sectionPromotions",
