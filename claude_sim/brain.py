@@ -241,19 +241,25 @@ def compact_reply(plan: Plan, view: PlannerContext, handles: dict[str, str]) -> 
 
 def written_section(user: str) -> dict[str, Any]:
     """The writer's edits: the scripted writer's merge (new lines appended) as inserts after the last
-    line; past the prompt's budget, the oldest lines folded into one summary line first."""
+    line; past the prompt's budget, the oldest lines folded into one summary line first, down to half
+    the budget as the prompt asks (one replace and one ranged delete)."""
     shown = _between(user, "## Existing body\n", "\n\n## Planner's proposed body\n")
     proposed = _between(user, "## Planner's proposed body\n", "\n\n## Source records")
+    if proposed.startswith("_(its new lines are already"):
+        proposed = ""  # a condense-only call: the new lines are at the end of the body shown
     existing = [] if shown.startswith("_(empty") else [line.split("| ", 1)[-1] for line in shown.splitlines()]
     budget = int(re.search(r"^Budget: (\d+) characters$", user, re.MULTILINE).group(1))  # type: ignore[union-attr]
     merged = scripted_write_section("\n".join(existing), proposed).splitlines()
     folded = 0  # the oldest lines of the merged body folded into one summary line
-    while len("\n".join(merged[folded:])) > budget - 120 and folded < len(merged) - 1:
-        folded += 2 if folded == 0 else 1
+    if len("\n".join(merged)) > budget:
+        while len("\n".join(merged[folded:])) > budget // 2 - 120 and folded < len(merged) - 1:
+            folded += 2 if folded == 0 else 1
     if folded and existing:
         kept_new = merged[max(folded, len(existing)):]
         edits: list[dict[str, Any]] = [{"op": "replace", "line": 1, "text": _summary_line(merged[:folded])}]
-        edits.extend({"op": "delete", "line": n} for n in range(2, min(folded, len(existing)) + 1))
+        last = min(folded, len(existing))
+        if last >= 2:
+            edits.append({"op": "delete", "line": 2, **({"to": last} if last > 2 else {})})
     else:
         kept_new = merged[len(existing):]
         edits = []

@@ -80,8 +80,13 @@ class ClaudePlanner:
         appended = append_lines(task.existing_body, task.proposed_body)
         if task.additive and len(appended) <= SECTION_BUDGET_CHARS:
             return SectionReply(body=appended, usage=priced(model_id, TokenUsage()))
+        # An additive update past the budget is appended first: the writer then only condenses the
+        # body it is shown, so it retypes no proposed line and needs no source record.
+        condense_only = task.additive
+        body_shown = appended if condense_only else task.existing_body
         prompt = build_section_writer_prompt(task.page_title, task.page_type, task.slug, task.heading,
-                                             task.existing_body, task.proposed_body, [m.content for m in cited])
+                                             body_shown, task.proposed_body, [m.content for m in cited],
+                                             appended=condense_only)
         try:
             reply = await self._client.complete(model=model_id, system=SECTION_WRITER_SYSTEM, user=prompt,
                                                 max_tokens=writer_max_tokens(None, task.proposed_body))
@@ -92,7 +97,7 @@ class ClaudePlanner:
         except ModelInterrupted as error:
             raise priced_error(error, model_id) from None  # the workflow retries it
         try:
-            body = apply_edits(task.existing_body, parse_edits(reply.text))
+            body = apply_edits(body_shown, parse_edits(reply.text))
         except ValueError as error:
             log.warning("section writer reply is not edits; keeping the appended proposal: %s", error)
             body = appended

@@ -53,14 +53,16 @@ You are shown the section's existing body with numbered lines, the planner's pro
 the source records. Answer with edits to the existing lines, never the whole section, as one JSON object:
 {"edits": [{"op": "replace", "line": 3, "text": "<new text of line 3>"},
            {"op": "insert", "line": 5, "text": "<new line(s) to put after line 5; 0 = at the top>"},
-           {"op": "delete", "line": 7}]}
-Line numbers always refer to the existing body as shown. An empty edits list keeps the section as it is.
+           {"op": "delete", "line": 7, "to": 9}]}
+Line numbers always refer to the existing body as shown; "to" (optional) makes a replace or delete \
+cover lines line..to. An empty edits list keeps the section as it is.
 
 - Stay grounded in the source records and the planner's draft. Do not invent facts.
 - Replace a line only when the new evidence corrects or supersedes it; otherwise insert.
 - The section has a size budget. When the body with your edits would pass it, condense: fold the \
 oldest detailed lines into one or a few summary lines (counts, date ranges, the latest observation) \
-by replacing the first of them and deleting the rest. Nothing is lost: the section keeps citing every \
+by replacing the first of them and deleting the rest, until the body is at most half the budget, so \
+that the next additions fit without another rewrite. Nothing is lost: the section keeps citing every \
 record behind the lines it folds.
 - Never speculate, moralise, or describe the user's feelings beyond what the records show.
 - Never write record ids, UUIDs or any internal identifier, and no "(see record …)" notes.
@@ -68,6 +70,10 @@ record behind the lines it folds.
 
 EMPTY_EXISTING_BODY = "_(empty — this is a new section)_"
 NO_CITED_SOURCES = "(none explicitly cited — stay close to the planner's draft)"
+# An update that only adds lines and passes the budget: its lines are appended in code before the
+# writer is called, so the writer only condenses, and neither retypes them nor needs their records.
+ALREADY_APPENDED = "_(its new lines are already at the end of the existing body: only condense)_"
+NO_SOURCES_NEEDED = "(none needed: nothing new to write)"
 
 
 def build_section_writer_prompt(
@@ -79,10 +85,14 @@ def build_section_writer_prompt(
     proposed_body: str,
     cited_texts: Sequence[str],
     budget_chars: int = SECTION_BUDGET_CHARS,
+    *,
+    appended: bool = False,
 ) -> str:
-    """The writer's user message. Record ids are never shown, so they cannot leak into the body."""
+    """The writer's user message. Record ids are never shown, so they cannot leak into the body.
+    `appended`: `existing_body` already ends with the proposal's lines (a condense-only call)."""
     sources = (
-        "\n".join(f"- {truncate(text, WRITER_SOURCE_LIMIT)}" for text in cited_texts)
+        NO_SOURCES_NEEDED if appended
+        else "\n".join(f"- {truncate(text, WRITER_SOURCE_LIMIT)}" for text in cited_texts)
         if cited_texts
         else NO_CITED_SOURCES
     )
@@ -97,7 +107,7 @@ def build_section_writer_prompt(
             numbered(existing_body) or EMPTY_EXISTING_BODY,
             "",
             "## Planner's proposed body",
-            proposed_body.strip(),
+            ALREADY_APPENDED if appended else proposed_body.strip(),
             "",
             "## Source records (grounding only — do NOT cite ids in the body)",
             sources,
