@@ -128,7 +128,7 @@ def leaf_handles(user: str) -> dict[str, str]:
 
 def _page(head: str, rest: list[str]) -> CandidatePage:
     f = fields(head)
-    sections = [fields(line.removeprefix("· section ")) for line in rest if line.startswith("· section ")]
+    sections = [fields(line.removeprefix("· ")) for line in rest if line.startswith("· slug=")]
     return CandidatePage(id=handle_uuid(_handle(head)), type=f["type"], slug=f["slug"], title=f["title"],
                          summary=f.get("summary"), aliases=f.get("aliases", []),
                          sections=[CandidateSection(slug=s["slug"], heading=s.get("heading") or

@@ -32,6 +32,7 @@ from planners.prompts import (
     build_planner_prompt,
     build_section_writer_prompt,
     force_aggregation_arrays,
+    map_aggregation_handles,
     planner_max_tokens,
 )
 from planners.section_edits import SECTION_BUDGET_CHARS, append_lines, apply_edits, parse_edits
@@ -119,7 +120,11 @@ class ClaudePlanner:
                 raise
         except (ModelTruncated, PlanInvalid, ModelInterrupted) as error:
             raise priced_error(error, model_id) from None
-        return PlanReply(plan=plan, usage=priced(model_id, reply.usage), input_chars=prompt.chars)
+        plan, unknown = map_aggregation_handles(plan, prompt.handles)
+        if unknown:
+            log.warning("aggregation reply named %d handle(s) its prompt never showed", unknown)
+        return PlanReply(plan=plan, usage=priced(model_id, reply.usage), input_chars=prompt.chars,
+                         unknown_handles=unknown)
 
 
     async def judge_merges(self, questions: list[MergeQuestion], model_id: str) -> JudgeReply:

@@ -10,8 +10,8 @@ and the reply is written in handles, mapped back to ids by the planner before an
   text in full up to RECORD_TEXT_LIMIT characters. A longer text is shown up to the limit and marked
   as cut, with its full length, so the model knows it saw part of it; nothing is cut silently.
 - Candidate pages: handle, type, slug, title, summary, aliases, and each section's slug, heading (left
-  out when it is the slug's default heading) and the start of its text (SECTION_EXCERPT_LIMIT characters), so the model can tell whether a section
-  really changes and reuse its slug.
+  out when it is the slug's default heading) and its first line (up to SECTION_EXCERPT_LIMIT
+  characters), so the model knows what each section holds and reuses its slug.
 - Open mentions: handle, alias, count, suggested type, when last seen, and every sighting the mention
   holds (its quoted context and the handle of the record it came from), so a promotion can cite them.
 - Promotion candidates (a lint-triggered compile): the mentions to consider promoting.
@@ -46,7 +46,12 @@ RECORD_TEXT_LIMIT = 6_000
 CANDIDATE_SUMMARY_LIMIT = 200
 CANDIDATE_ALIAS_LIMIT = 16
 CANDIDATE_SECTION_LIMIT = 12
-SECTION_EXCERPT_LIMIT = 160
+# A section's excerpt is its first line, up to this many characters: what the section holds (an
+# overview's sentence, a log's count and date span, a condensed section's summary). Measured on the
+# sample, the plans and the wiki were the same with 160, 80 or 40 characters of each body's start:
+# updates only add lines (the compiler appends them and drops repeats), so the model need not see a
+# body to avoid restating it.
+SECTION_EXCERPT_LIMIT = 100
 # Sightings a mention keeps (store/plan_apply.py keeps the newest 5) are all shown, each quote to here.
 MENTION_CONTEXT_LIMIT = 300
 MENTION_CONTEXTS_SHOWN = 5
@@ -100,7 +105,7 @@ The defaults are a guide, not a cage: propose another section slug when the reco
 
 One JSON object with the arrays below; any of them may be empty.
 - updates: candidate pages whose sections should change given the new records. Each candidate page \
-lists its sections with the start of their current text (a section without a heading has the \
+lists its sections with the first line of their current text (a section without a heading has the \
 slug's default heading); include a section only when its content materially changes, never rewrite \
 for style, and reuse an existing section's slug rather than invent a near-duplicate.
 - new_pages: new pages. Propose one only when all three hold: the subject is durable, at least two \
@@ -217,9 +222,14 @@ def shown_page(page: CandidatePage) -> CandidatePage:
         id=page.id, type=page.type, slug=page.slug, title=page.title,
         summary=truncate(page.summary, CANDIDATE_SUMMARY_LIMIT) if page.summary else None,
         aliases=page.aliases[:CANDIDATE_ALIAS_LIMIT],
-        sections=[CandidateSection(slug=s.slug, heading=s.heading, body_md=truncate(s.body_md, SECTION_EXCERPT_LIMIT))
+        sections=[CandidateSection(slug=s.slug, heading=s.heading, body_md=section_excerpt(s.body_md))
                   for s in page.sections[:CANDIDATE_SECTION_LIMIT]],
     )
+
+
+def section_excerpt(body: str) -> str:
+    first = next((line.strip() for line in body.splitlines() if line.strip()), "")
+    return truncate(first, SECTION_EXCERPT_LIMIT)
 
 
 def shown_mention(mention: OpenMention) -> OpenMention:
@@ -269,7 +279,7 @@ def _candidate_lines(page: CandidatePage, handles: Handles) -> str:
     lines = [line]
     for s in shown.sections:
         heading = "" if s.heading == format_heading_from_slug(s.slug) else f" heading={to_json(s.heading)}"
-        lines.append(f"  · section slug={s.slug}{heading} excerpt={to_json(s.body_md)}")
+        lines.append(f"  · slug={s.slug}{heading} excerpt={to_json(s.body_md)}")
     return "\n".join(lines)
 
 

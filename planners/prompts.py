@@ -10,11 +10,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from uuid import UUID
 
-from pydantic import BaseModel
-
 from domain.context import AggregationPage, AggregationParentCandidate, AggregationSection
-from domain.plan import NewPage, PageLink, ParentSectionUpdate, SectionPromotion
+from domain.plan import NewPage, Plan
 from planners.compact_plan import PLANNER_REPLY_SCHEMA  # noqa: F401 - the leaf reply's schema, re-exported
+from planners.handles import Handles
 from planners.leaf_prompt import (  # noqa: F401 - the leaf planner's prompt, re-exported
     PLANNER_SYSTEM,
     RECORD_TEXT_LIMIT,
@@ -129,19 +128,19 @@ AGGREGATION_LEAF_ARRAYS = ("pageUpdates", "unresolvedMentions", "promotions")
 AGGREGATION_OUTPUT_SHAPE = """{
   "parentSectionUpdates": [
     {
-      "pageId": "<id of an existing hub page from the input>",
+      "pageId": "<p-handle of an existing hub page from the input>",
       "sectionSlug": "<rollup section slug>",
       "heading": "<section heading>",
       "proposed_body_md": "<rollup markdown; replaced by a rendered list when linked_page_slugs is set>",
       "rationale": "<one sentence: why this section changes now>",
       "linked_page_slugs": [{"type": "entity | topic | decision", "slug": "<slug of a page in the input>"}],
-      "source_refs": ["<record id that informs this rollup>"],
+      "source_refs": ["<m-handle of a record that informs this rollup>"],
       "observed_tags": ["<tags shared by the linked pages, optional>"]
     }
   ],
   "sectionPromotions": [
     {
-      "pageId": "<id of the parent page>",
+      "pageId": "<p-handle of the parent page>",
       "sectionSlug": "<the section being promoted>",
       "reason": "<one sentence: why it is ready to stand alone>",
       "parentSummary": "<short paragraph left on the parent section>",
@@ -154,7 +153,7 @@ AGGREGATION_OUTPUT_SHAPE = """{
         "summary": "<one-line summary>",
         "source_refs": [],
         "sections": [
-          {"slug": "<section slug>", "heading": "<heading>", "body_md": "<body>", "source_refs": ["<record id>"]}
+          {"slug": "<section slug>", "heading": "<heading>", "body_md": "<body>", "source_refs": ["<m-handle>"]}
         ]
       }
     }
@@ -168,7 +167,7 @@ AGGREGATION_OUTPUT_SHAPE = """{
       "aliases": [],
       "source_refs": [],
       "sections": [
-        {"slug": "<section slug>", "heading": "<heading>", "body_md": "<body>", "source_refs": ["<record id>"]}
+        {"slug": "<section slug>", "heading": "<heading>", "body_md": "<body>", "source_refs": ["<m-handle>"]}
       ]
     }
   ],
@@ -223,8 +222,9 @@ and persistent (evidence spread over time, not a one-day burst).
 
 ## Rules
 
-- Every parentSectionUpdate and every section you write MUST carry source_refs: ids from the records \
-lists of the parent candidates that inform it. Never make ids up; leave source_refs empty rather than \
+- Pages are named by short handles (p1, p2, …) and records by m1, m2, …; copy them exactly.
+- Every parentSectionUpdate and every section you write MUST carry source_refs: handles from the records \
+lists of the parent candidates that inform it. Never make handles up; leave source_refs empty rather than \
 guess.
 - Never write record ids, UUIDs or any internal identifier into prose. Never use [[wikilink]] syntax.
 - Keep bodies short, factual markdown. No speculation.
@@ -248,9 +248,17 @@ def build_aggregation_prompt(
         AggregationParentCandidate.model_validate(candidate, from_attributes=True)
         for candidate in parent_candidates
     ]
-    page_lines = [line for page in page_models for line in _aggregation_page_lines(page)]
+    # Ids are shown as handles (p1… pages, m1… records): a UUID costs a model ~20 tokens to read and
+    # as many to copy back. `map_aggregation_handles` maps the reply back.
+    page_ids = [str(page.id) for page in page_models]
+    page_ids += [str(page.parent_page_id) for page in page_models if page.parent_page_id]
+    page_ids += [str(page_id) for page_id in list(neighborhoods)[:AGGREGATION_NEIGHBORHOOD_LIMIT]]
+    record_ids = [str(r) for c in candidate_models if c.source_kind == "record"
+                  for r in c.source_record_ids[:AGGREGATION_CANDIDATE_RECORD_LIMIT]]
+    handles = Handles.build(record_ids, list(dict.fromkeys(page_ids)), [])
+    page_lines = [line for page in page_models for line in _aggregation_page_lines(page, handles)]
     neighborhood_lines = [
-        f"- pageId={page_id} inbound={count}"
+        f"- pageId={handles.page(page_id)} inbound={count}"
         for page_id, count in list(neighborhoods.items())[:AGGREGATION_NEIGHBORHOOD_LIMIT]
     ]
     user = "\n\n".join(
@@ -258,19 +266,53 @@ def build_aggregation_prompt(
             section("Recently changed pages in this scope", page_lines),
             section(
                 "Derived parent candidates (from record metadata and page summaries)",
-                [_parent_candidate_line(candidate) for candidate in candidate_models],
+                [_parent_candidate_line(candidate, handles) for candidate in candidate_models],
             ),
             section("Link neighborhoods (inbound links per page)", neighborhood_lines),
             JSON_ONLY_INSTRUCTION,
         ]
     )
-    return PlannerPrompt(system=AGGREGATION_SYSTEM, user=user)
+    return PlannerPrompt(system=AGGREGATION_SYSTEM, user=user, handles=handles)
 
 
-def _aggregation_page_lines(page: AggregationPage) -> list[str]:
-    head = f"- id={page.id} type={page.type} slug={page.slug} title={to_json(page.title)}"
+def map_aggregation_handles(plan: Plan, handles: Handles) -> tuple[Plan, int]:
+    """The aggregation plan with its page and record handles mapped back to ids, and how many were
+    not handles of the prompt (left as written: resolution drops and counts them)."""
+    unknown = 0
+
+    def look(table: dict[str, str], value: str) -> str:
+        nonlocal unknown
+        found = table.get(value.strip().lower())
+        if found is None:
+            unknown += 1
+            return value
+        return found
+
+    def refs(values: list[str]) -> list[str]:
+        return [look(handles.memories, value) for value in values]
+
+    def page(new: NewPage) -> None:
+        new.source_refs = refs(new.source_refs)
+        for new_section in new.sections:
+            new_section.source_refs = refs(new_section.source_refs)
+
+    out = plan.model_copy(deep=True)
+    for update in out.parentSectionUpdates:
+        update.pageId = look(handles.pages, update.pageId)
+        update.source_refs = refs(update.source_refs)
+    for promotion in out.sectionPromotions:
+        promotion.pageId = look(handles.pages, promotion.pageId)
+        page(promotion.newPage)
+    for new_page in out.newPages:
+        page(new_page)
+    out._dropped_links = plan.dropped_links  # noqa: SLF001 - carried over from the parsed plan
+    return out, unknown
+
+
+def _aggregation_page_lines(page: AggregationPage, handles: Handles) -> list[str]:
+    head = f"- id={handles.page(page.id)} type={page.type} slug={page.slug} title={to_json(page.title)}"
     if page.parent_page_id:
-        head += f" parent_page_id={page.parent_page_id}"
+        head += f" parent_page_id={handles.page(page.parent_page_id)}"
     head += f" hubness={page.hubness_score}"
     if page.tags:
         head += f" tags={to_json(page.tags[:AGGREGATION_TAG_LIMIT])}"
@@ -295,7 +337,7 @@ def _aggregation_section_line(section: AggregationSection) -> str:
     return f"  · section={section.slug}{aggregation_part} body_chars={len(section.body_md)}"
 
 
-def _parent_candidate_line(candidate: AggregationParentCandidate) -> str:
+def _parent_candidate_line(candidate: AggregationParentCandidate, handles: Handles) -> str:
     line = (
         f"- reason={candidate.reason} parent={to_json(candidate.parent_title)} slug={candidate.parent_slug}"
         f" section={candidate.suggested_section_slug} supporting={candidate.supporting_count}"
@@ -304,7 +346,8 @@ def _parent_candidate_line(candidate: AggregationParentCandidate) -> str:
     # Record ids give the planner something real to cite in source_refs; summary-derived candidates
     # carry page ids, which are not citable records.
     if candidate.source_kind == "record" and candidate.source_record_ids:
-        line += f" records={to_json(candidate.source_record_ids[:AGGREGATION_CANDIDATE_RECORD_LIMIT])}"
+        shown = candidate.source_record_ids[:AGGREGATION_CANDIDATE_RECORD_LIMIT]
+        line += f" records={to_json([handles.memory(record) for record in shown])}"
     return line
 
 
@@ -326,11 +369,28 @@ def force_aggregation_arrays(raw: Any) -> Any:
 # --------------------------------------------------------------------------------------------
 
 
-class _AggregationReply(BaseModel):
-    parentSectionUpdates: list[ParentSectionUpdate]
-    sectionPromotions: list[SectionPromotion]
-    newPages: list[NewPage]
-    pageLinks: list[PageLink]
-
-
-AGGREGATION_REPLY_SCHEMA: dict[str, Any] = _AggregationReply.model_json_schema()
+# The aggregation tool's input schema: its arrays and their items' keys, no prose or titles (the
+# system prompt's output shape says what each means; the Plan model validates the reply afterwards).
+_STR: dict[str, Any] = {"type": "string"}
+_STRS: dict[str, Any] = {"type": "array", "items": _STR}
+_AGG_SECTION = {"type": "object", "properties": {"slug": _STR, "heading": _STR, "body_md": _STR, "source_refs": _STRS}}
+_AGG_PAGE = {"type": "object", "properties": {"type": _STR, "slug": _STR, "title": _STR, "summary": _STR,
+                                              "aliases": _STRS, "source_refs": _STRS,
+                                              "sections": {"type": "array", "items": _AGG_SECTION}}}
+AGGREGATION_REPLY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["parentSectionUpdates", "sectionPromotions", "newPages", "pageLinks"],
+    "properties": {
+        "parentSectionUpdates": {"type": "array", "items": {"type": "object", "properties": {
+            "pageId": _STR, "sectionSlug": _STR, "heading": _STR, "proposed_body_md": _STR, "rationale": _STR,
+            "linked_page_slugs": {"type": "array", "items": {"type": "object", "properties": {
+                "type": _STR, "slug": _STR}}},
+            "source_refs": _STRS, "observed_tags": _STRS}}},
+        "sectionPromotions": {"type": "array", "items": {"type": "object", "properties": {
+            "pageId": _STR, "sectionSlug": _STR, "reason": _STR, "parentSummary": _STR, "topHighlights": _STRS,
+            "newPage": _AGG_PAGE}}},
+        "newPages": {"type": "array", "items": _AGG_PAGE},
+        "pageLinks": {"type": "array", "items": {"type": "object", "properties": {
+            "fromType": _STR, "fromSlug": _STR, "toType": _STR, "toSlug": _STR, "context": _STR}}},
+    },
+}

@@ -25,6 +25,7 @@ from planners.prompts import (
     build_section_writer_prompt,
     compact_metadata,
     force_aggregation_arrays,
+    map_aggregation_handles,
     planner_max_tokens,
     planner_view,
     truncate,
@@ -120,8 +121,8 @@ def test_candidate_page_shows_summary_aliases_and_each_section_with_a_bounded_ex
     assert (
         '- p1 type=entity slug=franklin-barbecue title="Franklin Barbecue" '
         f'summary="BBQ joint in Austin, TX." aliases={expected_aliases}\n'
-        '  · section slug=overview excerpt="Brisket."\n'  # the slug's default heading is left out
-        f'  · section slug=notes excerpt="{"n" * SECTION_EXCERPT_LIMIT}…"'
+        '  · slug=overview excerpt="Brisket."\n'  # the slug's default heading is left out
+        f'  · slug=notes excerpt="{"n" * SECTION_EXCERPT_LIMIT}…"'
     ) in user
 
 
@@ -353,21 +354,31 @@ def test_aggregation_prompt_lines() -> None:
     text = prompt.user
     assert prompt.system == AGGREGATION_SYSTEM and True
     tags = json.dumps([f"t{n}" for n in range(8)], separators=(",", ":"))
-    assert f'- id={PAGE_ID} type=topic slug=austin title="Austin" hubness=4 tags={tags}' in text
+    # Ids are shown as handles: the pages (and parents, and neighbourhoods) p1…, the records m1….
+    assert prompt.handles.pages["p1"] == str(PAGE_ID) and prompt.handles.memories == {"m1": "r1", "m2": "r2"}
+    assert str(PAGE_ID) not in text
+    assert f'- id=p1 type=topic slug=austin title="Austin" hubness=4 tags={tags}' in text
     assert f'    summary="Capital of Texas. {"s" * 282}…"' in text
     assert "  · section=overview body_chars=3" in text
     assert "  · section=restaurants linked=2 records=5 score=0 status=none body_chars=12" in text
     assert (
-        f'- id=leaf-id type=entity slug=franklin-barbecue title="Franklin Barbecue" parent_page_id={PAGE_ID} hubness=0'
+        '- id=p2 type=entity slug=franklin-barbecue title="Franklin Barbecue" parent_page_id=p1 hubness=0'
         in text
     )
     assert (
-        '- reason=city parent="Austin" slug=austin section=overview supporting=2 tags=["food"] records=["r1","r2"]'
+        '- reason=city parent="Austin" slug=austin section=overview supporting=2 tags=["food"] records=["m1","m2"]'
         in text
     )
     assert '- reason=city parent="Toronto" slug=austin section=overview supporting=2 tags=["food"]\n' in text
-    assert "- pageId=29 inbound=29" in text
-    assert "pageId=30 " not in text
+    assert "- pageId=p32 inbound=29" in text
+    assert "inbound=30" not in text
+    plan = Plan.model_validate({"pageUpdates": [], "newPages": [], "unresolvedMentions": [], "promotions": [],
+                                "parentSectionUpdates": [{"pageId": "p1", "sectionSlug": "food",
+                                                          "source_refs": ["m2", "m9"]}]})
+    mapped, unknown = map_aggregation_handles(plan, prompt.handles)
+    assert (mapped.parentSectionUpdates[0].pageId, mapped.parentSectionUpdates[0].source_refs) == (
+        str(PAGE_ID), ["r2", "m9"])
+    assert unknown == 1  # m9 was never shown: left as written, for resolution to drop and count
 
 
 def test_aggregation_prompt_with_nothing_says_none_three_times() -> None:
