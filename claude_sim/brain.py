@@ -153,8 +153,22 @@ def _mention(head: str, rest: list[str]) -> OpenMention:
 def _memory(head: str) -> MemoryRecord:
     f = fields(head)
     happened = _when(f["happened"])
-    return MemoryRecord(id=handle_uuid(_handle(head)), content=f.get("text", ""), metadata=f.get("metadata", {}),
-                        created_at=happened, updated_at=happened)
+    return MemoryRecord(id=handle_uuid(_handle(head)), content=f.get("text", ""),
+                        metadata=_entity_objects(f.get("metadata", {})), created_at=happened, updated_at=happened)
+
+
+def _entity_objects(metadata: dict[str, Any]) -> dict[str, Any]:
+    """The metadata with its entity rows ([name, kind, type, aliases?]) read back as objects."""
+    entities = metadata.get("entities")
+    if not isinstance(entities, list) or not all(isinstance(row, list) for row in entities):
+        return metadata
+    objects = []
+    for row in entities:
+        entity = {key: value for key, value in zip(("name", "kind", "type"), row[:3], strict=False) if value is not None}
+        if len(row) > 3:
+            entity["aliases"] = row[3]
+        objects.append(entity)
+    return {**metadata, "entities": objects}
 
 
 def leaf_plan(user: str) -> dict[str, Any]:

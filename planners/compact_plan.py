@@ -119,33 +119,14 @@ class CompactPlan(BaseModel):
     links: Annotated[list[Any], BeforeValidator(_none_to_list)] = []
 
 
-# The forced tool's input schema: the arrays and the keys of their items, no prose (the system
-# prompt says what each means; the reply is validated by the models above afterwards).
-_STR = {"type": "string"}
-_STRS = {"type": "array", "items": _STR}
-_SECTION = {"type": "object", "required": ["slug", "lines"],
-            "properties": {"slug": _STR, "heading": _STR, "lines": _STRS, "refs": _STRS}}
-_SECTIONS = {"type": "array", "items": _SECTION}
+# The forced tool's input schema: the five arrays, no more. The system prompt's output shape says
+# what their items hold (repeating it here would be sent, and paid for, twice on every plan); the
+# reply is validated by the models above afterwards.
 PLANNER_REPLY_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["updates", "new_pages", "held", "promotions"],
-    "properties": {
-        "updates": {"type": "array", "items": {"type": "object", "required": ["page", "sections"], "properties": {
-            "page": _STR, "aliases": _STRS, "sections": {"type": "array", "items": {
-                "type": "object", "required": ["slug", "lines"],
-                "properties": {"slug": _STR, "lines": _STRS, "refs": _STRS, "rewrite": {"type": "boolean"}}}}}}},
-        "new_pages": {"type": "array", "items": {"type": "object", "required": ["type", "title", "sections"],
-                                                 "properties": {"type": _STR, "title": _STR, "slug": _STR,
-                                                                "summary": _STR, "aliases": _STRS, "refs": _STRS,
-                                                                "sections": _SECTIONS}}},
-        "held": {"type": "array", "items": {"type": "object", "required": ["name", "ref"], "properties": {
-            "name": _STR, "type": _STR, "ref": _STR, "quote": _STR}}},
-        "promotions": {"type": "array", "items": {"type": "object", "required": ["mention", "type", "title"],
-                                                  "properties": {"mention": _STR, "type": _STR, "title": _STR,
-                                                                 "slug": _STR, "reason": _STR,
-                                                                 "sections": _SECTIONS}}},
-        "links": {"type": "array", "items": {"type": "array", "items": _STR}},
-    },
+    "properties": {key: {"type": "array", "items": {"type": "array" if key == "links" else "object"}}
+                   for key in ("updates", "new_pages", "held", "promotions", "links")},
 }
 
 

@@ -29,6 +29,7 @@ batch's names, so they change from call to call; the model gateway caches only t
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
@@ -93,7 +94,8 @@ decide how the wiki should change. You never write to the wiki yourself: you ret
 compiler applies it.
 
 Everything you are shown belongs to exactly one scope (one tenant, one owner). Refer only to the \
-records, pages and mentions you are given.
+records, pages and mentions you are given. A record's metadata lists its entities as rows: [name, \
+kind, type] or [name, kind, type, [aliases]], null where a value is absent.
 
 ## Page types
 
@@ -232,13 +234,20 @@ def section_excerpt(body: str) -> str:
     return truncate(first, SECTION_EXCERPT_LIMIT)
 
 
+def last_seen_day(moment: datetime) -> datetime:
+    """When a mention was last seen, to the day (UTC): the promotion rule's recency is counted in days,
+    and the time of day (to the microsecond) cost a prompt ~8 tokens a mention."""
+    utc = moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return datetime(utc.year, utc.month, utc.day, tzinfo=UTC)
+
+
 def shown_mention(mention: OpenMention) -> OpenMention:
     contexts = [{"quote": truncate(str(c.get("quote") or ""), MENTION_CONTEXT_LIMIT),
                  "source_ref": str(c.get("source_ref") or "")}
                 for c in mention.sample_contexts[:MENTION_CONTEXTS_SHOWN]]
     return OpenMention(id=mention.id, alias=mention.alias, alias_normalized=mention.alias_normalized,
                        mention_count=mention.mention_count, suggested_type=mention.suggested_type,
-                       last_seen_at=mention.last_seen_at, sample_contexts=contexts)
+                       last_seen_at=last_seen_day(mention.last_seen_at), sample_contexts=contexts)
 
 
 def planner_view(ctx: PlannerContext) -> PlannerContext:
@@ -259,8 +268,28 @@ def planner_view(ctx: PlannerContext) -> PlannerContext:
 # Each line leads with its handle; values from memories or the wiki are JSON.
 
 
+# A record's metadata entities are written as rows, [name, kind, type] or [name, kind, type, [aliases]]
+# (null where absent), rather than as objects repeating their keys: on the sample the keys were a
+# fifth of a plan's metadata. Entities with any other key, or a non-text value, keep their objects.
+ENTITY_FIELDS = ("name", "kind", "type")
+
+
+def entity_rows(metadata: dict) -> dict:
+    entities = metadata.get("entities")
+    if not isinstance(entities, list) or not entities or not all(_row_able(e) for e in entities):
+        return metadata
+    rows = [[e.get(key) for key in ENTITY_FIELDS] + ([e["aliases"]] if "aliases" in e else []) for e in entities]
+    return {**metadata, "entities": rows}
+
+
+def _row_able(entity: object) -> bool:
+    return (isinstance(entity, dict) and set(entity) <= {*ENTITY_FIELDS, "aliases"}
+            and all(isinstance(entity[key], str) for key in ENTITY_FIELDS if key in entity)
+            and (isinstance(entity.get("aliases"), list) if "aliases" in entity else True))
+
+
 def _record_lines(record: MemoryRecord, handles: Handles) -> str:
-    metadata = compact_metadata(record.metadata)
+    metadata = entity_rows(compact_metadata(record.metadata))
     metadata_part = f" metadata={to_json(metadata)}" if metadata else ""
     line = (f"- {handles.memory(record.id)} happened={record.created_at.isoformat()}{metadata_part}"
             f" text={to_json(shown_text(record.content))}")
@@ -291,7 +320,7 @@ def _mention_head(mention: OpenMention, handles: Handles) -> str:
     if mention.suggested_type:
         line += f" suggestedType={mention.suggested_type}"
     # The promotion rule needs recency, so the planner is told when the name was last seen.
-    return f"{line} lastSeen={mention.last_seen_at.isoformat()}"
+    return f"{line} lastSeen={mention.last_seen_at.date().isoformat()}"
 
 
 def _mention_lines(mention: OpenMention, handles: Handles) -> str:

@@ -133,7 +133,7 @@ def test_mention_shows_alias_count_type_last_seen_and_every_held_sighting() -> N
     user = prompt.user
     # The sightings' records continue the memories' handles (m1 is the batch's one record).
     assert ('- u1 alias="Chef João" count=3 suggestedType=entity '
-            'lastSeen=2026-04-27T10:30:00+00:00\n'
+            'lastSeen=2026-04-27\n'
             '  · sighting m2 context="cooked by Chef João"\n') in user
     assert '  · sighting m5 context="a fourth sighting"' in user
     assert (prompt.handles.memories["m2"], prompt.handles.memories["m5"]) == ("r-1", "r-4")
@@ -412,3 +412,13 @@ def test_aggregation_reply_loses_its_leaf_arrays() -> None:
     assert plan.newPages == [] and plan.pageLinks == []
     assert plan.parentSectionUpdates[0].sectionSlug == "restaurants"
     assert force_aggregation_arrays(["not", "an", "object"]) == ["not", "an", "object"]
+
+
+def test_entities_are_written_as_rows_unless_one_has_another_key() -> None:
+    from planners.leaf_prompt import entity_rows
+
+    rows = entity_rows({"entities": [{"name": "Lena", "kind": "person", "type": "entity", "aliases": ["Lena Park"]},
+                                     {"name": "Paris", "type": "topic"}], "tags": ["x"]})
+    assert rows == {"entities": [["Lena", "person", "entity", ["Lena Park"]], ["Paris", None, "topic"]], "tags": ["x"]}
+    odd = {"entities": [{"name": "Lena", "rank": 1}]}
+    assert entity_rows(odd) == odd
