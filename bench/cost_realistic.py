@@ -29,6 +29,7 @@ from bench import cost_report
 from bench.cost import per_1000
 from bench.history import PLAN, WRITE, ChainAnalysis
 from bench.overhead import _environment, _ledger, bench_settings, compile_sample
+from bench.plan_tokens import plan_token_parts
 from bench.report import DOC_PATH, RESULTS_PATH, git_commit
 from bench.services import Services, running_services
 from claude_sim import ClaudeSimulator, SimConfig
@@ -128,14 +129,21 @@ def planner_prompt_parts(calls) -> dict[str, int]:
 
 async def measure_cost(services: Services, model_id: str) -> dict:
     calls: list = []
+    load_start = _load()
     run = await compile_sample(services, 0, calls_out=calls)
     memories = int(run.ledger["records_read"])
     batch = await measure_batch_cost(services, model_id)
     return {**_cost_summary(calls, memories, model_id), "wall_seconds": round(run.wall_seconds, 1),
+            "load_average": {"start": load_start, "end": _load()},
             "planner_prompt_bytes_per_call": planner_prompt_parts(calls),
+            "planner_tokens_by_part": plan_token_parts(calls),
             "batches": run.batches, "duplicate_candidates_count": run.duplicate_candidates_count,
             "wiki": run.wiki_counts, "wiki_digest": run.wiki_digest,
             "batch_mode": {**batch, "same_wiki_as_interactive": batch.pop("wiki_digest") == run.wiki_digest}}
+
+
+def _load() -> str:
+    return " / ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 async def measure_batch_cost(services: Services, model_id: str) -> dict:
@@ -172,12 +180,14 @@ def _critical_path_parts(chain: ChainAnalysis, ttft: float, speed: float) -> dic
 
 async def measure_realistic(services: Services) -> dict:
     ttft, speed = REALISTIC_TTFT_SECONDS, REALISTIC_OUTPUT_TOKENS_PER_SECOND
+    load_start = _load()
     run = await compile_sample(services, int(ttft * 1000), output_tokens_per_second=speed)
     critical = run.chain.model_critical_path_seconds(ttft, speed)
     plans = [a for b in run.chain.batches for a in b.activities if a.name == PLAN and a.output_tokens]
     return {
         "ttft_seconds": ttft, "output_tokens_per_second": speed,
         "wall_seconds": round(run.wall_seconds, 1),
+        "load_average": {"start": load_start, "end": _load()},
         "model_critical_path_seconds": round(critical, 1),
         "overhead_ratio": round(run.wall_seconds / critical, 3) if critical else None,
         "critical_path_parts": _critical_path_parts(run.chain, ttft, speed),
@@ -199,6 +209,7 @@ async def measure_growth(services: Services, model_id: str, thousands: int = GRO
     if thousands > 1:
         steps.append(((thousands - 1) * 1000, thousands * 1000, True))
     tenant, owner = f"growth{uuid.uuid4().hex[:8]}", "eric"
+    load_start = _load()
     simulator = ClaudeSimulator(SimConfig())
     await simulator.start()
     measured: list[dict] = []
@@ -235,6 +246,7 @@ async def measure_growth(services: Services, model_id: str, thousands: int = GRO
         await simulator.stop()
     first, last = measured[0], measured[-1]
     return {"thousands": thousands, "first": first, "last": last,
+            "load_average": {"start": load_start, "end": _load()},
             "ratio": round(last["usd_per_memory"] / first["usd_per_memory"], 3),
             "duplicate_candidates_count": runs[-1]["metrics"].get("duplicate_candidates_count", 0) if runs else 0}
 

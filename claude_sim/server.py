@@ -77,6 +77,7 @@ class Call:
     body: dict[str, Any] = field(default_factory=dict)  # the request's JSON body, as received
     path: str = ""
     batch_id: str | None = None  # set for a request answered inside a Message Batch
+    reply_text: str = ""  # what the output tokens were counted on (a tool input as JSON, or the text)
 
     @property
     def billing_multiplier(self) -> float:
@@ -260,6 +261,7 @@ class ClaudeSimulator:
             script = self.scripts.get(kind)
             reply = _answer(kind, user, body, None, script.popleft() if script else None)
             usage.output_tokens = tokens(reply.output_text)
+            call.reply_text = reply.output_text
             if usage.output_tokens > body["max_tokens"]:
                 reply = _cut(reply, body["max_tokens"])
                 usage.output_tokens = body["max_tokens"]
@@ -304,6 +306,7 @@ class ClaudeSimulator:
         script = self.scripts.get(kind)
         reply = _answer(kind, user, body, fault.kind if fault else None, script.popleft() if script else None)
         usage.output_tokens = tokens(reply.output_text)
+        call.reply_text = reply.output_text
         if usage.output_tokens > body["max_tokens"]:
             reply = _cut(reply, body["max_tokens"])
             usage.output_tokens = body["max_tokens"]

@@ -36,6 +36,7 @@ counted with the malformed ones.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
@@ -154,8 +155,13 @@ def default_heading(page_type: str, slug: str) -> str:
     return template.heading if template else humanize(slug)
 
 
+_QUOTE = re.compile(r"^@[A-Za-z]+[0-9]+$")
+
+
 def is_quote(line: str) -> bool:
-    return line.startswith(QUOTE_PREFIX) and " " not in line.strip()
+    """A whole line that is one handle after "@" ("@m4"; "@m0" too, an unknown one): prose such as
+    "@home" or "@m4 and more" stays text."""
+    return bool(_QUOTE.match(line.strip()))
 
 
 # ------------------------------------------------------------------ compact -> Plan
@@ -183,10 +189,7 @@ class _Reader:
                 cited.append(handle)  # an unknown one stays a citation as written: resolution counts it
             else:
                 out.append(line)
-        for ref in refs:
-            if ref not in cited:
-                cited.append(ref)
-        return "\n".join(out), cited
+        return "\n".join(out), list(dict.fromkeys([*cited, *refs]))
 
     def section(self, page_type: str, section: Section) -> dict[str, Any]:
         body, refs = self.body(section.lines, section.refs)

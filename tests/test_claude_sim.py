@@ -100,7 +100,7 @@ def test_a_compact_reply_expands_quotes_and_defaults_and_counts_what_it_cannot_r
         "updates": [{"page": "p1", "sections": [{"slug": "notes", "lines": ["- 2 new memories.", "@m2", "@m0"],
                                                  "refs": ["m3"]}]}],
         "new_pages": [{"type": "entity", "title": "Blue Door Café",
-                       "sections": [{"slug": "overview", "lines": ["A cafe."], "refs": ["m1"]},
+                       "sections": [{"slug": "overview", "lines": ["A cafe.", "@home"], "refs": ["m1"]},
                                     {"slug": "notes", "lines": ["@m4"]}]}],
         "held": [{"name": "Y", "type": "entity", "ref": "m5"}],
         "promotions": [],
@@ -117,6 +117,7 @@ def test_a_compact_reply_expands_quotes_and_defaults_and_counts_what_it_cannot_r
     new = plan.newPages[0]
     assert (new.slug, [s.heading for s in new.sections]) == ("blue-door-cafe", ["Overview", "Notes"])
     assert new.source_refs == [str(UUID(int=1)), str(UUID(int=4))]  # its sections' citations
+    assert new.sections[0].body_md == "A cafe.\n@home"  # not a handle: prose
     assert plan.unresolvedMentions[0].context == quote_text(shown[str(UUID(int=5))])
     link = plan.pageLinks[0]
     assert (link.fromType, link.fromSlug, link.toSlug, link.context) == (page.type, page.slug, "blue-door-cafe", "where")
