@@ -12,9 +12,12 @@ and the reply is written in handles, mapped back to ids by the planner before an
 - Candidate pages: handle, type, slug, title, summary, aliases, and each section's slug, heading (left
   out when it is the slug's default heading) and its first line (up to SECTION_EXCERPT_LIMIT
   characters), so the model knows what each section holds and reuses its slug.
-- Open mentions: handle, alias, count, suggested type, when last seen, and every sighting the mention
+- Open mentions: handle, alias, count, suggested type, the day it was last seen, and every sighting the mention
   holds (its quoted context and the handle of the record it came from), so a promotion can cite them.
 - Promotion candidates (a lint-triggered compile): the mentions to consider promoting.
+
+The reply contract is compact (planners/compact_plan.py): the prompt's handles also carry what the
+compiler derives from the reply (each batch memory's quoted line, each candidate page's type/slug).
 
 Every value taken from memories or the wiki is written as JSON (one line, escaped), so untrusted
 text cannot forge a line of the prompt. `planner_view` returns the context exactly as the prompt
