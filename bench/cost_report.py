@@ -164,8 +164,8 @@ def _plan_parts(after: dict | None, before: dict | None) -> list[str]:
     return ["", "#### Where a leaf plan's tokens go", "",
             "Mean tokens per leaf plan by part of its prompt and reply (`bench/plan_tokens.py`: bytes / 4, as the "
             "simulator bills). Before: commit `7ed2f14` (the long-form reply contract: every section's full "
-            "proposed body, `proposed_body_md`/`source_refs` keys, links as four keys, rationale-free but "
-            "otherwise complete; 160-character excerpts of each section's start; metadata entities as objects; "
+            "proposed body, `proposed_body_md`/`source_refs` keys, links as four keys, no rationale and no empty "
+            "optional keys; 160-character excerpts of each section's start; metadata entities as objects; "
             "the reply's full pydantic schema as the tool). After: this measurement.", "", *table]
 
 
