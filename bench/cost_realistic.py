@@ -29,6 +29,7 @@ from bench import cost_report
 from bench.cost import per_1000
 from bench.history import PLAN, WRITE, ChainAnalysis
 from bench.overhead import _environment, _ledger, bench_settings, compile_sample
+from bench.plan_tokens import plan_token_parts
 from bench.report import DOC_PATH, RESULTS_PATH, git_commit
 from bench.services import Services, running_services
 from claude_sim import ClaudeSimulator, SimConfig
@@ -48,33 +49,34 @@ MEASUREMENTS = ("cost", "realistic", "growth")
 log = logging.getLogger("bench.cost_realistic")
 
 
-def _usage(counts: dict) -> TokenUsage:
-    return TokenUsage(input_tokens=counts["input_tokens"], output_tokens=counts["output_tokens"],
-                      cache_creation_input_tokens=counts["cache_write_tokens"],
-                      cache_read_input_tokens=counts["cache_read_tokens"])
-
-
 def _by_kind(calls, memories: int, model_id: str) -> dict:
     """Billed tokens and cost of the simulator's calls, by call kind, per memory and per call."""
     totals: dict[str, dict[str, int]] = {}
+    usd: dict[str, float] = {}
     for call in calls:
         if call.usage is None:
             continue
         kind = totals.setdefault(call.kind, {"calls": 0, "input_tokens": 0, "output_tokens": 0,
-                                             "cache_read_tokens": 0, "cache_write_tokens": 0})
+                                             "cache_read_tokens": 0, "cache_write_tokens": 0,
+                                             "batched_calls": 0})
+        # A request answered inside a Message Batch is billed at half price.
+        usd[call.kind] = usd.get(call.kind, 0.0) + cost_usd(model_id, TokenUsage(
+            input_tokens=call.usage.input_tokens, output_tokens=call.usage.output_tokens,
+            cache_creation_input_tokens=call.usage.cache_creation_input_tokens,
+            cache_read_input_tokens=call.usage.cache_read_input_tokens), batch=bool(call.batch_id))
         kind["calls"] += 1
+        kind["batched_calls"] += 1 if call.batch_id else 0
         kind["input_tokens"] += call.usage.input_tokens
         kind["output_tokens"] += call.usage.output_tokens
         kind["cache_read_tokens"] += call.usage.cache_read_input_tokens
         kind["cache_write_tokens"] += call.usage.cache_creation_input_tokens
     out = {}
     for kind, counts in sorted(totals.items()):
-        usd = cost_usd(model_id, _usage(counts))
         calls_n = max(counts["calls"], 1)
         out[kind] = {
             **counts,
-            "usd": round(usd, 5),
-            "usd_per_1000_memories": round(per_1000(usd, memories), 4),
+            "usd": round(usd[kind], 5),
+            "usd_per_1000_memories": round(per_1000(usd[kind], memories), 4),
             "tokens_per_memory": {name.removesuffix("_tokens"): round(counts[name] / memories, 1)
                                   for name in ("input_tokens", "output_tokens", "cache_read_tokens",
                                                "cache_write_tokens")},
@@ -127,12 +129,33 @@ def planner_prompt_parts(calls) -> dict[str, int]:
 
 async def measure_cost(services: Services, model_id: str) -> dict:
     calls: list = []
+    load_start = _load()
     run = await compile_sample(services, 0, calls_out=calls)
     memories = int(run.ledger["records_read"])
+    batch = await measure_batch_cost(services, model_id)
     return {**_cost_summary(calls, memories, model_id), "wall_seconds": round(run.wall_seconds, 1),
+            "load_average": {"start": load_start, "end": _load()},
             "planner_prompt_bytes_per_call": planner_prompt_parts(calls),
+            "planner_tokens_by_part": plan_token_parts(calls),
             "batches": run.batches, "duplicate_candidates_count": run.duplicate_candidates_count,
-            "wiki": run.wiki_counts}
+            "wiki": run.wiki_counts, "wiki_digest": run.wiki_digest,
+            "batch_mode": {**batch, "same_wiki_as_interactive": batch.pop("wiki_digest") == run.wiki_digest}}
+
+
+def _load() -> str:
+    return " / ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+async def measure_batch_cost(services: Services, model_id: str) -> dict:
+    """The sample as a bootstrap import: its leaf plans go through Message Batches (half price); the
+    section writer and the aggregation planner stay interactive (they run after their plan, inside
+    the compile). The simulator ends a batch at once; the workflow polls it every second."""
+    calls: list = []
+    run = await compile_sample(services, 0, calls_out=calls, trigger="bootstrap_import",
+                               WIKI_LLM_BATCH_POLL_SECONDS="1", WIKI_LLM_BATCH_WINDOW_SECONDS="0")
+    memories = int(run.ledger["records_read"])
+    return {**_cost_summary(calls, memories, model_id), "wall_seconds": round(run.wall_seconds, 1),
+            "duplicate_candidates_count": run.duplicate_candidates_count, "wiki_digest": run.wiki_digest}
 
 
 def _critical_path_parts(chain: ChainAnalysis, ttft: float, speed: float) -> dict[str, float]:
@@ -157,12 +180,14 @@ def _critical_path_parts(chain: ChainAnalysis, ttft: float, speed: float) -> dic
 
 async def measure_realistic(services: Services) -> dict:
     ttft, speed = REALISTIC_TTFT_SECONDS, REALISTIC_OUTPUT_TOKENS_PER_SECOND
+    load_start = _load()
     run = await compile_sample(services, int(ttft * 1000), output_tokens_per_second=speed)
     critical = run.chain.model_critical_path_seconds(ttft, speed)
     plans = [a for b in run.chain.batches for a in b.activities if a.name == PLAN and a.output_tokens]
     return {
         "ttft_seconds": ttft, "output_tokens_per_second": speed,
         "wall_seconds": round(run.wall_seconds, 1),
+        "load_average": {"start": load_start, "end": _load()},
         "model_critical_path_seconds": round(critical, 1),
         "overhead_ratio": round(run.wall_seconds / critical, 3) if critical else None,
         "critical_path_parts": _critical_path_parts(run.chain, ttft, speed),
@@ -184,6 +209,7 @@ async def measure_growth(services: Services, model_id: str, thousands: int = GRO
     if thousands > 1:
         steps.append(((thousands - 1) * 1000, thousands * 1000, True))
     tenant, owner = f"growth{uuid.uuid4().hex[:8]}", "eric"
+    load_start = _load()
     simulator = ClaudeSimulator(SimConfig())
     await simulator.start()
     measured: list[dict] = []
@@ -220,6 +246,7 @@ async def measure_growth(services: Services, model_id: str, thousands: int = GRO
         await simulator.stop()
     first, last = measured[0], measured[-1]
     return {"thousands": thousands, "first": first, "last": last,
+            "load_average": {"start": load_start, "end": _load()},
             "ratio": round(last["usd_per_memory"] / first["usd_per_memory"], 3),
             "duplicate_candidates_count": runs[-1]["metrics"].get("duplicate_candidates_count", 0) if runs else 0}
 
@@ -239,8 +266,8 @@ def merge_into_results(results: dict, section: dict) -> dict:
         results["tokens_per_memory_by_kind"] = {kind: cost["by_kind"][kind]["tokens_per_memory"]
                                                 for kind in KINDS if kind in cost["by_kind"]}
         results["duplicate_candidates_count"] = cost["duplicate_candidates_count"]
-    # Message Batches (half price) are not built in this tree: no figure rather than a guess.
-    results["cost_per_1000_memories_batch_usd"] = None
+    batch = merged.get("cost", {}).get("batch_mode")
+    results["cost_per_1000_memories_batch_usd"] = batch["usd_per_1000_memories"] if batch else None
     if "realistic" in merged:
         realistic = merged["realistic"]
         results["wall_700_realistic_seconds"] = realistic["wall_seconds"]

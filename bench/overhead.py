@@ -204,21 +204,24 @@ def _billed(simulator: ClaudeSimulator) -> dict:
 
 
 async def compile_sample(services: Services, latency_ms: int, output_tokens_per_second: float = 0.0,
-                         memories: list[MemoryIn] | None = None, calls_out: list | None = None) -> SampleCompile:
+                         memories: list[MemoryIn] | None = None, calls_out: list | None = None,
+                         trigger: str = "admin", **env: str) -> SampleCompile:
     """The sample compiled through the SDK and the simulator: time to first token `latency_ms`, and
     `output_tokens_per_second` (0: a reply arrives whole after the first token). `calls_out`, if
-    given, receives the simulator's calls (what it billed, call by call)."""
+    given, receives the simulator's calls (what it billed, call by call). `trigger` "bootstrap_import"
+    sends the leaf plans through Message Batches; `env` adds settings (WIKI_… names)."""
     tenant, owner = f"bench{uuid.uuid4().hex[:8]}", "eric"
     simulator = ClaudeSimulator(SimConfig(ttft_seconds=latency_ms / 1000,
                                           output_tokens_per_second=output_tokens_per_second))
     await simulator.start()
     try:
         with _environment(ANTHROPIC_BASE_URL=simulator.base_url):
-            settings = bench_settings(WIKI_LLM="anthropic", ANTHROPIC_API_KEY=next(iter(simulator.config.api_keys)))
+            settings = bench_settings(WIKI_LLM="anthropic", ANTHROPIC_API_KEY=next(iter(simulator.config.api_keys)),
+                                      **env)
             model_client = build_model_client(settings)
         try:
             result = await _compile_sample(services, latency_ms, tenant, owner, settings, model_client,
-                                           memories if memories is not None else sample_memories())
+                                           memories if memories is not None else sample_memories(), trigger)
         finally:
             await model_client.aclose()
     finally:
@@ -230,7 +233,7 @@ async def compile_sample(services: Services, latency_ms: int, output_tokens_per_
 
 
 async def _compile_sample(services: Services, latency_ms: int, tenant: str, owner: str, settings: Settings,
-                          model_client, memories: list[MemoryIn]) -> SampleCompile:
+                          model_client, memories: list[MemoryIn], trigger: str = "admin") -> SampleCompile:
     async with services.fresh_database() as url:
         setup_engine = create_engine(url)
         worker_engine = create_engine(url)
@@ -244,7 +247,8 @@ async def _compile_sample(services: Services, latency_ms: int, tenant: str, owne
                 cpu = services.cpu_account()
                 cpu.start()
                 started = time.monotonic()
-                handle = await signal_compile(services.client, tenant, owner, trigger="admin", settings=settings)
+                handle = await signal_compile(services.client, tenant, owner, trigger=trigger,  # type: ignore[arg-type]
+                                              settings=settings)
                 await handle.result()
                 wall = time.monotonic() - started
                 cpu_seconds = cpu.stop()

@@ -5,8 +5,8 @@ The leaf prompt shows exactly `planners.leaf_prompt.planner_view(context)` (the 
 prompt's bounds applied), every value from memories or the wiki as one JSON value, every id as a
 short handle (m1, p1, u1). Parsing it back gives that same view with each id replaced by a UUID made
 from its handle (`handle_uuid`); the product's scripted planner plans from that view too, and the
-brain writes its plan back in handles, in the compact contract (no rationale, no empty optional
-keys), as a model following the prompt would: so for the leaf pass, a compile through the SDK and this simulator writes the same wiki as a compile with
+brain writes its plan back in handles, in the compact contract (planners/compact_plan.py: a
+memory's own dated line as "@m<n>", nothing the compiler derives), as a model following the prompt would: so for the leaf pass, a compile through the SDK and this simulator writes the same wiki as a compile with
 WIKI_LLM=scripted. The section writer's answer is the scripted writer's merge of the two bodies in
 its prompt, written as line edits (and condensed past the budget). The aggregation prompt shows less than the scripted aggregation planner reads (no
 possible children outside the run, no stored rollup metadata), so its answer is the scripted
@@ -35,6 +35,8 @@ from domain.context import (
     OpenMention,
     PlannerContext,
 )
+from domain.plan import NewSection, Plan
+from planners.compact_plan import default_heading, default_slug, quote_line, quote_text
 from planners.scripted import scripted_plan, scripted_write_section
 from planners.scripted_aggregation import scripted_aggregation_plan
 
@@ -126,7 +128,7 @@ def leaf_handles(user: str) -> dict[str, str]:
 
 def _page(head: str, rest: list[str]) -> CandidatePage:
     f = fields(head)
-    sections = [fields(line.removeprefix("· section ")) for line in rest if line.startswith("· section ")]
+    sections = [fields(line.removeprefix("· ")) for line in rest if line.startswith("· slug=")]
     return CandidatePage(id=handle_uuid(_handle(head)), type=f["type"], slug=f["slug"], title=f["title"],
                          summary=f.get("summary"), aliases=f.get("aliases", []),
                          sections=[CandidateSection(slug=s["slug"], heading=s.get("heading") or
@@ -151,45 +153,127 @@ def _mention(head: str, rest: list[str]) -> OpenMention:
 def _memory(head: str) -> MemoryRecord:
     f = fields(head)
     happened = _when(f["happened"])
-    return MemoryRecord(id=handle_uuid(_handle(head)), content=f.get("text", ""), metadata=f.get("metadata", {}),
-                        created_at=happened, updated_at=happened)
+    return MemoryRecord(id=handle_uuid(_handle(head)), content=f.get("text", ""),
+                        metadata=_entity_objects(f.get("metadata", {})), created_at=happened, updated_at=happened)
 
 
-_OPTIONAL_KEYS = frozenset({"rationale", "aliases", "summary", "context", "reason"})
-
-
-def _compact(value: Any, handles: dict[str, str]) -> Any:
-    """A plan as a model answering the compact contract writes it: handles for ids, no empty optional
-    keys, no rationale."""
-    if isinstance(value, dict):
-        return {key: _compact(item, handles) for key, item in value.items()
-                if key != "rationale" and not (key in _OPTIONAL_KEYS and not item)}
-    if isinstance(value, list):
-        return [_compact(item, handles) for item in value]
-    if isinstance(value, str):
-        return handles.get(value, value)
-    return value
+def _entity_objects(metadata: dict[str, Any]) -> dict[str, Any]:
+    """The metadata with its entity rows ([name, kind, type, aliases?]) read back as objects."""
+    entities = metadata.get("entities")
+    if not isinstance(entities, list) or not all(isinstance(row, list) for row in entities):
+        return metadata
+    objects = []
+    for row in entities:
+        entity = {key: value for key, value in zip(("name", "kind", "type"), row[:3], strict=False) if value is not None}
+        if len(row) > 3:
+            entity["aliases"] = row[3]
+        objects.append(entity)
+    return {**metadata, "entities": objects}
 
 
 def leaf_plan(user: str) -> dict[str, Any]:
-    return _compact(scripted_plan(parse_leaf_prompt(user)).model_dump(mode="json"), leaf_handles(user))
+    """The scripted planner's plan of what the prompt shows, written in the compact contract."""
+    view = parse_leaf_prompt(user)
+    return compact_reply(scripted_plan(view), view, leaf_handles(user))
+
+
+def compact_reply(plan: Plan, view: PlannerContext, handles: dict[str, str]) -> dict[str, Any]:
+    """A long-form plan as a model following the compact contract writes it (planners/compact_plan.py):
+    handles for ids, a memory's own dated line as "@m<n>", citations its lines quote not repeated, and
+    nothing the compiler derives (default slugs and headings, a held name's first sentence, a new
+    page's citations when they are its sections')."""
+    memories = {str(m.id): m for m in view.memories}
+    pages = {(p.type, p.slug): handles[str(p.id)] for p in view.candidate_pages if str(p.id) in handles}
+
+    def handle(value: str) -> str:
+        return handles.get(value, value)
+
+    def body(text: str, refs: list[str]) -> tuple[dict[str, Any], list[str]]:
+        lines, quoted = [], []
+        for line in text.splitlines():
+            same = next((ref for ref in refs if ref in memories and ref not in quoted
+                         and quote_line(memories[ref]) == line), None)
+            if same is None:
+                lines.append(line)
+            else:
+                lines.append(f"@{handle(same)}")
+                quoted.append(same)
+        rest = [handle(ref) for ref in refs if ref not in quoted]
+        cited = list(dict.fromkeys([handle(ref) for ref in quoted] + rest))
+        return {"lines": lines, **({"refs": rest} if rest else {})}, cited
+
+    def section(page_type: str, new: NewSection) -> tuple[dict[str, Any], list[str]]:
+        written, cited = body(new.body_md, new.source_refs)
+        out: dict[str, Any] = {"slug": new.slug}
+        if new.heading and new.heading != default_heading(page_type, new.slug):
+            out["heading"] = new.heading
+        return {**out, **written}, cited
+
+    def sections(page_type: str, items: list[NewSection]) -> tuple[list[dict[str, Any]], list[str]]:
+        written = [section(page_type, item) for item in items]
+        return [w for w, _ in written], list(dict.fromkeys(ref for _, cited in written for ref in cited))
+
+    def titled(title: str, slug: str) -> dict[str, Any]:
+        return {"title": title, **({"slug": slug} if slug and slug != default_slug(title) else {})}
+
+    updates = []
+    for update in plan.pageUpdates:
+        written_sections = []
+        for item in update.sections:
+            written, _ = body(item.proposed_body_md, item.source_refs)
+            written_sections.append({"slug": item.slug, **written, **({"rewrite": True} if item.mode == "rewrite"
+                                                                        else {})})
+        updates.append({"page": handle(update.pageId), **({"aliases": update.aliases} if update.aliases else {}),
+                        "sections": written_sections})
+    new_pages = []
+    for page in plan.newPages:
+        written_sections, cited = sections(page.type, page.sections)
+        refs = [handle(ref) for ref in page.source_refs]
+        new_pages.append({"type": page.type, **titled(page.title, page.slug),
+                          **({"summary": page.summary} if page.summary else {}),
+                          **({"aliases": page.aliases} if page.aliases else {}),
+                          **({"refs": refs} if refs != cited else {}), "sections": written_sections})
+    held = []
+    for mention in plan.unresolvedMentions:
+        memory = memories.get(mention.source_ref or "")
+        default_quote = quote_text(memory) if memory is not None else None
+        held.append({"name": mention.alias, **({"type": mention.suggestedType} if mention.suggestedType else {}),
+                     "ref": handle(mention.source_ref or ""),
+                     **({"quote": mention.context} if mention.context != default_quote else {})})
+    promotions = [{"mention": handle(p.mentionId), "type": p.type, **titled(p.title, p.slug),
+                   **({"reason": p.reason} if p.reason else {}), "sections": sections(p.type, p.sections)[0]}
+                  for p in plan.promotions]
+
+    def end(page_type: str, slug: str) -> str:
+        return pages.get((page_type, slug), f"{page_type}/{slug}")
+
+    links = [[end(link.fromType, link.fromSlug), end(link.toType, link.toSlug), *([link.context] if link.context
+                                                                                    else [])]
+             for link in plan.pageLinks]
+    return {"updates": updates, "new_pages": new_pages, "held": held, "promotions": promotions, "links": links}
 
 
 def written_section(user: str) -> dict[str, Any]:
     """The writer's edits: the scripted writer's merge (new lines appended) as inserts after the last
-    line; past the prompt's budget, the oldest lines folded into one summary line first."""
+    line; past the prompt's budget, the oldest lines folded into one summary line first, down to half
+    the budget as the prompt asks (one replace and one ranged delete)."""
     shown = _between(user, "## Existing body\n", "\n\n## Planner's proposed body\n")
     proposed = _between(user, "## Planner's proposed body\n", "\n\n## Source records")
+    if proposed.startswith("_(its new lines are already"):
+        proposed = ""  # a condense-only call: the new lines are at the end of the body shown
     existing = [] if shown.startswith("_(empty") else [line.split("| ", 1)[-1] for line in shown.splitlines()]
     budget = int(re.search(r"^Budget: (\d+) characters$", user, re.MULTILINE).group(1))  # type: ignore[union-attr]
     merged = scripted_write_section("\n".join(existing), proposed).splitlines()
     folded = 0  # the oldest lines of the merged body folded into one summary line
-    while len("\n".join(merged[folded:])) > budget - 120 and folded < len(merged) - 1:
-        folded += 2 if folded == 0 else 1
+    if len("\n".join(merged)) > budget:
+        while len("\n".join(merged[folded:])) > budget // 2 - 120 and folded < len(merged) - 1:
+            folded += 2 if folded == 0 else 1
     if folded and existing:
         kept_new = merged[max(folded, len(existing)):]
         edits: list[dict[str, Any]] = [{"op": "replace", "line": 1, "text": _summary_line(merged[:folded])}]
-        edits.extend({"op": "delete", "line": n} for n in range(2, min(folded, len(existing)) + 1))
+        last = min(folded, len(existing))
+        if last >= 2:
+            edits.append({"op": "delete", "line": 2, **({"to": last} if last > 2 else {})})
     else:
         kept_new = merged[len(existing):]
         edits = []

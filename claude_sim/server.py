@@ -77,6 +77,7 @@ class Call:
     body: dict[str, Any] = field(default_factory=dict)  # the request's JSON body, as received
     path: str = ""
     batch_id: str | None = None  # set for a request answered inside a Message Batch
+    reply_text: str = ""  # what the output tokens were counted on (a tool input as JSON, or the text)
 
     @property
     def billing_multiplier(self) -> float:
@@ -260,6 +261,7 @@ class ClaudeSimulator:
             script = self.scripts.get(kind)
             reply = _answer(kind, user, body, None, script.popleft() if script else None)
             usage.output_tokens = tokens(reply.output_text)
+            call.reply_text = reply.output_text
             if usage.output_tokens > body["max_tokens"]:
                 reply = _cut(reply, body["max_tokens"])
                 usage.output_tokens = body["max_tokens"]
@@ -304,6 +306,7 @@ class ClaudeSimulator:
         script = self.scripts.get(kind)
         reply = _answer(kind, user, body, fault.kind if fault else None, script.popleft() if script else None)
         usage.output_tokens = tokens(reply.output_text)
+        call.reply_text = reply.output_text
         if usage.output_tokens > body["max_tokens"]:
             reply = _cut(reply, body["max_tokens"])
             usage.output_tokens = body["max_tokens"]
@@ -449,7 +452,7 @@ def _call_kind(body: dict[str, Any]) -> tuple[str, str]:
         block.get("text", "") for block in content if block.get("type") == "text")
     tools = body.get("tools") or []
     properties = (tools[0].get("input_schema") or {}).get("properties") or {} if tools else {}
-    if "pageUpdates" in properties:
+    if "held" in properties or "pageUpdates" in properties:
         return "planner", user
     if "parentSectionUpdates" in properties:
         return "aggregation", user
@@ -488,7 +491,7 @@ def _answer(kind: str, user: str, body: dict[str, Any], fault: str | None,
     except (ValueError, KeyError) as error:
         answer = {} if forced else f"The simulator could not read this prompt ({error})."
     if fault == "malformed":
-        answer = {"pageUpdates": "not a list", "newPages": None} if forced else ""
+        answer = {"updates": "not a list", "new_pages": None} if forced else ""
     if fault == "miscopied_ids" and isinstance(answer, dict):
         answer = _miscopied(answer)
     if forced and isinstance(answer, dict):
@@ -511,13 +514,19 @@ def _cut(reply: _Reply, max_tokens: int) -> _Reply:
     return _Reply([{"type": "text", "text": kept}] if kept else [], "max_tokens", kept)
 
 
-_ID_KEYS = frozenset({"pageId", "mentionId", "source_ref"})
+_ID_KEYS = frozenset({"pageId", "mentionId", "source_ref", "page", "mention", "ref"})
+_ID_LISTS = frozenset({"source_refs", "refs"})
 
 
 def _miscopied(value: Any) -> Any:
+    """The answer with every id or handle miscopied: references, quoted lines ("@m3") and link ends."""
     if isinstance(value, dict):
         return {key: (miscopy(item) if key in _ID_KEYS and isinstance(item, str) else
-                      [miscopy(ref) for ref in item] if key == "source_refs" and isinstance(item, list) else
+                      [miscopy(ref) for ref in item] if key in _ID_LISTS and isinstance(item, list) else
+                      [miscopy(line) if line.startswith("@") else line for line in item]
+                      if key == "lines" and isinstance(item, list) else
+                      [[miscopy(end) for end in link[:2]] + link[2:] for link in item]
+                      if key == "links" and isinstance(item, list) else
                       _miscopied(item)) for key, item in value.items()}
     if isinstance(value, list):
         return [_miscopied(item) for item in value]

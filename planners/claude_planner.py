@@ -20,6 +20,7 @@ from domain.pricing import TokenUsage, estimate_tokens, priced
 from domain.resolution import MergeQuestion
 from domain.resolved_plan import SectionTask
 from planners.claude_client import ModelClient, ModelReply
+from planners.compact_plan import CompactPlan, to_plan
 from planners.handles import Handles
 from planners.judge_prompt import JUDGE_REPLY_SCHEMA, JUDGE_SYSTEM, build_judge_prompt, parse_judge_reply
 from planners.port import AggregationRequest, JudgeReply, PlanReply, SectionReply
@@ -31,6 +32,7 @@ from planners.prompts import (
     build_planner_prompt,
     build_section_writer_prompt,
     force_aggregation_arrays,
+    map_aggregation_handles,
     planner_max_tokens,
 )
 from planners.section_edits import SECTION_BUDGET_CHARS, append_lines, apply_edits, parse_edits
@@ -79,8 +81,13 @@ class ClaudePlanner:
         appended = append_lines(task.existing_body, task.proposed_body)
         if task.additive and len(appended) <= SECTION_BUDGET_CHARS:
             return SectionReply(body=appended, usage=priced(model_id, TokenUsage()))
+        # An additive update past the budget is appended first: the writer then only condenses the
+        # body it is shown, so it retypes no proposed line and needs no source record.
+        condense_only = task.additive
+        body_shown = appended if condense_only else task.existing_body
         prompt = build_section_writer_prompt(task.page_title, task.page_type, task.slug, task.heading,
-                                             task.existing_body, task.proposed_body, [m.content for m in cited])
+                                             body_shown, task.proposed_body, [m.content for m in cited],
+                                             appended=condense_only)
         try:
             reply = await self._client.complete(model=model_id, system=SECTION_WRITER_SYSTEM, user=prompt,
                                                 max_tokens=writer_max_tokens(None, task.proposed_body))
@@ -91,7 +98,7 @@ class ClaudePlanner:
         except ModelInterrupted as error:
             raise priced_error(error, model_id) from None  # the workflow retries it
         try:
-            body = apply_edits(task.existing_body, parse_edits(reply.text))
+            body = apply_edits(body_shown, parse_edits(reply.text))
         except ValueError as error:
             log.warning("section writer reply is not edits; keeping the appended proposal: %s", error)
             body = appended
@@ -113,7 +120,11 @@ class ClaudePlanner:
                 raise
         except (ModelTruncated, PlanInvalid, ModelInterrupted) as error:
             raise priced_error(error, model_id) from None
-        return PlanReply(plan=plan, usage=priced(model_id, reply.usage), input_chars=prompt.chars)
+        plan, unknown = map_aggregation_handles(plan, prompt.handles)
+        if unknown:
+            log.warning("aggregation reply named %d handle(s) its prompt never showed", unknown)
+        return PlanReply(plan=plan, usage=priced(model_id, reply.usage), input_chars=prompt.chars,
+                         unknown_handles=unknown)
 
 
     async def judge_merges(self, questions: list[MergeQuestion], model_id: str) -> JudgeReply:
@@ -154,11 +165,12 @@ def plan_call(context: PlannerContext) -> PlanCall:
 def plan_reply(call: PlanCall, reply: ModelReply, model_id: str, *, batch: bool = False) -> PlanReply:
     """The plan in `reply` with its handles mapped back to ids, priced (`batch`: at the batch price)."""
     try:
-        plan = parse_plan(reply.text)
+        plan, unknown_ends = read_plan(reply.text, call.handles)
     except PlanInvalid as error:
         error.spent = reply.usage
         raise priced_error(error, model_id, batch=batch) from None
     plan, unknown = call.handles.resolve(plan)
+    unknown += unknown_ends
     if unknown:
         # Left as written: resolution drops each one and counts it in dropped_invalid_ids.
         log.warning("planner reply named %d handle(s) its prompt never showed", unknown)
@@ -173,20 +185,48 @@ def priced_error(error: StepFailed, model_id: str, *, batch: bool = False) -> St
     return error
 
 
+def read_plan(reply_text: str, handles: Handles) -> tuple[Plan, int]:
+    """The model's answer in the compact contract (planners/compact_plan.py) as a long-form Plan, still
+    in handles, with the number of link ends that named no page; or PlanInvalid (the workflow retries
+    once, then splits). An answer in the long form is read as such (no handle count added)."""
+    raw = _reply_json(reply_text)
+    if isinstance(raw, dict) and "pageUpdates" in raw:
+        return _validated_plan(raw), 0
+    try:
+        compact = CompactPlan.model_validate(raw)
+    except ValidationError as error:
+        raise PlanInvalid(f"planner output does not match the plan contract: {_problems(error)}") from None
+    try:
+        return to_plan(compact, handles.quotes, handles.page_keys, handles.held_quotes)
+    except ValidationError as error:
+        raise PlanInvalid(f"planner output does not match the plan contract: {_problems(error)}") from None
+
+
 def parse_plan(reply_text: str) -> Plan:
-    """The model's answer as a Plan, or PlanInvalid (the workflow retries once, then splits)."""
+    """A long-form plan (the Plan model's JSON), or PlanInvalid."""
+    return _validated_plan(_reply_json(reply_text))
+
+
+def _reply_json(reply_text: str):  # noqa: ANN202 - whatever JSON the model sent, judged by the caller
     try:
         raw = parse_json_response(reply_text)
     except (JsonResponseError, json.JSONDecodeError, ValueError) as error:
         raise PlanInvalid(f"planner output is not JSON: {error}") from None
-    if isinstance(raw, dict) and isinstance(raw.get("plan"), dict) and "pageUpdates" not in raw:
+    if isinstance(raw, dict) and isinstance(raw.get("plan"), dict) and not {"pageUpdates", "updates"} & raw.keys():
         raw = raw["plan"]  # some models wrap the tool input once more
+    return raw
+
+
+def _validated_plan(raw: object) -> Plan:
     try:
         return Plan.model_validate(raw)
     except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in item['loc']) or 'plan'}: {item['msg']}" for item in error.errors()[:5])
-        raise PlanInvalid(f"planner output does not match the plan contract: {problems}") from None
+        raise PlanInvalid(f"planner output does not match the plan contract: {_problems(error)}") from None
+
+
+def _problems(error: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(str(p) for p in item['loc']) or 'plan'}: {item['msg']}"
+                     for item in error.errors()[:5])
 
 
 def parse_aggregation_plan(reply_text: str) -> Plan:

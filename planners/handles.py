@@ -29,6 +29,12 @@ class Handles(BaseModel):
     memories: dict[str, str] = Field(default_factory=dict)
     pages: dict[str, str] = Field(default_factory=dict)
     mentions: dict[str, str] = Field(default_factory=dict)
+    # What the compact reply contract derives from the prompt (planners/compact_plan.py): the line
+    # `@m<n>` stands for, a held name's default quote (by m-handle), and each candidate page's
+    # "type/slug" (by p-handle, for link ends).
+    quotes: dict[str, str] = Field(default_factory=dict)
+    held_quotes: dict[str, str] = Field(default_factory=dict)
+    page_keys: dict[str, str] = Field(default_factory=dict)
 
     @classmethod
     def build(cls, memory_ids: Iterable[UUID | str], page_ids: Iterable[UUID | str],

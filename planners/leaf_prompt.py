@@ -10,11 +10,14 @@ and the reply is written in handles, mapped back to ids by the planner before an
   text in full up to RECORD_TEXT_LIMIT characters. A longer text is shown up to the limit and marked
   as cut, with its full length, so the model knows it saw part of it; nothing is cut silently.
 - Candidate pages: handle, type, slug, title, summary, aliases, and each section's slug, heading (left
-  out when it is the slug's default heading) and the start of its text (SECTION_EXCERPT_LIMIT characters), so the model can tell whether a section
-  really changes and reuse its slug.
-- Open mentions: handle, alias, count, suggested type, when last seen, and every sighting the mention
+  out when it is the slug's default heading) and its first line (up to SECTION_EXCERPT_LIMIT
+  characters), so the model knows what each section holds and reuses its slug.
+- Open mentions: handle, alias, count, suggested type, the day it was last seen, and every sighting the mention
   holds (its quoted context and the handle of the record it came from), so a promotion can cite them.
 - Promotion candidates (a lint-triggered compile): the mentions to consider promoting.
+
+The reply contract is compact (planners/compact_plan.py): the prompt's handles also carry what the
+compiler derives from the reply (each batch memory's quoted line, each candidate page's type/slug).
 
 Every value taken from memories or the wiki is written as JSON (one line, escaped), so untrusted
 text cannot forge a line of the prompt. `planner_view` returns the context exactly as the prompt
@@ -29,12 +32,14 @@ batch's names, so they change from call to call; the model gateway caches only t
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
 
 from domain.aliases import format_heading_from_slug, normalize_alias
 from domain.context import CandidatePage, CandidateSection, MemoryRecord, OpenMention, PlannerContext
+from planners.compact_plan import quote_line, quote_text
 from planners.handles import Handles
 from planners.prompt_text import JSON_ONLY_INSTRUCTION, compact_metadata, section, to_json, truncate
 from planners.templates import describe_page_types
@@ -45,7 +50,12 @@ RECORD_TEXT_LIMIT = 6_000
 CANDIDATE_SUMMARY_LIMIT = 200
 CANDIDATE_ALIAS_LIMIT = 16
 CANDIDATE_SECTION_LIMIT = 12
-SECTION_EXCERPT_LIMIT = 160
+# A section's excerpt is its first line, up to this many characters: what the section holds (an
+# overview's sentence, a log's count and date span, a condensed section's summary). Measured on the
+# sample, the plans and the wiki were the same with 160, 80 or 40 characters of each body's start:
+# updates only add lines (the compiler appends them and drops repeats), so the model need not see a
+# body to avoid restating it.
+SECTION_EXCERPT_LIMIT = 100
 # Sightings a mention keeps (store/plan_apply.py keeps the newest 5) are all shown, each quote to here.
 MENTION_CONTEXT_LIMIT = 300
 MENTION_CONTEXTS_SHOWN = 5
@@ -56,33 +66,30 @@ PLANNER_TOKENS_PER_MEMORY = 320
 PLANNER_TOKENS_PER_PROMOTION = 600
 PLANNER_MAX_TOKENS = 24_000
 
-PLANNER_OUTPUT_SHAPE = """{
-  "pageUpdates": [
-    {"pageId": "<p-handle of a candidate page>", "aliases": ["<new alternate names, optional>"],
-     "sections": [{"slug": "<section slug>", "proposed_body_md": "<the full new markdown body>",
-                   "source_refs": ["<m-handle of a record that informs THIS section>"]}]}
-  ],
-  "newPages": [
-    {"type": "entity | topic | decision", "slug": "<kebab-case slug>", "title": "<display title>",
-     "aliases": ["<optional>"], "summary": "<one line>", "source_refs": ["<m-handles backing the page>"],
-     "sections": [{"slug": "<section slug>", "heading": "<heading>", "body_md": "<markdown body>",
-                   "source_refs": ["<m-handle>"]}]}
-  ],
-  "unresolvedMentions": [
-    {"alias": "<the name as written>", "suggestedType": "entity | topic | decision | null",
-     "context": "<a short quote>", "source_ref": "<m-handle of the record it appeared in>"}
-  ],
-  "promotions": [
-    {"mentionId": "<u-handle of an open mention>", "reason": "<one sentence>", "type": "entity | topic | decision",
-     "title": "<page title>", "slug": "<kebab-case slug>",
-     "sections": [{"slug": "<slug>", "heading": "<heading>", "body_md": "<body>", "source_refs": ["<m-handle>"]}]}
-  ],
-  "pageLinks": [
-    {"fromType": "entity | topic | decision", "fromSlug": "<slug of a candidate page or one of your newPages>",
-     "toType": "entity | topic | decision", "toSlug": "<slug>", "context": "<one line, optional>"}
-  ]
-}
-Leave out optional keys you have nothing for (aliases, summary, context)."""
+PLANNER_OUTPUT_SHAPE = """{"updates": [{"page": "<p-handle>", "aliases": ["<new alternate name>"],
+              "sections": [{"slug": "<section slug>", "lines": ["<new line>", "@<m-handle>"],
+                            "refs": ["<m-handle>"], "rewrite": true}]}],
+ "new_pages": [{"type": "entity|topic|decision", "title": "<display title>", "slug": "<kebab-case>",
+                "summary": "<one line>", "aliases": ["<alternate name>"], "refs": ["<m-handle>"],
+                "sections": [{"slug": "<slug>", "heading": "<heading>", "lines": ["<line>", "@<m-handle>"],
+                              "refs": ["<m-handle>"]}]}],
+ "held": [{"name": "<the name as written>", "type": "entity|topic|decision", "ref": "<m-handle>",
+           "quote": "<short quote>"}],
+ "promotions": [{"mention": "<u-handle>", "type": "entity|topic|decision", "title": "<page title>",
+                 "slug": "<kebab-case>", "reason": "<one sentence>", "sections": [<as in new_pages>]}],
+ "links": [["<from: p-handle, or type/slug of a page in new_pages or promotions>", "<to>", "<context>"]]}
+
+Lines and citations:
+- A section's body is its "lines" (markdown, one string per line). The line "@m4" stands for m4's own \
+dated line, "- <date m4 happened>: <m4's first sentence>": use it whenever that line says what you \
+would write, rather than copying the text. Every record a section quotes this way is cited by it; \
+"refs" lists the other records the section draws on.
+- In updates, lines are added to the section as they are; set "rewrite": true only when an existing \
+line is wrong or superseded (the section is then rewritten from your lines).
+Leave out what you have nothing for, and what the compiler derives: "slug" when it is the title's \
+kebab-case, "heading" when it is the section's default, a new page's "refs" when they are its \
+sections' citations, a held name's "quote" when it is its record's first sentence, "rewrite" when \
+false, a link's context when there is none."""
 
 PLANNER_SYSTEM = f"""You are the planner of a wiki compiled from one user's memories. You read a batch of \
 memory records together with the pages and the open unresolved mentions that already exist, and you \
@@ -90,7 +97,8 @@ decide how the wiki should change. You never write to the wiki yourself: you ret
 compiler applies it.
 
 Everything you are shown belongs to exactly one scope (one tenant, one owner). Refer only to the \
-records, pages and mentions you are given.
+records, pages and mentions you are given. A record's metadata lists its entities as rows: [name, \
+kind, type] or [name, kind, type, [aliases]], null where a value is absent.
 
 ## Page types
 
@@ -101,47 +109,44 @@ The defaults are a guide, not a cage: propose another section slug when the reco
 ## What a plan contains
 
 One JSON object with the arrays below; any of them may be empty.
-- pageUpdates: candidate pages whose sections should change given the new records. Each candidate page \
-lists its sections with the start of their current text (a section line without a heading has the \
-slug's default heading); include a section only when its content \
-materially changes, never rewrite for style, and reuse an existing section's slug rather than invent \
-a near-duplicate.
-- newPages: new pages. Propose one only when all three hold: the subject is durable, at least two \
+- updates: candidate pages whose sections should change given the new records. Each candidate page \
+lists its sections with the first line of their current text (a section without a heading has the \
+slug's default heading); include a section only when its content materially changes, never rewrite \
+for style, and reuse an existing section's slug rather than invent a near-duplicate.
+- new_pages: new pages. Propose one only when all three hold: the subject is durable, at least two \
 records reinforce it, and no candidate page already covers it (compare titles, slugs and aliases).
-- unresolvedMentions: names the records mention that no candidate page covers and that do not yet \
-justify a page of their own.
+- held: names the records mention that no candidate page covers and that do not yet justify a page \
+of their own, each with the record it appeared in.
 - promotions: open unresolved mentions that should now become pages, only when the mention has been \
-seen at least 3 times and is still active recently. Use the mention's handle as mentionId. A \
-promotion's sections may cite, besides records of this batch, the records of the sightings listed under \
-that mention: they are the earlier records the name was held from.
-- pageLinks: directed links between pages that meaningfully reference each other: a restaurant to the \
+seen at least 3 times and is still active recently. A promotion's sections may cite, besides records \
+of this batch, the records of the sightings listed under that mention: they are the earlier records \
+the name was held from.
+- links: directed links between pages that meaningfully reference each other: a restaurant to the \
 trip or city it belongs to, a place to the larger place that contains it, a person to their \
 organisation or family, a decision to the things it is about, a topic to its members. Emit both \
-directions when both are meaningful. Both ends must be candidate pages or pages in your own newPages, \
-named by (type, slug); never create a page through a link alone.
+directions when both are meaningful. Both ends must be candidate pages or pages of this plan; never \
+create a page through a link alone.
 
 ## Be cautious
 
-Holding a name as an unresolved mention is almost free; a spurious page is expensive to undo. When in \
-doubt, hold the name instead of creating a page. If you cannot tell whether something is an entity, a \
-topic or a decision, hold it.
+Holding a name is almost free; a spurious page is expensive to undo. When in doubt, hold the name \
+instead of creating a page. If you cannot tell whether something is an entity, a topic or a \
+decision, hold it.
 
 ## Rules
 
-1. Every section you write (in pageUpdates, newPages and promotions) MUST carry source_refs: the \
-handles of exactly those records in this batch (for a promotion, also the mention's sightings) that inform that \
-section. Never cite a record on a section whose text does not draw on it. Leave out any section that \
-no record supports.
+1. Every section you write MUST cite exactly those records of this batch (for a promotion, also the \
+mention's sightings) that inform it. Never cite a record on a section whose text does not draw on it. \
+Leave out any section that no record supports.
 2. Everything is named by a short handle: m1, m2, … for records, p1, … for candidate pages, u1, … for \
-open mentions. Never invent a handle: pageId must be a candidate page's p-handle, mentionId an open \
-mention's u-handle, and every source_ref the m-handle of a record you were shown. Copy handles exactly.
+open mentions. Never invent a handle; copy handles exactly.
 3. When a record clearly refers to a candidate page (by title, slug or alias), update that page; never \
 create a second page for it.
-4. Keep section bodies short, factual markdown. No speculation, nothing beyond what the records say.
-5. Never write handles, ids, UUIDs, hex keys or any internal identifier into section text. Provenance \
-belongs in source_refs only.
+4. Keep section text short, factual markdown. No speculation, nothing beyond what the records say.
+5. Never write handles (except a whole "@m<n>" line), ids, UUIDs or any internal identifier into \
+section text. Provenance belongs in the citations only.
 6. Never use [[wikilink]] syntax. Write names as plain text; you may bold a page's exact title \
-(**Title**). Relationships between pages belong in pageLinks.
+(**Title**). Relationships between pages belong in links.
 7. Slugs are lowercase kebab-case.
 8. Answer with JSON only.
 
@@ -176,7 +181,19 @@ def prompt_handles(ctx: PlannerContext) -> Handles:
                  for c in shown_mention(m).sample_contexts]
     mentions = [m.id for m in ctx.open_mentions]
     mentions += [i for i in ctx.promotion_candidate_ids if i not in mentions]
-    return Handles.build([m.id for m in ctx.memories], [p.id for p in ctx.candidate_pages], mentions, sightings)
+    handles = Handles.build([m.id for m in ctx.memories], [p.id for p in ctx.candidate_pages], mentions, sightings)
+    # The values the compact reply leaves to the compiler, from the memories as the prompt shows them.
+    # Only the batch's records: their text is in the prompt, so the model knows what "@m<n>" says.
+    shown = {str(m.id).lower(): shown_memory(m) for m in ctx.memories}
+    quotes: dict[str, str] = {}
+    held_quotes: dict[str, str] = {}
+    for handle, memory_id in handles.memories.items():
+        memory = shown.get(memory_id.lower())
+        if memory is not None:
+            quotes[handle] = quote_line(memory)
+            held_quotes[handle] = quote_text(memory)
+    page_keys = {handles.page(p.id): f"{p.type}/{p.slug}" for p in ctx.candidate_pages}
+    return handles.model_copy(update={"quotes": quotes, "held_quotes": held_quotes, "page_keys": page_keys})
 
 
 def build_planner_prompt(ctx: PlannerContext) -> PlannerPrompt:
@@ -210,9 +227,21 @@ def shown_page(page: CandidatePage) -> CandidatePage:
         id=page.id, type=page.type, slug=page.slug, title=page.title,
         summary=truncate(page.summary, CANDIDATE_SUMMARY_LIMIT) if page.summary else None,
         aliases=page.aliases[:CANDIDATE_ALIAS_LIMIT],
-        sections=[CandidateSection(slug=s.slug, heading=s.heading, body_md=truncate(s.body_md, SECTION_EXCERPT_LIMIT))
+        sections=[CandidateSection(slug=s.slug, heading=s.heading, body_md=section_excerpt(s.body_md))
                   for s in page.sections[:CANDIDATE_SECTION_LIMIT]],
     )
+
+
+def section_excerpt(body: str) -> str:
+    first = next((line.strip() for line in body.splitlines() if line.strip()), "")
+    return truncate(first, SECTION_EXCERPT_LIMIT)
+
+
+def last_seen_day(moment: datetime) -> datetime:
+    """When a mention was last seen, to the day (UTC): the promotion rule's recency is counted in days,
+    and the time of day (to the microsecond) cost a prompt ~8 tokens a mention."""
+    utc = moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return datetime(utc.year, utc.month, utc.day, tzinfo=UTC)
 
 
 def shown_mention(mention: OpenMention) -> OpenMention:
@@ -221,7 +250,7 @@ def shown_mention(mention: OpenMention) -> OpenMention:
                 for c in mention.sample_contexts[:MENTION_CONTEXTS_SHOWN]]
     return OpenMention(id=mention.id, alias=mention.alias, alias_normalized=mention.alias_normalized,
                        mention_count=mention.mention_count, suggested_type=mention.suggested_type,
-                       last_seen_at=mention.last_seen_at, sample_contexts=contexts)
+                       last_seen_at=last_seen_day(mention.last_seen_at), sample_contexts=contexts)
 
 
 def planner_view(ctx: PlannerContext) -> PlannerContext:
@@ -242,8 +271,28 @@ def planner_view(ctx: PlannerContext) -> PlannerContext:
 # Each line leads with its handle; values from memories or the wiki are JSON.
 
 
+# A record's metadata entities are written as rows, [name, kind, type] or [name, kind, type, [aliases]]
+# (null where absent), rather than as objects repeating their keys: on the sample the keys were a
+# fifth of a plan's metadata. Entities with any other key, or a non-text value, keep their objects.
+ENTITY_FIELDS = ("name", "kind", "type")
+
+
+def entity_rows(metadata: dict) -> dict:
+    entities = metadata.get("entities")
+    if not isinstance(entities, list) or not entities or not all(_row_able(e) for e in entities):
+        return metadata
+    rows = [[e.get(key) for key in ENTITY_FIELDS] + ([e["aliases"]] if "aliases" in e else []) for e in entities]
+    return {**metadata, "entities": rows}
+
+
+def _row_able(entity: object) -> bool:
+    return (isinstance(entity, dict) and set(entity) <= {*ENTITY_FIELDS, "aliases"}
+            and all(isinstance(entity[key], str) for key in ENTITY_FIELDS if key in entity)
+            and (isinstance(entity.get("aliases"), list) if "aliases" in entity else True))
+
+
 def _record_lines(record: MemoryRecord, handles: Handles) -> str:
-    metadata = compact_metadata(record.metadata)
+    metadata = entity_rows(compact_metadata(record.metadata))
     metadata_part = f" metadata={to_json(metadata)}" if metadata else ""
     line = (f"- {handles.memory(record.id)} happened={record.created_at.isoformat()}{metadata_part}"
             f" text={to_json(shown_text(record.content))}")
@@ -262,7 +311,7 @@ def _candidate_lines(page: CandidatePage, handles: Handles) -> str:
     lines = [line]
     for s in shown.sections:
         heading = "" if s.heading == format_heading_from_slug(s.slug) else f" heading={to_json(s.heading)}"
-        lines.append(f"  · section slug={s.slug}{heading} excerpt={to_json(s.body_md)}")
+        lines.append(f"  · slug={s.slug}{heading} excerpt={to_json(s.body_md)}")
     return "\n".join(lines)
 
 
@@ -274,7 +323,7 @@ def _mention_head(mention: OpenMention, handles: Handles) -> str:
     if mention.suggested_type:
         line += f" suggestedType={mention.suggested_type}"
     # The promotion rule needs recency, so the planner is told when the name was last seen.
-    return f"{line} lastSeen={mention.last_seen_at.isoformat()}"
+    return f"{line} lastSeen={mention.last_seen_at.date().isoformat()}"
 
 
 def _mention_lines(mention: OpenMention, handles: Handles) -> str:
@@ -290,7 +339,7 @@ def _promotion_section(candidate_ids: Sequence[UUID], mentions: Sequence[OpenMen
     by_id = {mention.id: mention for mention in mentions}
     lines = [
         "These open mentions have been seen at least 3 times within the last 30 days. Promote each one "
-        "(promotions[], mentionId = its handle) if its sightings (listed with the open mentions above) justify "
+        "(promotions, mention = its handle) if its sightings (listed with the open mentions above) justify "
         "a durable page of its own; otherwise leave it open. Its sections may cite those sightings' records.",
         "",
     ]

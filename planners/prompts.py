@@ -10,11 +10,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from uuid import UUID
 
-from pydantic import BaseModel
-
 from domain.context import AggregationPage, AggregationParentCandidate, AggregationSection
-from domain.plan import NewPage, PageLink, PageUpdate, ParentSectionUpdate, Promotion, SectionPromotion
-from domain.plan import UnresolvedMention as PlannedMention
+from domain.plan import NewPage, Plan
+from planners.compact_plan import PLANNER_REPLY_SCHEMA  # noqa: F401 - the leaf reply's schema, re-exported
+from planners.handles import Handles
 from planners.leaf_prompt import (  # noqa: F401 - the leaf planner's prompt, re-exported
     PLANNER_SYSTEM,
     RECORD_TEXT_LIMIT,
@@ -53,14 +52,16 @@ You are shown the section's existing body with numbered lines, the planner's pro
 the source records. Answer with edits to the existing lines, never the whole section, as one JSON object:
 {"edits": [{"op": "replace", "line": 3, "text": "<new text of line 3>"},
            {"op": "insert", "line": 5, "text": "<new line(s) to put after line 5; 0 = at the top>"},
-           {"op": "delete", "line": 7}]}
-Line numbers always refer to the existing body as shown. An empty edits list keeps the section as it is.
+           {"op": "delete", "line": 7, "to": 9}]}
+Line numbers always refer to the existing body as shown; "to" (optional) makes a replace or delete \
+cover lines line..to. An empty edits list keeps the section as it is.
 
 - Stay grounded in the source records and the planner's draft. Do not invent facts.
 - Replace a line only when the new evidence corrects or supersedes it; otherwise insert.
 - The section has a size budget. When the body with your edits would pass it, condense: fold the \
 oldest detailed lines into one or a few summary lines (counts, date ranges, the latest observation) \
-by replacing the first of them and deleting the rest. Nothing is lost: the section keeps citing every \
+by replacing the first of them and deleting the rest, until the body is at most half the budget, so \
+that the next additions fit without another rewrite. Nothing is lost: the section keeps citing every \
 record behind the lines it folds.
 - Never speculate, moralise, or describe the user's feelings beyond what the records show.
 - Never write record ids, UUIDs or any internal identifier, and no "(see record …)" notes.
@@ -68,6 +69,10 @@ record behind the lines it folds.
 
 EMPTY_EXISTING_BODY = "_(empty — this is a new section)_"
 NO_CITED_SOURCES = "(none explicitly cited — stay close to the planner's draft)"
+# An update that only adds lines and passes the budget: its lines are appended in code before the
+# writer is called, so the writer only condenses, and neither retypes them nor needs their records.
+ALREADY_APPENDED = "_(its new lines are already at the end of the existing body: only condense)_"
+NO_SOURCES_NEEDED = "(none needed: nothing new to write)"
 
 
 def build_section_writer_prompt(
@@ -79,10 +84,14 @@ def build_section_writer_prompt(
     proposed_body: str,
     cited_texts: Sequence[str],
     budget_chars: int = SECTION_BUDGET_CHARS,
+    *,
+    appended: bool = False,
 ) -> str:
-    """The writer's user message. Record ids are never shown, so they cannot leak into the body."""
+    """The writer's user message. Record ids are never shown, so they cannot leak into the body.
+    `appended`: `existing_body` already ends with the proposal's lines (a condense-only call)."""
     sources = (
-        "\n".join(f"- {truncate(text, WRITER_SOURCE_LIMIT)}" for text in cited_texts)
+        NO_SOURCES_NEEDED if appended
+        else "\n".join(f"- {truncate(text, WRITER_SOURCE_LIMIT)}" for text in cited_texts)
         if cited_texts
         else NO_CITED_SOURCES
     )
@@ -97,7 +106,7 @@ def build_section_writer_prompt(
             numbered(existing_body) or EMPTY_EXISTING_BODY,
             "",
             "## Planner's proposed body",
-            proposed_body.strip(),
+            ALREADY_APPENDED if appended else proposed_body.strip(),
             "",
             "## Source records (grounding only — do NOT cite ids in the body)",
             sources,
@@ -119,19 +128,19 @@ AGGREGATION_LEAF_ARRAYS = ("pageUpdates", "unresolvedMentions", "promotions")
 AGGREGATION_OUTPUT_SHAPE = """{
   "parentSectionUpdates": [
     {
-      "pageId": "<id of an existing hub page from the input>",
+      "pageId": "<p-handle of an existing hub page from the input>",
       "sectionSlug": "<rollup section slug>",
       "heading": "<section heading>",
       "proposed_body_md": "<rollup markdown; replaced by a rendered list when linked_page_slugs is set>",
       "rationale": "<one sentence: why this section changes now>",
       "linked_page_slugs": [{"type": "entity | topic | decision", "slug": "<slug of a page in the input>"}],
-      "source_refs": ["<record id that informs this rollup>"],
+      "source_refs": ["<m-handle of a record that informs this rollup>"],
       "observed_tags": ["<tags shared by the linked pages, optional>"]
     }
   ],
   "sectionPromotions": [
     {
-      "pageId": "<id of the parent page>",
+      "pageId": "<p-handle of the parent page>",
       "sectionSlug": "<the section being promoted>",
       "reason": "<one sentence: why it is ready to stand alone>",
       "parentSummary": "<short paragraph left on the parent section>",
@@ -144,7 +153,7 @@ AGGREGATION_OUTPUT_SHAPE = """{
         "summary": "<one-line summary>",
         "source_refs": [],
         "sections": [
-          {"slug": "<section slug>", "heading": "<heading>", "body_md": "<body>", "source_refs": ["<record id>"]}
+          {"slug": "<section slug>", "heading": "<heading>", "body_md": "<body>", "source_refs": ["<m-handle>"]}
         ]
       }
     }
@@ -158,7 +167,7 @@ AGGREGATION_OUTPUT_SHAPE = """{
       "aliases": [],
       "source_refs": [],
       "sections": [
-        {"slug": "<section slug>", "heading": "<heading>", "body_md": "<body>", "source_refs": ["<record id>"]}
+        {"slug": "<section slug>", "heading": "<heading>", "body_md": "<body>", "source_refs": ["<m-handle>"]}
       ]
     }
   ],
@@ -213,8 +222,9 @@ and persistent (evidence spread over time, not a one-day burst).
 
 ## Rules
 
-- Every parentSectionUpdate and every section you write MUST carry source_refs: ids from the records \
-lists of the parent candidates that inform it. Never make ids up; leave source_refs empty rather than \
+- Pages are named by short handles (p1, p2, …) and records by m1, m2, …; copy them exactly.
+- Every parentSectionUpdate and every section you write MUST carry source_refs: handles from the records \
+lists of the parent candidates that inform it. Never make handles up; leave source_refs empty rather than \
 guess.
 - Never write record ids, UUIDs or any internal identifier into prose. Never use [[wikilink]] syntax.
 - Keep bodies short, factual markdown. No speculation.
@@ -238,9 +248,17 @@ def build_aggregation_prompt(
         AggregationParentCandidate.model_validate(candidate, from_attributes=True)
         for candidate in parent_candidates
     ]
-    page_lines = [line for page in page_models for line in _aggregation_page_lines(page)]
+    # Ids are shown as handles (p1… pages, m1… records): a UUID costs a model ~20 tokens to read and
+    # as many to copy back. `map_aggregation_handles` maps the reply back.
+    page_ids = [str(page.id) for page in page_models]
+    page_ids += [str(page.parent_page_id) for page in page_models if page.parent_page_id]
+    page_ids += [str(page_id) for page_id in list(neighborhoods)[:AGGREGATION_NEIGHBORHOOD_LIMIT]]
+    record_ids = [str(r) for c in candidate_models if c.source_kind == "record"
+                  for r in c.source_record_ids[:AGGREGATION_CANDIDATE_RECORD_LIMIT]]
+    handles = Handles.build(record_ids, list(dict.fromkeys(page_ids)), [])
+    page_lines = [line for page in page_models for line in _aggregation_page_lines(page, handles)]
     neighborhood_lines = [
-        f"- pageId={page_id} inbound={count}"
+        f"- pageId={handles.page(page_id)} inbound={count}"
         for page_id, count in list(neighborhoods.items())[:AGGREGATION_NEIGHBORHOOD_LIMIT]
     ]
     user = "\n\n".join(
@@ -248,19 +266,53 @@ def build_aggregation_prompt(
             section("Recently changed pages in this scope", page_lines),
             section(
                 "Derived parent candidates (from record metadata and page summaries)",
-                [_parent_candidate_line(candidate) for candidate in candidate_models],
+                [_parent_candidate_line(candidate, handles) for candidate in candidate_models],
             ),
             section("Link neighborhoods (inbound links per page)", neighborhood_lines),
             JSON_ONLY_INSTRUCTION,
         ]
     )
-    return PlannerPrompt(system=AGGREGATION_SYSTEM, user=user)
+    return PlannerPrompt(system=AGGREGATION_SYSTEM, user=user, handles=handles)
 
 
-def _aggregation_page_lines(page: AggregationPage) -> list[str]:
-    head = f"- id={page.id} type={page.type} slug={page.slug} title={to_json(page.title)}"
+def map_aggregation_handles(plan: Plan, handles: Handles) -> tuple[Plan, int]:
+    """The aggregation plan with its page and record handles mapped back to ids, and how many were
+    not handles of the prompt (left as written: resolution drops and counts them)."""
+    unknown = 0
+
+    def look(table: dict[str, str], value: str) -> str:
+        nonlocal unknown
+        found = table.get(value.strip().lower())
+        if found is None:
+            unknown += 1
+            return value
+        return found
+
+    def refs(values: list[str]) -> list[str]:
+        return [look(handles.memories, value) for value in values]
+
+    def page(new: NewPage) -> None:
+        new.source_refs = refs(new.source_refs)
+        for new_section in new.sections:
+            new_section.source_refs = refs(new_section.source_refs)
+
+    out = plan.model_copy(deep=True)
+    for update in out.parentSectionUpdates:
+        update.pageId = look(handles.pages, update.pageId)
+        update.source_refs = refs(update.source_refs)
+    for promotion in out.sectionPromotions:
+        promotion.pageId = look(handles.pages, promotion.pageId)
+        page(promotion.newPage)
+    for new_page in out.newPages:
+        page(new_page)
+    out._dropped_links = plan.dropped_links  # noqa: SLF001 - carried over from the parsed plan
+    return out, unknown
+
+
+def _aggregation_page_lines(page: AggregationPage, handles: Handles) -> list[str]:
+    head = f"- id={handles.page(page.id)} type={page.type} slug={page.slug} title={to_json(page.title)}"
     if page.parent_page_id:
-        head += f" parent_page_id={page.parent_page_id}"
+        head += f" parent_page_id={handles.page(page.parent_page_id)}"
     head += f" hubness={page.hubness_score}"
     if page.tags:
         head += f" tags={to_json(page.tags[:AGGREGATION_TAG_LIMIT])}"
@@ -285,7 +337,7 @@ def _aggregation_section_line(section: AggregationSection) -> str:
     return f"  · section={section.slug}{aggregation_part} body_chars={len(section.body_md)}"
 
 
-def _parent_candidate_line(candidate: AggregationParentCandidate) -> str:
+def _parent_candidate_line(candidate: AggregationParentCandidate, handles: Handles) -> str:
     line = (
         f"- reason={candidate.reason} parent={to_json(candidate.parent_title)} slug={candidate.parent_slug}"
         f" section={candidate.suggested_section_slug} supporting={candidate.supporting_count}"
@@ -294,7 +346,8 @@ def _parent_candidate_line(candidate: AggregationParentCandidate) -> str:
     # Record ids give the planner something real to cite in source_refs; summary-derived candidates
     # carry page ids, which are not citable records.
     if candidate.source_kind == "record" and candidate.source_record_ids:
-        line += f" records={to_json(candidate.source_record_ids[:AGGREGATION_CANDIDATE_RECORD_LIMIT])}"
+        shown = candidate.source_record_ids[:AGGREGATION_CANDIDATE_RECORD_LIMIT]
+        line += f" records={to_json([handles.memory(record) for record in shown])}"
     return line
 
 
@@ -316,22 +369,28 @@ def force_aggregation_arrays(raw: Any) -> Any:
 # --------------------------------------------------------------------------------------------
 
 
-class _LeafPlanReply(BaseModel):
-    """What the leaf planner is asked for (the Plan model validates the reply afterwards)."""
-
-    pageUpdates: list[PageUpdate]
-    newPages: list[NewPage]
-    unresolvedMentions: list[PlannedMention]
-    promotions: list[Promotion]
-    pageLinks: list[PageLink]
-
-
-class _AggregationReply(BaseModel):
-    parentSectionUpdates: list[ParentSectionUpdate]
-    sectionPromotions: list[SectionPromotion]
-    newPages: list[NewPage]
-    pageLinks: list[PageLink]
-
-
-PLANNER_REPLY_SCHEMA: dict[str, Any] = _LeafPlanReply.model_json_schema()
-AGGREGATION_REPLY_SCHEMA: dict[str, Any] = _AggregationReply.model_json_schema()
+# The aggregation tool's input schema: its arrays and their items' keys, no prose or titles (the
+# system prompt's output shape says what each means; the Plan model validates the reply afterwards).
+_STR: dict[str, Any] = {"type": "string"}
+_STRS: dict[str, Any] = {"type": "array", "items": _STR}
+_AGG_SECTION = {"type": "object", "properties": {"slug": _STR, "heading": _STR, "body_md": _STR, "source_refs": _STRS}}
+_AGG_PAGE = {"type": "object", "properties": {"type": _STR, "slug": _STR, "title": _STR, "summary": _STR,
+                                              "aliases": _STRS, "source_refs": _STRS,
+                                              "sections": {"type": "array", "items": _AGG_SECTION}}}
+AGGREGATION_REPLY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["parentSectionUpdates", "sectionPromotions", "newPages", "pageLinks"],
+    "properties": {
+        "parentSectionUpdates": {"type": "array", "items": {"type": "object", "properties": {
+            "pageId": _STR, "sectionSlug": _STR, "heading": _STR, "proposed_body_md": _STR, "rationale": _STR,
+            "linked_page_slugs": {"type": "array", "items": {"type": "object", "properties": {
+                "type": _STR, "slug": _STR}}},
+            "source_refs": _STRS, "observed_tags": _STRS}}},
+        "sectionPromotions": {"type": "array", "items": {"type": "object", "properties": {
+            "pageId": _STR, "sectionSlug": _STR, "reason": _STR, "parentSummary": _STR, "topHighlights": _STRS,
+            "newPage": _AGG_PAGE}}},
+        "newPages": {"type": "array", "items": _AGG_PAGE},
+        "pageLinks": {"type": "array", "items": {"type": "object", "properties": {
+            "fromType": _STR, "fromSlug": _STR, "toType": _STR, "toSlug": _STR, "context": _STR}}},
+    },
+}

@@ -27,6 +27,8 @@ class LineEdit(BaseModel):
     op: Literal["replace", "insert", "delete"]
     line: int = Field(ge=0)  # 1-based line of the existing body; insert after it (0: at the top)
     text: str = ""
+    # A replace or delete of lines line..to (a condensing writer folds a run of lines in one edit).
+    to: int | None = Field(None, ge=0)
 
 
 class SectionEdits(BaseModel):
@@ -68,6 +70,8 @@ def apply_edits(existing_body: str | None, edits: SectionEdits) -> str:
             inserted.setdefault(edit.line, []).extend(t for t in edit.text.splitlines() if t.strip())
         elif 1 <= edit.line <= len(lines):
             replaced[edit.line] = edit.text if edit.op == "replace" else None
+            for n in range(edit.line + 1, min(edit.to or 0, len(lines)) + 1):
+                replaced[n] = None  # the rest of the range: folded into the first line, or deleted
     out: list[str] = list(inserted.get(0, []))
     for n, line in enumerate(lines, 1):
         kept = replaced.get(n, line)

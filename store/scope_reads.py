@@ -31,6 +31,12 @@ MATCHES_PER_NAME = 3  # pages each name may bring in per relevance tier (core, t
 # was the largest share of the planner's prompt; 25 keeps the most recent ones for what the
 # batch's names miss.
 MAX_RECENT_PADDING = 25
+# Open mentions the batch does not name pad the ones it names (and lint's promotion candidates) up to
+# this many, most seen first: the names closest to promotion, for a memory that writes a held name in
+# a form the lookup misses. Few, for the same reason as the pages: in an aged scope the padding was
+# most of a plan's prompt (100 open mentions with their sightings, ~5,000 tokens, in the 10th thousand
+# memories of one scope) and on the sample every padding gives the same wiki (bench/candidates.py).
+MAX_MENTION_PADDING = 25
 # Characters of each section's body read for the prompt's excerpt (which shows fewer).
 SECTION_EXCERPT_READ = 1000
 # Capitalised phrases ("Lady Bird Lake", "Café de Flore" is caught by its metadata instead).
@@ -148,7 +154,8 @@ async def candidate_pages(conn: AsyncConnection, tenant: str, owner: str, names:
 
 async def open_mentions(conn: AsyncConnection, tenant: str, owner: str, names: list[str], limit: int,
                         must_include: list[UUID]) -> list[OpenMention]:
-    """Open mentions: those the batch names (and lint's promotion candidates) first, then by count."""
+    """Open mentions: those the batch names (and lint's promotion candidates), then the most seen up to
+    MAX_MENTION_PADDING more; `limit` in all."""
     rows = (await conn.execute(text("""
         SELECT id, alias, alias_normalized, mention_count, suggested_type, last_seen_at, sample_contexts
         FROM wiki_unresolved_mentions
@@ -157,11 +164,20 @@ async def open_mentions(conn: AsyncConnection, tenant: str, owner: str, names: l
                  mention_count DESC, alias_normalized
         LIMIT :limit
     """), {"tenant": tenant, "owner": owner, "names": names, "must": list(must_include), "limit": limit})).all()
+    wanted, named = set(must_include), set(names)
+    padding = 0
+    kept = []
+    for row in rows:  # the named and required ones come first (the ORDER BY)
+        if row.id not in wanted and row.alias_normalized not in named:
+            padding += 1
+            if padding > MAX_MENTION_PADDING:
+                break
+        kept.append(row)
     return [
         OpenMention(id=row.id, alias=row.alias, alias_normalized=row.alias_normalized,
                     mention_count=row.mention_count, suggested_type=row.suggested_type,
                     last_seen_at=row.last_seen_at, sample_contexts=list(row.sample_contexts or []))
-        for row in rows
+        for row in kept
     ]
 
 

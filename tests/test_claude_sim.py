@@ -16,7 +16,12 @@ from claude_sim.accounting import PromptCache, RateLimiter
 from claude_sim.brain import handle_uuid, parse_leaf_prompt
 from claude_sim.framing import bedrock_chunk, bedrock_exception
 from domain.context import CandidatePage, CandidateSection, MemoryRecord, OpenMention, PlannerContext
+from domain.errors import PlanInvalid
 from domain.plan import Plan
+from domain.pricing import TokenUsage
+from planners.claude_client import ModelReply
+from planners.claude_planner import PlanCall, plan_reply
+from planners.compact_plan import quote_line, quote_text
 from planners.leaf_prompt import build_planner_prompt, planner_view
 from tests.compile.helpers import sample_memories
 
@@ -83,6 +88,54 @@ def test_a_reply_in_handles_maps_back_to_ids_and_a_miscopied_handle_is_counted_n
     assert resolved.newPages[0].sections[0].source_refs == [str(UUID(int=1)), "m13"]
     assert resolved.unresolvedMentions[0].source_ref == str(UUID(int=4))
     assert [p.mentionId for p in resolved.promotions] == [str(UUID(int=200)), "u7"]
+
+
+def test_a_compact_reply_expands_quotes_and_defaults_and_counts_what_it_cannot_read() -> None:
+    context = a_context()
+    prompt = build_planner_prompt(context)
+    call = PlanCall(system=prompt.system, user=prompt.user, max_tokens=1000, handles=prompt.handles,
+                    input_chars=prompt.chars)
+    page = context.candidate_pages[0]
+    reply = {
+        "updates": [{"page": "p1", "sections": [{"slug": "notes", "lines": ["- 2 new memories.", "@m2", "@m0"],
+                                                 "refs": ["m3"]}]}],
+        "new_pages": [{"type": "entity", "title": "Blue Door Café",
+                       "sections": [{"slug": "overview", "lines": ["A cafe.", "@home"], "refs": ["m1"]},
+                                    {"slug": "notes", "lines": ["@m4"]}]}],
+        "held": [{"name": "Y", "type": "entity", "ref": "m5"}],
+        "promotions": [],
+        "links": [["p1", "entity/blue-door-cafe", "where"], ["p7", "p1"], ["p1"]],
+    }
+    text = json.dumps(reply)
+    plan = plan_reply(call, ModelReply(text=text, stop_reason="tool_use", usage=TokenUsage(), model="m"), "m").plan
+    shown = {str(m.id): m for m in planner_view(context).memories}
+
+    update = plan.pageUpdates[0].sections[0]
+    # "@m2" is m2's dated first sentence; the miscopied "@m0" is no line but stays a citation as written.
+    assert update.proposed_body_md == "- 2 new memories.\n" + quote_line(shown[str(UUID(int=2))])
+    assert update.source_refs == [str(UUID(int=2)), "m0", str(UUID(int=3))]
+    new = plan.newPages[0]
+    assert (new.slug, [s.heading for s in new.sections]) == ("blue-door-cafe", ["Overview", "Notes"])
+    assert new.source_refs == [str(UUID(int=1)), str(UUID(int=4))]  # its sections' citations
+    assert new.sections[0].body_md == "A cafe.\n@home"  # not a handle: prose
+    assert plan.unresolvedMentions[0].context == quote_text(shown[str(UUID(int=5))])
+    link = plan.pageLinks[0]
+    assert (link.fromType, link.fromSlug, link.toSlug, link.context) == (page.type, page.slug, "blue-door-cafe", "where")
+    # p7 was never shown (counted with the miscopied handles), a one-ended link is malformed: both dropped.
+    assert len(plan.pageLinks) == 1 and plan.dropped_links == 2
+    assert plan_reply(call, ModelReply(text=text, stop_reason="tool_use", usage=TokenUsage(), model="m"),
+                      "m").unknown_handles == 2  # m0 and p7
+
+
+def test_a_reply_that_is_not_the_contract_fails_in_one_clear_error() -> None:
+    prompt = build_planner_prompt(a_context())
+    call = PlanCall(system=prompt.system, user=prompt.user, max_tokens=1000, handles=prompt.handles,
+                    input_chars=prompt.chars)
+    for text, expected in [("not json", "not JSON"), (json.dumps({"updates": "no", "new_pages": []}), "updates"),
+                           (json.dumps({"new_pages": [{"type": "place", "title": "X", "sections": []}],
+                                        "updates": [], "held": [], "promotions": []}), "type")]:
+        with pytest.raises(PlanInvalid, match=expected):
+            plan_reply(call, ModelReply(text=text, stop_reason="tool_use", usage=TokenUsage(), model="m"), "m")
 
 
 def test_a_breakpoint_caches_only_a_prefix_reaching_the_minimum_and_only_the_exact_prefix() -> None:

@@ -102,3 +102,20 @@ async def test_the_resolver_merges_proposals_by_the_ladder_and_keeps_traps_apart
     # "Springs" / "Spring" is one letter off a six-letter word: the trigram rung (0.857), not the typo rung.
     assert (result.ladder_merges, result.fuzzy_dedupe_merges) == (2, 1)
     assert (result.unjudged_merge_pairs, result.new_pages_planned) == (2, 3)
+
+
+async def test_the_planner_is_shown_every_open_mention_it_names_and_only_a_few_others(engine):
+    from store.scope_reads import MAX_MENTION_PADDING, open_mentions
+    from tests.operators.helpers import mention
+
+    tenant = "t-mentions"
+    for number in range(MAX_MENTION_PADDING + 10):
+        await mention(engine, tenant, OWNER, f"Held Place {number}", count=2 + number % 5)
+    named = await mention(engine, tenant, OWNER, "Rare Cafe", count=1)
+    required = await mention(engine, tenant, OWNER, "Lint Candidate", count=1)
+    async with engine.connect() as conn:
+        shown = await open_mentions(conn, tenant, OWNER, ["rare cafe"], 100, [required])
+    assert [m.id for m in shown[:2]] == [required, named]  # what the batch names or lint asks about first
+    assert len(shown) == 2 + MAX_MENTION_PADDING  # then the most seen, up to the padding
+    counts = sorted((2 + n % 5 for n in range(MAX_MENTION_PADDING + 10)), reverse=True)
+    assert [m.mention_count for m in shown[2:]] == counts[:MAX_MENTION_PADDING]

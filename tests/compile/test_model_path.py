@@ -257,9 +257,9 @@ async def test_a_stalled_or_broken_stream_is_retried_and_its_tokens_are_counted(
     def rewriting_plan(user: str) -> dict[str, Any]:
         # Updates that rewrite (not only add) go through the writer, whose stream this test breaks.
         plan = leaf_plan(user)
-        for update in plan["pageUpdates"]:
+        for update in plan["updates"]:
             for section in update["sections"]:
-                section["mode"] = "rewrite"
+                section["rewrite"] = True
         return plan
 
     for _ in range(4):

@@ -25,6 +25,7 @@ from planners.prompts import (
     build_section_writer_prompt,
     compact_metadata,
     force_aggregation_arrays,
+    map_aggregation_handles,
     planner_max_tokens,
     planner_view,
     truncate,
@@ -120,8 +121,8 @@ def test_candidate_page_shows_summary_aliases_and_each_section_with_a_bounded_ex
     assert (
         '- p1 type=entity slug=franklin-barbecue title="Franklin Barbecue" '
         f'summary="BBQ joint in Austin, TX." aliases={expected_aliases}\n'
-        '  · section slug=overview excerpt="Brisket."\n'  # the slug's default heading is left out
-        f'  · section slug=notes excerpt="{"n" * SECTION_EXCERPT_LIMIT}…"'
+        '  · slug=overview excerpt="Brisket."\n'  # the slug's default heading is left out
+        f'  · slug=notes excerpt="{"n" * SECTION_EXCERPT_LIMIT}…"'
     ) in user
 
 
@@ -132,7 +133,7 @@ def test_mention_shows_alias_count_type_last_seen_and_every_held_sighting() -> N
     user = prompt.user
     # The sightings' records continue the memories' handles (m1 is the batch's one record).
     assert ('- u1 alias="Chef João" count=3 suggestedType=entity '
-            'lastSeen=2026-04-27T10:30:00+00:00\n'
+            'lastSeen=2026-04-27\n'
             '  · sighting m2 context="cooked by Chef João"\n') in user
     assert '  · sighting m5 context="a fourth sighting"' in user
     assert (prompt.handles.memories["m2"], prompt.handles.memories["m5"]) == ("r-1", "r-4")
@@ -243,7 +244,7 @@ def test_planner_max_tokens_grows_with_the_batch_up_to_a_cap() -> None:
 
 def test_planner_system_prompt_states_the_rules_and_the_output_shape() -> None:
     for rule in (
-        "MUST carry source_refs",
+        "MUST cite exactly those records",
         "Never invent a handle",
         "[[wikilink]]",
         "at least two",
@@ -254,19 +255,14 @@ def test_planner_system_prompt_states_the_rules_and_the_output_shape() -> None:
     for template in PAGE_TEMPLATES.values():
         for section in template.sections:
             assert f'`{section.slug}` "{section.heading}"' in PLANNER_SYSTEM
-    for array in ("pageUpdates", "newPages", "unresolvedMentions", "promotions", "pageLinks"):
+    for array in ("updates", "new_pages", "held", "promotions", "links"):
         assert f'"{array}"' in PLANNER_SYSTEM
 
 
 def test_reply_schemas_ask_each_planner_for_exactly_its_arrays() -> None:
     assert PLANNER_REPLY_SCHEMA["type"] == "object"
-    assert set(PLANNER_REPLY_SCHEMA["required"]) == {
-        "pageUpdates",
-        "newPages",
-        "unresolvedMentions",
-        "promotions",
-        "pageLinks",
-    }
+    assert set(PLANNER_REPLY_SCHEMA["required"]) == {"updates", "new_pages", "held", "promotions"}
+    assert set(PLANNER_REPLY_SCHEMA["properties"]) == {"updates", "new_pages", "held", "promotions", "links"}
     assert set(AGGREGATION_REPLY_SCHEMA["properties"]) == {
         "parentSectionUpdates",
         "sectionPromotions",
@@ -358,21 +354,31 @@ def test_aggregation_prompt_lines() -> None:
     text = prompt.user
     assert prompt.system == AGGREGATION_SYSTEM and True
     tags = json.dumps([f"t{n}" for n in range(8)], separators=(",", ":"))
-    assert f'- id={PAGE_ID} type=topic slug=austin title="Austin" hubness=4 tags={tags}' in text
+    # Ids are shown as handles: the pages (and parents, and neighbourhoods) p1…, the records m1….
+    assert prompt.handles.pages["p1"] == str(PAGE_ID) and prompt.handles.memories == {"m1": "r1", "m2": "r2"}
+    assert str(PAGE_ID) not in text
+    assert f'- id=p1 type=topic slug=austin title="Austin" hubness=4 tags={tags}' in text
     assert f'    summary="Capital of Texas. {"s" * 282}…"' in text
     assert "  · section=overview body_chars=3" in text
     assert "  · section=restaurants linked=2 records=5 score=0 status=none body_chars=12" in text
     assert (
-        f'- id=leaf-id type=entity slug=franklin-barbecue title="Franklin Barbecue" parent_page_id={PAGE_ID} hubness=0'
+        '- id=p2 type=entity slug=franklin-barbecue title="Franklin Barbecue" parent_page_id=p1 hubness=0'
         in text
     )
     assert (
-        '- reason=city parent="Austin" slug=austin section=overview supporting=2 tags=["food"] records=["r1","r2"]'
+        '- reason=city parent="Austin" slug=austin section=overview supporting=2 tags=["food"] records=["m1","m2"]'
         in text
     )
     assert '- reason=city parent="Toronto" slug=austin section=overview supporting=2 tags=["food"]\n' in text
-    assert "- pageId=29 inbound=29" in text
-    assert "pageId=30 " not in text
+    assert "- pageId=p32 inbound=29" in text
+    assert "inbound=30" not in text
+    plan = Plan.model_validate({"pageUpdates": [], "newPages": [], "unresolvedMentions": [], "promotions": [],
+                                "parentSectionUpdates": [{"pageId": "p1", "sectionSlug": "food",
+                                                          "source_refs": ["m2", "m9"]}]})
+    mapped, unknown = map_aggregation_handles(plan, prompt.handles)
+    assert (mapped.parentSectionUpdates[0].pageId, mapped.parentSectionUpdates[0].source_refs) == (
+        str(PAGE_ID), ["r2", "m9"])
+    assert unknown == 1  # m9 was never shown: left as written, for resolution to drop and count
 
 
 def test_aggregation_prompt_with_nothing_says_none_three_times() -> None:
@@ -406,3 +412,13 @@ def test_aggregation_reply_loses_its_leaf_arrays() -> None:
     assert plan.newPages == [] and plan.pageLinks == []
     assert plan.parentSectionUpdates[0].sectionSlug == "restaurants"
     assert force_aggregation_arrays(["not", "an", "object"]) == ["not", "an", "object"]
+
+
+def test_entities_are_written_as_rows_unless_one_has_another_key() -> None:
+    from planners.leaf_prompt import entity_rows
+
+    rows = entity_rows({"entities": [{"name": "Lena", "kind": "person", "type": "entity", "aliases": ["Lena Park"]},
+                                     {"name": "Paris", "type": "topic"}], "tags": ["x"]})
+    assert rows == {"entities": [["Lena", "person", "entity", ["Lena Park"]], ["Paris", None, "topic"]], "tags": ["x"]}
+    odd = {"entities": [{"name": "Lena", "rank": 1}]}
+    assert entity_rows(odd) == odd

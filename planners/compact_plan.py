@@ -1,0 +1,250 @@
+"""The leaf planner's reply contract, compact: what the model writes, and how it becomes a Plan.
+
+A plan's output tokens are its cost and its wall time (a 50-memory plan is written token by token
+before any of its sections can be). Measured on the sample, most of a long-form plan was restated
+text and repeated structure: every memory's first sentence copied into each page it touches, long
+keys (`proposed_body_md`, `source_refs`) on every section, links spelled as four keys of type and
+slug, and values the compiler derives anyway (a new page's slug from its title, a section's default
+heading, a held name's quote). So the contract the model answers in is:
+
+    {"updates":    [{"page": "p3", "aliases": [...], "sections": [
+                       {"slug": "notes", "lines": ["- 2 new memories.", "@m4", "@m7"], "refs": [...],
+                        "rewrite": true}]}],
+     "new_pages":  [{"type": "entity", "title": "...", "slug": "...", "summary": "...", "aliases": [...],
+                     "refs": [...], "sections": [{"slug": "overview", "heading": "...", "lines": [...],
+                                                  "refs": [...]}]}],
+     "held":       [{"name": "...", "type": "entity", "ref": "m5", "quote": "..."}],
+     "promotions": [{"mention": "u2", "type": "entity", "title": "...", "slug": "...", "reason": "...",
+                     "sections": [...]}],
+     "links":      [["p3", "entity/new-page-slug", "context"], ...]}
+
+- A line `@m4` stands for the memory's own dated line, `- <date m4 happened>: <its first sentence>`
+  (`quote_line`): the model cites a memory's fact without copying its text. Every handle a section
+  quotes is one of its citations; `refs` adds citations its lines do not quote.
+- Left out: `slug` (the title's slug), `heading` (the section's default heading), a new page's `refs`
+  (its sections' citations), a held name's `quote` (its memory's first sentence), `rewrite` (false:
+  the lines are added to the section).
+- Link ends are a candidate page's handle or `type/slug` of a page of this plan.
+
+`to_plan` turns the reply into the long-form `Plan` (still in handles; `Handles.resolve` then maps
+them to ids). Nothing the model wrote is dropped silently: a quoted handle the prompt never showed
+is kept as a citation exactly as written (resolution drops and counts it, as it does any unknown
+reference) and its line is left out of the body (a handle must never reach prose); a link end that
+is no shown handle and no `type/slug` is counted as an unknown handle, and the link is dropped and
+counted with the malformed ones.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from domain.aliases import normalize_alias, slugify_title
+from domain.context import MemoryRecord
+from domain.plan import PAGE_TYPES, Plan
+from planners.scripted_text import first_sentence, humanize, memory_date
+from planners.templates import section_template
+
+QUOTE_PREFIX = "@"
+
+
+def _none_to_list(value: Any) -> Any:
+    return [] if value is None else value
+
+
+Lines = Annotated[list[str], BeforeValidator(_none_to_list)]
+
+
+class _Compact(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class UpdateSection(_Compact):
+    slug: str = Field(min_length=1)
+    lines: Lines = []
+    refs: Lines = []
+    rewrite: bool = False
+
+
+class PageUpdate(_Compact):
+    page: str = Field(min_length=1)
+    aliases: Lines = []
+    sections: Annotated[list[UpdateSection], BeforeValidator(_none_to_list)] = []
+
+
+class Section(_Compact):
+    slug: str = Field(min_length=1)
+    heading: str = ""
+    lines: Lines = []
+    refs: Lines = []
+
+
+class NewPage(_Compact):
+    type: str
+    title: str = Field(min_length=1)
+    slug: str = ""
+    summary: str | None = None
+    aliases: Lines = []
+    refs: Lines = []
+    sections: Annotated[list[Section], BeforeValidator(_none_to_list)] = []
+
+
+class Held(_Compact):
+    name: str = Field(min_length=1)
+    type: str | None = None
+    ref: str | None = None
+    quote: str | None = None
+
+
+class Promotion(_Compact):
+    mention: str = Field(min_length=1)
+    type: str
+    title: str = Field(min_length=1)
+    slug: str = ""
+    reason: str = ""
+    sections: Annotated[list[Section], BeforeValidator(_none_to_list)] = []
+
+
+class CompactPlan(BaseModel):
+    """One leaf planner answer in the compact contract. The four arrays must be present (an answer
+    without them is not this contract), links may be left out."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    updates: list[PageUpdate]
+    new_pages: list[NewPage]
+    held: list[Held]
+    promotions: list[Promotion]
+    links: Annotated[list[Any], BeforeValidator(_none_to_list)] = []
+
+
+# The forced tool's input schema: the five arrays, no more. The system prompt's output shape says
+# what their items hold (repeating it here would be sent, and paid for, twice on every plan); the
+# reply is validated by the models above afterwards.
+PLANNER_REPLY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["updates", "new_pages", "held", "promotions"],
+    "properties": {key: {"type": "array", "items": {"type": "array" if key == "links" else "object"}}
+                   for key in ("updates", "new_pages", "held", "promotions", "links")},
+}
+
+
+# ------------------------------------------------------------------ derived values
+
+
+def quote_line(memory: MemoryRecord) -> str:
+    """The line `@m<n>` stands for: the memory's date and its first sentence (cleaned and capped)."""
+    return f"- {memory_date(memory)}: {first_sentence(memory.content) or 'mentioned.'}"
+
+
+def quote_text(memory: MemoryRecord) -> str:
+    """A held name's quote when the model leaves it out: the first sentence of its memory."""
+    return first_sentence(memory.content)
+
+
+def default_slug(title: str) -> str:
+    # The apply path stores slugify_title(title) and falls back to the planner's slug when that is
+    # empty ("東京"); the normalised title is the fallback, dashed.
+    return slugify_title(title) or normalize_alias(title).replace(" ", "-") or "page"
+
+
+def default_heading(page_type: str, slug: str) -> str:
+    template = section_template(page_type, slug)
+    return template.heading if template else humanize(slug)
+
+
+_QUOTE = re.compile(r"^@[A-Za-z]+[0-9]+$")
+
+
+def is_quote(line: str) -> bool:
+    """A whole line that is one handle after "@" ("@m4"; "@m0" too, an unknown one): prose such as
+    "@home" or "@m4 and more" stays text."""
+    return bool(_QUOTE.match(line.strip()))
+
+
+# ------------------------------------------------------------------ compact -> Plan
+
+
+class _Reader:
+    """Turns one compact reply into the long form, counting the link ends it cannot read."""
+
+    def __init__(self, quotes: dict[str, str], page_keys: dict[str, str], held_quotes: dict[str, str]) -> None:
+        self.quotes = quotes
+        self.page_keys = page_keys
+        self.held_quotes = held_quotes
+        self.unknown = 0
+
+    def body(self, lines: list[str], refs: list[str]) -> tuple[str, list[str]]:
+        """The body and citations of a section: quoted handles expanded and cited first, then `refs`."""
+        out: list[str] = []
+        cited: list[str] = []
+        for line in lines:
+            if is_quote(line):
+                handle = line.strip()[len(QUOTE_PREFIX):]
+                expanded = self.quotes.get(handle.lower())
+                if expanded is not None:
+                    out.append(expanded)
+                cited.append(handle)  # an unknown one stays a citation as written: resolution counts it
+            else:
+                out.append(line)
+        return "\n".join(out), list(dict.fromkeys([*cited, *refs]))
+
+    def section(self, page_type: str, section: Section) -> dict[str, Any]:
+        body, refs = self.body(section.lines, section.refs)
+        heading = section.heading or (default_heading(page_type, section.slug) if page_type in PAGE_TYPES else "")
+        return {"slug": section.slug, "heading": heading, "body_md": body, "source_refs": refs}
+
+    def link_end(self, end: Any) -> tuple[str, str]:
+        text = str(end).strip() if isinstance(end, str) else ""
+        key = self.page_keys.get(text.lower())
+        if key is None and "/" in text:
+            key = text
+        if key is None:
+            self.unknown += 1
+            return "", ""
+        page_type, _, slug = key.partition("/")
+        return page_type, slug
+
+    def link(self, raw: Any) -> Any:
+        if not isinstance(raw, list) or len(raw) < 2:
+            return raw  # not a link: the Plan contract drops and counts it
+        (from_type, from_slug), (to_type, to_slug) = self.link_end(raw[0]), self.link_end(raw[1])
+        context = raw[2] if len(raw) > 2 and isinstance(raw[2], str) and raw[2] else None
+        return {"fromType": from_type, "fromSlug": from_slug, "toType": to_type, "toSlug": to_slug,
+                "context": context}
+
+
+def to_plan(compact: CompactPlan, quotes: dict[str, str], page_keys: dict[str, str],
+            held_quotes: dict[str, str]) -> tuple[Plan, int]:
+    """The long-form plan (ids still as handles) and how many link ends named no shown page.
+
+    `quotes`: m-handle -> the line `@m<n>` stands for; `page_keys`: p-handle -> "type/slug" of the
+    candidate page; `held_quotes`: m-handle -> the default quote of a held name."""
+    reader = _Reader(quotes, page_keys, held_quotes)
+    updates = []
+    for update in compact.updates:
+        sections = []
+        for section in update.sections:
+            body, refs = reader.body(section.lines, section.refs)
+            sections.append({"slug": section.slug, "proposed_body_md": body, "source_refs": refs,
+                             "mode": "rewrite" if section.rewrite else "add"})
+        updates.append({"pageId": update.page, "aliases": update.aliases, "sections": sections})
+    new_pages = []
+    for page in compact.new_pages:
+        sections = [reader.section(page.type, section) for section in page.sections]
+        refs = page.refs or list(dict.fromkeys(ref for section in sections for ref in section["source_refs"]))
+        new_pages.append({"type": page.type, "slug": page.slug or default_slug(page.title), "title": page.title,
+                          "summary": page.summary, "aliases": page.aliases, "source_refs": refs,
+                          "sections": sections})
+    held = [{"alias": name.name, "suggestedType": name.type, "source_ref": name.ref,
+             "context": name.quote if name.quote is not None else held_quotes.get((name.ref or "").lower(), "")}
+            for name in compact.held]
+    promotions = [{"mentionId": p.mention, "type": p.type, "title": p.title, "slug": p.slug or default_slug(p.title),
+                   "reason": p.reason, "sections": [reader.section(p.type, s) for s in p.sections]}
+                  for p in compact.promotions]
+    links = [reader.link(raw) for raw in compact.links]
+    plan = Plan.model_validate({"pageUpdates": updates, "newPages": new_pages, "unresolvedMentions": held,
+                                "promotions": promotions, "pageLinks": links})
+    return plan, reader.unknown
