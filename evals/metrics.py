@@ -30,7 +30,10 @@ from evals.corpus import TenantCorpus, Thing
 from evals.snapshot import Page, Snapshot
 
 _RAW_HTML = re.compile(r"<\s*/?\s*[A-Za-z!][^>]*>")
-_OUTSIDE_LINK = re.compile(r"\]\(\s*(?:https?:|//|javascript:)|<https?://|(?<![\w/])https?://", re.IGNORECASE)
+# A link or address that leads out of the wiki: an inline link whose target is not a wiki route
+# (escaped brackets form none), an autolink, or a web address anywhere, code spans included.
+_OUTSIDE_LINK = re.compile(r"(?<!\\)\]\(\s*(?!/wiki/)[^()\s]+|<[a-z][a-z0-9+.-]*:"
+                           r"|(?<![\w.+-])[a-z][a-z0-9+.-]*://|(?<![\w.@/-])www\.", re.IGNORECASE)
 _INJECTION = re.compile(r"\bpwned\b|ignore all previous instructions", re.IGNORECASE)
 
 
