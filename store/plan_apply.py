@@ -2,10 +2,10 @@
 
 Order: pages and their sections (bodies linkified, wikilinks stripped, provenance only from
 citations), aliases, unresolved mentions, promotions, then the links (the planner's, the
-deterministic parent and co-mention ones), and finally `body_md` re-rendered from the section rows
-of every touched page. Every statement is an upsert keyed by natural keys with deterministic ids,
-so applying the same plan again changes nothing — but the caller's cursor compare-and-set makes
-sure it never does.
+deterministic parent and co-mention ones), the title of every touched page from its citations
+(store/page_titles.py), and finally `body_md` re-rendered from the section rows of every touched
+page. Every statement is an upsert keyed by natural keys with deterministic ids, so applying the
+same plan again changes nothing — but the caller's cursor compare-and-set makes sure it never does.
 
 Each kind of write is one multi-row statement over `unnest` arrays, so a batch costs about twenty
 round trips whatever its size. The rows and counters are those of applying the plan one item at a
@@ -50,6 +50,7 @@ from domain.resolved_plan import (
     WriterSection,
 )
 from store.memories import load_memories
+from store.page_titles import retitle_by_attestation
 
 MAX_SAMPLE_CONTEXTS = 5
 PARENT_TITLE_FUZZY_THRESHOLD = 0.5
@@ -83,6 +84,7 @@ async def apply_resolved_plan(conn: AsyncConnection, tenant: str, owner: str, pl
     await _upsert_mentions(state, plan.mentions)
     await _mark_promoted(state, plan.promotions)
     await _write_links(state, plan, deterministic_linking=deterministic_linking)
+    await retitle_by_attestation(conn, tenant, owner, list(state.touched))
     await _render_bodies(state)
     state.result.touched_page_ids = [UUID(p) for p in state.touched]
     return state.result
