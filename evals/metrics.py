@@ -125,15 +125,26 @@ def _allowed(corpus: TenantCorpus, supported: dict[str, set[str]]) -> dict[str, 
 def best_attested_spellings(corpus: TenantCorpus) -> dict[str, set[str]]:
     """thing key -> its best-attested spellings: of the forms the corpus wrote for it, the properly
     cased ones written most often (all of them when several tie; the most frequent of all when none
-    is properly cased). A thing the corpus never names (a trip, named by its journal) keeps its name.
+    is properly cased). Written means what a memory carries: its mentions, and the city a place's
+    metadata names and the title of a journal, each memory counting once per spelling. A thing
+    written nowhere keeps its name.
 
     Counted from what was written, not taken from the generator's canonical name: with a few
     mentions and one variant, the variant can be written more often than the canonical spelling
     ("The Ivy Hotel" 6 times, "Ivy Hotel" 3), and then it is the best-attested form."""
+    cities = {thing.name: key for key, thing in corpus.things.items() if thing.kind == "city"}
     written: dict[str, Counter[str]] = defaultdict(Counter)
-    for memory in corpus.truth:
-        for mention in memory.mentions:
-            written[mention.thing][mention.written] += 1
+    for memory, truth in zip(corpus.memories, corpus.truth, strict=True):
+        forms: set[tuple[str, str]] = {(mention.thing, mention.written) for mention in truth.mentions}
+        metadata = memory.get("metadata") or {}
+        city = (metadata.get("place") or {}).get("city")
+        if city in cities:
+            forms.add((cities[city], city))
+        journal = metadata.get("journal") or {}
+        if journal.get("id") in corpus.things and journal.get("title"):
+            forms.add((journal["id"], journal["title"]))
+        for key, form in forms:
+            written[key][form] += 1
     best: dict[str, set[str]] = {}
     for key, thing in corpus.things.items():
         counts = written.get(key, Counter())

@@ -4,9 +4,10 @@ A page is created under the spelling its first batch wrote most often, but later
 it otherwise more often ("Franklin Barbecue" outnumbering the "Franklin Barbecue, Charlotte" of the
 first sightings), and a merge brings in another page's spellings. So after every write, each page
 the batch touched takes `domain.aliases.attested_title` over the names its cited memories' metadata
-gives as entities: only entities of the page's type whose name normalises like one of the page's
-names (its aliases), each memory counted once per spelling, ties to the spelling seen first (its
-earliest memory, then the spelling itself).
+gives, as the scripted planner reads them: the entities (with their type), and for a topic the
+place's city and the journal's title. Only names of the page's type that normalise like one of the
+page's names (its aliases) count, each memory once per spelling; ties go to the spelling seen first
+(its earliest memory, then the spelling itself).
 
 The title is a function of the page's citations and aliases only, so a rebuild (the same batches)
 writes the same titles, and compiling again with nothing new changes none. Only the title moves: the
@@ -44,9 +45,9 @@ async def retitle_by_attestation(conn: AsyncConnection, tenant: str, owner: str,
     """), {"tenant": tenant, "owner": owner, "ids": page_ids})}
     if not pages:
         return 0
-    # Every entity name of the page's type in the memories the page cites, with how many memories
-    # write it and when it was first written. Memories are reached by primary key, in scope; a ref that
-    # is no UUID finds nothing.
+    # Every name of the page's type the memories the page cites give, with how many memories write it
+    # and when it was first written. Memories are reached by primary key, in scope; a ref that is no
+    # UUID finds nothing.
     rows = await conn.execute(text(f"""
         WITH cited AS (
             SELECT DISTINCT s.page_id, p.type,
@@ -59,14 +60,21 @@ async def retitle_by_attestation(conn: AsyncConnection, tenant: str, owner: str,
         SELECT c.page_id, named.name, count(DISTINCT m.id) AS memories, min(m.created_at) AS first_seen
         FROM cited c
         JOIN memory_units m ON m.tenant_id = :tenant AND m.owner_id = :owner AND m.id = c.memory_id
-        CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(m.metadata -> 'entities') = 'array'
-                                                     THEN m.metadata -> 'entities' ELSE '[]'::jsonb END)
-            AS entity(value)
-        CROSS JOIN LATERAL (SELECT entity.value ->> 'name' AS name,
-                                   CASE WHEN entity.value ->> 'type' IN ('entity', 'topic', 'decision')
-                                        THEN entity.value ->> 'type' ELSE 'entity' END AS type) AS named
-        WHERE jsonb_typeof(entity.value) = 'object' AND jsonb_typeof(entity.value -> 'name') = 'string'
-          AND named.type = c.type
+        CROSS JOIN LATERAL (
+            SELECT entity.value ->> 'name' AS name,
+                   CASE WHEN entity.value ->> 'type' IN ('entity', 'topic', 'decision')
+                        THEN entity.value ->> 'type' ELSE 'entity' END AS type
+            FROM jsonb_array_elements(CASE WHEN jsonb_typeof(m.metadata -> 'entities') = 'array'
+                                           THEN m.metadata -> 'entities' ELSE '[]'::jsonb END) AS entity(value)
+            WHERE jsonb_typeof(entity.value) = 'object' AND jsonb_typeof(entity.value -> 'name') = 'string'
+            UNION ALL
+            SELECT m.metadata #>> '{{place,city}}', 'topic'
+            WHERE jsonb_typeof(m.metadata #> '{{place,city}}') = 'string'
+            UNION ALL
+            SELECT m.metadata #>> '{{journal,title}}', 'topic'
+            WHERE jsonb_typeof(m.metadata #> '{{journal,title}}') = 'string'
+        ) AS named
+        WHERE named.type = c.type
         GROUP BY c.page_id, named.name
         ORDER BY c.page_id, first_seen, named.name COLLATE "C"
     """), {"tenant": tenant, "owner": owner, "ids": list(pages)})
