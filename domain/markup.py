@@ -14,15 +14,15 @@ rendered:
    square bracket is escaped (`\\[`), so no reference link or link definition can form either.
 3. No web address. Anything of the form `scheme://…` (`https://`, `ftp://`, `file://`, …) or `www.…`
    becomes "(link removed)", in code spans too: an address shown as text still points out of the
-   wiki for a reader that follows it. The address stays in the memory the section cites, where the
-   page's sources show it.
+   wiki for a reader that follows it. The address stays in the memory the section cites, where
+   `wiki memory show` and an agent's `get_sources` show it as retained.
 
 Wiki routes carry no tenant or owner: a route resolves within the scope of the page it is on, so a
 link in a body can never reach another scope. Code spans are left alone by rule 2 (markdown shows
 their content literally); rules 1 and 3 apply everywhere, even there, because a renderer that
 disagrees about where a code span ends must still find no tag to run and no address to follow. The
-rules are idempotent: applying them to their own output changes nothing. `safe_text` applies rules 1
-and 3 to plain text such as a title.
+rules are idempotent: applying them to their own output changes nothing. `safe_title` applies rules 1
+and 3 to a title (plain text).
 """
 
 from __future__ import annotations
@@ -53,8 +53,8 @@ def neutralise_html(text: str) -> str:
     return _HTML_OPENER.sub("&lt;", text)
 
 
-def safe_text(text: str) -> str:
-    """Rules 1 and 3, for plain text such as a title: no tag, no web address."""
+def safe_title(text: str) -> str:
+    """Rules 1 and 3, for a title (plain text, not markdown): no tag, no web address."""
     return _without_addresses(neutralise_html(text))
 
 

@@ -22,14 +22,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.aliases import attested_title, normalize_alias
 from domain.guards import strip_wikilinks
-from domain.markup import safe_text
+from domain.markup import safe_title
 
 _UUID_TEXT = r"'^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$'"
 
 
 def _spelling(name: str) -> str:
     """A name as a title may show it: no wikilinks, single spaces, no markup that could run."""
-    return safe_text(" ".join(strip_wikilinks(name).split()))
+    return safe_title(" ".join(strip_wikilinks(name).split()))
 
 
 async def retitle_by_attestation(conn: AsyncConnection, tenant: str, owner: str, page_ids: list[str]) -> int:

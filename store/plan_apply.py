@@ -33,7 +33,7 @@ from domain.aliases import normalize_alias
 from domain.compile_messages import ApplyBatchResult
 from domain.guards import PageRef, linkify_known_entities, strip_wikilinks, without_repeated_lines
 from domain.links import co_mention_context, co_mention_pairs, deterministic_link_context
-from domain.markup import safe_markdown, safe_text
+from domain.markup import safe_markdown, safe_title
 from domain.parents import (
     derive_parent_candidates,
     derive_parent_candidates_from_page_summaries,
@@ -229,7 +229,7 @@ async def _upsert_pages(state: _Apply, pages: list[ResolvedPage]) -> list[str]:
             RETURNING id, type, slug, (xmax = 0) AS inserted
         """), {"tenant": state.tenant, "owner": state.owner, "now": state.now,
                "ids": [p.page_id for p in chunk], "types": [p.type for p in chunk],
-               "slugs": [p.slug for p in chunk], "titles": [safe_text(p.title) for p in chunk],
+               "slugs": [p.slug for p in chunk], "titles": [safe_title(p.title) for p in chunk],
                "summaries": [safe_markdown(p.summary) if p.summary is not None else None for p in chunk],
                "keep_titles": [p.keep_title for p in chunk], "retitles": [p.retitle for p in chunk]})
         stored = {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from domain.markup import LINK_REMOVED, neutralise_html, safe_markdown, safe_text
+from domain.markup import LINK_REMOVED, neutralise_html, safe_markdown, safe_title
 from domain.render import render_body_markdown
 
 HOSTILE = [
@@ -75,8 +75,8 @@ def test_a_wiki_link_keeps_its_route_but_no_address_in_its_text() -> None:
 
 
 def test_a_title_keeps_no_tag_and_no_address() -> None:
-    assert safe_text("Café <b>Mocha</b> https://evil.example/x") == "Café &lt;b>Mocha&lt;/b> (link removed)"
-    assert safe_text("Franklin Barbecue") == "Franklin Barbecue"
+    assert safe_title("Café <b>Mocha</b> https://evil.example/x") == "Café &lt;b>Mocha&lt;/b> (link removed)"
+    assert safe_title("Franklin Barbecue") == "Franklin Barbecue"
 
 
 def test_rendered_bodies_are_safe_whatever_the_rows_hold() -> None:
