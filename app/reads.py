@@ -23,6 +23,7 @@ from temporalio.client import Client
 
 from app.retain import retain_and_signal
 from domain.compile_messages import compile_workflow_id
+from domain.markup import safe_markdown
 from domain.memory import MemoryIn, validate_scope_part
 from domain.plan import PAGE_TYPES
 from domain.related import (
@@ -246,7 +247,9 @@ def page_markdown(view: wiki_reads.PageView) -> str:
         cited = len(section.source_refs)
         lines += ["", f"## {section.heading} {{#{section.slug}}}", "", section.body_md.strip(), "",
                   f"_cites {cited} memor{'y' if cited == 1 else 'ies'}_"]
-    return "\n".join(lines) + "\n"
+    # Whatever the rows hold (rows stored under an older rule included), the markdown an agent reads
+    # is safe (domain.markup); for the rows written now this changes nothing.
+    return safe_markdown("\n".join(lines)) + "\n"
 
 
 def _window(markdown: str, offset: int, max_chars: int) -> tuple[str, int | None]:

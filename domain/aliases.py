@@ -119,3 +119,15 @@ def best_attested(spellings: list[str]) -> str:
     counts = Counter(proper or spellings)
     # Counter keeps first-seen order and max() keeps the first of equals.
     return max(counts, key=counts.__getitem__) if counts else ""
+
+
+def attested_title(title: str, attested: list[tuple[str, int]]) -> str:
+    """The title a page takes from the spellings of its name that its cited memories use, as
+    (spelling, how many memories write it), first seen first: the most frequent properly cased one,
+    the first seen of equals. The title stays when no properly cased spelling is attested, so a page
+    is never re-titled into a shouted or lower-case form by the evidence."""
+    proper = [(spelling, count) for spelling, count in attested if spelling and is_properly_cased(spelling)]
+    if not proper:
+        return title
+    # max() keeps the first of equals: the spelling seen first.
+    return max(proper, key=lambda pair: pair[1])[0]

@@ -1,23 +1,28 @@
 """Safe bodies: what of untrusted text may reach a page's stored or rendered markdown.
 
-Memory text, model output and names are untrusted. Whatever a renderer makes of a body, it must not
-run markup from them or follow a link out of the wiki. The rule, applied to every section body,
-heading and summary as it is stored and again to every body as it is rendered:
+Memory text, model output and names are untrusted. Whatever a renderer (or an agent reading the
+markdown) makes of a body, it must not run markup from them or be led out of the wiki. The rule,
+applied to every section body, heading and summary as it is stored and again to every body as it is
+rendered:
 
 1. No raw HTML. A `<` that could open a tag, a comment, a declaration, a processing instruction or
    an autolink (`<` followed by a letter, `/`, `!` or `?`) becomes `&lt;`, which markdown shows as
    the character itself. `<3` and `a < b` stay as written.
 2. Links only to wiki routes. The only link a body may hold is `[text](/wiki/<type>/<slug>)`, the
-   form the compiler itself writes; every other square bracket is escaped (`\\[`), so no inline link,
-   image, reference link or link definition can form from memory text.
-3. No bare web addresses that a renderer would turn into links (`https://…`, `http://…`, `ftp://…`,
-   `www.…`): each is put in a code span, so it reads as written and is never followed.
+   form the compiler itself writes. Any other inline link or image (`[text](target)`,
+   `![alt](target)`) keeps its text and loses its target, which becomes "(link removed)"; every other
+   square bracket is escaped (`\\[`), so no reference link or link definition can form either.
+3. No web address. Anything of the form `scheme://…` (`https://`, `ftp://`, `file://`, …) or `www.…`
+   becomes "(link removed)", in code spans too: an address shown as text still points out of the
+   wiki for a reader that follows it. The address stays in the memory the section cites, where
+   `wiki memory show` and an agent's `get_sources` show it as retained.
 
 Wiki routes carry no tenant or owner: a route resolves within the scope of the page it is on, so a
-link in a body can never reach another scope. Code spans are left alone by rules 2 and 3 (markdown
-shows their content literally); rule 1 applies everywhere, even there, because a renderer that
-disagrees about where a code span ends must still find no tag to run. The rules are idempotent:
-applying them to their own output changes nothing.
+link in a body can never reach another scope. Code spans are left alone by rule 2 (markdown shows
+their content literally); rules 1 and 3 apply everywhere, even there, because a renderer that
+disagrees about where a code span ends must still find no tag to run and no address to follow. The
+rules are idempotent: applying them to their own output changes nothing. `safe_title` applies rules 1
+and 3 to a title (plain text).
 """
 
 from __future__ import annotations
@@ -29,17 +34,32 @@ _HTML_OPENER = re.compile(r"<(?=[A-Za-z/!?])")
 # `[text](/wiki/<type>/<slug>)`, the only link kept: the slug as page_href writes it (no space,
 # slash, bracket or parenthesis), text without brackets or line breaks.
 _WIKI_LINK = re.compile(r"\[([^\[\]\n]+)\]\(/wiki/(?:entity|topic|decision)/([^\s()\[\]/]+)\)")
-_WEB_ADDRESS = re.compile(r"(?:\b(?:https?|ftp)://|(?<![\w.@/-])www\.)[^\s<>`]+", re.IGNORECASE)
+# A scheme and `://` (http, https, ftp, file, …), or `www.`, then everything up to a space, a
+# bracket or a backtick; the sentence's own closing punctuation is given back (`_drop_address`).
+_WEB_ADDRESS = re.compile(r"(?:(?<![\w.+-])[a-z][a-z0-9+.-]{0,31}://|(?<![\w.@/-])www\.)[^\s<>`\[\]]*",
+                          re.IGNORECASE)
+# An inline link or image that is not a wiki route (those are kept before this applies):
+# `[text](target)` or `![alt](target)`, the text with one level of brackets inside ("[x [y]](z)"), the
+# target without spaces and with one level of parentheses inside ("javascript:alert(1)"), an
+# optional title.
+_INLINE_LINK = re.compile(r"!?\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]"
+                          r"\(\s*((?:[^()\s]|\([^()\s]*\))*)(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)")
+LINK_REMOVED = "(link removed)"
 _BACKTICKS = re.compile(r"`+")
 
 
 def neutralise_html(text: str) -> str:
-    """Rule 1 alone, for plain text such as a title: `<tag` becomes `&lt;tag`."""
+    """Rule 1 alone: `<tag` becomes `&lt;tag`."""
     return _HTML_OPENER.sub("&lt;", text)
 
 
+def safe_title(text: str) -> str:
+    """Rules 1 and 3, for a title (plain text, not markdown): no tag, no web address."""
+    return _without_addresses(neutralise_html(text))
+
+
 def safe_markdown(markdown: str | None) -> str:
-    """The body with raw HTML neutralised, links only to wiki routes and web addresses unlinked."""
+    """The body with raw HTML neutralised, links only to wiki routes and no web address."""
     if not markdown:
         return ""
     return "\n".join(_safe_line(line) for line in neutralise_html(markdown).split("\n"))
@@ -48,8 +68,19 @@ def safe_markdown(markdown: str | None) -> str:
 def _safe_line(line: str) -> str:
     parts = []
     for is_code, part in _code_spans(line):
-        parts.append(part if is_code else _unlink(part))
+        parts.append(_without_addresses(part) if is_code else _unlink(part))
     return "".join(parts)
+
+
+def _without_addresses(text: str) -> str:
+    return _WEB_ADDRESS.sub(_drop_address, text)
+
+
+def _drop_address(match: re.Match[str]) -> str:
+    # Trailing punctuation and emphasis belong to the sentence, not the address ("see **https://x.com**.").
+    address = match.group(0)
+    kept = address.rstrip(".,;:!?'\")*")
+    return f"{LINK_REMOVED}{address[len(kept):]}"
 
 
 def _code_spans(line: str) -> list[tuple[bool, str]]:
@@ -92,34 +123,35 @@ def _is_route_slug(slug: str) -> bool:
 
 
 def _unlink(text: str) -> str:
-    """Rules 2 and 3 on text outside code spans: wiki links kept, other brackets escaped, addresses
-    in code spans."""
-    kept: list[tuple[int, int]] = [(m.start(), m.end()) for m in _WIKI_LINK.finditer(text)
-                                   if _is_route_slug(m.group(2)) and not _escaped(text, m.start())]
+    """Rules 2 and 3 on text outside code spans: wiki links kept, other links reduced to their text,
+    other brackets escaped, addresses removed."""
+    kept = [m for m in _WIKI_LINK.finditer(text) if _is_route_slug(m.group(2)) and not _escaped(text, m.start())]
     out: list[str] = []
     cursor = 0
-    for start, end in kept:
-        out.append(_escape_outside_links(text[cursor:start]))
-        # The link's text is shown, not followed: escape brackets inside it would have been refused
-        # by the pattern, so it is kept whole.
-        out.append(text[start:end])
-        cursor = end
+    for link in kept:
+        out.append(_escape_outside_links(text[cursor:link.start()]))
+        # The link's text is shown, not followed: brackets inside it would have been refused by the
+        # pattern, so only an address in it has to go.
+        label = _without_addresses(link.group(1))
+        out.append(f"[{label}]{text[link.end(1) + 1:link.end()]}")
+        cursor = link.end()
     out.append(_escape_outside_links(text[cursor:]))
     return "".join(out)
 
 
 def _escape_outside_links(text: str) -> str:
+    text = _INLINE_LINK.sub(_link_text, text)
     escaped = []
     for index, char in enumerate(text):
         if char in "[]" and not _escaped(text, index):
             escaped.append("\\" + char)
         else:
             escaped.append(char)
-    return _WEB_ADDRESS.sub(_code_address, "".join(escaped))
+    return _without_addresses("".join(escaped))
 
 
-def _code_address(match: re.Match[str]) -> str:
-    # Trailing punctuation belongs to the sentence, not the address ("see https://x.com.").
-    address = match.group(0)
-    kept = address.rstrip(".,;:!?'\")")
-    return f"`{kept}`{address[len(kept):]}"
+def _link_text(match: re.Match[str]) -> str:
+    if _escaped(match.string, match.start()):
+        return match.group(0)  # `\[text](x)` is no link: its brackets are text already
+    label = match.group(1).strip()
+    return f"{label} {LINK_REMOVED}" if label else LINK_REMOVED

@@ -30,8 +30,10 @@ OWNER = "eval"
 FIRST_DAY = datetime(2026, 1, 5, tzinfo=UTC)
 DAYS = 266  # to late September
 ID_NAMESPACE = uuid.UUID("6f1c2a9e-4f0b-4b8e-9a44-2f9d3c1e7b10")
-# How often a mention uses the canonical spelling; the rest are spread over the thing's variants,
-# so the canonical spelling stays the best-attested one.
+# How often a mention uses the canonical spelling; the rest are spread over the thing's variants.
+# The canonical spelling is usually the best-attested one, but not always: a thing of few mentions
+# and one variant can be written more often under the variant, so the eval counts what was written
+# (evals/metrics.py `best_attested_spellings`).
 CANONICAL_SHARE = 0.6
 HOSTILE_SHARE = 0.03
 
@@ -42,7 +44,7 @@ class Thing(BaseModel):
     key: str
     type: str
     kind: str
-    name: str  # canonical, the best-attested spelling
+    name: str  # canonical: the page's name, and usually its best-attested spelling
     variants: list[tuple[str, str]] = Field(default_factory=list)  # (written form, variant class)
     city: str | None = None  # key of the city a venue is in
     address: str = ""  # a venue's postal address, as a places app gives it

@@ -2,10 +2,10 @@
 
 Order: pages and their sections (bodies linkified, wikilinks stripped, provenance only from
 citations), aliases, unresolved mentions, promotions, then the links (the planner's, the
-deterministic parent and co-mention ones), and finally `body_md` re-rendered from the section rows
-of every touched page. Every statement is an upsert keyed by natural keys with deterministic ids,
-so applying the same plan again changes nothing — but the caller's cursor compare-and-set makes
-sure it never does.
+deterministic parent and co-mention ones), the title of every touched page from its citations
+(store/page_titles.py), and finally `body_md` re-rendered from the section rows of every touched
+page. Every statement is an upsert keyed by natural keys with deterministic ids, so applying the
+same plan again changes nothing — but the caller's cursor compare-and-set makes sure it never does.
 
 Each kind of write is one multi-row statement over `unnest` arrays, so a batch costs about twenty
 round trips whatever its size. The rows and counters are those of applying the plan one item at a
@@ -33,7 +33,7 @@ from domain.aliases import normalize_alias
 from domain.compile_messages import ApplyBatchResult
 from domain.guards import PageRef, linkify_known_entities, strip_wikilinks, without_repeated_lines
 from domain.links import co_mention_context, co_mention_pairs, deterministic_link_context
-from domain.markup import neutralise_html, safe_markdown
+from domain.markup import safe_markdown, safe_title
 from domain.parents import (
     derive_parent_candidates,
     derive_parent_candidates_from_page_summaries,
@@ -50,6 +50,7 @@ from domain.resolved_plan import (
     WriterSection,
 )
 from store.memories import load_memories
+from store.page_titles import retitle_by_attestation
 
 MAX_SAMPLE_CONTEXTS = 5
 PARENT_TITLE_FUZZY_THRESHOLD = 0.5
@@ -83,6 +84,7 @@ async def apply_resolved_plan(conn: AsyncConnection, tenant: str, owner: str, pl
     await _upsert_mentions(state, plan.mentions)
     await _mark_promoted(state, plan.promotions)
     await _write_links(state, plan, deterministic_linking=deterministic_linking)
+    await retitle_by_attestation(conn, tenant, owner, list(state.touched))
     await _render_bodies(state)
     state.result.touched_page_ids = [UUID(p) for p in state.touched]
     return state.result
@@ -227,7 +229,7 @@ async def _upsert_pages(state: _Apply, pages: list[ResolvedPage]) -> list[str]:
             RETURNING id, type, slug, (xmax = 0) AS inserted
         """), {"tenant": state.tenant, "owner": state.owner, "now": state.now,
                "ids": [p.page_id for p in chunk], "types": [p.type for p in chunk],
-               "slugs": [p.slug for p in chunk], "titles": [neutralise_html(p.title) for p in chunk],
+               "slugs": [p.slug for p in chunk], "titles": [safe_title(p.title) for p in chunk],
                "summaries": [safe_markdown(p.summary) if p.summary is not None else None for p in chunk],
                "keep_titles": [p.keep_title for p in chunk], "retitles": [p.retitle for p in chunk]})
         stored = {}

@@ -1,6 +1,12 @@
 import pytest
 
-from domain.aliases import format_heading_from_slug, normalize_alias, seed_aliases_for_title, slugify_title
+from domain.aliases import (
+    attested_title,
+    format_heading_from_slug,
+    normalize_alias,
+    seed_aliases_for_title,
+    slugify_title,
+)
 
 
 class TestNormalizeAlias:
@@ -88,3 +94,19 @@ class TestFormatHeadingFromSlug:
     )
     def test_capitalises_each_part(self, slug: str, expected: str) -> None:
         assert format_heading_from_slug(slug) == expected
+
+
+class TestAttestedTitle:
+    @pytest.mark.parametrize(
+        ("title", "attested", "expected"),
+        [
+            ("Franklin Barbecue, Charlotte", [("Franklin Barbecue, Charlotte", 1), ("Franklin Barbecue", 2)],
+             "Franklin Barbecue"),
+            ("Ivy Hotel", [("The Ivy Hotel", 2), ("Ivy Hotel", 2)], "The Ivy Hotel"),  # equals: the first seen
+            ("Uchi", [("UCHI", 5), ("uchi", 3)], "Uchi"),  # nothing properly cased: the title stays
+            ("UCHI", [("UCHI", 5), ("Uchi", 1)], "Uchi"),  # properly cased beats more frequent shouting
+            ("Odd Duck", [], "Odd Duck"),
+        ],
+    )
+    def test_the_most_frequent_properly_cased_spelling(self, title, attested, expected) -> None:
+        assert attested_title(title, attested) == expected

@@ -1,9 +1,10 @@
 """The fast subset of `make eval`: a small adversarial corpus through the real pipeline.
 
 Asserted here: what the resolution ladder delivers (no duplicate pages, every variant name on its
-thing's page, no wrong merge, the must-not-merge pairs kept apart) and tenant isolation. The eval's
-other figures (provenance, rebuild identity, repeated lines, raw HTML, titles) are reported by
-`make eval` in docs/EVAL.md and asserted nowhere yet.
+thing's page, no wrong merge, the must-not-merge pairs kept apart), tenant isolation, safe bodies (no
+raw HTML, no link or address leading out of the wiki) and titles in their best-attested spelling. The
+eval's other figures (provenance, rebuild identity, repeated lines) are reported by `make eval` in
+docs/EVAL.md and asserted nowhere yet.
 """
 
 from __future__ import annotations
@@ -29,3 +30,5 @@ async def test_a_small_adversarial_corpus_compiles_to_one_page_per_thing(client,
         assert m.merge_recall.total >= 10 and m.merge_recall.value >= 0.95, m.variants_missed
         assert set(m.merge_recall_by_class) >= {"qualifier", "article", "appositive", "typo"}
         assert m.secret_leaks == 0
+        assert m.raw_html_sections == 0 and m.outside_links == 0
+        assert m.titles_not_best_attested == []

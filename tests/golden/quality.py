@@ -46,6 +46,8 @@ OVERSIZE_BODY_CHARS = 8000
 _LINK = re.compile(r"!?(?<!\\)\[([^\]]*)(?<!\\)\]\(([^)]*)\)")
 _HTML_OPENER = re.compile(r"<[A-Za-z/!?]")
 _WIKI_ROUTE = re.compile(r"^/wiki/(entity|topic|decision)/[^/\s]+$")
+# A web address anywhere in a body, code spans included (domain.markup rule 3).
+_ADDRESS = re.compile(r"(?<![\w.+-])[a-z][a-z0-9+.-]*://|(?<![\w.@/-])www\.", re.IGNORECASE)
 
 
 def _unlinked(line: str) -> str:
@@ -134,6 +136,7 @@ def measure(dump: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
         "raw_html_bodies": sum(bool(_HTML_OPENER.search(b.replace(RETAIN_DATE_PLACEHOLDER, ""))) for b in bodies),
         "retain_dates_in_bodies": sum(b.count(RETAIN_DATE_PLACEHOLDER) for b in bodies),
         "links_outside_wiki": sum(not _WIKI_ROUTE.match(target) for target in links),
+        "web_addresses_in_bodies": sum(len(_ADDRESS.findall(b)) for b in bodies),
     }
 
 

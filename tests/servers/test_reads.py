@@ -10,6 +10,7 @@ import pytest
 
 from app import reads
 from app.reads import BadInput, NotFound, ReadScope
+from store.wiki_reads import PageSection, PageView
 from tests.operators import helpers as db
 from tests.servers.wiki import OWNER, seed_scope
 
@@ -199,3 +200,17 @@ def test_retain_batches_are_bounded_and_validated():
     with pytest.raises(BadInput, match=r"memories\[0\]\.tenant"):
         reads.parse_memories([{"content": "ok", "tenant": "globex"}])  # no field can name a scope
     assert len(reads.parse_memories([{"content": "ok", "id": str(uuid.uuid4())}])) == 1
+
+
+def test_the_page_an_agent_reads_is_safe_whatever_the_rows_hold() -> None:
+    # A row stored under an older rule: the address was only put in a code span.
+    view = PageView(id=uuid.uuid4(), type="entity", slug="odd-duck", title="Odd Duck", summary="See www.evil.example.",
+                    status="active", aliases=[], last_compiled_at=None, updated_at=datetime.now(UTC),
+                    sections=[PageSection(slug="notes", heading="Notes", position=1, source_refs=["m1"],
+                                          body_md="- Menu: \\[full menu\\](`https://evil.example/phish`) <b>x</b>")])
+
+    markdown = reads.page_markdown(view)
+
+    assert "evil.example" not in markdown and "<b>" not in markdown
+    assert "- Menu: \\[full menu\\](`(link removed)`) &lt;b>x&lt;/b>" in markdown
+    assert "## Notes {#notes}" in markdown and "_cites 1 memory_" in markdown
