@@ -12,7 +12,9 @@ promoted.
 
 from __future__ import annotations
 
+import gzip
 import json
+import logging
 from datetime import UTC, datetime
 
 from sqlalchemy import text
@@ -26,6 +28,9 @@ from evals.corpus import generate
 from store.memories import retain
 from tests.compile.helpers import compile_scope, running_worker, test_settings
 from tests.golden.dump import dump_scope, encode, first_difference
+from tests.golden.make_fixture import FIXTURE, compile_sample
+from tests.golden.make_fixture import OWNER as SAMPLE_OWNER
+from tests.golden.make_fixture import TENANT as SAMPLE_TENANT
 
 SEED = 11
 SIZE = 90
@@ -75,7 +80,8 @@ async def _ledgers(engine, tenant: str, owner: str) -> list[dict]:
         """), {"t": tenant, "o": owner})).scalars().all())
 
 
-async def test_overlapped_compile_writes_the_sequential_wiki(client, engine) -> None:
+async def test_overlapped_compile_writes_the_sequential_wiki(client, engine, caplog) -> None:
+    caplog.set_level(logging.WARNING, logger="activities.planning")
     corpus = generate(SEED, SIZE).tenants[0]
     tenant, owner = corpus.tenant, f"{corpus.owner}-overlap"
     await retain(engine, tenant, owner, [MemoryIn.model_validate(m) for m in corpus.memories])
@@ -89,6 +95,8 @@ async def test_overlapped_compile_writes_the_sequential_wiki(client, engine) -> 
     overlapped_runs = (await _ledgers(engine, tenant, owner))[len(sequential_runs):]
 
     assert sum(len(rows) for rows in sequential.values()) > 300
+    # Every plan ahead was shown the preview of the plan before it (none fell back to the wiki as it stood).
+    assert not [r.message for r in caplog.records if "as it stands" in r.getMessage()]
     difference = first_difference(sequential, overlapped)
     assert difference is None, f"the overlapped compile wrote another wiki: {difference}"
     # The same runs (caps are crossed at the same batches), each with its own aggregation pass.
@@ -132,3 +140,19 @@ async def test_overlapped_compile_writes_the_sequential_wiki(client, engine) -> 
                     "sample_contexts", [])}
                 promoted += page_id in mentions and before in sighted
     assert updated >= 3 and merged >= 1 and promoted >= 1, (updated, merged, promoted)
+
+
+async def test_the_sample_compiled_with_overlap_is_the_golden_wiki(client, engine, caplog) -> None:
+    """The golden fixture was recorded with batches in strict sequence; overlap is on by default."""
+    caplog.set_level(logging.WARNING, logger="activities.planning")
+    assert test_settings().overlap_planning
+    await compile_sample(client, engine)
+    actual = json.loads(encode(await dump_scope(engine, SAMPLE_TENANT, SAMPLE_OWNER)))
+    difference = first_difference(json.loads(gzip.decompress(FIXTURE.read_bytes())), actual)
+    assert difference is None, f"the overlapped compile differs from {FIXTURE.name}: {difference}"
+    runs = await _ledgers(engine, SAMPLE_TENANT, SAMPLE_OWNER)
+    # 14 batches in 4 runs (the new-page cap): every batch but each run's last is planned ahead.
+    assert sum(m["batches"] for m in runs) == 14
+    assert sum(m["plans_ahead"] for m in runs) == 14 - len(runs)
+    assert sum(m["plans_ahead_discarded"] for m in runs) == 0
+    assert not [r.message for r in caplog.records if "as it stands" in r.getMessage()]
