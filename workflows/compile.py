@@ -253,8 +253,10 @@ class CompileWorkflow(OverlappedBatches):
 
     async def _compile_until_drained_or_cap(self) -> str | None:
         """Batches until the cursor is drained (None) or a cap is hit (its name)."""
-        if (self._inp.options.overlap_planning and not self._batch_mode()
-                and workflow.patched(OVERLAP_PLANNING_PATCH)):
+        # The patch first: replaying a history from before it, `_batch_mode` is still first asked (and its
+        # own patch checked) where it was then, inside `_plan`.
+        if (self._inp.options.overlap_planning and workflow.patched(OVERLAP_PLANNING_PATCH)
+                and not self._batch_mode()):
             return await self._compile_overlapped()
         caps = self._inp.options.caps
         record_cap = caps.max_records
