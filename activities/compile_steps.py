@@ -64,7 +64,8 @@ class CompileSteps:
     @compile_step
     async def next_batch(self, request: NextBatchInput) -> BatchRef:
         async with self._engine.connect() as conn:
-            cursor = await read_cursor(conn, request.scope)
+            # After a given position: the batch after one that is not applied yet (read to plan it ahead).
+            cursor = request.after or await read_cursor(conn, request.scope)
             records, positions = await read_after(
                 conn, request.scope.tenant, request.scope.owner,
                 Cursor(updated_at=cursor.updated_at, record_id=cursor.record_id), max(request.limit, 0),

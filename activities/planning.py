@@ -10,7 +10,8 @@ from __future__ import annotations
 import logging
 from uuid import UUID
 
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from temporalio import activity
 
 from activities.common import compile_step
@@ -31,6 +32,7 @@ from store.compile_runs import database_now
 from store.memories import load_memories
 from store.merge_evidence import merge_questions
 from store.page_matching import Judgement
+from store.plan_preview import preview_resolved_plan
 from store.plan_resolution import resolve_plan
 from store.plan_staging import (
     section_task,
@@ -54,15 +56,39 @@ MAX_JUDGED_PAIRS = 60
 
 
 async def planner_context(engine: AsyncEngine, request: PlanBatchInput) -> PlannerContext:
-    """What the leaf planner is shown for one batch: its memories, candidate pages and open mentions."""
+    """What the leaf planner is shown for one batch: its memories, candidate pages and open mentions.
+
+    Planned ahead (`after_plan_id`), the batch is shown the wiki as the previous batch's resolved plan
+    will leave it (store/plan_preview.py), applied in this transaction and rolled back with it.
+    """
+    async with engine.connect() as conn:  # never committed: the preview, if any, is rolled back on exit
+        if request.after_plan_id is not None and not await _previewed(conn, request):
+            log.warning("plan %s: the previous plan %s is not resolved and unapplied; planning against the "
+                        "wiki as it stands", request.plan_id, request.after_plan_id)
+        return await _read_context(conn, request)
+
+
+async def _previewed(conn: AsyncConnection, request: PlanBatchInput) -> bool:
+    assert request.after_plan_id is not None
+    try:
+        async with conn.begin_nested():
+            return await preview_resolved_plan(conn, request.scope, request.after_plan_id,
+                                               deterministic_linking=request.deterministic_linking_enabled)
+    except DBAPIError as error:
+        # The plan's own apply will meet the same rejection and fail the compile: this plan is not used.
+        log.warning("previewing plan %s failed (%s); planning against the wiki as it stands",
+                    request.after_plan_id, str(error.orig or error).splitlines()[0])
+        return False
+
+
+async def _read_context(conn: AsyncConnection, request: PlanBatchInput) -> PlannerContext:
     scope = request.scope
-    async with engine.connect() as conn:
-        memories = await load_memories(conn, scope.tenant, scope.owner, request.memory_ids)
-        names = names_in_batch(memories)
-        pages = await candidate_pages(conn, scope.tenant, scope.owner, names, request.max_candidate_pages)
-        mentions = await open_mentions(conn, scope.tenant, scope.owner, names, MAX_OPEN_MENTIONS,
-                                       request.promotion_mention_ids)
-        held = await load_memories(conn, scope.tenant, scope.owner, held_sighting_ids(mentions))
+    memories = await load_memories(conn, scope.tenant, scope.owner, request.memory_ids)
+    names = names_in_batch(memories)
+    pages = await candidate_pages(conn, scope.tenant, scope.owner, names, request.max_candidate_pages)
+    mentions = await open_mentions(conn, scope.tenant, scope.owner, names, MAX_OPEN_MENTIONS,
+                                   request.promotion_mention_ids)
+    held = await load_memories(conn, scope.tenant, scope.owner, held_sighting_ids(mentions))
     return PlannerContext(
         tenant_id=scope.tenant, owner_id=scope.owner, memories=memories, candidate_pages=pages,
         open_mentions=mentions, promotion_candidate_ids=request.promotion_mention_ids, held_memories=held,

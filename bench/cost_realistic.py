@@ -27,7 +27,7 @@ import uuid
 from app.worker import build_model_client, build_worker
 from bench import cost_report
 from bench.cost import per_1000
-from bench.history import PLAN, WRITE, ChainAnalysis
+from bench.history import PLAN, ChainAnalysis
 from bench.overhead import _environment, _ledger, bench_settings, compile_sample
 from bench.plan_tokens import plan_token_parts
 from bench.report import DOC_PATH, RESULTS_PATH, git_commit
@@ -159,23 +159,9 @@ async def measure_batch_cost(services: Services, model_id: str) -> dict:
 
 
 def _critical_path_parts(chain: ChainAnalysis, ttft: float, speed: float) -> dict[str, float]:
-    """The model critical path split into leaf plans, aggregation plans and write phases."""
-    parts = {"leaf_plans": 0.0, "aggregation_plans": 0.0, "write_phases": 0.0}
-    for batch in chain.batches:
-        slowest = 0.0
-        for activity in batch.activities:
-            seconds = activity.model_seconds(ttft, speed)
-            if activity.name == PLAN:
-                parts["leaf_plans"] += seconds
-            elif activity.name == "aggregation.plan":
-                parts["aggregation_plans"] += seconds
-            elif activity.name == WRITE:
-                slowest = max(slowest, seconds)
-                continue
-            parts["write_phases"] += slowest
-            slowest = 0.0
-        parts["write_phases"] += slowest
-    return {name: round(value, 1) for name, value in parts.items()}
+    """The model critical path split into leaf plans, aggregation plans, write phases and write phases
+    overlapped with the next batch's plan."""
+    return {name: round(value, 1) for name, value in chain.critical_path_parts(ttft, speed).items()}
 
 
 async def measure_realistic(services: Services) -> dict:
@@ -183,7 +169,7 @@ async def measure_realistic(services: Services) -> dict:
     load_start = _load()
     run = await compile_sample(services, int(ttft * 1000), output_tokens_per_second=speed)
     critical = run.chain.model_critical_path_seconds(ttft, speed)
-    plans = [a for b in run.chain.batches for a in b.activities if a.name == PLAN and a.output_tokens]
+    plans = [a for a in run.chain.activity_runs if a.name == PLAN and a.output_tokens]
     return {
         "ttft_seconds": ttft, "output_tokens_per_second": speed,
         "wall_seconds": round(run.wall_seconds, 1),
@@ -193,6 +179,7 @@ async def measure_realistic(services: Services) -> dict:
         "critical_path_parts": _critical_path_parts(run.chain, ttft, speed),
         "batches": run.batches,
         "leaf_plan_calls": len(plans),
+        "leaf_plans_ahead": sum(1 for a in plans if a.ahead),
         "leaf_plan_output_tokens_mean": round(sum(a.output_tokens for a in plans) / len(plans)) if plans else 0,
         "measured_model_activity_seconds": round(run.chain.measured_model_seconds(), 1),
         "duplicate_candidates_count": run.duplicate_candidates_count,

@@ -5,6 +5,10 @@ resolves, writes sections (`llm.write_section`, concurrently) and applies. With 
 latency L, the least model time a batch can take is L for the plan plus L for the slowest section
 write (every write of the batch at once): that sum over batches is the critical path the
 orchestration overhead is measured against.
+
+With overlap (workflows/compile_overlap.py) the next batch's plan runs during a write phase: such a
+plan "ahead" (its request names `after_plan_id`) and the phase's writes cost the longer of the two,
+not their sum (`ChainAnalysis.critical_path_parts`).
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ class ActivityRun:
     local: bool = False
     # Output tokens the call's result reported (None: not a model activity; 0: answered without a call).
     output_tokens: int | None = None
+    # A leaf plan planned ahead, during the previous batch's write phase.
+    ahead: bool = False
 
     def model_seconds(self, ttft_seconds: float, output_tokens_per_second: float) -> float:
         """What the model alone takes for this call at the given speed: time to first token plus the
@@ -74,54 +80,6 @@ class Batch:
     def compiled(self) -> bool:
         """A batch that planned memories (the last read of a run finds none and plans nothing)."""
         return any(a.name == PLAN for a in self.activities)
-
-    def model_steps(self, latency_seconds: float) -> int:
-        """Sequential model calls at best: each planner call, plus one per write phase (all writes at once).
-
-        Only calls that waited out the model's latency count (a skipped aggregation plan adds nothing).
-        """
-        steps = 0
-        phase_waits_for_model = False
-        for activity in self.activities:
-            if activity.name in PLANNERS:
-                steps += activity.run_seconds >= latency_seconds * LATENCY_TOLERANCE
-            elif activity.name in WRITE_PHASE_OPENERS:
-                phase_waits_for_model = True
-            elif activity.name == WRITE and phase_waits_for_model and (
-                    activity.run_seconds >= latency_seconds * LATENCY_TOLERANCE):
-                steps += 1
-                phase_waits_for_model = False
-        return steps
-
-    def model_critical_path_seconds(self, ttft_seconds: float, output_tokens_per_second: float) -> float:
-        """The least model time this batch can take at a given model speed: every planner call in turn,
-        plus the slowest model-calling write of each write phase (a phase's writes all run at once)."""
-        total = 0.0
-        slowest_write = 0.0
-        for activity in self.activities:
-            seconds = activity.model_seconds(ttft_seconds, output_tokens_per_second)
-            if activity.name in PLANNERS:
-                total += seconds
-            elif activity.name == WRITE:
-                slowest_write = max(slowest_write, seconds)
-            elif slowest_write:
-                total += slowest_write
-                slowest_write = 0.0
-        return total + slowest_write
-
-    def measured_model_seconds(self) -> float:
-        """Planner run times plus the slowest write of each write phase, as they ran (their DB work included)."""
-        total = 0.0
-        slowest_write = 0.0
-        for activity in self.activities:
-            if activity.name in PLANNERS:
-                total += activity.run_seconds
-            elif activity.name == WRITE:
-                slowest_write = max(slowest_write, activity.run_seconds)
-            elif slowest_write:
-                total += slowest_write
-                slowest_write = 0.0
-        return total + slowest_write
 
     def write_phases(self) -> int:
         """Write phases of this batch (the leaf pass's, the aggregation pass's), each one critical-path step."""
@@ -178,13 +136,49 @@ class ChainAnalysis:
         return {name: {k: round(v, 3) for k, v in entry.items()} for name, entry in sorted(totals.items())}
 
     def critical_path_seconds(self, latency_seconds: float) -> float:
-        return latency_seconds * sum(b.model_steps(latency_seconds) for b in self.batches)
+        """With a fixed model latency L: L per model step in turn, a write phase one step, or as many as
+        the plan ahead made during it (its parts one after the other) when those are more."""
+        waited = {id(a): a.run_seconds >= latency_seconds * LATENCY_TOLERANCE for a in self.activity_runs}
+        return latency_seconds * sum(self._phased(lambda a: float(waited[id(a)])).values())
+
+    def _phased(self, cost) -> dict[str, float]:
+        """The chain's model calls in turn, by part, each call costing `cost(activity)`: planner calls
+        (leaf, aggregation), write phases (their costliest write), and write phases with the next batch
+        planned ahead during them (the costlier of the two)."""
+        parts = {"leaf_plans": 0.0, "aggregation_plans": 0.0, "write_phases": 0.0, "overlapped_phases": 0.0}
+        slowest_write = ahead = 0.0
+        planned_ahead = False
+
+        def close_phase() -> None:
+            nonlocal slowest_write, ahead, planned_ahead
+            parts["overlapped_phases" if planned_ahead else "write_phases"] += max(slowest_write, ahead)
+            slowest_write = ahead = 0.0
+            planned_ahead = False
+
+        for activity in self.activity_runs:
+            if activity.name == PLAN and activity.ahead:
+                ahead += cost(activity)  # a plan ahead split in parts plans them one after the other
+                planned_ahead = True
+            elif activity.name in PLANNERS:
+                close_phase()
+                parts["leaf_plans" if activity.name == PLAN else "aggregation_plans"] += cost(activity)
+            elif activity.name == WRITE:
+                slowest_write = max(slowest_write, cost(activity))
+            elif activity.name != NEXT_BATCH:  # the batch read ahead belongs to the phase
+                close_phase()
+        close_phase()
+        return parts
 
     def model_critical_path_seconds(self, ttft_seconds: float, output_tokens_per_second: float) -> float:
-        return sum(b.model_critical_path_seconds(ttft_seconds, output_tokens_per_second) for b in self.batches)
+        return round(sum(self.critical_path_parts(ttft_seconds, output_tokens_per_second).values()), 6)
+
+    def critical_path_parts(self, ttft_seconds: float, output_tokens_per_second: float) -> dict[str, float]:
+        """The least model time of the chain at a given model speed, by part (`_phased`)."""
+        return self._phased(lambda a: a.model_seconds(ttft_seconds, output_tokens_per_second))
 
     def measured_model_seconds(self) -> float:
-        return sum(b.measured_model_seconds() for b in self.batches)
+        """The model activities' run times (their DB work included) combined as `_phased` combines calls."""
+        return sum(self._phased(lambda a: a.run_seconds).values())
 
     def add_run(self, history: WorkflowHistory) -> None:
         self.runs += 1
@@ -193,8 +187,10 @@ class ChainAnalysis:
         current: Batch | None = None
         for event in history.events:
             if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-                name = event.activity_task_scheduled_event_attributes.activity_type.name
-                run = ActivityRun(name=name, scheduled=event.event_time.ToDatetime())
+                attributes = event.activity_task_scheduled_event_attributes
+                name = attributes.activity_type.name
+                run = ActivityRun(name=name, scheduled=event.event_time.ToDatetime(),
+                                  ahead=name == PLAN and _planned_ahead(attributes.input.payloads))
                 by_schedule[event.event_id] = run
                 current = self._enter(run, current)
             elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
@@ -250,6 +246,15 @@ _ACTIVITY_CLOSED = {
     EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED: "activity_task_failed_event_attributes",
     EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT: "activity_task_timed_out_event_attributes",
 }
+
+
+def _planned_ahead(payloads) -> bool:
+    """Whether a leaf plan request names the unapplied plan it was planned after."""
+    for payload in payloads:
+        request = json.loads(payload.data) if payload.data else None
+        if isinstance(request, dict) and request.get("after_plan_id"):
+            return True
+    return False
 
 
 def _failure_kind(failure) -> str:

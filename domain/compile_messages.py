@@ -81,6 +81,9 @@ class CompileOptions(BaseModel):
     batch_triggers: list[Trigger] = Field(default_factory=list)
     # How often a pending Message Batch is polled (a fixed-interval activity retry).
     batch_poll_seconds: float = 60.0
+    # Plan batch n + 1 while batch n's sections are written (docs/ARCHITECTURE.md, "Overlap"); off:
+    # strictly one batch after the other.
+    overlap_planning: bool = True
 
 
 class SubmittedPlan(BaseModel):
@@ -155,6 +158,9 @@ class RunRecord(BaseModel):
 class NextBatchInput(BaseModel):
     scope: Scope
     limit: int
+    # Read after this position rather than the stored cursor: the batch after one not applied yet,
+    # read to be planned while that one's sections are written.
+    after: CursorPosition | None = None
 
 
 class TokenCounts(BaseModel):
@@ -173,6 +179,11 @@ class PlanBatchInput(BaseModel):
     model_id: str
     max_candidate_pages: int = 200
     promotion_mention_ids: list[UUID] = Field(default_factory=list)
+    # A resolved plan of the previous batch, not applied yet (planned ahead, while its sections are
+    # written): the planner is shown the wiki as that plan leaves it, its section writer's sections
+    # still as they were (store/plan_preview.py).
+    after_plan_id: UUID | None = None
+    deterministic_linking_enabled: bool = True
 
 
 class PlanBatchResult(BaseModel):

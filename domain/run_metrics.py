@@ -55,6 +55,10 @@ class RunMetrics(BaseModel):
     interrupted_calls: int = 0
     invalid_plans: int = 0
     batch_splits: int = 0
+    # Batches planned while the previous batch's sections were written, and such plans left unused
+    # (a cap ended the run after the previous batch: the next run plans that batch again).
+    plans_ahead: int = 0
+    plans_ahead_discarded: int = 0
     dropped_invalid_ids: int = 0
     cap_hit: str | None = None
     continued_as_new: bool = False

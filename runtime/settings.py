@@ -71,6 +71,7 @@ class Settings(BaseSettings):
 
     aggregation_pass_enabled: bool = Field(True, validation_alias=_env("WIKI_AGGREGATION_PASS_ENABLED"))
     deterministic_linking_enabled: bool = Field(True, validation_alias=_env("WIKI_DETERMINISTIC_LINKING_ENABLED"))
+    overlap_planning: bool = Field(True, validation_alias=_env("WIKI_OVERLAP_PLANNING"))
 
     record_page_size: int = Field(50, ge=1, le=500, validation_alias=_env("WIKI_RECORD_PAGE_SIZE"))
     max_records_per_run: int = Field(500, ge=1, validation_alias=_env("WIKI_MAX_RECORDS_PER_RUN"))

@@ -72,6 +72,7 @@ def compile_options(settings: Settings, *, model_id: str | None = None, bootstra
         llm_task_queue=settings.llm_task_queue,
         batch_triggers=batch_triggers(settings),
         batch_poll_seconds=settings.llm_batch_poll_seconds,
+        overlap_planning=settings.overlap_planning,
     )
 
 

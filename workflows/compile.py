@@ -62,6 +62,8 @@ with workflow.unsafe.imports_passed_through():
     from domain.run_metrics import RunMetrics
     from workflows.errors import compile_failure, one_sentence
 
+from workflows.compile_overlap import OVERLAP_PLANNING_PATCH, OverlappedBatches, _Unplannable
+
 T = TypeVar("T")
 
 DB_RETRY = RetryPolicy(
@@ -119,12 +121,8 @@ BATCH_POLL_BUDGET = timedelta(hours=25)
 MERGE_JUDGE_PATCH = "merge-judge"
 
 
-class _Unplannable(Exception):
-    """A batch part the model cannot plan whole (truncated or invalid twice): split it."""
-
-
 @workflow.defn(name="CompileWorkflow")
-class CompileWorkflow:
+class CompileWorkflow(OverlappedBatches):
     @workflow.init
     def __init__(self, inp: CompileInput) -> None:
         self._inp = inp
@@ -255,6 +253,11 @@ class CompileWorkflow:
 
     async def _compile_until_drained_or_cap(self) -> str | None:
         """Batches until the cursor is drained (None) or a cap is hit (its name)."""
+        # The patch first: replaying a history from before it, `_batch_mode` is still first asked (and its
+        # own patch checked) where it was then, inside `_plan`.
+        if (self._inp.options.overlap_planning and workflow.patched(OVERLAP_PLANNING_PATCH)
+                and not self._batch_mode()):
+            return await self._compile_overlapped()
         caps = self._inp.options.caps
         record_cap = caps.max_records
         while True:
@@ -312,21 +315,23 @@ class CompileWorkflow:
             self._cursor = cursor
         self._metrics.records_read += count
 
-    async def _plan_parts(self, batch: BatchRef, start: int, end: int, batch_no: int,
-                          promotions: list[UUID]) -> list[tuple[int, int, UUID | None]]:
-        """Plan memories [start, end); on truncation or twice-invalid output split in halves, in order."""
+    async def _plan_parts(self, batch: BatchRef, start: int, end: int, batch_no: int, promotions: list[UUID],
+                          after_plan: UUID | None = None) -> list[tuple[int, int, UUID | None]]:
+        """Plan memories [start, end); on truncation or twice-invalid output split in halves, in order.
+        `after_plan`: planned ahead, against the wiki as that resolved, unapplied plan leaves it."""
         try:
-            plan_id = await self._plan(batch, start, end, batch_no, promotions)
+            plan_id = await self._plan(batch, start, end, batch_no, promotions, after_plan)
             return [(start, end, plan_id)]
         except _Unplannable:
             if end - start <= 1:
                 return [(start, end, None)]
             middle = (start + end) // 2
             self._metrics.batch_splits += 1
-            first = await self._plan_parts(batch, start, middle, batch_no, promotions)
-            return first + await self._plan_parts(batch, middle, end, batch_no, [])
+            first = await self._plan_parts(batch, start, middle, batch_no, promotions, after_plan)
+            return first + await self._plan_parts(batch, middle, end, batch_no, [], after_plan)
 
-    async def _plan(self, batch: BatchRef, start: int, end: int, batch_no: int, promotions: list[UUID]) -> UUID:
+    async def _plan(self, batch: BatchRef, start: int, end: int, batch_no: int, promotions: list[UUID],
+                    after_plan: UUID | None = None) -> UUID:
         memory_ids = batch.memory_ids[start:end]
         part = f"{start}-{end}"
         self._phase = "planning"
@@ -335,7 +340,8 @@ class CompileWorkflow:
             request = PlanBatchInput(
                 scope=self._inp.scope, plan_id=plan_id, run_id=workflow.info().run_id, memory_ids=memory_ids,
                 model_id=self._model_id, max_candidate_pages=self._inp.options.caps.max_candidate_pages,
-                promotion_mention_ids=promotions,
+                promotion_mention_ids=promotions, after_plan_id=after_plan,
+                deterministic_linking_enabled=self._inp.options.deterministic_linking_enabled,
             )
             summary = f"plan batch {batch_no} ({len(memory_ids)} memories" + (
                 f", part {part})" if end - start < len(batch.memory_ids) else ")")
@@ -407,6 +413,11 @@ class CompileWorkflow:
 
     async def _resolve_write_apply(self, batch_no: int, plan_id: UUID, cursor: CursorPosition,
                                    cursor_next: CursorPosition) -> None:
+        resolved = await self._judge_and_resolve(batch_no, plan_id)
+        await self._write_sections(plan_id, resolved.section_tasks, f"batch {batch_no}")
+        await self._apply(batch_no, plan_id, cursor, cursor_next)
+
+    async def _judge_and_resolve(self, batch_no: int, plan_id: UUID) -> ResolvePlanResult:
         if workflow.patched(MERGE_JUDGE_PATCH) and self._merge_proposals.pop(plan_id, None) != 0:
             await self._judge_merges(batch_no, plan_id)
         self._phase = "resolving"
@@ -415,8 +426,7 @@ class CompileWorkflow:
             summary=f"resolve batch {batch_no} against the wiki", local=True,
         )
         self._metrics.add_resolution(resolved)
-        await self._write_sections(plan_id, resolved.section_tasks, f"batch {batch_no}")
-        await self._apply(batch_no, plan_id, cursor, cursor_next)
+        return resolved
 
     async def _judge_merges(self, batch_no: int, plan_id: UUID) -> None:
         """The model's decision on the plan's ambiguous merges, stored for the resolver (a model call,

@@ -348,7 +348,7 @@ async def test_progress_is_queryable_and_the_run_is_findable_by_tenant(client, e
 
     assert (progress.scope.tenant, progress.scope.owner, progress.run_no, progress.trigger) == (
         tenant, owner, 1, "admin")
-    assert progress.phase in ("reading", "planning", "resolving", "writing sections", "applying")
+    assert progress.phase in ("reading", "planning", "judging merges", "resolving", "writing sections", "applying")
     assert progress.cursor != "start" and progress.records_read == 20 * progress.batches_done
     assert progress.caps == compile_options(settings).caps
     assert progress.input_tokens > 0 and progress.pending_wakeups == 0

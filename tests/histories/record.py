@@ -47,8 +47,9 @@ from domain.context import MemoryRecord, PlannerContext
 from domain.errors import ModelRejected, ModelTruncated, PlanInvalid
 from domain.lint import LintInput, LintReport
 from domain.plan import NewPage, NewSection
+from domain.resolution import MergeQuestion
 from domain.resolved_plan import SectionTask
-from planners.port import AggregationRequest, PlanReply, SectionReply
+from planners.port import AggregationRequest, JudgeReply, PlanReply, SectionReply
 from planners.scripted_planner import ScriptedPlanner
 from runtime.database import migrate
 from runtime.devservices import EmbeddedPostgres, free_port, temporal_cli_path
@@ -78,6 +79,7 @@ class FaultyPlanner:
     refuse: set[str] = field(default_factory=set)
     squat: set[str] = field(default_factory=set)
     reads_possible_children: bool = True
+    rewrites_from_sources: bool = ScriptedPlanner.rewrites_from_sources
 
     async def plan_batch(self, context: PlannerContext, model_id: str) -> PlanReply:
         batch = {str(memory.id) for memory in context.memories}
@@ -101,6 +103,9 @@ class FaultyPlanner:
 
     async def plan_aggregation(self, request: AggregationRequest, model_id: str) -> PlanReply:
         return await self.inner.plan_aggregation(request, model_id)
+
+    async def judge_merges(self, questions: list[MergeQuestion], model_id: str) -> JudgeReply:
+        return await self.inner.judge_merges(questions, model_id)
 
 
 @dataclass
