@@ -32,7 +32,6 @@ from planners.prompts import (
     build_planner_prompt,
     build_section_writer_prompt,
     force_aggregation_arrays,
-    map_aggregation_handles,
     planner_max_tokens,
 )
 from planners.section_edits import SECTION_BUDGET_CHARS, append_lines, apply_edits, parse_edits
@@ -120,7 +119,7 @@ class ClaudePlanner:
                 raise
         except (ModelTruncated, PlanInvalid, ModelInterrupted) as error:
             raise priced_error(error, model_id) from None
-        plan, unknown = map_aggregation_handles(plan, prompt.handles)
+        plan, unknown = prompt.handles.resolve(plan)
         if unknown:
             log.warning("aggregation reply named %d handle(s) its prompt never showed", unknown)
         return PlanReply(plan=plan, usage=priced(model_id, reply.usage), input_chars=prompt.chars,

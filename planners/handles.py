@@ -20,7 +20,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, Field
 
-from domain.plan import Plan
+from domain.plan import NewPage, Plan
 
 
 class Handles(BaseModel):
@@ -77,15 +77,25 @@ class Handles(BaseModel):
         def refs(values: list[str]) -> list[str]:
             return [look(self.memories, value) for value in values]
 
+        def new_page(page: NewPage) -> None:
+            page.source_refs = refs(page.source_refs)
+            for new_section in page.sections:
+                new_section.source_refs = refs(new_section.source_refs)
+
         out = plan.model_copy(deep=True)
         for update in out.pageUpdates:
             update.pageId = look(self.pages, update.pageId)
             for section in update.sections:
                 section.source_refs = refs(section.source_refs)
         for page in out.newPages:
-            page.source_refs = refs(page.source_refs)
-            for new_section in page.sections:
-                new_section.source_refs = refs(new_section.source_refs)
+            new_page(page)
+        # An aggregation plan's parts (a leaf plan leaves them empty).
+        for parent_update in out.parentSectionUpdates:
+            parent_update.pageId = look(self.pages, parent_update.pageId)
+            parent_update.source_refs = refs(parent_update.source_refs)
+        for section_promotion in out.sectionPromotions:
+            section_promotion.pageId = look(self.pages, section_promotion.pageId)
+            new_page(section_promotion.newPage)
         for promotion in out.promotions:
             promotion.mentionId = look(self.mentions, promotion.mentionId)
             for new_section in promotion.sections:

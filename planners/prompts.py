@@ -11,7 +11,6 @@ from typing import Any
 from uuid import UUID
 
 from domain.context import AggregationPage, AggregationParentCandidate, AggregationSection
-from domain.plan import NewPage, Plan
 from planners.compact_plan import PLANNER_REPLY_SCHEMA  # noqa: F401 - the leaf reply's schema, re-exported
 from planners.handles import Handles
 from planners.leaf_prompt import (  # noqa: F401 - the leaf planner's prompt, re-exported
@@ -249,7 +248,7 @@ def build_aggregation_prompt(
         for candidate in parent_candidates
     ]
     # Ids are shown as handles (p1… pages, m1… records): a UUID costs a model ~20 tokens to read and
-    # as many to copy back. `map_aggregation_handles` maps the reply back.
+    # as many to copy back. `Handles.resolve` maps the reply back.
     page_ids = [str(page.id) for page in page_models]
     page_ids += [str(page.parent_page_id) for page in page_models if page.parent_page_id]
     page_ids += [str(page_id) for page_id in list(neighborhoods)[:AGGREGATION_NEIGHBORHOOD_LIMIT]]
@@ -273,40 +272,6 @@ def build_aggregation_prompt(
         ]
     )
     return PlannerPrompt(system=AGGREGATION_SYSTEM, user=user, handles=handles)
-
-
-def map_aggregation_handles(plan: Plan, handles: Handles) -> tuple[Plan, int]:
-    """The aggregation plan with its page and record handles mapped back to ids, and how many were
-    not handles of the prompt (left as written: resolution drops and counts them)."""
-    unknown = 0
-
-    def look(table: dict[str, str], value: str) -> str:
-        nonlocal unknown
-        found = table.get(value.strip().lower())
-        if found is None:
-            unknown += 1
-            return value
-        return found
-
-    def refs(values: list[str]) -> list[str]:
-        return [look(handles.memories, value) for value in values]
-
-    def page(new: NewPage) -> None:
-        new.source_refs = refs(new.source_refs)
-        for new_section in new.sections:
-            new_section.source_refs = refs(new_section.source_refs)
-
-    out = plan.model_copy(deep=True)
-    for update in out.parentSectionUpdates:
-        update.pageId = look(handles.pages, update.pageId)
-        update.source_refs = refs(update.source_refs)
-    for promotion in out.sectionPromotions:
-        promotion.pageId = look(handles.pages, promotion.pageId)
-        page(promotion.newPage)
-    for new_page in out.newPages:
-        page(new_page)
-    out._dropped_links = plan.dropped_links  # noqa: SLF001 - carried over from the parsed plan
-    return out, unknown
 
 
 def _aggregation_page_lines(page: AggregationPage, handles: Handles) -> list[str]:

@@ -25,7 +25,6 @@ from planners.prompts import (
     build_section_writer_prompt,
     compact_metadata,
     force_aggregation_arrays,
-    map_aggregation_handles,
     planner_max_tokens,
     planner_view,
     truncate,
@@ -375,7 +374,7 @@ def test_aggregation_prompt_lines() -> None:
     plan = Plan.model_validate({"pageUpdates": [], "newPages": [], "unresolvedMentions": [], "promotions": [],
                                 "parentSectionUpdates": [{"pageId": "p1", "sectionSlug": "food",
                                                           "source_refs": ["m2", "m9"]}]})
-    mapped, unknown = map_aggregation_handles(plan, prompt.handles)
+    mapped, unknown = prompt.handles.resolve(plan)
     assert (mapped.parentSectionUpdates[0].pageId, mapped.parentSectionUpdates[0].source_refs) == (
         str(PAGE_ID), ["r2", "m9"])
     assert unknown == 1  # m9 was never shown: left as written, for resolution to drop and count
