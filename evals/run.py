@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
@@ -94,13 +95,14 @@ async def evaluate(client: Client, engine: AsyncEngine, corpus: Corpus, *,
 
 
 @asynccontextmanager
-async def private_services():
-    """A throwaway embedded Postgres (migrated) and Temporal dev server, as the golden fixture uses."""
+async def private_services(prefix: str = "wiki-eval-") -> AsyncIterator[tuple[Client, AsyncEngine]]:
+    """A throwaway embedded Postgres (migrated, not durable: it is deleted afterwards) and Temporal dev
+    server, for the eval and the golden fixture's tools."""
     import tempfile
 
     async with AsyncExitStack() as stack:
-        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="wiki-eval-")))
-        server = EmbeddedPostgres(pgdata=tmp / "pg" / "data", port=free_port())
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=prefix)))
+        server = EmbeddedPostgres(pgdata=tmp / "pg" / "data", port=free_port(), durable=False)
         server.ensure_running()
         stack.callback(server.stop)
         engine = create_async_engine(server.url(), pool_size=20, max_overflow=10)

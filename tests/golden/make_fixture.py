@@ -17,19 +17,13 @@ from __future__ import annotations
 import asyncio
 import gzip
 import sys
-import tempfile
 import time
-from contextlib import AsyncExitStack
 from pathlib import Path
 
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.testing import WorkflowEnvironment
 
-from runtime.database import migrate
-from runtime.devservices import EmbeddedPostgres, free_port, temporal_cli_path
-from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
+from evals.run import private_services
 
 # Project imports: the only lines to rewrite when the project's modules move.
 from tests.compile.helpers import compile_scope, retain_sample, running_worker, test_settings
@@ -57,23 +51,9 @@ async def compile_sample(client: Client, engine: AsyncEngine) -> dict:
 
 
 async def make(out: Path) -> dict:
-    async with AsyncExitStack() as stack:
-        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="wiki-golden-")))
-        server = EmbeddedPostgres(pgdata=tmp / "pg" / "data", port=free_port(), durable=False)
-        server.ensure_running()
-        stack.callback(server.stop)
-        engine = create_async_engine(server.url(), pool_size=10, max_overflow=10)
-        stack.push_async_callback(engine.dispose)
-        await migrate(engine)
-        env = await WorkflowEnvironment.start_local(
-            dev_server_existing_path=str(temporal_cli_path()),
-            search_attributes=ALL_SEARCH_ATTRIBUTES,
-            data_converter=pydantic_data_converter,
-            dev_server_log_level="error",
-        )
-        stack.push_async_callback(env.shutdown)
+    async with private_services("wiki-golden-") as (client, engine):
         started = time.monotonic()
-        result = await compile_sample(env.client, engine)
+        result = await compile_sample(client, engine)
         print(f"compiled in {time.monotonic() - started:.1f}s: {result}", file=sys.stderr)
         dump = await dump_scope(engine, TENANT, OWNER)
     out.write_bytes(gzip.compress(encode(dump), compresslevel=9, mtime=0))

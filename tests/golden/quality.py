@@ -22,20 +22,12 @@ from __future__ import annotations
 import asyncio
 import re
 import sys
-import tempfile
 from collections import Counter
-from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy.ext.asyncio import create_async_engine
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.testing import WorkflowEnvironment
-
 from app.operations import rebuild_scope
-from runtime.database import migrate
-from runtime.devservices import EmbeddedPostgres, free_port, temporal_cli_path
-from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
+from evals.run import private_services
 from tests.compile.helpers import compile_scope, retain_sample, running_worker, test_settings
 from tests.golden.dump import RETAIN_DATE_PLACEHOLDER, dump_scope, encode, first_difference
 
@@ -141,26 +133,15 @@ def measure(dump: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
 
 
 async def _run(memories: int, keep: Path | None) -> None:
-    async with AsyncExitStack() as stack:
-        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="wiki-quality-")))
-        server = EmbeddedPostgres(pgdata=tmp / "pg" / "data", port=free_port())
-        server.ensure_running()
-        stack.callback(server.stop)
-        engine = create_async_engine(server.url(), pool_size=10, max_overflow=10)
-        stack.push_async_callback(engine.dispose)
-        await migrate(engine)
-        env = await WorkflowEnvironment.start_local(
-            dev_server_existing_path=str(temporal_cli_path()), search_attributes=ALL_SEARCH_ATTRIBUTES,
-            data_converter=pydantic_data_converter, dev_server_log_level="error")
-        stack.push_async_callback(env.shutdown)
+    async with private_services("wiki-quality-") as (client, engine):
         settings = test_settings(WIKI_DEBOUNCE_SECONDS=0)
         await retain_sample(engine, TENANT, OWNER, memories)
-        async with running_worker(env.client, engine, settings):
-            await compile_scope(env.client, settings, TENANT, OWNER)
+        async with running_worker(client, engine, settings):
+            await compile_scope(client, settings, TENANT, OWNER)
             first = await dump_scope(engine, TENANT, OWNER)
-            await compile_scope(env.client, settings, TENANT, OWNER)
+            await compile_scope(client, settings, TENANT, OWNER)
             again = await dump_scope(engine, TENANT, OWNER)
-            _, handle = await rebuild_scope(env.client, engine, settings, TENANT, OWNER)
+            _, handle = await rebuild_scope(client, engine, settings, TENANT, OWNER)
             await handle.result()
             rebuilt = await dump_scope(engine, TENANT, OWNER)
     if keep is not None:
