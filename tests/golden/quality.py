@@ -26,8 +26,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio.client import Client
+
 from app.operations import rebuild_scope
 from evals.run import private_services
+from runtime.settings import Settings
 from tests.compile.helpers import compile_scope, retain_sample, running_worker, test_settings
 from tests.golden.dump import RETAIN_DATE_PLACEHOLDER, dump_scope, encode, first_difference
 
@@ -132,18 +136,25 @@ def measure(dump: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     }
 
 
+async def compile_again_and_rebuild(client: Client, engine: AsyncEngine, settings: Settings, tenant: str,
+                                   owner: str) -> tuple[dict, dict, dict]:
+    """The scope's rows after a compile, after compiling again with nothing new, and after a rebuild."""
+    async with running_worker(client, engine, settings):
+        await compile_scope(client, settings, tenant, owner)
+        first = await dump_scope(engine, tenant, owner)
+        await compile_scope(client, settings, tenant, owner)
+        again = await dump_scope(engine, tenant, owner)
+        _, handle = await rebuild_scope(client, engine, settings, tenant, owner)
+        await handle.result()
+        rebuilt = await dump_scope(engine, tenant, owner)
+    return first, again, rebuilt
+
+
 async def _run(memories: int, keep: Path | None) -> None:
     async with private_services("wiki-quality-") as (client, engine):
         settings = test_settings(WIKI_DEBOUNCE_SECONDS=0)
         await retain_sample(engine, TENANT, OWNER, memories)
-        async with running_worker(client, engine, settings):
-            await compile_scope(client, settings, TENANT, OWNER)
-            first = await dump_scope(engine, TENANT, OWNER)
-            await compile_scope(client, settings, TENANT, OWNER)
-            again = await dump_scope(engine, TENANT, OWNER)
-            _, handle = await rebuild_scope(client, engine, settings, TENANT, OWNER)
-            await handle.result()
-            rebuilt = await dump_scope(engine, TENANT, OWNER)
+        first, again, rebuilt = await compile_again_and_rebuild(client, engine, settings, TENANT, OWNER)
     if keep is not None:
         keep.write_bytes(encode(first))
     for name, value in measure(first).items():

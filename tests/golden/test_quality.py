@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from app.operations import rebuild_scope
 from domain.memory import MemoryIn
 from store.memories import retain
-from tests.compile.helpers import compile_scope, retain_sample, running_worker, test_settings
-from tests.golden.dump import dump_scope, first_difference
-from tests.golden.quality import measure
+from tests.compile.helpers import retain_sample, test_settings
+from tests.golden.dump import first_difference
+from tests.golden.quality import compile_again_and_rebuild, measure
 
 TENANT, OWNER = "quality", "alice"
 SAMPLE = 250
@@ -39,14 +38,7 @@ async def test_the_wiki_is_exact_safe_and_rebuilt_identically(client, engine) ->
     settings = test_settings()
     await retain_sample(engine, TENANT, OWNER, SAMPLE)
     await retain(engine, TENANT, OWNER, HOSTILE)
-    async with running_worker(client, engine, settings):
-        await compile_scope(client, settings, TENANT, OWNER)
-        first = await dump_scope(engine, TENANT, OWNER)
-        await compile_scope(client, settings, TENANT, OWNER)
-        again = await dump_scope(engine, TENANT, OWNER)
-        _, handle = await rebuild_scope(client, engine, settings, TENANT, OWNER)
-        await handle.result()
-        rebuilt = await dump_scope(engine, TENANT, OWNER)
+    first, again, rebuilt = await compile_again_and_rebuild(client, engine, settings, TENANT, OWNER)
 
     assert first_difference(first, again) is None, "compiling again changed the wiki"
     assert first_difference(first, rebuilt) is None, "the rebuild differs from the first compile"
