@@ -202,13 +202,15 @@ def _targets_table(results: dict, detail: dict) -> str:
     lines += [f"| {n} | {figure} | {value} | {target} | {_met(ok)} |" for n, figure, value, target, ok in rows]
     lines += [f"| {n} | {figure} | {value} | {target} | {'' if ok is None else _met(ok)} |"
               for n, figure, value, target, ok in many_scopes_report.target_rows(results)]
-    cached = results["cost_per_1000_memories_usd"]
-    lines.append(f"| 4 | cost per 1,000 memories with prompt caching (`cost_per_1000_memories_usd`) | ${cached:.3f} | "
-                 f"compare: the original's ${low:.2f}–${high:.2f} | {_compared(cached, low, high)} |")
+    # Both the full bench (section 4) and bench.cost_realistic measure the cost through the SDK and
+    # the simulator; the original system's range stays beside it for comparison.
+    measured, batch = results["cost_per_1000_memories_usd"], results.get("cost_per_1000_memories_batch_usd")
+    lines.append(f"| 4 | cost per 1,000 memories through the SDK and the simulator (`cost_per_1000_memories_usd`) | "
+                 f"${measured:.3f} | ≤ $0.60 (the original: ${low:.2f}–${high:.2f}) | {_met(measured <= 0.60)} |")
     lines += [f"| {n} | {figure} | {value} | {target} | {_met(ok)} |"
               for n, figure, value, target, ok in reads_report.target_rows(results)]
-    lines += ["", f"Also: ${results['cost_per_1000_memories_usd_uncached']:.3f} per 1,000 memories without prompt "
-              "caching."]
+    if batch is not None:
+        lines += ["", f"Also: ${batch:.3f} per 1,000 memories in Message Batches mode (`cost_per_1000_memories_batch_usd`)."]
     return "\n".join(lines)
 
 
