@@ -13,7 +13,6 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
@@ -22,7 +21,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from bench.cpu import CpuAccount, find_process
-from runtime.database import migrate
+from runtime.database import execute_as_admin, migrate
 from runtime.devservices import EmbeddedPostgres, free_port, temporal_cli_path
 from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
 
@@ -62,13 +61,7 @@ class Services:
             await self._admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
     async def _admin(self, *statements: str) -> None:
-        engine = create_async_engine(self.postgres.url("postgres"), poolclass=NullPool, isolation_level="AUTOCOMMIT")
-        try:
-            async with engine.connect() as conn:
-                for statement in statements:
-                    await conn.execute(text(statement))
-        finally:
-            await engine.dispose()
+        await execute_as_admin(self.postgres.url("postgres"), *statements)
 
     async def _migrate_template(self) -> None:
         await self._admin(f"DROP DATABASE IF EXISTS {TEMPLATE_DB}", f"CREATE DATABASE {TEMPLATE_DB}")

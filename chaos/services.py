@@ -19,12 +19,11 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
-from sqlalchemy.pool import NullPool
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 
+from runtime.database import execute_as_admin
 from runtime.devservices import (
     EmbeddedPostgres,
     free_port,
@@ -94,14 +93,7 @@ class Databases:
     _numbers: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     async def admin(self, *statements: str) -> None:
-        engine = create_async_engine(self.postgres.url("postgres"), poolclass=NullPool,
-                                     isolation_level="AUTOCOMMIT")
-        try:
-            async with engine.connect() as conn:
-                for statement in statements:
-                    await conn.execute(text(statement))
-        finally:
-            await engine.dispose()
+        await execute_as_admin(self.postgres.url("postgres"), *statements)
 
     async def create(self, name: str, template: str = "template1") -> str:
         # A template must have no session: a worker just killed may still hold one for a moment.

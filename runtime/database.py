@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import NullPool
 
 from runtime.settings import ConfigError, get_settings
 
@@ -62,3 +64,15 @@ async def downgrade(engine: AsyncEngine, revision: str = "base") -> None:
 
     async with engine.begin() as connection:
         await connection.run_sync(lambda sync: command.downgrade(_alembic_config(sync), revision))
+
+
+async def execute_as_admin(url: str, *statements: str) -> None:
+    """Run statements one by one outside a transaction (CREATE / DROP DATABASE cannot run inside one),
+    on a connection of their own that is closed afterwards."""
+    engine = create_async_engine(to_asyncpg_url(url), poolclass=NullPool, isolation_level="AUTOCOMMIT")
+    try:
+        async with engine.connect() as conn:
+            for statement in statements:
+                await conn.execute(text(statement))
+    finally:
+        await engine.dispose()

@@ -17,7 +17,6 @@ from contextlib import asynccontextmanager, suppress
 
 import pytest
 import pytest_asyncio
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 from temporalio.client import Client
@@ -26,7 +25,7 @@ from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
 from claude_sim import ClaudeSimulator, SimConfig
-from runtime.database import migrate
+from runtime.database import execute_as_admin, migrate
 from runtime.devservices import EmbeddedPostgres, free_port, temporal_cli_path
 from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
 
@@ -45,13 +44,7 @@ def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> EmbeddedPostgre
 
 
 async def _admin_execute(server: EmbeddedPostgres, *statements: str) -> None:
-    engine = create_async_engine(server.url("postgres"), poolclass=NullPool, isolation_level="AUTOCOMMIT")
-    try:
-        async with engine.connect() as conn:
-            for statement in statements:
-                await conn.execute(text(statement))
-    finally:
-        await engine.dispose()
+    await execute_as_admin(server.url("postgres"), *statements)
 
 
 @pytest_asyncio.fixture(scope="session")
