@@ -12,7 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio import activity
 
 from activities.common import compile_step
-from domain.compile_messages import (
+from domain.errors import CursorMoved
+from domain.plan import Plan
+from messages.compile import (
     ApplyBatchInput,
     ApplyBatchResult,
     BatchRef,
@@ -24,8 +26,6 @@ from domain.compile_messages import (
     ResolvePlanResult,
     RunRecord,
 )
-from domain.errors import CursorMoved
-from domain.plan import Plan
 from store.compile_runs import (
     advance_cursor,
     database_now,

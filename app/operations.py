@@ -34,8 +34,8 @@ from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.service import RPCError, RPCStatusCode
 
 from app.scope_report import latest_compile_status, scopes_by_latest_status
-from domain.compile_messages import compile_workflow_id
 from domain.lint import ALL_SCOPES, LintInput, LintReport, LintTrigger
+from messages.compile import compile_workflow_id
 from runtime.search_attributes import WIKI_OWNER, WIKI_TENANT, WIKI_TRIGGER
 from runtime.settings import Settings
 from runtime.temporal_client import signal_compile

@@ -22,7 +22,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from temporalio.client import Client
 
 from app.retain import retain_and_signal
-from domain.compile_messages import compile_workflow_id
 from domain.markup import safe_markdown
 from domain.memory import MemoryIn, validate_scope_part
 from domain.plan import PAGE_TYPES
@@ -37,6 +36,7 @@ from domain.related import (
     rank_related,
 )
 from domain.search import MAX_SEARCH_LIMIT
+from messages.compile import compile_workflow_id
 from runtime.settings import Settings
 from store import agent_reads, wiki_reads
 from store.agent_reads import CitedMemory, PageChange

@@ -32,8 +32,8 @@ from chaos.measure import (
 )
 from chaos.processes import Fleet
 from chaos.services import Databases, TemporalServer, engine_for
-from domain.compile_messages import compile_workflow_id
 from domain.memory import MemoryIn
+from messages.compile import compile_workflow_id
 from runtime.database import migrate
 from runtime.devservices import EmbeddedPostgres
 from runtime.settings import Settings

@@ -28,8 +28,8 @@ from cli.common import (
     temporal,
 )
 from cli.output import Col, WideOption, out, print_json, print_workflow_location, safe_text, table
-from domain.compile_messages import compile_workflow_id
 from domain.memory import MemoryIn, parse_memory_lines
+from messages.compile import compile_workflow_id
 from runtime.settings import Settings, get_settings
 from store import wiki_reads
 

@@ -23,9 +23,9 @@ from domain.aggregation import (
     next_promotion_status,
     score_section_aggregation,
 )
-from domain.compile_messages import AggregationApplyResult
 from domain.context import AggregationPage, AggregationParentCandidate
 from domain.resolved_plan import PromotedAggregation, ResolvedPlan, RollupAggregation
+from messages.compile import AggregationApplyResult
 from store.plan_apply import insert_reference_links
 
 MAX_CHILD_CANDIDATES = 500

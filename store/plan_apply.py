@@ -30,7 +30,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain import ids
 from domain.aliases import normalize_alias
-from domain.compile_messages import ApplyBatchResult
 from domain.guards import PageRef, linkify_known_entities, strip_wikilinks, without_repeated_lines
 from domain.links import co_mention_context, co_mention_pairs, deterministic_link_context
 from domain.markup import safe_markdown, safe_title
@@ -49,6 +48,7 @@ from domain.resolved_plan import (
     ResolvedPlan,
     WriterSection,
 )
+from messages.compile import ApplyBatchResult
 from store.memories import load_memories
 from store.page_titles import retitle_by_attestation
 

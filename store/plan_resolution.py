@@ -33,7 +33,6 @@ from domain.aliases import (
     seed_aliases_for_title,
     slugify_title,
 )
-from domain.compile_messages import ResolvePlanResult
 from domain.guards import cited_memory_ids, is_meaningful_change, is_valid_uuid, strip_wikilinks
 from domain.ids import page_id as deterministic_page_id
 from domain.plan import NewPage, NewSection, PageLink, Plan
@@ -54,6 +53,7 @@ from domain.resolved_plan import (
     SectionTask,
     WriterSection,
 )
+from messages.compile import ResolvePlanResult
 from store.page_matching import AskedMerge, Candidate, Judgement, candidates_by_keys, pair_key
 
 NameKey = tuple[str, ...]  # a proposal's names as written, title first

@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 LAYERS: dict[str, int] = {
     "domain": 0,
+    "messages": 0,
     "sample": 0,
     "store": 1,
     "planners": 1,
@@ -41,13 +42,15 @@ LAYERS: dict[str, int] = {
 # Stricter than the rank rule: the only project folders these may import from.
 ONLY_FROM: dict[str, frozenset[str]] = {
     "domain": frozenset({"domain"}),
-    "store": frozenset({"store", "domain"}),
-    "planners": frozenset({"planners", "domain"}),
+    "messages": frozenset({"messages", "domain"}),
+    "store": frozenset({"store", "messages", "domain"}),
+    "planners": frozenset({"planners", "messages", "domain"}),
 }
 # claude_sim: the Claude simulator (a test and benchmark tool the product reaches only over HTTP).
 OUTSIDE_LAYERS = ("tests", "bench", "chaos", "evals", "claude_sim")
 FORBIDDEN_LIBRARIES: dict[str, frozenset[str]] = {
     "domain": frozenset({"temporalio", "sqlalchemy", "asyncpg", "anthropic", "httpx"}),
+    "messages": frozenset({"temporalio", "sqlalchemy", "asyncpg", "anthropic", "httpx"}),
     "store": frozenset({"temporalio"}),
     "planners": frozenset({"temporalio"}),
 }
@@ -299,8 +302,8 @@ def test_layers_import_only_their_own_or_lower_layers():
 def test_inner_layers_stay_free_of_temporal_and_io_libraries():
     violations = library_violations(ROOT)
     assert not violations, _report(
-        "store/, planners/ and domain/ never import temporalio; domain/ never imports sqlalchemy, "
-        "asyncpg, anthropic or httpx", violations)
+        "store/, planners/, messages/ and domain/ never import temporalio; domain/ and messages/ never import "
+        "sqlalchemy, asyncpg, anthropic or httpx", violations)
 
 
 def test_no_import_cycles():

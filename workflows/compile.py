@@ -28,7 +28,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.planning import Planning
     from domain import errors
     from domain.aggregation import MAX_AGGREGATION_PAGES
-    from domain.compile_messages import (
+    from messages.compile import (
         WIKI_RUN_ATTRIBUTE,
         AggregationApplyInput,
         AggregationApplyResult,
@@ -59,7 +59,7 @@ with workflow.unsafe.imports_passed_through():
         WriteSectionResult,
         run_summary,
     )
-    from domain.run_metrics import RunMetrics
+    from messages.run_metrics import RunMetrics
     from workflows.errors import compile_failure, one_sentence
 
 from workflows.compile_overlap import OVERLAP_PLANNING_PATCH, OverlappedBatches, _Unplannable

@@ -34,7 +34,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from activities.compile_steps import CompileSteps
-    from domain.compile_messages import BatchRef, NextBatchInput, ResolvePlanResult
+    from messages.compile import BatchRef, NextBatchInput, ResolvePlanResult
 
 # Histories recorded before this planned each batch only after the previous one was applied.
 OVERLAP_PLANNING_PATCH = "overlap-planning"

@@ -28,7 +28,10 @@ from temporalio.worker import Worker
 from activities.aggregation import Aggregation
 from app.worker import WORKFLOWS, activities_for
 from domain.aggregation import hubness_score
-from domain.compile_messages import (
+from domain.memory import MemoryIn
+from domain.plan import LinkedPageRef, NewPage, NewSection, ParentSectionUpdate, Plan, SectionPromotion
+from domain.render import render_promoted_parent_section, render_rollup_list
+from messages.compile import (
     AggregationApplyInput,
     AggregationPlanInput,
     AggregationPlanResult,
@@ -36,9 +39,6 @@ from domain.compile_messages import (
     Scope,
     TokenCounts,
 )
-from domain.memory import MemoryIn
-from domain.plan import LinkedPageRef, NewPage, NewSection, ParentSectionUpdate, Plan, SectionPromotion
-from domain.render import render_promoted_parent_section, render_rollup_list
 from planners.scripted_planner import ScriptedPlanner
 from runtime.history_events import activity_type_names
 from runtime.settings import Settings

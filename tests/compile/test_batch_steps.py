@@ -18,9 +18,9 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.compile_steps import CompileSteps
 from domain import errors, ids
-from domain.compile_messages import ApplyBatchInput, CursorPosition, NextBatchInput, ResolvePlanInput, Scope
 from domain.memory import MemoryIn
 from domain.plan import NewPage, NewSection, Plan
+from messages.compile import ApplyBatchInput, CursorPosition, NextBatchInput, ResolvePlanInput, Scope
 from store import plan_staging
 from store.compile_runs import read_cursor
 from store.memories import retain

@@ -13,7 +13,7 @@ import uuid
 import pytest
 
 from app.retain import retain_and_signal
-from domain.compile_messages import Progress
+from messages.compile import Progress
 from runtime.temporal_client import signal_compile
 from store.memories import retain
 from tests.compile.helpers import ledger, poll, running_worker, sample_memories

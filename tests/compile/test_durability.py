@@ -27,8 +27,8 @@ from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
-from domain.compile_messages import Progress, compile_workflow_id
 from domain.memory import MemoryIn
+from messages.compile import Progress, compile_workflow_id
 from runtime.history_events import local_activity
 from runtime.search_attributes import WIKI_OWNER, WIKI_RUN, WIKI_TENANT, WIKI_TRIGGER
 from runtime.settings import Settings

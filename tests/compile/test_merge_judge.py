@@ -17,8 +17,8 @@ from temporalio.worker import Worker
 
 from app.worker import WORKFLOWS, activities_for
 from domain import errors
-from domain.compile_messages import JudgeMergesInput, JudgeMergesResult
 from domain.memory import MemoryIn
+from messages.compile import JudgeMergesInput, JudgeMergesResult
 from store.memories import retain
 from tests.compile.helpers import compile_scope, ledger, ledger_total, running_worker, test_settings
 

@@ -22,9 +22,9 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 
 from domain.aliases import normalize_alias
-from domain.compile_messages import PlanBatchInput, compile_workflow_id
 from domain.memory import MemoryIn
 from evals.corpus import generate
+from messages.compile import PlanBatchInput, compile_workflow_id
 from store.memories import retain
 from tests.compile.helpers import compile_scope, running_worker, test_settings
 from tests.golden.dump import dump_scope, encode, first_difference

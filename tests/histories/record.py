@@ -42,13 +42,13 @@ from temporalio.worker import Worker
 from app.operations import resume_scope
 from app.worker import WORKFLOWS, activities_for, build_worker
 from domain import ids
-from domain.compile_messages import Progress, compile_workflow_id
 from domain.context import MemoryRecord, PlannerContext
 from domain.errors import ModelRejected, ModelTruncated, PlanInvalid
 from domain.lint import LintInput, LintReport
 from domain.plan import NewPage, NewSection
 from domain.resolution import MergeQuestion
 from domain.resolved_plan import SectionTask
+from messages.compile import Progress, compile_workflow_id
 from planners.port import AggregationRequest, JudgeReply, PlanReply, SectionReply
 from planners.scripted_planner import ScriptedPlanner
 from runtime.database import migrate

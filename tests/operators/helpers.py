@@ -9,8 +9,8 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain.compile_messages import compile_workflow_id
 from domain.memory import MemoryIn
+from messages.compile import compile_workflow_id
 from store.memories import retain
 
 

@@ -28,8 +28,8 @@ from chaos.measure import cross_scope_rows, history_stats, ledger_rows, ledger_s
 from chaos.scenarios.prompt_injection import injection_memories
 from chaos.scenarios.throttling import attempts_match_history, check_retry_after
 from chaos.suite import CANARY, canary_memories
-from domain.compile_messages import compile_workflow_id
 from domain.memory import MemoryIn
+from messages.compile import compile_workflow_id
 from runtime.settings import Settings
 from store.memories import retain
 from store.wiki_reads import backlinks, find_page, search_pages, sections_citing

@@ -17,8 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.retain import retain_and_signal
 from chaos.measure import cross_scope_rows, ledger_rows, ledger_sum, pending_memories
-from domain.compile_messages import compile_workflow_id, encode_scope_part
 from domain.memory import ScopeError, validate_scope_part
+from messages.compile import compile_workflow_id, encode_scope_part
 from runtime.search_attributes import WIKI_OWNER, WIKI_TENANT
 from store.memories import retain
 from store.wiki_reads import sections_citing

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from domain.compile_messages import (
+from messages.compile import (
     AggregationApplyResult,
     AggregationPlanResult,
     AggregationResolveResult,

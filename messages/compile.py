@@ -13,6 +13,8 @@ from uuid import UUID
 
 from pydantic import BaseModel, Field
 
+from domain.pricing import TokenCounts
+
 Trigger = Literal["memory_retain", "bootstrap_import", "admin", "lint", "resume", "rebuild"]
 
 
@@ -161,14 +163,6 @@ class NextBatchInput(BaseModel):
     # Read after this position rather than the stored cursor: the batch after one not applied yet,
     # read to be planned while that one's sections are written.
     after: CursorPosition | None = None
-
-
-class TokenCounts(BaseModel):
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_creation_input_tokens: int = 0
-    cache_read_input_tokens: int = 0
-    cost_usd: float = 0.0
 
 
 class PlanBatchInput(BaseModel):
