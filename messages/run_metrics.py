@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pydantic import BaseModel, Field
 
+from domain.pricing import TokenCounts
 from messages.compile import (
     AggregationApplyResult,
     AggregationPlanResult,
     AggregationResolveResult,
     ApplyBatchResult,
     ResolvePlanResult,
-    TokenCounts,
 )
 
 
@@ -65,7 +67,7 @@ class RunMetrics(BaseModel):
     deterministic_linking_flag_suppressed: bool = False
     skipped_memories: list[str] = Field(default_factory=list)
     error: str | None = None
-    # aggregation pass: hubs, rollups, section promotion (its tokens are in cost_usd too, unlike the original)
+    # aggregation pass: hubs, rollups, section promotion (its tokens are in cost_usd too: the run's cost is all of it)
     aggregation_planner_calls: int = 0
     aggregation_input_tokens: int = 0
     aggregation_output_tokens: int = 0
@@ -77,38 +79,30 @@ class RunMetrics(BaseModel):
     section_promotions_refused: int = 0
     aggregation_error: str | None = None
 
+    def _add(self, result: BaseModel, *, renamed: Mapping[str, str] | None = None,
+             not_counters: frozenset[str] = frozenset()) -> None:
+        """Add every number of `result` to the run counter of the same name (or the one `renamed` gives),
+        except those in `not_counters`. A number with no run counter of its name fails here: a new
+        counter on a step's result is either summed or declared not to be one."""
+        renamed = renamed or {}
+        for name, value in result:
+            if name in not_counters or isinstance(value, bool) or not isinstance(value, int | float):
+                continue
+            counter = renamed.get(name, name)
+            total = getattr(self, counter) + value
+            setattr(self, counter, round(total, 6) if isinstance(total, float) else total)
+
     def add_usage(self, usage: TokenCounts) -> None:
-        self.input_tokens += usage.input_tokens
-        self.output_tokens += usage.output_tokens
-        self.cache_creation_input_tokens += usage.cache_creation_input_tokens
-        self.cache_read_tokens += usage.cache_read_input_tokens
-        self.cost_usd = round(self.cost_usd + usage.cost_usd, 6)
+        self._add(usage, renamed={"cache_read_input_tokens": "cache_read_tokens"})
 
     def add_resolution(self, resolved: ResolvePlanResult) -> None:
-        self.sections_skipped += resolved.sections_skipped
-        self.dropped_invalid_ids += resolved.dropped_invalid_ids
-        self.alias_dedup_merged += resolved.alias_dedup_merged
-        self.fuzzy_dedupe_merges += resolved.fuzzy_dedupe_merges
-        self.ladder_merges += resolved.ladder_merges
-        self.judged_merges += resolved.judged_merges
-        self.judged_apart += resolved.judged_apart
-        self.unjudged_merge_pairs += resolved.unjudged_merge_pairs
-        self.promotions_refused += resolved.promotions_refused
+        self._add(resolved, not_counters=frozenset({"new_pages_planned"}))
 
     def add_apply(self, applied: ApplyBatchResult) -> None:
-        self.pages_created += applied.pages_created
-        self.pages_upserted += applied.pages_upserted
-        self.sections_rewritten += applied.sections_rewritten
-        self.sections_written += applied.sections_written
-        self.unresolved_upserted += applied.unresolved_upserted
-        self.unresolved_promoted += applied.unresolved_promoted
-        self.links_upserted += applied.links_upserted
-        self.links_written_deterministic += applied.links_written_deterministic
-        self.links_written_co_mention += applied.links_written_co_mention
-        self.dropped_invalid_ids += applied.dropped_invalid_ids
+        self._add(applied)
 
     def add_aggregation_planning(self, planned: AggregationPlanResult) -> None:
-        self.deterministic_parents_derived += planned.deterministic_parents_derived
+        self._add(planned, not_counters=frozenset({"pages_considered"}))
         if planned.skipped:
             return
         self.aggregation_planner_calls += 1
@@ -121,18 +115,11 @@ class RunMetrics(BaseModel):
         self.cost_usd = round(self.cost_usd + usage.cost_usd, 6)
 
     def add_aggregation_resolution(self, resolved: AggregationResolveResult) -> None:
-        self.dropped_invalid_ids += resolved.dropped_invalid_ids
-        self.duplicate_candidates_cross_type += resolved.duplicate_candidates_cross_type
-        self.rollup_children_rejected += resolved.rollup_children_rejected
-        self.section_promotions_refused += resolved.promotions_refused
+        # The aggregation's refused promotions are of sections, not of mentions.
+        self._add(resolved, renamed={"promotions_refused": "section_promotions_refused"})
 
     def add_aggregation_apply(self, applied: AggregationApplyResult) -> None:
-        self.pages_created += applied.pages_created
-        self.pages_upserted += applied.pages_upserted
-        self.sections_rewritten += applied.sections_rewritten
-        self.links_upserted += applied.links_upserted
-        self.parent_sections_updated += applied.parent_sections_updated
-        self.sections_promoted += applied.sections_promoted
+        self._add(applied, not_counters=frozenset({"hubs_rescored"}))
 
     def as_ledger(self) -> dict:
         data = self.model_dump()
