@@ -39,7 +39,7 @@ from messages.compile import (
     Scope,
     TokenCounts,
 )
-from planners.scripted_planner import ScriptedPlanner
+from planners.scripted.planner import ScriptedPlanner
 from runtime.history_events import activity_type_names
 from runtime.settings import Settings
 from store import plan_staging

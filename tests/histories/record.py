@@ -50,7 +50,7 @@ from domain.resolution import MergeQuestion
 from domain.resolved_plan import SectionTask
 from messages.compile import Progress, compile_workflow_id
 from planners.port import AggregationRequest, JudgeReply, PlanReply, SectionReply
-from planners.scripted_planner import ScriptedPlanner
+from planners.scripted.planner import ScriptedPlanner
 from runtime.database import migrate
 from runtime.devservices import EmbeddedPostgres, free_port, temporal_cli_path
 from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES

@@ -15,8 +15,8 @@ from domain.aliases import best_attested, normalize_alias
 from domain.context import MemoryRecord
 from domain.plan import PAGE_TYPES
 from domain.resolution import MergeSide
-from planners.scripted_matching import same_subject, subject_side
-from planners.scripted_text import clean, title_case
+from planners.memory_text import clean, title_case
+from planners.scripted.matching import same_subject, subject_side
 
 PERSON_KINDS = ("person", "pet")
 

@@ -1,4 +1,8 @@
-"""Text helpers of the scripted planner: clean prose out of untrusted memory text, and dates."""
+"""Text read from memories: clean prose out of untrusted memory text, sentences, and dates.
+
+The scripted planner writes its pages with these, and the compact plan contract quotes a memory's
+first sentence and date with the same ones, so both say a memory's fact the same way.
+"""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ contract (`domain.plan.Plan`) so that every branch of the apply path gets exerci
 with new aliases, new pages, unresolved mentions, promotions, page links, and (through spelling
 variants it does not collapse itself) new-page proposals that the database resolver merges.
 
-Sections are condensed, never appended to (planners/scripted_condense.py): a new page's sections
+Sections are condensed, never appended to (planners/scripted/condense.py): a new page's sections
 are written from the memories of its batch (and the held sightings of a promoted mention), and the
 writer rebuilds a section from every memory it cites. A section therefore cites exactly the
 memories it was written from. Titles take the best-attested spelling: the most frequent properly
@@ -39,10 +39,7 @@ from domain.plan import (
 )
 from domain.promotion import PROMOTION_MIN_SIGHTINGS, promotion_allowed
 from domain.resolved_plan import SectionTask
-from planners.scripted_condense import condensed_body, reason_clause
-from planners.scripted_matching import compatible, recognised_page
-from planners.scripted_subjects import Sighting, Subject, collect_subjects, side_of
-from planners.scripted_text import (
+from planners.memory_text import (
     as_utc,
     clean,
     first_sentence,
@@ -53,6 +50,9 @@ from planners.scripted_text import (
     unique,
     with_article,
 )
+from planners.scripted.condense import condensed_body, reason_clause
+from planners.scripted.matching import compatible, recognised_page
+from planners.scripted.subjects import Sighting, Subject, collect_subjects, side_of
 from planners.templates import section_template
 
 # A page needs this many memories of one batch before the planner commits to it (the leaf prompt's

@@ -29,8 +29,8 @@ from datetime import datetime
 
 from domain.aliases import normalize_alias, trigram_similarity
 from domain.context import MemoryRecord
-from planners.scripted_subjects import Subject, collect_subjects
-from planners.scripted_text import as_utc, first_sentence, memory_date, sentence, sentences, truncate
+from planners.memory_text import as_utc, first_sentence, memory_date, sentence, sentences, truncate
+from planners.scripted.subjects import Subject, collect_subjects
 
 LATEST_OBSERVATIONS = 5
 MOST_MENTIONED = 5

@@ -27,13 +27,13 @@ from planners.prompts import (
     planner_view,
     to_json,
 )
-from planners.scripted import scripted_plan, scripted_rewrite_section
-from planners.scripted_aggregation import evidence_now, scripted_aggregation_plan
+from planners.scripted.aggregation import evidence_now, scripted_aggregation_plan
+from planners.scripted.leaf_plan import scripted_plan, scripted_rewrite_section
 
 
 class ScriptedPlanner:
     reads_possible_children = True
-    # Sections are rebuilt from every memory they cite (planners/scripted_condense.py).
+    # Sections are rebuilt from every memory they cite (planners/scripted/condense.py).
     rewrites_from_sources = True
 
     def __init__(self, latency_seconds: float = 0.0) -> None:
