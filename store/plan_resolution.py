@@ -35,10 +35,11 @@ from domain.aliases import (
 )
 from domain.guards import cited_memory_ids, is_meaningful_change, is_valid_uuid, strip_wikilinks
 from domain.ids import page_id as deterministic_page_id
+from domain.merge_questions import MergeSide
 from domain.plan import NewPage, NewSection, PageLink, Plan
 from domain.promotion import promotion_allowed
 from domain.render import first_sentence
-from domain.resolution import Match, MergeSide, NameSet, Rung, ranked_matches
+from domain.resolution import Match, NameSet, Rung, ranked_matches
 from domain.resolved_plan import (
     DirectSection,
     HierarchyEdge,

@@ -18,8 +18,8 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.errors import ScopeViolation
+from domain.merge_questions import MergeDecision
 from domain.plan import Plan
-from domain.resolution import MergeDecision
 from domain.resolved_plan import ResolvedPlan, SectionTask
 from messages.compile import Scope
 

@@ -12,17 +12,10 @@ import functools
 from typing import Any
 
 from domain.context import CandidatePage
-from domain.resolution import (
-    Kind,
-    MergeQuestion,
-    MergeSide,
-    NameSet,
-    compare,
-    infer_kind,
-    kinds_conflict,
-    ranked_matches,
-    scripted_judgement,
-)
+from domain.merge_questions import MergeQuestion, MergeSide
+from domain.names import Kind, infer_kind, kinds_conflict
+from domain.resolution import NameSet, compare, ranked_matches
+from planners.scripted.judgement import scripted_judgement
 
 EVIDENCE_LINES = 6
 

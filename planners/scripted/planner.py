@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 
 from domain.context import MemoryRecord, PlannerContext
+from domain.merge_questions import MergeQuestion
 from domain.pricing import TokenUsage, cache_prefix_worthwhile, estimate_tokens, priced
-from domain.resolution import MergeQuestion, scripted_judgement
 from domain.resolved_plan import SectionTask
 from planners.judge_prompt import JUDGE_SYSTEM, build_judge_prompt
 from planners.port import AggregationRequest, JudgeReply, PlanReply, SectionReply
@@ -28,6 +28,7 @@ from planners.prompts import (
     to_json,
 )
 from planners.scripted.aggregation import evidence_now, scripted_aggregation_plan
+from planners.scripted.judgement import scripted_judgement
 from planners.scripted.leaf_plan import scripted_plan, scripted_rewrite_section
 
 

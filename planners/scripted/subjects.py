@@ -13,8 +13,8 @@ from typing import Any
 
 from domain.aliases import best_attested, normalize_alias
 from domain.context import MemoryRecord
+from domain.merge_questions import MergeSide
 from domain.plan import PAGE_TYPES
-from domain.resolution import MergeSide
 from planners.memory_text import clean, title_case
 from planners.scripted.matching import same_subject, subject_side
 

@@ -4,20 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from domain.resolution import (
-    MergeQuestion,
-    MergeSide,
-    NameSet,
-    Rung,
-    compare,
-    compare_names,
-    infer_kind,
-    is_informative,
-    osa_distance,
-    parse_name,
-    scripted_judgement,
-    search_keys,
-)
+from domain.merge_questions import MergeQuestion, MergeSide
+from domain.names import infer_kind, parse_name
+from domain.resolution import NameSet, Rung, compare, compare_names, is_informative, osa_distance, search_keys
+from planners.scripted.judgement import scripted_judgement
 
 RESTAURANT_IN_AUSTIN = "Restaurant in Austin, TX."
 

@@ -45,8 +45,8 @@ from domain import ids
 from domain.context import MemoryRecord, PlannerContext
 from domain.errors import ModelRejected, ModelTruncated, PlanInvalid
 from domain.lint import LintInput, LintReport
+from domain.merge_questions import MergeQuestion
 from domain.plan import NewPage, NewSection
-from domain.resolution import MergeQuestion
 from domain.resolved_plan import SectionTask
 from messages.compile import Progress, compile_workflow_id
 from planners.port import AggregationRequest, JudgeReply, PlanReply, SectionReply
