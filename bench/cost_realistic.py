@@ -38,7 +38,7 @@ from domain.pricing import TokenUsage, cost_usd
 from runtime.database import create_engine
 from runtime.temporal_client import signal_compile
 from sample.corpus import generate_sample
-from store.memories import retain
+from store.memories import store_memories as retain
 
 REALISTIC_TTFT_SECONDS = 0.6
 REALISTIC_OUTPUT_TOKENS_PER_SECOND = 150.0

@@ -44,7 +44,7 @@ from domain.memory import MemoryIn
 from runtime.database import create_engine
 from runtime.settings import Settings
 from runtime.temporal_client import signal_compile
-from store.memories import retain
+from store.memories import store_memories as retain
 
 ROOT = Path(__file__).resolve().parent.parent
 READY_TIMEOUT_SECONDS = 60

@@ -36,7 +36,7 @@ from runtime.database import create_engine
 from runtime.settings import Settings
 from runtime.temporal_client import signal_compile
 from sample.corpus import generate_sample
-from store.memories import retain
+from store.memories import store_memories as retain
 
 SAMPLE_SIZE = 700
 LEDGER_SUMS = (

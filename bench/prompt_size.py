@@ -33,7 +33,8 @@ from planners.prompts import build_planner_prompt
 from runtime.database import create_engine
 from runtime.settings import Settings
 from sample import corpus as sample
-from store.memories import load_memories, retain
+from store.memories import load_memories
+from store.memories import store_memories as retain
 from store.scope_reads import candidate_pages, names_in_batch, open_mentions
 
 SCOPE_SIZES = (100, 1_000, 10_000)

@@ -23,7 +23,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 
 from app import reads
-from app.reads import BadInput, CompileUnavailable, NotFound, ReadScope, TemporalConnector
+from app.reads import BadInput, NotFound, ReadScope
+from app.retain import (
+    MAX_RETAIN_MEMORIES,
+    CompileUnavailable,
+    RetainSummary,
+    TemporalConnector,
+    retain_for_agent,
+)
 from domain.memory import MemoryIn, ScopeError
 from domain.related import MAX_MAX_HOPS, MAX_RELATED_LIMIT
 from domain.search import MAX_SEARCH_LIMIT
@@ -139,12 +146,12 @@ def build_server(engine: AsyncEngine, scope_of: ScopeOf, connect_temporal: Tempo
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                                              open_world_hint=False))
-    async def retain(memories: Annotated[list[MemoryIn], Field(min_length=1, max_length=reads.MAX_RETAIN_MEMORIES,
+    async def retain(memories: Annotated[list[MemoryIn], Field(min_length=1, max_length=MAX_RETAIN_MEMORIES,
                                                                description="Objects with content (required), "
                                                                "optional id, metadata, occurred_at.")],
-                     ) -> reads.RetainSummary:
+                     ) -> RetainSummary:
         """Store new memories (idempotent on id) and wake the wiki's compile, which folds them into pages."""
-        return await guarded(reads.retain(engine, scope_of(), memories, connect_once, settings))
+        return await guarded(retain_for_agent(engine, scope_of(), memories, connect_once, settings))
 
     return server
 

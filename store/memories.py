@@ -67,7 +67,7 @@ def _prepare(tenant: str, owner: str, memories: list[MemoryIn]) -> list[tuple[uu
     return [pair for _, pair in indexed]
 
 
-async def retain(engine: AsyncEngine, tenant: str, owner: str, memories: list[MemoryIn]) -> RetainResult:
+async def store_memories(engine: AsyncEngine, tenant: str, owner: str, memories: list[MemoryIn]) -> RetainResult:
     """Store a whole batch in one transaction, idempotent on memory id.
 
     Same id and same content/metadata: no-op. Same id with new content: updated, `updated_at` moves

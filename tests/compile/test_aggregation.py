@@ -43,7 +43,7 @@ from planners.scripted.planner import ScriptedPlanner
 from runtime.history_events import activity_type_names
 from runtime.settings import Settings
 from store import plan_staging
-from store.memories import Cursor, read_after, retain
+from store.memories import Cursor, read_after, store_memories
 from tests.compile import helpers
 from tests.compile.helpers import (
     compile_scope,
@@ -105,13 +105,13 @@ async def retain_austin_scope(engine: AsyncEngine, owner: str, restaurants: int 
         memories += restaurant_visits(name, "Austin", address, day)
     toronto_name, toronto_address = TORONTO_RESTAURANT
     memories += restaurant_visits(toronto_name, "Toronto", toronto_address, 20)
-    await retain(engine, TENANT, owner, memories)
+    await store_memories(engine, TENANT, owner, memories)
     return len(memories)
 
 
 async def retain_another_memory(engine: AsyncEngine, owner: str) -> None:
     """A memory with no entities, so the next compile reads a record and runs the aggregation pass."""
-    await retain(engine, TENANT, owner, [MemoryIn(content=f"A quiet evening ({uuid.uuid4().hex[:6]}).",
+    await store_memories(engine, TENANT, owner, [MemoryIn(content=f"A quiet evening ({uuid.uuid4().hex[:6]}).",
                                                    occurred_at=_day(40))])
 
 

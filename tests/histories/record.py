@@ -56,7 +56,7 @@ from runtime.devservices import EmbeddedPostgres, free_port, temporal_cli_path
 from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
 from runtime.settings import Settings
 from runtime.temporal_client import signal_compile
-from store.memories import retain
+from store.memories import store_memories
 from tests.compile.helpers import poll, sample_memories, test_settings
 
 HERE = Path(__file__).resolve().parent
@@ -150,10 +150,10 @@ async def compile_fails(client: Client, tenant: str, settings: Settings) -> None
 async def capped(rec: Recorder) -> None:
     settings = test_settings(WIKI_MAX_NEW_PAGES_PER_RUN=10, WIKI_RECORD_PAGE_SIZE=25)
     memories = sample_memories(120)
-    await retain(rec.engine, "rec", OWNER, memories[:100])
+    await store_memories(rec.engine, "rec", OWNER, memories[:100])
     async with build_worker(rec.client, rec.engine, settings):
         handle = await signal_compile(rec.client, "rec", OWNER, trigger="admin", settings=settings)
-        await retain(rec.engine, "rec", OWNER, memories[100:])
+        await store_memories(rec.engine, "rec", OWNER, memories[100:])
         await signal_compile(rec.client, "rec", OWNER, trigger="memory_retain", settings=settings)
         await handle.result()
     await rec.write_runs("rec", f"compile_{rec.stamp}")
@@ -161,7 +161,7 @@ async def capped(rec: Recorder) -> None:
 
 async def split_skip(rec: Recorder) -> None:
     tenant = "rec-split"
-    stored = await retain(rec.engine, tenant, OWNER, sample_memories(12))
+    stored = await store_memories(rec.engine, tenant, OWNER, sample_memories(12))
     settings = test_settings(WIKI_RECORD_PAGE_SIZE=6)
     planner = FaultyPlanner(poison={str(stored.inserted[2])})
     async with faulty_worker(rec, settings, planner):
@@ -171,7 +171,7 @@ async def split_skip(rec: Recorder) -> None:
 
 async def model_rejected(rec: Recorder) -> None:
     tenant = "rec-fail"
-    stored = await retain(rec.engine, tenant, OWNER, sample_memories(12))
+    stored = await store_memories(rec.engine, tenant, OWNER, sample_memories(12))
     settings = test_settings(WIKI_RECORD_PAGE_SIZE=6)
     planner = FaultyPlanner(refuse={str(stored.inserted[8])})
     async with faulty_worker(rec, settings, planner):
@@ -182,7 +182,7 @@ async def model_rejected(rec: Recorder) -> None:
 
 async def apply_rejected(rec: Recorder) -> None:
     tenant = "rec-rejected"
-    stored = await retain(rec.engine, tenant, OWNER, sample_memories(12))
+    stored = await store_memories(rec.engine, tenant, OWNER, sample_memories(12))
     settings = test_settings(WIKI_RECORD_PAGE_SIZE=6)
     squatter = ids.page_id(tenant, OWNER, *SQUATTED)
     async with rec.engine.begin() as conn:
@@ -200,7 +200,7 @@ async def apply_rejected(rec: Recorder) -> None:
 
 async def lint_woken(rec: Recorder) -> None:
     tenant = "rec-lint"
-    stored = await retain(rec.engine, tenant, OWNER, sample_memories(3))
+    stored = await store_memories(rec.engine, tenant, OWNER, sample_memories(3))
     settings = test_settings()
     async with build_worker(rec.client, rec.engine, settings):
         await (await signal_compile(rec.client, tenant, OWNER, trigger="admin", settings=settings)).result()
@@ -224,7 +224,7 @@ async def lint_woken(rec: Recorder) -> None:
 
 async def urgent_wake(rec: Recorder) -> None:
     tenant = "rec-debounce"
-    await retain(rec.engine, tenant, OWNER, sample_memories(20, seed=8))
+    await store_memories(rec.engine, tenant, OWNER, sample_memories(20, seed=8))
     settings = test_settings()
     patient = settings.model_copy(update={"debounce_seconds": 300.0})
     async with build_worker(rec.client, rec.engine, settings):
