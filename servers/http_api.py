@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app import reads
+from app import reads, tokens
 from app.reads import BadInput, NotFound, ReadScope
 from app.retain import (
     CompileUnavailable,
@@ -27,10 +27,8 @@ from app.retain import (
     TemporalConnector,
     retain_for_agent,
 )
-from domain.memory import MemoryIn, ScopeError
+from domain.memory import MemoryIn, RetainError, ScopeError
 from runtime.settings import Settings
-from store.api_tokens import scope_of_token
-from store.memories import RetainError
 
 # A retain of MAX_RETAIN_MEMORIES memories at the per-memory limits (32 KiB content, 64 KiB
 # metadata) is about 10 MiB; anything larger is refused before it is read.
@@ -87,7 +85,7 @@ async def authorised(request: Request) -> AsyncIterator[Authorised]:
     if scheme.lower() != "bearer" or not token.strip():
         raise StarletteHTTPException(401, "missing bearer token (Authorization: Bearer <token>)", challenge)
     async with request.app.state.engine.connect() as conn:
-        found = await scope_of_token(conn, token.strip())
+        found = await tokens.scope_of_token(conn, token.strip())
         if found is None:
             raise StarletteHTTPException(401, "unknown or revoked token", challenge)
         yield Authorised(ReadScope(tenant=found.tenant, owner=found.owner), conn)

@@ -22,7 +22,7 @@ from pydantic import Field
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 
-from app import reads
+from app import reads, tokens
 from app.reads import BadInput, NotFound, ReadScope
 from app.retain import (
     MAX_RETAIN_MEMORIES,
@@ -31,12 +31,10 @@ from app.retain import (
     TemporalConnector,
     retain_for_agent,
 )
-from domain.memory import MemoryIn, ScopeError
+from domain.memory import MemoryIn, RetainError, ScopeError
 from domain.related import MAX_MAX_HOPS, MAX_RELATED_LIMIT
 from domain.search import MAX_SEARCH_LIMIT
 from runtime.settings import Settings
-from store.api_tokens import scope_of_token
-from store.memories import RetainError
 
 INSTRUCTIONS = (
     "This server reads one agent's compiled wiki: pages (entity, topic, decision) made of sections, each "
@@ -56,8 +54,7 @@ class TokenScopes:
         self.engine = engine
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        async with self.engine.connect() as conn:
-            found = await scope_of_token(conn, token)
+        found = await tokens.scope_of_token(self.engine, token)
         if found is None:
             return None
         return AccessToken(token=token, client_id=str(found.token_id), scopes=[], subject=str(found.token_id),

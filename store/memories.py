@@ -21,11 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.context import MemoryRecord
 from domain.guards import is_valid_uuid
-from domain.memory import MemoryIn, validate_scope_part
-
-
-class RetainError(ValueError):
-    """The batch was rejected as a whole; nothing was stored."""
+from domain.memory import MemoryIn, RetainError, validate_scope_part
 
 
 @dataclass

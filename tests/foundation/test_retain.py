@@ -8,8 +8,8 @@ import uuid
 import pytest
 from sqlalchemy import text
 
-from domain.memory import MemoryIn, ScopeError, parse_memory_lines
-from store.memories import Cursor, RetainError, RetainResult, load_memories, read_after, store_memories
+from domain.memory import MemoryIn, RetainError, ScopeError, parse_memory_lines
+from store.memories import Cursor, RetainResult, load_memories, read_after, store_memories
 
 
 async def _count(engine) -> int:
