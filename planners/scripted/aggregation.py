@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 
 from pydantic import ValidationError
 
-from domain.aggregation import SectionAggregation, is_promotable, score_section_aggregation
+from domain.aggregation import SectionAggregation, is_promotable, parse_instant, score_section_aggregation
 from domain.aliases import format_heading_from_slug, normalize_alias, slugify_title
 from domain.context import AggregationPage, AggregationParentCandidate, AggregationSection
 from domain.plan import (
@@ -355,19 +355,8 @@ def evidence_now(request: AggregationRequest) -> datetime:
     section has a time span to measure, and `now` changes nothing)."""
     instants = [parsed for page in [*request.pages, *request.possible_children] for section in page.sections
                 for key in ("last_source_at", "first_source_at")
-                if (parsed := _instant((section.aggregation or {}).get(key))) is not None]
+                if (parsed := parse_instant((section.aggregation or {}).get(key))) is not None]
     return max(instants, default=datetime(1970, 1, 1, tzinfo=UTC))
-
-
-def _instant(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
-
 
 
 def scripted_aggregation_plan(
