@@ -9,7 +9,8 @@ The rungs, strongest first (`Rung`):
 2. core: the same core, and the same qualifier or none: only articles and appositives differ.
 3. reorder: the same words in another order.
 4. typo: the same words but one, within one edit of seven letters or more (two edits from ten);
-   an adjacent transposition ("Margeurite"/"Marguerite") is one edit.
+   an adjacent transposition ("Margeurite"/"Marguerite") is one edit (optimal string alignment
+   distance, rapidfuzz's OSA).
 5. similar: pg_trgm similarity of the cores >= 0.85, unless a rung below says otherwise.
 6. qualifier (ambiguous): the same core, qualified on one side only. A qualifier can name where a
    venue is ("Uchi (Austin)" is Uchi) or what tells two places apart ("Paris, Texas" is not Paris).
@@ -36,6 +37,7 @@ from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
+from rapidfuzz.distance import OSA
 
 from domain.aliases import trigram_similarity
 from domain.names import HONORIFICS, Kind, ParsedName, infer_kind, kinds_conflict, parse_name
@@ -69,21 +71,6 @@ _DIGITS = re.compile(r"\d+")
 
 
 # ---------------------------------------------------------------------------------- similarity
-
-
-def osa_distance(a: str, b: str) -> int:
-    """Optimal string alignment distance: insertions, deletions, substitutions and adjacent transpositions."""
-    previous2: list[int] = []
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, start=1):
-        current = [i] + [0] * len(b)
-        for j, cb in enumerate(b, start=1):
-            cost = 0 if ca == cb else 1
-            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
-            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
-                current[j] = min(current[j], previous2[j - 2] + 1)
-        previous2, previous = previous, current
-    return previous[-1]
 
 
 def name_entropy(name: str) -> float:
@@ -192,7 +179,7 @@ def _core_rung(a: ParsedName, b: ParsedName) -> tuple[Rung, str]:
     if apart is not None:
         x, y = apart
         shortest = min(len(x), len(y))
-        distance = osa_distance(x, y)
+        distance = OSA.distance(x, y)
         if (distance == 1 and shortest >= TYPO_MIN_LETTERS) or (distance == 2 and shortest >= TYPO_TWO_EDITS_LETTERS):
             return Rung.TYPO, f"{x}/{y}"
     set_a, set_b = set(ta), set(tb)
@@ -202,7 +189,7 @@ def _core_rung(a: ParsedName, b: ParsedName) -> tuple[Rung, str]:
         return Rung.SIMILAR, ""
     if apart is not None:
         x, y = apart
-        if min(len(x), len(y)) >= NEAR_MIN_LETTERS and osa_distance(x, y) == 1:
+        if min(len(x), len(y)) >= NEAR_MIN_LETTERS and OSA.distance(x, y) == 1:
             return Rung.NEAR, f"{x}/{y}"
     return Rung.DISTINCT, ""
 
