@@ -72,7 +72,6 @@ PRIVATE_IMPORTS_ALLOWED: frozenset[tuple[str, str]] = frozenset({
     ("bench/many_scopes.py", "_environment"),
 })
 MAX_LINES = 700
-LONG_FILE_EXEMPT = frozenset({"sample/corpus.py"})  # the sample corpus: data written as code
 
 
 @dataclass(frozen=True)
@@ -308,8 +307,6 @@ def cycle_violations(root: Path) -> list[str]:
 def long_file_violations(root: Path) -> list[str]:
     violations = []
     for relative in discover(root).values():
-        if relative.as_posix() in LONG_FILE_EXEMPT:
-            continue
         lines = len((root / relative).read_text(encoding="utf-8").splitlines())
         if lines > MAX_LINES:
             violations.append(f"{relative.as_posix()}:{MAX_LINES + 1}: {lines} lines (at most {MAX_LINES})")
@@ -428,9 +425,9 @@ def test_checker_finds_private_names_imported_from_project_modules(tmp_path):
     ]
 
 
-def test_checker_counts_lines_and_exempts_the_corpus(tmp_path):
+def test_checker_counts_lines_of_source_files_only(tmp_path):
     body = "x = 1\n" * (MAX_LINES + 1)
-    root = _tree(tmp_path, {"bench/big.py": body, "sample/corpus.py": body, "store/ok.py": "x = 1\n" * MAX_LINES,
+    root = _tree(tmp_path, {"bench/big.py": body, "sample/catalogue.yaml": body, "store/ok.py": "x = 1\n" * MAX_LINES,
                             "docs/data.json": body, "newfolder/thing.py": ""})
     assert long_file_violations(root) == [f"bench/big.py:{MAX_LINES + 1}: {MAX_LINES + 1} lines (at most {MAX_LINES})"]
     assert unplaced_folders(root) == ["newfolder/ holds Python files but is neither a layer nor outside the layering"]
