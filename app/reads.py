@@ -180,7 +180,7 @@ def _text_argument(name: str, value: str, high: int) -> str:
 
 
 async def search(db: Database, scope: ReadScope, query: str, limit: int | None = None) -> SearchResult:
-    """Seed 001's wikiSearch: full text (plain and prefix) over title, summary and body, alias bonus."""
+    """Full-text search (plain and prefix) over title, summary and body, with a bonus for an alias match."""
     query = _text_argument("query", query, MAX_QUERY_CHARS)
     limit = _bounded("limit", limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)
     async with connection(db) as conn:
