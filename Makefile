@@ -46,7 +46,8 @@ eval: $(STAMP)
 clean:
 	rm -rf $(VENV) .data
 
-# Re-record tests/histories/*.json (only after an intentional, patched workflow change).
+# Record tests/histories/<version>/ for the version in pyproject.toml (refused once that version is
+# released and recorded; docs/ARCHITECTURE.md, "Rolling out a workflow change").
 histories: $(STAMP)
 	$(BIN)/python -m tests.histories.record
 

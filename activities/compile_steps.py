@@ -109,7 +109,7 @@ class CompileSteps:
                 current = await read_cursor(conn, scope)
                 if request.plan_id is None and current.at_or_after(request.cursor_next):
                     # This skip was applied already — and maybe later steps too, when a failed workflow
-                    # task runs its local activities again (see `_db_step` in workflows/compile.py).
+                    # task runs its local activities again (see `_db` in workflows/compile.py).
                     return ApplyBatchResult(already_applied=True)
                 raise CursorMoved(
                     f"the cursor of {scope.tenant}/{scope.owner} is at {current.label()}, not at "

@@ -32,7 +32,7 @@ from store.memories import store_memories
 from tests.compile.helpers import compile_scope, ledger, running_worker, sample_memories, wiki_snapshot
 from tests.compile.helpers import test_settings as settings_for
 from tests.conftest import SIM_ACCESS_KEY
-from workflows.compile import LLM_RETRY
+from workflows.policies import MODEL_CALL_RETRY
 
 TENANT, OWNER = "t-model", "alice"
 API_KEY = "sim-anthropic-key"
@@ -217,7 +217,7 @@ async def test_the_aggregation_pass_goes_through_the_simulator_and_is_priced(cli
 async def test_throttling_waits_the_providers_delay_and_transient_failures_back_off(
         client, engine, sim, provider) -> None:
     ids = await retain_trip(engine, 4)
-    retry_after = LLM_RETRY.initial_interval.total_seconds() + 1
+    retry_after = MODEL_CALL_RETRY.initial_interval.total_seconds() + 1
     sim.fail_next("rate_limit", "planner", retry_after=retry_after)
     sim.fail_next("model_error" if provider == "bedrock" else "overloaded", "planner")
     async with model_worker(client, engine, provider) as settings:
@@ -227,7 +227,7 @@ async def test_throttling_waits_the_providers_delay_and_transient_failures_back_
     assert (first.status, second.status, third.status) == (429, 424 if provider == "bedrock" else 529, 200)
     if provider == "anthropic":  # Bedrock sends no retry-after: its throttling backs off like the rest
         assert second.at - first.at >= retry_after
-    assert third.at - second.at >= LLM_RETRY.initial_interval.total_seconds()
+    assert third.at - second.at >= MODEL_CALL_RETRY.initial_interval.total_seconds()
     run = await only_run(engine)
     assert run["status"] == "succeeded"
     assert await cursor_record(engine) == ids[-1]
