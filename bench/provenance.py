@@ -41,7 +41,9 @@ def git_commit() -> str:
         return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False).stdout.strip()
 
     commit = git("rev-parse", "HEAD") or "unknown"
-    changed = git("status", "--porcelain", "--untracked-files=no")
+    # The bench's own outputs change as its parts are written: they say nothing about the code measured.
+    changed = git("status", "--porcelain", "--untracked-files=no", "--", ".",
+                  f":!{RESULTS_PATH.relative_to(ROOT)}", f":!{DOC_PATH.relative_to(ROOT)}")
     return f"{commit} (with uncommitted changes)" if changed else commit
 
 
