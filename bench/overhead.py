@@ -44,9 +44,12 @@ SAMPLE_SIZE = 700
 LEDGER_SUMS = (
     "records_read", "batches", "planner_calls", "section_writer_calls", "pages_created", "sections_rewritten",
     "input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_input_tokens", "cost_usd",
-    "planner_input_chars", "alias_dedup_merged", "fuzzy_dedupe_merges", "llm_retries",
+    "planner_input_chars", "alias_dedup_merged", "fuzzy_dedupe_merges", "ladder_merges", "judged_merges",
+    "judged_apart", "llm_retries",
     "aggregation_planner_calls", "parent_sections_updated", "sections_promoted",
 )
+# How a proposed new page was found to be an existing one (or judged apart from it), in the ledger.
+MERGE_COUNTERS = ("alias_dedup_merged", "fuzzy_dedupe_merges", "ladder_merges", "judged_merges", "judged_apart")
 # The model latencies L the overhead part compiles the sample at: none, and a fixed half second.
 LATENCIES_MS = (0, 500)
 log = logging.getLogger("bench.overhead")
@@ -348,9 +351,8 @@ async def measure_overhead(services: Services, repeats: int) -> dict:
         "l0": {"median": l0, "runs": compiles[0]},
         "l500": {"median": median_run(compiles[slow]), "runs": compiles[slow]},
         "sample_merges": {
-            "alias_dedup_merged": l0["ledger"]["alias_dedup_merged"],
-            "fuzzy_dedupe_merges": l0["ledger"]["fuzzy_dedupe_merges"],
-            "proposed_new_pages_merged": l0["ledger"]["alias_dedup_merged"] + l0["ledger"]["fuzzy_dedupe_merges"],
+            **{name: l0["ledger"][name] for name in MERGE_COUNTERS},
+            "proposed_new_pages_merged": sum(l0["ledger"][name] for name in MERGE_COUNTERS if name != "judged_apart"),
             "duplicate_candidates_count": l0["duplicate_candidates_count"],
         },
     }

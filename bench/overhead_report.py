@@ -150,9 +150,14 @@ def _contention(cpu: dict[str, float]) -> str:
 
 
 def _merges(merges: dict) -> str:
+    ways = [(merges.get(name), label) for name, label in (
+        ("alias_dedup_merged", "by exact alias"), ("fuzzy_dedupe_merges", "by trigram similarity"),
+        ("ladder_merges", "on the resolution ladder's other rungs"), ("judged_merges", "by the merge judge"))]
+    apart = merges.get("judged_apart")
     return (
         f"In the L = 0 compile, {merges['proposed_new_pages_merged']:g} proposed new pages were merged into existing "
-        f"ones ({merges['alias_dedup_merged']:g} by exact alias, {merges['fuzzy_dedupe_merges']:g} by trigram "
-        f"similarity), and `duplicate_candidates_count` at the end was {merges['duplicate_candidates_count']} "
+        "ones (" + ", ".join(f"{count:g} {label}" for count, label in ways if count is not None) + ")"
+        + (f", {apart:g} judged apart" if apart is not None else "")
+        + f"; `duplicate_candidates_count` at the end was {merges['duplicate_candidates_count']} "
         f"(target 0: {met(merges['duplicate_candidates_count'] == 0)})."
     )
