@@ -5,6 +5,7 @@ links. tests/test_walkthrough.py holds the code to each of them."""
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,12 +22,13 @@ def is_generated(text: str) -> bool:
     return re.search(r"\b(?:Generated|Written) by `make [\w-]+`", "\n".join(text.splitlines()[:5])) is not None
 
 
-_FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.M | re.S)
+# A fence may be indented (a block inside a list item); its lines carry the same indentation.
+_FENCE = re.compile(r"^([ \t]*)```[^\n]*\n(.*?)^\1```", re.M | re.S)
 _SPAN = re.compile(r"`([^`]+)`")
 
 
 def fenced_blocks(text: str) -> list[str]:
-    return _FENCE.findall(text)
+    return [textwrap.dedent(body) for _, body in _FENCE.findall(text)]
 
 
 def logical_lines(block: str) -> list[str]:
@@ -111,6 +113,15 @@ _LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
 def relative_links(text: str) -> list[str]:
     return [target for target in _LINK.findall(text) if not re.match(r"^[a-z]+:|^/|^#", target)]
+
+
+_DOTTED = re.compile(r"(?<![\w./-])([a-z_][a-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?![\w/-])")
+
+
+def python_names(snippet: str, packages: set[str]) -> list[str]:
+    """Dotted names in a code snippet that start with one of the repository's packages
+    (`app.retain.retain_and_signal`, `tests.golden.quality`)."""
+    return [name for name in _DOTTED.findall(snippet) if name.split(".")[0] in packages]
 
 
 def heading_anchors(text: str) -> set[str]:

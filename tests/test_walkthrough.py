@@ -48,6 +48,7 @@ from tests.docs_text import (
     is_generated,
     markdown_tables,
     port_mentions,
+    python_names,
     relative_links,
     repository_paths,
     table_cells,
@@ -110,12 +111,26 @@ def make_recipe(target: str) -> str:
     return recipe[0].removeprefix("$(BIN)/")
 
 
-def module_exists(module: str) -> bool:
-    parts = module.split(".")
-    if (PROJECT_DIR / parts[0]).is_dir() or (PROJECT_DIR / f"{parts[0]}.py").exists():
-        base = PROJECT_DIR.joinpath(*parts)
-        return any(path.exists() for path in (base.with_suffix(".py"), base / "__main__.py", base / "__init__.py"))
-    return importlib.util.find_spec(module) is not None
+def python_name_exists(dotted: str) -> bool:
+    """A module, or a name inside one, that can be imported from the repository (or the venv)."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found = importlib.util.find_spec(".".join(parts[:cut])) is not None
+        except ModuleNotFoundError:  # a parent is a module, not a package
+            found = False
+        if found:
+            thing = importlib.import_module(".".join(parts[:cut]))
+            for attribute in parts[cut:]:
+                if not hasattr(thing, attribute):
+                    return False
+                thing = getattr(thing, attribute)
+            return True
+    return False
+
+
+def repository_packages() -> set[str]:
+    return {path.name for path in PROJECT_DIR.iterdir() if (path / "__init__.py").exists()}
 
 
 def serve_default_port() -> int:
@@ -248,10 +263,10 @@ def test_every_make_target_and_module_the_pages_name_exists():
             if words and not words[0].startswith("-") and words[0] not in targets:
                 problems.append(f"{where}: make {words[0]}")
         for words in invocations(snippet, "python"):
-            if words[:1] == ["-m"] and len(words) > 1 and not module_exists(words[1]):
+            if words[:1] == ["-m"] and len(words) > 1 and not python_name_exists(words[1]):
                 problems.append(f"{where}: python -m {words[1]}")
     assert not problems, problems
-    assert "demo" in targets and module_exists("claude_sim") and not module_exists("tests.no_such_module")
+    assert "demo" in targets and python_name_exists("claude_sim") and not python_name_exists("tests.no_such_module")
 
 
 def port_problems(pages: dict[str, str]) -> list[str]:
@@ -367,13 +382,17 @@ def test_a_wrong_default_or_range_or_an_unknown_setting_is_caught():
 
 
 def reference_problems(pages: dict[Path, str]) -> list[str]:
-    """Repository files and folders the pages' code names, and the pages their links lead to (with
-    the heading of an anchor), that do not exist."""
-    problems = []
+    """Repository files, folders and Python names the pages' code names, and the pages their links
+    lead to (with the heading of an anchor), that do not exist. A generated page is held to the code
+    that writes it, not checked here: it changes when its make target runs again."""
+    problems, packages = [], repository_packages()
     for path, text in pages.items():
-        for snippet in code_snippets(text):
-            problems += [f"{path.name}: {name}" for name in repository_paths(snippet)
-                         if not (PROJECT_DIR / name).exists()]
+        if not is_generated(text):
+            for snippet in code_snippets(text):
+                problems += [f"{path.name}: {name}" for name in repository_paths(snippet)
+                             if not (PROJECT_DIR / name).exists()]
+                problems += [f"{path.name}: {name}" for name in python_names(snippet, packages)
+                             if not python_name_exists(name)]
         for link in relative_links(text):
             target, _, anchor = link.partition("#")
             linked = (path.parent / target).resolve()
@@ -393,10 +412,13 @@ def test_a_missing_file_or_link_is_caught():
     assert repository_paths("see planners/compact_plan.py, tests/servers/ and https://a.b/c.py or .data/") == [
         "planners/compact_plan.py", "tests/servers/"]
     page = PROJECT_DIR / "docs" / "page.md"
-    text = "`domain/no_such.py` [a](agents.md#no-such-heading) [b](nowhere.md) [c](cluster.md#the-nightly-lint)"
+    text = ("`domain/no_such.py`, `app.retain.no_such_function`, `app.retain.retain_and_signal`, "
+            "[a](agents.md#no-such-heading) [b](nowhere.md) [c](cluster.md#the-nightly-lint)")
     assert reference_problems({page: text}) == [
-        "page.md: domain/no_such.py", "page.md: link agents.md#no-such-heading: no such heading",
-        "page.md: link nowhere.md"]
+        "page.md: domain/no_such.py", "page.md: app.retain.no_such_function",
+        "page.md: link agents.md#no-such-heading: no such heading", "page.md: link nowhere.md"]
+    assert python_names("`app.retain.retain_and_signal`, temporalio.worker.Worker, docs/x.md", {"app"}) == [
+        "app.retain.retain_and_signal"]
 
 
 # ---- the first session, run
