@@ -21,7 +21,7 @@ import uuid
 
 from app.worker import build_model_client, build_worker
 from bench.history import PLAN, ChainAnalysis
-from bench.overhead import bench_environment, ledger_rows, bench_settings, compile_sample
+from bench.overhead import bench_environment, bench_settings, compile_sample, ledger_rows
 from bench.plan_tokens import plan_token_parts
 from bench.services import Services
 from claude_sim import ClaudeSimulator, SimConfig
