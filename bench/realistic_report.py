@@ -114,8 +114,8 @@ def overlap_section(overlap: dict) -> list[str]:
         "|---|---|---|",
         *[f"| {label} | {render(off)} | {render(on)} |" for label, render in rows],
         "",
-        f"Overlap took {seconds(saved)} off the model critical path ({saved / off['model_critical_path_seconds']:.1%}) "
-        f"and {seconds(off['wall_seconds'] - on['wall_seconds'])} off the wall. "
+        f"Overlap took {seconds(saved)} off the model critical path ({saved / off['model_critical_path_seconds']:.1%}); "
+        f"the wall went from {seconds(off['wall_seconds'])} to {seconds(on['wall_seconds'])}. "
         + ("The wiki was the same (equal digests of sections, provenance and bodies)." if overlap["same_wiki"] else
            "**The wiki differed** (the digests of sections, provenance or bodies)."),
     ]
