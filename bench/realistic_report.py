@@ -57,7 +57,8 @@ def realistic_section(realistic: dict) -> list[str]:
         + " Model calls go through the anthropic SDK, streamed over loopback HTTP to the simulator. " + CRITICAL_PATH,
         "",
         f"**Wall {seconds(realistic['wall_seconds'])}** (target ≤ {WALL_TARGET_SECONDS:g} s: "
-        f"{missed_by(realistic['wall_seconds'], WALL_TARGET_SECONDS, '', ' s')}); model critical path {seconds(critical)} (leaf plans made in turn "
+        f"{missed_by(realistic['wall_seconds'], WALL_TARGET_SECONDS, '', ' s')}); model critical path "
+        f"{seconds(critical)} (leaf plans made in turn "
         f"{seconds(parts['leaf_plans'])}, write phases with the next batch planned during them "
         f"{seconds(parts.get('overlapped_phases', 0.0))}, other write phases {seconds(parts['write_phases'])}, "
         f"aggregation plans {seconds(parts['aggregation_plans'])}); overhead ratio {realistic['overhead_ratio']} "
