@@ -38,7 +38,7 @@ from runtime.database import create_engine
 from runtime.settings import Settings
 from runtime.temporal_client import signal_compile
 from sample.corpus import generate_sample
-from store.memories import retain
+from store.memories import store_memories as retain
 
 SAMPLE_SIZE = 700
 LEDGER_SUMS = (
@@ -177,7 +177,7 @@ def bench_settings(**env) -> Settings:
 
 
 @contextmanager
-def _environment(**values: str) -> Iterator[None]:
+def bench_environment(**values: str) -> Iterator[None]:
     previous = {name: os.environ.get(name) for name in values}
     os.environ.update(values)
     try:
@@ -223,7 +223,7 @@ async def compile_sample(services: Services, latency_ms: int, output_tokens_per_
                                           output_tokens_per_second=output_tokens_per_second))
     await simulator.start()
     try:
-        with _environment(ANTHROPIC_BASE_URL=simulator.base_url):
+        with bench_environment(ANTHROPIC_BASE_URL=simulator.base_url):
             settings = bench_settings(WIKI_LLM="anthropic", ANTHROPIC_API_KEY=next(iter(simulator.config.api_keys)),
                                       **env)
             model_client = build_model_client(settings)
@@ -260,7 +260,7 @@ async def _compile_sample(services: Services, latency_ms: int, tenant: str, owne
                 await handle.result()
                 wall = time.monotonic() - started
                 cpu_seconds = cpu.stop()
-            runs = await _ledger(setup_engine, tenant, owner)
+            runs = await ledger_rows(setup_engine, tenant, owner)
             wiki_counts = await _wiki_counts(setup_engine, tenant, owner)
             wiki_digest = await _wiki_digest(setup_engine, tenant, owner)
         finally:
@@ -277,7 +277,7 @@ async def _compile_sample(services: Services, latency_ms: int, tenant: str, owne
                          duplicate_candidates_count=runs[-1]["metrics"].get("duplicate_candidates_count", 0))
 
 
-async def _ledger(engine: AsyncEngine, tenant: str, owner: str) -> list[dict]:
+async def ledger_rows(engine: AsyncEngine, tenant: str, owner: str) -> list[dict]:
     async with engine.connect() as conn:
         rows = await conn.execute(text(
             "SELECT workflow_id, run_id, status, metrics FROM wiki_compile_jobs WHERE tenant_id = :t AND owner_id = :o "
