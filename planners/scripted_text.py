@@ -9,7 +9,7 @@ from typing import Any
 
 from domain.context import MemoryRecord
 from domain.guards import strip_wikilinks
-from planners.sentence_split import split_sentences
+from domain.sentences import split_sentences
 
 SENTENCE_MAX_CHARS = 240
 _UUID_ANYWHERE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")

@@ -5,7 +5,7 @@ things with capitalised words. The reader proposes each capitalised name span wi
 span's own words and the words around it, in the same shape as a metadata entity
 (`{"name", "type", "kind"}`), so the scripted planner treats it as it treats metadata.
 
-How a span is read, sentence by sentence (planners/sentence_split.py: "Dr." and "St." end none):
+How a span is read, sentence by sentence (domain/sentences.py: "Dr." and "St." end none):
 - Name tokens are words starting with an upper-case letter (any script with case, `regex`'s \\p{Lu});
   a span is a run of them, joined across connectors when a name token follows ("Bank of America",
   "Church of the Holy Cross"), led by a title when there is one ("Dr. Patel"), cut at a possessive
@@ -32,7 +32,7 @@ from typing import Any
 import regex
 
 from domain.aliases import normalize_alias
-from planners.sentence_split import split_sentences
+from domain.sentences import split_sentences
 
 # A token: a word (letters, marks, digits, inner apostrophes, hyphens and ampersands, and one trailing
 # period kept for abbreviations), or one punctuation character.

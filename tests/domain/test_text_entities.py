@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from planners.sentence_split import split_sentences
+from domain.sentences import split_sentences
 from planners.text_entities import extract_entities, names_entities
 
 _ONSETS = ["b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "dr", "kr", "tr", "zh"]
