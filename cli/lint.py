@@ -59,7 +59,7 @@ def _findings_table(report: LintReport, findings: list[LintFinding]) -> Table:
 _CHECK_BY_LABEL = {check_label(check): check for check in CHECKS}
 
 
-async def _lint(settings: Settings, json_output: bool) -> tuple[LintReport, list[LintFinding]]:
+async def _lint(settings: Settings, json_output: bool) -> tuple[LintReport, list[LintFinding], tuple[int, int]]:
     client = await temporal(settings)
     await require_worker(client, settings)
     handle = await start_lint(client, settings)
@@ -75,7 +75,8 @@ async def _lint(settings: Settings, json_output: bool) -> tuple[LintReport, list
     async with database() as engine:
         findings = [finding for scope in report.scopes[:NAMED_SCOPES]
                     for finding in await lint_checks.named_findings(engine, scope.tenant, scope.owner)]
-    return report, findings
+        checked = await lint_checks.checked_counts(engine)
+    return report, findings, checked
 
 
 @handled
@@ -85,9 +86,10 @@ def lint_command(
 ) -> None:
     """Run the lint now (as the schedule does nightly) and print its report, naming what it found."""
     settings = get_settings()
-    report, findings = run(_lint(settings, json_output))
+    report, findings, (scopes_checked, pages_checked) = run(_lint(settings, json_output))
     if json_output:
-        print_json({**report.model_dump(mode="json"), "findings": [f.model_dump() for f in findings]})
+        print_json({**report.model_dump(mode="json"), "findings": [f.model_dump() for f in findings],
+                    "checked": {"scopes": scopes_checked, "active_pages": pages_checked}})
         return
     out.print(table("Lint totals", ["", "count"], report.totals.model_dump().items()))
     if report.scopes:
@@ -98,6 +100,7 @@ def lint_command(
     woken = [f"{s.tenant}/{s.owner}" for s in report.scopes if s.compile_started]
     if woken:
         out.print(f"compiles started for promotion candidates: {', '.join(woken)}")
+    out.print(f"checked {pages_checked} active page(s) in {scopes_checked} scope(s)")
     out.print(summary_line(report), soft_wrap=True)
 
 
