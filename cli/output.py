@@ -148,6 +148,19 @@ def first_line(value: str, limit: int = 100) -> str:
     return cut.rstrip(" ,;:.") + "…"
 
 
+SCRIPTED_COST = "scripted, no model cost"
+# What a run's metrics say only of model calls: with the scripted planner they are estimates of what
+# Claude would have cost, not costs.
+MODEL_ONLY_METRICS = ("cost_usd", "input_tokens", "output_tokens", "cache_creation_input_tokens",
+                      "cache_read_tokens", "aggregation_input_tokens", "aggregation_output_tokens",
+                      "aggregation_cost_usd")
+
+
+def cost_text(cost_usd: float, settings: Settings) -> str:
+    """A run's cost as the operator should read it: dollars for model calls, none for the scripted planner."""
+    return SCRIPTED_COST if settings.llm == "scripted" else f"${cost_usd:.4f}"
+
+
 def print_json(data: Any) -> None:
     """Machine-readable output on stdout, whole (never wrapped by the console)."""
     if dataclasses.is_dataclass(data) and not isinstance(data, type):

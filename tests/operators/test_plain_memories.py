@@ -45,6 +45,11 @@ async def test_ten_plain_memories_give_cited_pages_found_by_search(settings, cli
                                                      "offline planner read "), retained.stdout
         compiled = await wiki("compile", *scope("plain"))
         assert compiled.exit_code == 0, compiled.output
+        # The scripted planner costs nothing: no dollar figure, no token estimate passed off as a cost.
+        assert "scripted, no model cost" in compiled.stdout
+        assert "$" not in compiled.stdout and "cost_usd" not in compiled.stdout and "tokens" not in compiled.stdout
+        status = await wiki("status", *scope("plain"))
+        assert status.exit_code == 0 and "scripted" in status.stdout and "$" not in status.stdout, status.output
 
     for name, positions in EXPECTED.items():
         found = await wiki("search", name, *scope("plain"), "--json")
