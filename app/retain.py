@@ -75,4 +75,5 @@ def plain_memories_note(memories: list[MemoryIn], llm: str) -> str | None:
                 "such as Lena or Franklin Barbecue): no page will cite them")
     shown = ", ".join(names[:NAMES_SHOWN]) + (", …" if len(names) > NAMES_SHOWN else "")
     return (f"{count}: the offline planner read {len(names)} name(s) from their text ({shown}); a name "
-            "seen in only one memory waits as an open mention (`wiki mention list`) until it is seen again")
+            "seen in only one memory of a compile waits as an open mention (`wiki mention list`) until it "
+            "is seen often enough for a page")

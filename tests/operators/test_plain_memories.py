@@ -63,6 +63,17 @@ async def test_ten_plain_memories_give_cited_pages_found_by_search(settings, cli
         cited = {source["id"] for sources in json.loads(shown.stdout)["sources"].values() for source in sources}
         assert {ids[p] for p in positions} <= cited, f"{name} cites {cited}"
 
+    # Names seen once are held, and listed with their counts.
+    held = await wiki("mention", "list", *scope("plain"), "--json")
+    assert held.exit_code == 0, held.output
+    listed = json.loads(held.stdout)
+    assert listed["open"] == len(listed["mentions"]) >= 1
+    assert all(m["mention_count"] >= 1 and m["quote"] for m in listed["mentions"])
+    assert "Gion Festival" in {m["alias"] for m in listed["mentions"]}
+    text = await wiki("mention", "list", *scope("plain"))
+    assert "Gion Festival" in text.stdout and "open; a name seen 3 times" in text.stdout, text.output
+    assert "no open mention in nobody/alice" in (await wiki("mention", "list", *scope("nobody"))).stdout
+
     # The walkthrough's own memory is cited by a page, as `wiki memory pages` shows.
     citing = await wiki("memory", "pages", ids[0], *scope("plain"), "--json")
     assert citing.exit_code == 0 and json.loads(citing.stdout), citing.output
