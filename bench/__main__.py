@@ -1,6 +1,7 @@
 """`make bench` / `python -m bench`: every benchmark, then bench/results.json and docs/BENCHMARKS.md.
 
-It ends with the read-latency benchmark (bench/reads.py), which `python -m bench.reads` runs alone,
+It ends with the read-latency benchmark (bench/reads.py), which `python -m bench.reads` runs alone, the
+CLI's start-up times (bench/cli_startup.py, `python -m bench.cli_startup` alone),
 and the cost and wall time per memory (bench/cost_realistic.py: cost by call kind, the 700-memory
 sample at a realistic model speed, the cost growth of one scope), which `python -m bench.cost_realistic`
 runs alone.
@@ -19,7 +20,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import cost_realistic, many_scopes, report
+from bench import cli_startup, cost_realistic, many_scopes, report
 from bench.cost import cost_per_memory
 from bench.overhead import bench_settings, compile_sample
 from bench.prompt_size import SCOPE_SIZES, planner_input
@@ -51,6 +52,9 @@ async def run_all(repeats: int) -> dict:
         async with services.fresh_database() as url:
             with tempfile.TemporaryDirectory(prefix="wiki-bench-reads-") as data_dir:
                 reads = await bench_reads(url, Path(data_dir))
+        async with services.fresh_database() as url:
+            with tempfile.TemporaryDirectory(prefix="wiki-bench-cli-") as data_dir:
+                startup = await asyncio.to_thread(cli_startup.measure, url, Path(data_dir), repeats)
         cost_and_wall = await cost_realistic.run(cost_realistic.MEASUREMENTS, services)
     l0 = report.median_run(compiles[0])
     results = report.build_results(
@@ -59,6 +63,8 @@ async def run_all(repeats: int) -> dict:
         cost=cost_per_memory(l0["ledger"], bench_settings().model_id),
     )
     results["read_p95_ms"] = read_p95(reads)
+    results["detail"]["cli_startup_runs"] = startup.pop("cli_startup_runs")
+    results.update(startup)
     results["detail"]["reads"] = reads
     # Last: its SDK-billed cost replaces the ledger's `cost_per_1000_memories_usd`.
     return cost_realistic.merge_into_results(results, cost_and_wall)

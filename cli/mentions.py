@@ -17,6 +17,11 @@ mention_app = typer.Typer(help="Open mentions: names seen too rarely yet to get 
                           no_args_is_help=True)
 
 
+@mention_app.callback()
+def _mentions() -> None:
+    """Open mentions: names seen too rarely yet to get a page of their own."""  # a group, even of one command
+
+
 @mention_app.command("list")
 @handled
 def mention_list(

@@ -176,7 +176,7 @@ async def test_schedule_show_follows_install_and_pause(settings):
         (["jobs", "--json", "--bogus"], "No such option: --bogus"),
         (["frobnicate"], "No such command 'frobnicate'"),
         (["jobs", "--limit", "many"], "Invalid value for '--limit'"),
-        (["page", "show", "--tenant", "t", "--owner", "o"], "Missing argument 'TYPE/SLUG'"),
+        (["page", "show", "--tenant", "t", "--owner", "o"], "Missing argument 'PAGE'"),
         (["memory", "show", "--tenant", "t", "--owner", "o"], "Missing argument 'MEMORY_ID'"),
         (["sample", "--memories", "0"], "Invalid value for '--memories'"),
         (["compile", "--tenant", "t", "--owner", "o", "--model", " "], "--model must name a model"),
