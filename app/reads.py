@@ -14,14 +14,12 @@ import binascii
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 from uuid import UUID
 
 from pydantic import BaseModel, ValidationError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
-from temporalio.client import Client
 
-from app.retain import retain_and_signal
 from domain.compile_messages import compile_workflow_id
 from domain.markup import safe_markdown
 from domain.memory import MemoryIn, validate_scope_part
@@ -40,6 +38,9 @@ from domain.search import MAX_SEARCH_LIMIT
 from runtime.settings import Settings
 from store import agent_reads, wiki_reads
 from store.agent_reads import CitedMemory, PageChange
+
+if TYPE_CHECKING:  # the Temporal client is imported by retain only: reads never need it
+    from temporalio.client import Client
 
 DEFAULT_SEARCH_LIMIT = 10
 MAX_QUERY_CHARS = 500
@@ -440,7 +441,7 @@ async def changes_since(db: Database, scope: ReadScope, since: str, limit: int |
 
 # ------------------------------------------------------------------------------------------ retain
 
-TemporalConnector = Callable[[], Awaitable[Client]]
+TemporalConnector = Callable[[], Awaitable["Client"]]
 
 
 def parse_memories(raw: list[object]) -> list[MemoryIn]:
@@ -473,6 +474,8 @@ async def retain(engine: AsyncEngine, scope: ReadScope, memories: list[MemoryIn]
         client = await connect()
     except (RuntimeError, OSError) as error:
         raise CompileUnavailable(f"cannot reach Temporal to compile ({error}); nothing was stored") from None
+    from app.retain import retain_and_signal
+
     outcome = await retain_and_signal(engine, scope.tenant, scope.owner, memories, client=client, settings=settings)
     stored = outcome.stored
     return RetainSummary(

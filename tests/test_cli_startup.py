@@ -45,3 +45,11 @@ def test_an_unknown_command_is_one_usage_line() -> None:
     result = CliRunner().invoke(cli.app, ["nosuch"])
     assert result.exit_code == 2
     assert result.stderr.startswith("error: No such command 'nosuch'")
+
+
+def test_the_read_commands_import_no_temporal_client() -> None:
+    # `wiki search`, `wiki page show` and `wiki mention list` read Postgres only.
+    probe = ("import sys, json\nimport cli.pages, cli.mentions, app.reads, store.wiki_reads\n"
+             "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'temporalio')))\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
