@@ -2,7 +2,8 @@
 
 It stands in for Claude so the whole product runs offline (demo, tests, benchmarks) with the same
 output every time. It reads the hints the memory store keeps in each memory's metadata (entities
-with their type, kind and aliases; the place with its city; the journal) and produces the planner
+with their type, kind and aliases; the place with its city; the journal), or for a memory whose
+metadata lists no entities the names its text mentions (planners/text_entities.py), and produces the planner
 contract (`domain.plan.Plan`) so that every branch of the apply path gets exercised: page updates
 with new aliases, new pages, unresolved mentions, promotions, page links, and (through spelling
 variants it does not collapse itself) new-page proposals that the database resolver merges.

@@ -1,8 +1,10 @@
 """What the scripted planner and writer read in memories: the names their metadata hints at, grouped.
 
 Each memory's metadata may name entities (with their type, kind and aliases), a place with its city,
-and a journal; a memory whose metadata names no entities has them read from its text instead. A subject is one name across memories, its spelling variants collapsed: two names are
-one subject when any spelling or alias of one normalises like a spelling or alias of the other.
+and a journal; a memory whose metadata names no entities has them read from its text instead
+(planners/text_entities.py). A subject is one name across memories, its spelling variants collapsed:
+two names are one subject when any spelling or alias of one normalises like a spelling or alias of
+the other.
 Subjects are visited in memory order, then name order; nothing iterates a set.
 """
 
