@@ -21,8 +21,8 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 # The group, exit codes and error printing live in cli/group.py, which `wiki --help` imports alone.
-from cli.group import EXIT_FAILURE, EXIT_USAGE, OneLineErrors, _print_error, process  # noqa: E402, F401
-from domain.memory import ScopeError, validate_scope_part
+from cli.group import EXIT_FAILURE, EXIT_USAGE, OneLineErrors, print_error, process  # noqa: E402, F401
+from domain.memory import RetainError, ScopeError, validate_scope_part
 from domain.plan import PAGE_TYPES
 from runtime.database import create_engine
 from runtime.settings import ConfigError, Settings
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 # Failures reported as one line, by the module that defines them. A module is looked up only once
 # loaded (a command that raised one of these loaded it), so a read command never imports the
 # Temporal client just to name its errors.
-_USAGE_FAILURES = (("store.memories", "RetainError"),)
+_USAGE_FAILURES: tuple[tuple[str, str], ...] = ()
 _OPERATIONAL_FAILURES = (("runtime.devservices", "ServiceError"), ("app.retain", "CompileNotSignalled"),
                          ("app.operations", "OperationRefused"), ("runtime.temporal_client", "SearchAttributeMissing"),
                          ("runtime.temporal_client", "TemporalNotHealthy"),
@@ -82,26 +82,26 @@ def handled(function: Callable[..., T]) -> Callable[..., T]:
         try:
             return function(*args, **kwargs)
         except CliError as error:
-            _print_error(str(error))
+            print_error(str(error))
             raise typer.Exit(error.code) from None
-        except (ConfigError, ScopeError) as error:
-            _print_error(str(error))
+        except (ConfigError, ScopeError, RetainError) as error:
+            print_error(str(error))
             raise typer.Exit(EXIT_USAGE) from None
         except (SQLAlchemyError, OSError) as error:
-            _print_error(message_of(error))
+            print_error(message_of(error))
             raise typer.Exit(EXIT_FAILURE) from None
         except Exception as error:
             if isinstance(error, _loaded(_USAGE_FAILURES)):
-                _print_error(str(error))
+                print_error(str(error))
                 raise typer.Exit(EXIT_USAGE) from None
             if isinstance(error, _loaded(_OPERATIONAL_FAILURES)):
-                _print_error(message_of(error))
+                print_error(message_of(error))
                 raise typer.Exit(EXIT_FAILURE) from None
             if not isinstance(error, RuntimeError):
                 raise
             if not _is_temporal_unreachable(error):
                 raise
-            _print_error(f"cannot reach Temporal: {error}")
+            print_error(f"cannot reach Temporal: {error}")
             raise typer.Exit(EXIT_FAILURE) from None
 
     return run_command

@@ -34,7 +34,7 @@ class ProcessState:
 process = ProcessState()
 
 
-def _print_error(message: str) -> None:
+def print_error(message: str) -> None:
     first, _, details = message.strip().partition("\n")
     print(f"error: {first}", file=sys.stderr)
     if details:
@@ -68,13 +68,13 @@ class OneLineErrors(TyperGroup):
         except NoArgsIsHelpError:
             result = EXIT_USAGE  # the help is already printed
         except UsageError as error:
-            _print_error(_usage_message(error))
+            print_error(_usage_message(error))
             result = EXIT_USAGE
         except ClickException as error:
-            _print_error(" ".join(error.format_message().split()))
+            print_error(" ".join(error.format_message().split()))
             result = error.exit_code
         except typer.Abort:
-            _print_error("aborted")
+            print_error("aborted")
             result = EXIT_FAILURE
         code = result if isinstance(result, int) else 0
         if not standalone_mode:

@@ -32,12 +32,12 @@ def mention_list(
     wide: WideOption = False,
 ) -> None:
     """The scope's open mentions, most seen first, with how often and when each was seen."""
-    from store import wiki_reads
+    from app import pages
 
     get_settings()
     tenant, owner = scope(tenant, owner)
     limit = in_range("limit", limit, 1, MAX_MENTIONS_LISTED)
-    rows, total = run(reading(lambda conn: wiki_reads.open_mentions(conn, tenant, owner, limit)))
+    rows, total = run(reading(lambda conn: pages.open_mentions(conn, tenant, owner, limit)))
     if json_output:
         print_json({"open": total, "mentions": rows})
         return

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from pydantic import Field
-from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app import pages
+from app.pages import PageWithSources, SourceMemory
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncConnection
 from cli.common import (
     EXIT_USAGE,
     CliError,
@@ -28,7 +31,6 @@ from cli.output import Col, WideOption, first_line, out, print_json, table
 from domain.markup import safe_markdown
 from domain.search import MAX_SEARCH_LIMIT, MIN_TERM_LENGTH, normalize_search_terms
 from runtime.settings import get_settings
-from store import wiki_admin, wiki_reads
 
 page_app = typer.Typer(help="One page: show it, its backlinks; archive, restore or delete it.", no_args_is_help=True)
 
@@ -56,7 +58,7 @@ def search_command(
         query = reads.text_argument("query", query, reads.MAX_QUERY_CHARS)
     except reads.BadInput as error:
         raise CliError(str(error), EXIT_USAGE) from None
-    hits = run(reading(lambda conn: wiki_reads.search_pages(conn, tenant, owner, query, limit)))
+    hits = run(reading(lambda conn: pages.search(conn, tenant, owner, query, limit)))
     if json_output:
         print_json(hits)  # with each hit's score
     elif hits:
@@ -72,13 +74,13 @@ def search_command(
         out.print(f"no page of {tenant}/{owner} matches {query!r}")
 
 
-def _source_line(source: wiki_reads.SourceMemory) -> str:
+def _source_line(source: SourceMemory) -> str:
     if source.content is None:
         return f"- {source.id} (no longer stored)"
     return f"- {source.dated:%Y-%m-%d} {source.id}: {first_line(source.content, 80)}"
 
 
-def _sources_lines(cited: list[wiki_reads.SourceMemory]) -> list[str]:
+def _sources_lines(cited: list[SourceMemory]) -> list[str]:
     return ["", f"sources ({len(cited)}; `wiki memory show ID` shows one whole):" if cited else "sources: none",
             *(_source_line(source) for source in cited)]
 
@@ -101,12 +103,6 @@ def _page_markdown(page: PageWithSources, sources: bool, per_section: bool = Fal
     return safe_markdown("\n".join(lines)) + "\n"
 
 
-class PageWithSources(wiki_reads.PageView):
-    """The page, and with --sources the memories each section cites (by section slug)."""
-
-    sources: dict[str, list[wiki_reads.SourceMemory]] = Field(default_factory=dict)
-
-
 async def _page_key(conn: AsyncConnection, tenant: str, owner: str, ref: str) -> tuple[str, str]:
     """TYPE/SLUG as given, else the page a title, alias or slug names, as MCP and HTTP read it."""
     from app import reads
@@ -124,14 +120,6 @@ def _resolved_ref(tenant: str, owner: str, ref: str) -> tuple[str, str]:
     return run(reading(lambda conn: _page_key(conn, tenant, owner, ref)))
 
 
-async def _existing_page(conn: AsyncConnection, tenant: str, owner: str, ref: str) -> wiki_reads.PageView:
-    page_type, slug = await _page_key(conn, tenant, owner, ref)
-    page = await wiki_reads.find_page(conn, tenant, owner, page_type, slug, include_archived=True)
-    if page is None:
-        raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
-    return page
-
-
 @page_app.command("show")
 @handled
 def page_show(
@@ -147,13 +135,11 @@ def page_show(
     """The page as markdown, sections in order (archived pages too, marked as such)."""
     get_settings()
     tenant, owner = scope(tenant, owner)
-
-    async def read(conn: AsyncConnection) -> PageWithSources:
-        page = await _existing_page(conn, tenant, owner, page_ref)
-        cited = await wiki_reads.section_sources(conn, tenant, owner, page.id) if sources or per_section else {}
-        return PageWithSources(**page.model_dump(), sources=cited)
-
-    view = run(reading(read))
+    page_type, slug = _resolved_ref(tenant, owner, page_ref)
+    view = run(reading(lambda conn: pages.page_with_sources(conn, tenant, owner, page_type, slug,
+                                                            sources=sources or per_section)))
+    if view is None:
+        raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
     if json_output:
         print_json(view)
     else:
@@ -167,12 +153,10 @@ def page_backlinks(page_ref: PageArgument, tenant: TenantOption, owner: OwnerOpt
     """The active pages that link to this page."""
     get_settings()
     tenant, owner = scope(tenant, owner)
-
-    async def read(conn: AsyncConnection) -> list[wiki_reads.Backlink]:
-        found = await _existing_page(conn, tenant, owner, page_ref)
-        return await wiki_reads.backlinks(conn, tenant, owner, found.id)
-
-    links = run(reading(read))
+    page_type, slug = _resolved_ref(tenant, owner, page_ref)
+    links = run(reading(lambda conn: pages.backlinks_of(conn, tenant, owner, page_type, slug)))
+    if links is None:
+        raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
     if json_output:
         print_json(links)
     elif links:
@@ -188,7 +172,7 @@ def _set_status(page_ref: str, tenant: str, owner: str, status: str) -> None:
     get_settings()
     tenant, owner = scope(tenant, owner)
     page_type, slug = _resolved_ref(tenant, owner, page_ref)
-    if not run(change(wiki_admin.set_page_status, tenant, owner, page_type, slug, status)):
+    if not run(change(pages.set_page_status, tenant, owner, page_type, slug, status)):
         raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
 
 
@@ -216,7 +200,7 @@ def page_delete(page_ref: PageArgument, tenant: TenantOption, owner: OwnerOption
     tenant, owner = scope(tenant, owner)
     page_type, slug = _resolved_ref(tenant, owner, page_ref)
     confirm(f"Delete {page_type}/{slug} of {tenant}/{owner} with all its sections and sources?", yes)
-    deleted = run(change(wiki_admin.delete_page, tenant, owner, page_type, slug))
+    deleted = run(change(pages.delete_page, tenant, owner, page_type, slug))
     if deleted is None:
         raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
     out.print(f"deleted {page_type}/{slug} of {tenant}/{owner} with {deleted.sections} sections, {deleted.aliases} "

@@ -25,14 +25,19 @@ from pydantic import Field, ValidationError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 
-from app import reads
-from app.reads import BadInput, CompileUnavailable, NotFound, ReadScope, TemporalConnector
-from domain.memory import MAX_CONTENT_BYTES, MAX_METADATA_BYTES, MemoryIn, ScopeError
+from app import reads, tokens
+from app.reads import BadInput, NotFound, ReadScope
+from app.retain import (
+    MAX_RETAIN_MEMORIES,
+    CompileUnavailable,
+    RetainSummary,
+    TemporalConnector,
+    retain_for_agent,
+)
+from domain.memory import MAX_CONTENT_BYTES, MAX_METADATA_BYTES, MemoryIn, RetainError, ScopeError
 from domain.related import MAX_MAX_HOPS, MAX_RELATED_LIMIT
 from domain.search import MAX_SEARCH_LIMIT
 from runtime.settings import Settings
-from store.api_tokens import scope_of_token
-from store.memories import RetainError
 
 INSTRUCTIONS = (
     "This server reads one agent's compiled wiki: pages (entity, topic, decision) made of sections, each "
@@ -52,8 +57,7 @@ class TokenScopes:
         self.engine = engine
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        async with self.engine.connect() as conn:
-            found = await scope_of_token(conn, token)
+        found = await tokens.scope_of_token(self.engine, token)
         if found is None:
             return None
         return AccessToken(token=token, client_id=str(found.token_id), scopes=[], subject=str(found.token_id),
@@ -143,7 +147,7 @@ def _described(fn: Callable) -> str:
 
 
 MEMORY_FIELDS = (
-    f"Memories to store, 1-{reads.MAX_RETAIN_MEMORIES}: each {{content (required, at most "
+    f"Memories to store, 1-{MAX_RETAIN_MEMORIES}: each {{content (required, at most "
     f"{MAX_CONTENT_BYTES // 1024} KiB of UTF-8), id (optional UUID: the same id updates it), occurred_at "
     "(optional ISO-8601 time), metadata (optional object, at most "
     f"{MAX_METADATA_BYTES // 1024} KiB)}}. The compile reads metadata.entities "
@@ -245,11 +249,11 @@ def build_server(engine: AsyncEngine, scope_of: ScopeOf, connect_temporal: Tempo
 
     @tool(ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                           open_world_hint=False))
-    async def retain(memories: Annotated[list[MemoryIn], Field(min_length=1, max_length=reads.MAX_RETAIN_MEMORIES,
+    async def retain(memories: Annotated[list[MemoryIn], Field(min_length=1, max_length=MAX_RETAIN_MEMORIES,
                                                                description=MEMORY_FIELDS)],
-                     ) -> reads.RetainSummary:
+                     ) -> RetainSummary:
         """Store new memories (idempotent on id) and wake the wiki's compile, which folds them into pages."""
-        return await guarded(reads.retain(engine, scope_of(), memories, connect_once, settings))
+        return await guarded(retain_for_agent(engine, scope_of(), memories, connect_once, settings))
 
     return server
 

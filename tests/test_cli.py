@@ -21,8 +21,8 @@ from typer.testing import CliRunner, Result
 
 from app.retain import CompileNotSignalled, retain_and_signal
 from cli import main as cli
-from domain.compile_messages import CompileInput, WakeUp
 from domain.memory import MemoryIn
+from messages.compile import CompileInput, WakeUp
 from runtime import temporal_client
 from runtime.settings import get_settings
 from store.memories import RetainResult
