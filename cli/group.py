@@ -123,9 +123,10 @@ class LazyGroup(OneLineErrors):
 def _load(name: str, entry: LazyCommand) -> Command:
     target = getattr(importlib.import_module(entry.module), entry.attribute)
     if isinstance(target, typer.Typer):
+        target._add_completion = False  # as when it was added to the group: `wiki` itself has none
         command = typer.main.get_command(target)
     else:
-        single = typer.Typer()
+        single = typer.Typer(add_completion=False)
         single.command(name)(target)
         command = typer.main.get_command(single)
     command.name = name

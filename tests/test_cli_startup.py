@@ -53,3 +53,9 @@ def test_the_read_commands_import_no_temporal_client() -> None:
              "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'temporalio')))\n")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
+@pytest.mark.parametrize("name", list(cli.COMMANDS))
+def test_no_command_offers_shell_completion(name: str) -> None:
+    # `wiki` has none; a command loaded on demand must not bring its own.
+    assert "--install-completion" not in CliRunner().invoke(cli.app, [name, "--help"]).stdout
