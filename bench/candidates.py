@@ -1,12 +1,13 @@
 """Candidate pages sent against merges missed: the 700-memory sample at zero latency through the SDK
 and the simulator, once per recent-page padding (`store.scope_reads.MAX_RECENT_PADDING`).
 
-The bench part `candidates` (bench/parts.py): paddings PADDINGS and the product's own. A leaf plan is sent the pages its
-batch names (by alias, trigram and full text), then recently compiled pages up to the padding. For
-each padding: candidate pages per plan, planner input tokens per plan, cost per 1,000 memories, and
-what the wiki came out as — active pages, open mentions, proposed new pages merged into existing
-ones, and `duplicate_candidates_count` (pages that should have been one). A padding whose wiki
-matches the full padding's with fewer tokens missed no merge the padding would have caught.
+The bench part `candidates` (bench/parts.py): the paddings PADDINGS and the product's own. A leaf
+plan is sent the pages its batch names (by alias, trigram and full text), then recently compiled
+pages up to the padding. For each padding: candidate pages per plan, planner input tokens per plan,
+cost per 1,000 memories, and what the wiki came out as — active pages, open mentions, proposed new
+pages merged into existing ones, and `duplicate_candidates_count` (pages that should have been one).
+A padding whose wiki matches the full padding's with fewer tokens missed no merge the padding would
+have caught.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The many-scopes part: many scopes compiled at once, sharing one model quota, by 1 and then 2 worker processes.
+"""The many-scopes part: many scopes compiled at once, sharing one model quota, by 1 and then 2
+worker processes.
 
 Each scope already has a wiki (its first 50 sample memories compiled once, in a template database
 every measured run copies) and 50 new memories waiting: so the measured compile rewrites existing
