@@ -6,14 +6,12 @@ warm-up run; the medians are reported:
 - `wiki page --help`: a read command's module loaded (its imports), no database;
 - `wiki search brisket`: a whole read command, connecting to Postgres and querying an empty scope.
 
-`python -m bench.cli_startup` runs it alone on a throwaway embedded Postgres and writes its keys into
-bench/results.json; `make bench` runs it with the rest.
+`python -m bench cli_startup` measures it alone (bench/parts.py); `make bench` runs it with the rest.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import statistics
@@ -23,8 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.formatting import SummaryRow
+
 WIKI = str(Path(sys.executable).with_name("wiki"))
-RESULTS_PATH = Path(__file__).resolve().parent / "results.json"
 COMMANDS = {
     "help": ["--help"],
     "module_help": ["page", "--help"],
@@ -58,38 +57,39 @@ def measure(database_url: str, data_dir: Path, repeats: int) -> dict:
     }
 
 
-async def _standalone(repeats: int) -> dict:
-    from sqlalchemy.ext.asyncio import create_async_engine
-
-    from runtime.database import migrate
-    from runtime.devservices import EmbeddedPostgres, free_port
-
-    with tempfile.TemporaryDirectory(prefix="wiki-bench-cli-") as tmp:
-        server = EmbeddedPostgres(pgdata=Path(tmp) / "pg" / "data", port=free_port(), durable=False)
-        server.ensure_running()
-        try:
-            engine = create_async_engine(server.url())
-            await migrate(engine)
-            await engine.dispose()
-            return await asyncio.to_thread(measure, server.url(), Path(tmp) / "data", repeats)
-        finally:
-            server.stop()
+TARGETS_SECONDS = {"help": 0.5, "read": 1.5}
 
 
-def merge_into_results(measured: dict) -> None:
-    results = json.loads(RESULTS_PATH.read_text()) if RESULTS_PATH.exists() else {}
-    runs = measured.pop("cli_startup_runs")
-    results.update(measured)
-    results.setdefault("detail", {})["cli_startup_runs"] = runs
-    RESULTS_PATH.write_text(json.dumps(results, indent=2, default=str) + "\n")  # as bench/report.py writes it
+async def measure_cli_startup(services, repeats: int) -> dict:
+    """The bench part: the commands against a fresh migrated database of the bench's Postgres."""
+    async with services.fresh_database() as url:
+        with tempfile.TemporaryDirectory(prefix="wiki-bench-cli-") as tmp:
+            return await asyncio.to_thread(measure, url, Path(tmp) / "data", repeats)
 
 
-def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    repeats = int(os.environ.get("BENCH_REPEATS", "3"))
-    merge_into_results(asyncio.run(_standalone(repeats)))
-    log.info("wrote %s", RESULTS_PATH)
+def headline(detail: dict) -> dict:
+    return {key: detail[key] for key in ("cli_help_seconds", "cli_module_help_seconds", "cli_read_seconds")}
 
 
-if __name__ == "__main__":
-    main()
+def rows(detail: dict) -> list[SummaryRow]:
+    return [
+        SummaryRow("`wiki --help`", "cli_help_seconds", f"{detail['cli_help_seconds']:.2f} s",
+                   f"≤ {TARGETS_SECONDS['help']} s", detail["cli_help_seconds"] <= TARGETS_SECONDS["help"]),
+        SummaryRow("a read command (`wiki search`)", "cli_read_seconds", f"{detail['cli_read_seconds']:.2f} s",
+                   f"≤ {TARGETS_SECONDS['read']} s", detail["cli_read_seconds"] <= TARGETS_SECONDS["read"]),
+    ]
+
+
+def section(detail: dict) -> list[str]:
+    lines = [
+        "How long the `wiki` command takes to answer, as a person at a terminal waits for it: each command "
+        "run as its own process (the console script), after one warm-up run; medians.",
+        "",
+        "| command | median | runs |",
+        "|---|---|---|",
+    ]
+    for name, args in COMMANDS.items():
+        runs = detail["cli_startup_runs"][name]
+        lines.append(f"| `wiki {' '.join(args)}` | {statistics.median(runs):.2f} s | "
+                     f"{', '.join(f'{run:.2f}' for run in runs)} |")
+    return lines

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench import (
+    cli_startup,
     cost_report,
     many_scopes_report,
     overhead_report,
@@ -64,6 +65,8 @@ PARTS: tuple[Part, ...] = (
     Part("candidates", "Candidate pages sent against merges missed", measure_candidates,
          lambda detail: {}, cost_report.candidates_rows, cost_report.candidates_section),
     Part("reads", "Reads over HTTP", measure_reads, reads_report.headline, reads_report.rows, reads_report.section),
+    Part("cli_startup", "The `wiki` command's start-up", cli_startup.measure_cli_startup,
+         cli_startup.headline, cli_startup.rows, cli_startup.section, repeated=True),
 )
 BY_NAME = {part.name: part for part in PARTS}
 
