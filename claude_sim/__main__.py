@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m claude_sim", description=__doc__)
     sub = parser.add_subparsers(dest="action", required=True)
     serve = sub.add_parser("serve", help="serve until interrupted")
-    serve.add_argument("--port", type=int, default=8765)
+    serve.add_argument("--port", type=int, default=8790)
     run = sub.add_parser("run", help="serve while a command runs against it")
     run.add_argument("--provider", choices=("anthropic", "bedrock"), default="anthropic")
     run.add_argument("command", nargs="+")
