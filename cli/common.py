@@ -11,10 +11,10 @@ import asyncio
 import functools
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 from uuid import UUID
 
 import typer
@@ -24,10 +24,13 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 from typer.core import TyperGroup
 
-try:
+if TYPE_CHECKING:  # the installed Typer vendors Click
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
-except ImportError:  # a Typer that does not vendor Click
-    from click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+else:
+    try:
+        from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+    except ImportError:  # a Typer that does not vendor Click
+        from click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
 from app.operations import OperationRefused
 from app.retain import CompileNotSignalled
@@ -103,14 +106,15 @@ class OneLineErrors(TyperGroup):
     console's width is reset too: `--wide` lasts one command.
     """
 
-    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True, windows_expand_args: bool = True,
+             **extra: Any) -> Any:
         from cli.output import set_wide
 
         set_wide(False)
         try:
             result = super().main(args=args, prog_name=prog_name, complete_var=complete_var,
-                                  standalone_mode=False, **extra)
+                                  standalone_mode=False, windows_expand_args=windows_expand_args, **extra)
         except NoArgsIsHelpError:
             result = EXIT_USAGE  # the help is already printed
         except UsageError as error:
