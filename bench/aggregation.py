@@ -16,7 +16,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bench.formatting import SummaryRow, seconds
-from bench.overhead import SampleCompile, _compile_sample, bench_settings, compile_sample
+from bench.overhead import SampleCompile, bench_settings, compile_memories, compile_sample
 from bench.services import Services
 from domain.memory import MemoryIn
 from sample.corpus import generate_sample
@@ -64,8 +64,8 @@ def _summary(run: SampleCompile) -> dict:
 async def measure_aggregation(services: Services, repeats: int) -> dict:
     """One compile of the sample on each path (`repeats` does not apply: the figures are counts)."""
     memories = [MemoryIn.model_validate(row) for row in generate_sample(SAMPLE_SIZE)]
-    scripted = await _compile_sample(services, 0, f"agg{uuid.uuid4().hex[:8]}", "eric", bench_settings(), None,
-                                     memories, read_wiki=read_aggregation)
+    scripted = await compile_memories(services, 0, f"agg{uuid.uuid4().hex[:8]}", "eric", bench_settings(), None,
+                                      memories, read_wiki=read_aggregation)
     sdk = await compile_sample(services, 0, memories=memories, read_wiki=read_aggregation)
     return {"memories": SAMPLE_SIZE, "paths": {"scripted": _summary(scripted), "sdk": _summary(sdk)}}
 

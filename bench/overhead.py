@@ -234,9 +234,9 @@ async def compile_sample(services: Services, latency_ms: int, output_tokens_per_
                                       **env)
             model_client = build_model_client(settings)
         try:
-            result = await _compile_sample(services, latency_ms, tenant, owner, settings, model_client,
-                                           memories if memories is not None else sample_memories(), trigger,
-                                           read_wiki)
+            result = await compile_memories(services, latency_ms, tenant, owner, settings, model_client,
+                                            memories if memories is not None else sample_memories(), trigger,
+                                            read_wiki)
         finally:
             await model_client.aclose()
     finally:
@@ -247,9 +247,9 @@ async def compile_sample(services: Services, latency_ms: int, output_tokens_per_
     return result
 
 
-async def _compile_sample(services: Services, latency_ms: int, tenant: str, owner: str, settings: Settings,
-                          model_client, memories: list[MemoryIn], trigger: str = "admin",
-                          read_wiki: WikiReader | None = None) -> SampleCompile:
+async def compile_memories(services: Services, latency_ms: int, tenant: str, owner: str, settings: Settings,
+                           model_client, memories: list[MemoryIn], trigger: str = "admin",
+                           read_wiki: WikiReader | None = None) -> SampleCompile:
     async with services.fresh_database() as url:
         setup_engine = create_engine(url)
         worker_engine = create_engine(url)
