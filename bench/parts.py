@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench import (
-    aggregation,
+    cli_startup,
     cost_report,
     many_scopes_report,
     overhead_report,
@@ -64,9 +64,9 @@ PARTS: tuple[Part, ...] = (
          cost_report.growth_headline, cost_report.growth_rows, cost_report.growth_section),
     Part("candidates", "Candidate pages sent against merges missed", measure_candidates,
          lambda detail: {}, cost_report.candidates_rows, cost_report.candidates_section),
-    Part("aggregation", "Hubs, rollups and promotions (3,000-memory sample)", aggregation.measure_aggregation,
-         aggregation.headline, aggregation.rows, aggregation.section),
     Part("reads", "Reads over HTTP", measure_reads, reads_report.headline, reads_report.rows, reads_report.section),
+    Part("cli_startup", "The `wiki` command's start-up", cli_startup.measure_cli_startup,
+         cli_startup.headline, cli_startup.rows, cli_startup.section, repeated=True),
 )
 BY_NAME = {part.name: part for part in PARTS}
 
