@@ -20,12 +20,13 @@ demo: $(STAMP)
 demo-simulated: $(STAMP)
 	$(BIN)/python -m claude_sim run --provider $(PROVIDER) -- $(BIN)/wiki demo
 
-test: $(STAMP)
-	$(BIN)/ruff check .
+test: lint
 	$(BIN)/python -m pytest -q
 
+# Ruff, then mypy over the layer folders (their list and settings: [tool.mypy] in pyproject.toml).
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 services-down: $(STAMP)
 	$(BIN)/wiki dev down

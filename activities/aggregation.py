@@ -111,7 +111,7 @@ class Aggregation:
         async with self._engine.begin() as conn:
             plan = await lock_resolved_plan(conn, request.plan_id, scope)
             if plan.status == "applied":
-                return AggregationApplyResult.model_validate({**plan.result, "already_applied": True})
+                return AggregationApplyResult.model_validate({**(plan.result or {}), "already_applied": True})
             leaf = await apply_resolved_plan(conn, scope.tenant, scope.owner, plan.resolved,
                                              await section_drafts(conn, request.plan_id), deterministic_linking=False)
             result = AggregationApplyResult(pages_created=leaf.pages_created, pages_upserted=leaf.pages_upserted,

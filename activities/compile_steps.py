@@ -104,7 +104,7 @@ class CompileSteps:
             if request.plan_id is not None:
                 plan = await lock_resolved_plan(conn, request.plan_id, scope)
                 if plan.status == "applied":
-                    return ApplyBatchResult.model_validate({**plan.result, "already_applied": True})
+                    return ApplyBatchResult.model_validate({**(plan.result or {}), "already_applied": True})
             if not await advance_cursor(conn, scope, request.cursor_expected, request.cursor_next):
                 current = await read_cursor(conn, scope)
                 if request.plan_id is None and current.at_or_after(request.cursor_next):
@@ -115,7 +115,7 @@ class CompileSteps:
                     f"the cursor of {scope.tenant}/{scope.owner} is at {current.label()}, not at "
                     f"{request.cursor_expected.label()} where this batch started; another compile or a reset "
                     "moved it. Resume the compile to continue from the stored cursor.")
-            if plan is None:
+            if plan is None or request.plan_id is None:  # one is None when the other is: a skipped batch
                 return ApplyBatchResult()
             result = await apply_resolved_plan(conn, scope.tenant, scope.owner, plan.resolved,
                                                await section_drafts(conn, request.plan_id),

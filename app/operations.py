@@ -12,10 +12,12 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.workflowservice.v1 import GetWorkflowExecutionHistoryReverseRequest
 from temporalio.client import (
     Client,
     Schedule,
+    ScheduleActionExecutionStartWorkflow,
     ScheduleActionStartWorkflow,
     ScheduleAlreadyRunningError,
     ScheduleCalendarSpec,
@@ -177,7 +179,8 @@ async def describe_lint_schedule(client: Client, schedule_id: str = LINT_SCHEDUL
         # The server lists next times even while paused; none of them will run.
         next_runs=[] if schedule.state.paused else list(description.info.next_action_times[:3]),
         recent_runs=[ScheduledRun(workflow_id=run.action.workflow_id, scheduled_at=run.scheduled_at,
-                                  started_at=run.started_at) for run in description.info.recent_actions],
+                                  started_at=run.started_at) for run in description.info.recent_actions
+                     if isinstance(run.action, ScheduleActionExecutionStartWorkflow)],
     )
 
 
@@ -318,7 +321,7 @@ async def _ended_because(client: Client, workflow_id: str, run_id: str) -> str |
     """The reason given to `temporal workflow terminate` (or cancel), from the run's last history event."""
     response = await client.workflow_service.get_workflow_execution_history_reverse(
         GetWorkflowExecutionHistoryReverseRequest(
-            namespace=client.namespace, execution={"workflow_id": workflow_id, "run_id": run_id},
+            namespace=client.namespace, execution=WorkflowExecution(workflow_id=workflow_id, run_id=run_id),
             maximum_page_size=1))
     for event in response.history.events:
         if event.HasField("workflow_execution_terminated_event_attributes"):
@@ -348,11 +351,11 @@ async def reconcile_open_runs(client: Client, engine: AsyncEngine, tenant: str, 
         ended_as = _RESUMABLE[status]
         if ended_as == "terminated":
             reason = await _ended_because(client, workflow_id, run_id)
-            error = "terminated outside the workflow" + (f": {reason}" if reason else "")
+            why = "terminated outside the workflow" + (f": {reason}" if reason else "")
         else:
-            error = f"{ended_as.replace('_', ' ')} before the run could record its end"
+            why = f"{ended_as.replace('_', ' ')} before the run could record its end"
         async with engine.begin() as conn:
-            closed += await close_ledger_run(conn, tenant, owner, run_id, ended_as, error)
+            closed += await close_ledger_run(conn, tenant, owner, run_id, ended_as, why)
     return closed
 
 

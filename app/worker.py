@@ -58,17 +58,19 @@ def build_model_client(settings: Settings) -> ModelClient:
     """The SDK client for Claude (its own retries off: Temporal retries). On Bedrock it gets the Bedrock
     API key or signs with AWS credentials, never the Anthropic key; a missing piece stops start-up.
     The SDK reads ANTHROPIC_BASE_URL / ANTHROPIC_BEDROCK_BASE_URL itself."""
-    timing = {"stall_timeout_seconds": settings.llm_stall_timeout_seconds,
-              "min_output_tokens_per_second": settings.llm_min_output_tokens_per_second}
+    stall = settings.llm_stall_timeout_seconds
+    min_rate = settings.llm_min_output_tokens_per_second
     if settings.llm == "bedrock":
         problem = bedrock_setup_problem(settings)
         if problem:
             raise ConfigError(problem)
         token = settings.aws_bearer_token_bedrock
         return ModelClient(provider="bedrock", api_key=token.get_secret_value() if token else None,
-                           aws_region=settings.aws_region, **timing)
+                           aws_region=settings.aws_region, stall_timeout_seconds=stall,
+                           min_output_tokens_per_second=min_rate)
     api_key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else None
-    return ModelClient(provider="anthropic", api_key=api_key, **timing)
+    return ModelClient(provider="anthropic", api_key=api_key, stall_timeout_seconds=stall,
+                       min_output_tokens_per_second=min_rate)
 
 
 def build_planner(settings: Settings, model_client: ModelClient | None = None) -> Planner:
@@ -152,6 +154,8 @@ def build_llm_worker(client: Client, engine: AsyncEngine, settings: Settings, *,
     workers together. Every activity is registered, so the workflow alone decides what runs here; the
     compile worker keeps them all too, for workflows started before the queue was configured.
     """
+    if not settings.llm_task_queue:
+        raise ConfigError("WIKI_LLM_TASK_QUEUE is not set: there is no model-call queue to serve")
     return Worker(
         client,
         task_queue=settings.llm_task_queue,
@@ -176,7 +180,7 @@ async def run_worker(settings: Settings | None = None, *, stop: asyncio.Event | 
     if settings.metrics_port:
         runtime = Runtime(telemetry=TelemetryConfig(
             metrics=PrometheusConfig(bind_address=f"0.0.0.0:{settings.metrics_port}")))
-    client = await connect(settings, **({"runtime": runtime} if runtime else {}))
+    client = await connect(settings, runtime=runtime) if runtime else await connect(settings)
     # Two workers (compile queue and model queue) may share this engine.
     engine = create_engine(pool_size=MAX_CONCURRENT_ACTIVITIES)
     await migrate(engine)

@@ -9,18 +9,23 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-try:
+if TYPE_CHECKING:  # the installed Typer vendors Click
     from typer._click.core import Command, Context
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
-except ImportError:  # a Typer that does not vendor Click
-    from click.core import Command, Context
-    from click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+else:
+    try:
+        from typer._click.core import Command, Context
+        from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+    except ImportError:  # a Typer that does not vendor Click
+        from click.core import Command, Context
+        from click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -57,14 +62,15 @@ class OneLineErrors(TyperGroup):
     console's width is reset too: `--wide` lasts one command.
     """
 
-    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True, windows_expand_args: bool = True,
+             **extra: Any) -> Any:
         from cli.output import set_wide
 
         set_wide(False)
         try:
             result = super().main(args=args, prog_name=prog_name, complete_var=complete_var,
-                                  standalone_mode=False, **extra)
+                                  standalone_mode=False, windows_expand_args=windows_expand_args, **extra)
         except NoArgsIsHelpError:
             result = EXIT_USAGE  # the help is already printed
         except UsageError as error:

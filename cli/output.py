@@ -34,7 +34,8 @@ KEY_MIN_WIDTH = 10
 
 def set_wide(wide: bool) -> None:
     """Tables and lines as wide as their content (`--wide`), or as wide as the terminal."""
-    out.width = WIDE_COLUMNS if wide else None  # None: the terminal's width, or $COLUMNS, or 80
+    # None: the terminal's width, or $COLUMNS, or 80 (Rich accepts it; its setter is annotated `int`).
+    out.width = WIDE_COLUMNS if wide else None  # type: ignore[assignment]
 
 
 def _wide_callback(value: bool) -> bool:
@@ -167,7 +168,8 @@ def print_json(data: Any) -> None:
     if dataclasses.is_dataclass(data) and not isinstance(data, type):
         data = dataclasses.asdict(data)
     elif isinstance(data, list):
-        data = [dataclasses.asdict(item) if dataclasses.is_dataclass(item) else item for item in data]
+        data = [dataclasses.asdict(item) if dataclasses.is_dataclass(item) and not isinstance(item, type) else item
+                for item in data]
     sys.stdout.write(json.dumps(to_jsonable_python(data), indent=2, ensure_ascii=False) + "\n")
 
 

@@ -17,7 +17,7 @@ _WHITESPACE_RUN = re.compile(r"\s+")
 _SLUG_DISALLOWED = re.compile(r"[^a-z0-9\s-]+")
 _DASH_RUN = re.compile(r"-+")
 _HEADING_SEPARATORS = re.compile(r"[_-]+")
-# The combining diacritics block, exactly the range the original slugifier strips.
+# The combining diacritics block: after NFKD an accented letter is its base letter plus one of these.
 _COMBINING_DIACRITICS = re.compile("[\u0300-\u036f]")
 
 
@@ -39,8 +39,8 @@ def normalize_alias(raw: str) -> str:
     """The matching key of a name.
 
     NFKC, lowercase, fold diacritics, keep letters, digits, whitespace, `'` and `-` (anything else
-    becomes a space), collapse whitespace, trim. Unlike the original, diacritics are folded, so a
-    name matches with or without its accents: "Chef João" -> "chef joao", "İstanbul" -> "istanbul".
+    becomes a space), collapse whitespace, trim. Diacritics are folded, so a name matches with or
+    without its accents: "Chef João" -> "chef joao", "İstanbul" -> "istanbul".
     """
     folded = _fold_diacritics(unicodedata.normalize("NFKC", raw).lower())
     kept = "".join(ch if _is_alias_char(ch) else " " for ch in folded)
@@ -54,7 +54,7 @@ def seed_aliases_for_title(title: str) -> list[str]:
 
 
 def slugify_title(title: str) -> str:
-    """URL-safe slug of a title, the original's algorithm exactly.
+    """URL-safe slug of a title, by one fixed algorithm: a page's URL must not move between compiles.
 
     NFKD, drop U+0300–U+036F, lowercase, runs of characters outside `[a-z0-9\\s-]` become a space,
     trim, whitespace runs become `-`, dash runs collapse, edge dashes go, then cut at 120 characters

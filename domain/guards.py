@@ -37,9 +37,12 @@ class PageRef(BaseModel):
 
 
 class _PageLike(Protocol):
-    type: str
-    slug: str
-    title: str
+    @property
+    def type(self) -> str: ...
+    @property
+    def slug(self) -> str: ...
+    @property
+    def title(self) -> str: ...
 
 
 class JsonResponseError(ValueError):
@@ -97,7 +100,11 @@ def linkify_known_entities(body: str | None, refs: Iterable[_PageLike | tuple[st
             continue  # the pattern needs this literal text: skip the regex (apply runs this per section)
         mention = re.compile(r"(?<!\[)\*\*" + re.escape(ref.title) + r"\*\*(?!\]\()")
         link = f"[**{ref.title}**]({page_href(ref.type, ref.slug)})"
-        linked = mention.sub(lambda _match, link=link: link, linked)
+
+        def literal(_match: re.Match[str], link: str = link) -> str:
+            return link  # as written: a replacement string would read its backslashes as escapes
+
+        linked = mention.sub(literal, linked)
     return linked
 
 

@@ -27,7 +27,8 @@ def alias_id(page: uuid.UUID, alias: str) -> uuid.UUID:
     return _id("alias", page, alias)
 
 
-def link_id(from_page: uuid.UUID, to_page: uuid.UUID, kind: str) -> uuid.UUID:
+def link_id(from_page: uuid.UUID | str, to_page: uuid.UUID | str, kind: str) -> uuid.UUID:
+    """Of page ids as UUIDs or in their canonical text form (the same id either way)."""
     return _id("link", from_page, to_page, kind)
 
 

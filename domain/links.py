@@ -46,7 +46,7 @@ def co_mention_pairs(
     Per memory (in memory-id order): distinct pages sorted by slug; fewer than two -> nothing;
     otherwise every ordered pair (i, j), i != j, in nested-loop order, stopping at `cap` edges per
     memory. Four pages give 12 pairs, so the cap of 10 drops the last two and the edges of the last
-    page are not all reciprocated, as in the original.
+    page are not all reciprocated: the cap bounds what one memory adds, even at the cost of symmetry.
     """
     pairs: list[CoMentionPair] = []
     for memory_id in sorted(pages_by_memory):

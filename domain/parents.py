@@ -90,8 +90,10 @@ class ParentCandidate(BaseModel):
 
 
 class _Record(Protocol):
-    id: Any
-    metadata: Mapping[str, Any] | None
+    @property
+    def id(self) -> Any: ...
+    @property
+    def metadata(self) -> Mapping[str, Any] | None: ...
 
 
 class _SummarisedPage(Protocol):

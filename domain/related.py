@@ -28,11 +28,18 @@ import unicodedata
 from collections import deque
 from collections.abc import Hashable, Iterable, Mapping
 from datetime import datetime
-from typing import Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-N = TypeVar("N", bound=Hashable)  # page ids: comparable, so links can be walked in a fixed order
+
+class _PageId(Hashable, Protocol):
+    """A page id: hashable, and comparable, so links can be walked in a fixed order."""
+
+    def __lt__(self, other: Any, /) -> bool: ...
+
+
+N = TypeVar("N", bound=_PageId)
 
 Direction = Literal["out", "in", "both"]
 DIRECTIONS: tuple[str, ...] = ("out", "in", "both")

@@ -40,10 +40,12 @@ import json
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import anthropic
 import httpx2
+from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+from anthropic.types.messages.batch_create_params import Request
 from pydantic import BaseModel
 
 from domain.errors import (
@@ -201,12 +203,13 @@ class ModelClient:
         """Create one Message Batch of `items` (billed at half price, answered within 24 hours); its id."""
         if not self.supports_batches:
             raise ModelRejected("Message Batches are not available on Bedrock; calls there are interactive.")
-        requests = [{"custom_id": item.custom_id,
-                     "params": self._request(item.model, item.system, item.user, item.max_tokens, item.json_schema)}
+        # The same request body as an interactive call's (built untyped by `_request`), minus streaming.
+        requests = [Request(custom_id=item.custom_id, params=cast(MessageCreateParamsNonStreaming, self._request(
+                        item.model, item.system, item.user, item.max_tokens, item.json_schema)))
                     for item in items]
         model = items[0].model if items else ""
         try:
-            batch = await self._sdk.messages.batches.create(requests=requests)  # type: ignore[union-attr]
+            batch = await self._sdk.messages.batches.create(requests=requests)
         except anthropic.APIError as err:
             raise _model_error(err, model=model, provider=self.provider, progress=_Progress(),
                                stall=self._stall_timeout) from err
@@ -214,7 +217,7 @@ class ModelClient:
 
     async def batch_state(self, batch_id: str) -> BatchState:
         try:
-            batch = await self._sdk.messages.batches.retrieve(batch_id)  # type: ignore[union-attr]
+            batch = await self._sdk.messages.batches.retrieve(batch_id)
         except anthropic.APIError as err:
             raise _model_error(err, model="", provider=self.provider, progress=_Progress(),
                                stall=self._stall_timeout) from err
@@ -226,7 +229,7 @@ class ModelClient:
         """Every request's outcome, matched by custom_id (the results file is in no particular order)."""
         outcomes: list[BatchOutcome] = []
         try:
-            decoder = await self._sdk.messages.batches.results(batch_id)  # type: ignore[union-attr]
+            decoder = await self._sdk.messages.batches.results(batch_id)
             async for line in decoder:
                 result = line.result
                 if result.type == "succeeded":
@@ -247,7 +250,7 @@ class ModelClient:
 
     def _request(self, model: str, system: str, user: str, max_tokens: int,
                  json_schema: dict[str, Any] | None) -> dict[str, Any]:
-        # No temperature: the Messages API of SDK 2.12 no longer takes one.
+        # No temperature: the SDK's Messages API (2.12) has no such parameter.
         tools = _forced_tool(json_schema) if json_schema is not None else {}
         prefix_chars = len(system) + len(json.dumps(tools.get("tools", [])))
         system_block: dict[str, Any] = {"type": "text", "text": system}

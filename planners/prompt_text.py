@@ -61,5 +61,5 @@ def section(heading: str, lines: Sequence[str]) -> str:
 
 
 def js_number(value: float | int) -> str:
-    # Scores come as floats; print 0 rather than 0.0, as the original prompt did.
+    # Scores come as floats; whole ones print without a fraction (0, not 0.0), like the prompt's other numbers.
     return str(int(value)) if float(value).is_integer() else str(value)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
-from uuid import UUID
 
 from domain.context import AggregationPage, AggregationParentCandidate, AggregationSection
 from planners.compact_plan import PLANNER_REPLY_SCHEMA  # noqa: F401 - the leaf reply's schema, re-exported
@@ -237,7 +236,7 @@ guess.
 def build_aggregation_prompt(
     pages: Sequence[AggregationPage | Mapping[str, Any] | Any],
     parent_candidates: Sequence[AggregationParentCandidate | Mapping[str, Any] | Any],
-    neighborhoods: Mapping[UUID | str, int],
+    neighborhoods: Mapping[str, int],
 ) -> PlannerPrompt:
     """The aggregation planner's prompt. Inputs may be these models, dicts, or objects with the same
     attribute names. `neighborhoods` maps page id to its inbound link count (first 30 are shown).

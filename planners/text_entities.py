@@ -222,10 +222,10 @@ def _spans(tokens: list[_Token], mid_sentence_names: set[str]) -> list[_Span]:
                     index = after
                     continue
             break
-        span = _Span(tokens=taken, start=start, end=index, possessive=taken[-1].is_possessive)
-        span = _trim_clause_start(tokens, span, mid_sentence_names)
-        if span is not None:
-            spans.append(span)
+        trimmed = _trim_clause_start(tokens, _Span(tokens=taken, start=start, end=index,
+                                                   possessive=taken[-1].is_possessive), mid_sentence_names)
+        if trimmed is not None:
+            spans.append(trimmed)
     return spans
 
 

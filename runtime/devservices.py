@@ -170,6 +170,8 @@ class EmbeddedPostgres:
             )
 
         entry = ensure_user_exists(POSTGRES_SYSTEM_USER)
+        if entry is None:
+            raise ServiceError(f"could not create the system user {POSTGRES_SYSTEM_USER!r} to run Postgres as")
         binaries = postgres_bin_dir()
         ensure_prefix_permissions(binaries)
         ensure_folder_permissions(binaries, 0o055)

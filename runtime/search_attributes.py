@@ -3,6 +3,8 @@
 Only temporalio and the domain are imported here.
 """
 
+from typing import Any
+
 from temporalio.common import SearchAttributeIndexedValueType, SearchAttributeKey
 
 from messages.compile import WIKI_RUN_ATTRIBUTE
@@ -13,7 +15,7 @@ WIKI_TRIGGER = SearchAttributeKey.for_keyword("WikiTrigger")
 # A compile run's number within its workflow (continue-as-new counts up): tells runs apart in a list.
 WIKI_RUN = SearchAttributeKey.for_int(WIKI_RUN_ATTRIBUTE)
 
-ALL_SEARCH_ATTRIBUTES = [WIKI_TENANT, WIKI_OWNER, WIKI_TRIGGER, WIKI_RUN]
+ALL_SEARCH_ATTRIBUTES: list[SearchAttributeKey[Any]] = [WIKI_TENANT, WIKI_OWNER, WIKI_TRIGGER, WIKI_RUN]
 
 # How `temporal server start-dev --search-attribute NAME=TYPE` and `temporal operator search-attribute
 # create --type TYPE` spell each type used here.

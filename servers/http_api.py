@@ -94,9 +94,11 @@ async def authorised(request: Request) -> AsyncIterator[Authorised]:
 Caller = Annotated[Authorised, Depends(authorised)]
 Limit = Annotated[int | None, Query(description="How many results at most (bounds in the error if exceeded).")]
 
-UNAUTHORIZED = {401: {"model": ErrorBody, "description": "No bearer token, or not a live one"}}
-NOT_FOUND = {404: {"model": ErrorBody, "description": "Not in this token's scope"}}
-BAD_INPUT = {422: {"model": ErrorBody, "description": "Bad input"}}
+# FastAPI's `responses`: status code -> its OpenAPI description.
+Responses = dict[int | str, dict[str, Any]]
+UNAUTHORIZED: Responses = {401: {"model": ErrorBody, "description": "No bearer token, or not a live one"}}
+NOT_FOUND: Responses = {404: {"model": ErrorBody, "description": "Not in this token's scope"}}
+BAD_INPUT: Responses = {422: {"model": ErrorBody, "description": "Bad input"}}
 
 
 def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, settings: Settings) -> FastAPI:

@@ -62,9 +62,9 @@ async def resolve_aggregation(conn: AsyncConnection, tenant: str, owner: str, pl
     aggregations: list[RollupAggregation | PromotedAggregation] = []
     hierarchy: list[HierarchyEdge] = []
     await _resolve_hubs(conn, res, plan, outcome)
+    named = [u.pageId for u in plan.parentSectionUpdates] + [u.pageId for u in plan.sectionPromotions]
     parents = await scope_pages_by_id(
-        conn, res, [u.pageId.strip().lower() for u in [*plan.parentSectionUpdates, *plan.sectionPromotions]
-                    if is_valid_uuid(u.pageId.strip())])
+        conn, res, [page_id.strip().lower() for page_id in named if is_valid_uuid(page_id.strip())])
     claimed: dict[str, set[str]] = {}
     for update in plan.parentSectionUpdates:
         parent = parents.get(update.pageId.strip().lower())

@@ -45,7 +45,7 @@ _CHECK_QUERIES: dict[LintCheck, str] = {
         WHERE t.id IS NULL
         GROUP BY f.tenant_id, f.owner_id
     """,
-    # Groups (scope, type, alias) carried by more than one active page, as the original counts them.
+    # Groups (scope, type, alias) carried by more than one active page: one count per ambiguous alias.
     "duplicate_aliases": """
         SELECT tenant, owner, count(*) AS count FROM (
             SELECT p.tenant_id AS tenant, p.owner_id AS owner

@@ -32,6 +32,7 @@ from domain import ids
 from domain.aliases import normalize_alias
 from domain.guards import PageRef, linkify_known_entities, strip_wikilinks, without_repeated_lines
 from domain.markup import safe_markdown, safe_title
+from domain.plan import PageType
 from domain.render import render_body_markdown
 from domain.resolved_plan import (
     DirectSection,
@@ -47,6 +48,8 @@ from store.plan_links import write_plan_links
 
 MAX_SAMPLE_CONTEXTS = 5
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
+# The page kinds a bolded alias may link to, the first that has a page by that alias winning.
+_LINKED_KINDS: tuple[PageType, ...] = ("entity", "topic", "decision")
 
 
 @dataclass
@@ -173,9 +176,9 @@ async def _linkable_pages(state: _Apply, plan: ResolvedPlan, writes: list[_Secti
             candidates.setdefault(row.alias, set()).add((row.type, row.slug))
         for name, alias in by_alias.items():
             pages = candidates.get(alias, set())
-            best = next((kind for kind in ("entity", "topic", "decision") if any(t == kind for t, _ in pages)), None)
+            best = next((kind for kind in _LINKED_KINDS if any(t == kind for t, _ in pages)), None)
             matching = sorted(slug for t, slug in pages if t == best)
-            if len(matching) == 1:
+            if best is not None and len(matching) == 1:
                 refs.setdefault((best, matching[0], name), None)
     return [PageRef(type=t, slug=s, title=title) for t, s, title in refs]
 
@@ -384,16 +387,16 @@ async def _upsert_mentions(state: _Apply, mentions: list[MentionSighting]) -> No
         context = None
         if mention.context:
             context = {"quote": mention.context, "source_ref": mention.source_ref, "seen_at": state.now.isoformat()}
-        row = open_rows.get(normalized)
-        if row is None:
-            open_rows[normalized] = row = _OpenMention(
+        open_row = open_rows.get(normalized)
+        if open_row is None:
+            open_rows[normalized] = open_row = _OpenMention(
                 id=ids.mention_id(state.tenant, state.owner, normalized, earlier_rows[normalized]), is_new=True,
                 alias=mention.alias, samples=[], suggested_type=mention.suggested_type)
         elif mention.suggested_type is not None:
-            row.suggested_type = mention.suggested_type
+            open_row.suggested_type = mention.suggested_type
         if context is not None:
-            row.samples = [context, *row.samples][:MAX_SAMPLE_CONTEXTS]
-        row.sightings += 1
+            open_row.samples = [context, *open_row.samples][:MAX_SAMPLE_CONTEXTS]
+        open_row.sightings += 1
         state.result.unresolved_upserted += 1
     seen = [row for row in open_rows.values() if not row.is_new]
     if seen:

@@ -577,8 +577,11 @@ async def _resolve_promotions(conn: AsyncConnection, res: Resolution, plan: Plan
             type=promotion.type, slug=slug, title=promotion.title, aliases=(mention.alias,),
             summary=_proposal_summary(None, promotion.sections), bodies=tuple(s.body_md for s in promotion.sections),
             refs=tuple(dict.fromkeys([*cited, *sorted(held)]))))
-        await _add_proposed_sections(conn, res, entry, promotion.sections,
-                                     lambda section, held=held: res.cite(section.source_refs, held))
+
+        def cite_held(section: NewSection, held: frozenset[str] = held) -> list[str]:
+            return res.cite(section.source_refs, held)
+
+        await _add_proposed_sections(conn, res, entry, promotion.sections, cite_held)
         res.redirect(promotion.type, [slug, promotion.slug.strip()], entry)
         res.mark_promoted.append(MentionPromotion(mention_id=str(mention.id),
                                                   alias_normalized=mention.alias_normalized, page_id=entry.page_id))

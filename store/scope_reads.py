@@ -5,8 +5,8 @@ or titles match names in the batch exactly, then pages the resolution ladder cou
 thing (an alias that starts or ends with a name's core: "uchi austin" or "the driskill" for a batch
 naming "Uchi" or "Driskill"), then by trigram similarity, then by full-text match, then the most
 recently compiled. So the prompt stays the same size as a scope grows to thousands
-of pages, and the pages a batch talks about are always in it (the original sent the 200 most
-recent pages and missed merges once a scope outgrew them).
+of pages, and the pages a batch talks about are always in it (the most recent pages alone would miss
+merges once a scope outgrows them).
 """
 
 from __future__ import annotations

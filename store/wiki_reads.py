@@ -71,7 +71,7 @@ class CitingSection(BaseModel):
     heading: str
 
 
-# Full-text (plain and prefix) plus alias search, as the original searched, with these deliberate changes:
+# Full-text (plain and prefix) plus alias search, where:
 # - the query is split into words exactly like the indexed text (the same regexp_replace under the same
 #   locale), for the plain query and for each prefix term, so "Cafe/Restaurant" or "café" match what was
 #   indexed whatever the database's locale;
@@ -123,7 +123,7 @@ async def search_pages(conn: AsyncConnection, tenant: str, owner: str, query: st
                        limit: int | None = None) -> list[SearchHit]:
     """Active pages of the scope ranked by full-text match (plain + prefix) and alias match.
 
-    A query without a term of two letters or digits returns nothing, as in the original.
+    A query without a term of two letters or digits returns nothing: a shorter term matches too much to rank.
     """
     terms = normalize_search_terms(query)
     if not terms:

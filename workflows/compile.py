@@ -12,14 +12,14 @@ Only orchestration lives here; every decision about content is made in activitie
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 from uuid import UUID
 
 from temporalio import workflow
 from temporalio.common import SearchAttributeKey, SearchAttributePair
 from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.types import MethodAsyncSingleParam
 
 with workflow.unsafe.imports_passed_through():
     from activities.aggregation import Aggregation
@@ -64,7 +64,6 @@ with workflow.unsafe.imports_passed_through():
     )
 
 from workflows.compile_overlap import OverlappedBatches
-from workflows.compile_planning import BatchPlanning
 
 T = TypeVar("T")
 
@@ -74,14 +73,14 @@ WIKI_RUN = SearchAttributeKey.for_int(WIKI_RUN_ATTRIBUTE)
 
 
 @workflow.defn(name="CompileWorkflow")
-class CompileWorkflow(OverlappedBatches, BatchPlanning):
+class CompileWorkflow(OverlappedBatches):
     @workflow.init
     def __init__(self, inp: CompileInput) -> None:
         self._inp = inp
         self._pending = inp.carried_wakeups
         self._wake_seq = 0
         self._urgent_wake = False  # an admin, bootstrap, lint, resume or rebuild wake-up is pending
-        self._debounce_until = None
+        self._debounce_until: datetime | None = None
         self._promotions: list[UUID] = list(inp.promotion_mention_ids)
         self._model_id = inp.options.model_id
         self._phase = "starting"
@@ -189,8 +188,11 @@ class CompileWorkflow(OverlappedBatches, BatchPlanning):
                 self._debounce_until = workflow.now() + timedelta(seconds=quiet)
                 self._details(f"waiting for a quiet period: compiles at {self._debounce_until:%H:%M:%S} UTC "
                               "unless more memories arrive first")
+                def woken(seen: int = seen) -> bool:
+                    return self._wake_seq != seen
+
                 try:
-                    await workflow.wait_condition(lambda seen=seen: self._wake_seq != seen,
+                    await workflow.wait_condition(woken,
                                                   timeout=timedelta(seconds=quiet), timeout_summary="debounce")
                 except TimeoutError:
                     return
@@ -434,7 +436,7 @@ class CompileWorkflow(OverlappedBatches, BatchPlanning):
     def _heartbeat_timeout(self) -> timedelta:
         return timedelta(seconds=self._inp.options.heartbeat_timeout_seconds)
 
-    async def _db(self, step: Callable[[Any, Any], Awaitable[T]], arg: Any, *, summary: str,
+    async def _db(self, step: MethodAsyncSingleParam[Any, Any, T], arg: Any, *, summary: str,
                   local: bool = False) -> T:
         if local:
             # The steps of a batch are short and strictly sequential: run them in the workflow's own
@@ -444,24 +446,24 @@ class CompileWorkflow(OverlappedBatches, BatchPlanning):
             # what it returned the first time (a plan resolves once, applies once; the cursor only moves
             # forward). The ledger's start and finish stay regular activities, so a run's cleanup never
             # happens inside a workflow task that could still run a batch's steps again.
-            return await workflow.execute_local_activity(
+            return await workflow.execute_local_activity_method(
                 step, arg, start_to_close_timeout=DATABASE_STEP_TIMEOUT, retry_policy=DATABASE_STEP_RETRY,
                 summary=summary,
             )
-        return await workflow.execute_activity(
+        return await workflow.execute_activity_method(
             step, arg, start_to_close_timeout=DATABASE_STEP_TIMEOUT, retry_policy=DATABASE_STEP_RETRY,
             heartbeat_timeout=self._heartbeat_timeout, summary=summary,
         )
 
-    async def _llm(self, step: Callable[[Any, Any], Awaitable[T]], arg: Any, summary: str) -> T:
-        return await workflow.execute_activity(
+    async def _llm(self, step: MethodAsyncSingleParam[Any, Any, T], arg: Any, summary: str) -> T:
+        return await workflow.execute_activity_method(
             step, arg, start_to_close_timeout=MODEL_CALL_ATTEMPT_TIMEOUT,
             heartbeat_timeout=self._heartbeat_timeout,
             schedule_to_close_timeout=timedelta(seconds=self._inp.options.llm_retry_budget_seconds),
             task_queue=self._inp.options.llm_task_queue, retry_policy=MODEL_CALL_RETRY, summary=summary,
         )
 
-    async def _llm_retrying_interruptions(self, step: Callable[[Any, Any], Awaitable[T]], arg: Any,
+    async def _llm_retrying_interruptions(self, step: MethodAsyncSingleParam[Any, Any, T], arg: Any,
                                           summary: str) -> T:
         """A model call whose interruptions are retried here, their spent tokens counted each time."""
         attempt = 1

@@ -36,6 +36,8 @@ with workflow.unsafe.imports_passed_through():
     from activities.compile_steps import CompileSteps
     from messages.compile import BatchRef, NextBatchInput, ResolvePlanResult
 
+from workflows.compile_planning import BatchPlanning
+
 
 @dataclass
 class _Ahead:
@@ -46,7 +48,7 @@ class _Ahead:
     parts: list[tuple[int, int, UUID | None]]
 
 
-class OverlappedBatches:
+class OverlappedBatches(BatchPlanning):
     """The batch loop of CompileWorkflow with planning overlapped (mixed into it: `self` is the workflow)."""
 
     async def _compile_overlapped(self) -> str | None:
@@ -90,7 +92,8 @@ class OverlappedBatches:
                 if isinstance(ahead, _Ahead):
                     self._metrics.plans_ahead_discarded += 1
                     for _, _, plan in ahead.parts:
-                        self._merge_proposals.pop(plan, None)
+                        if plan is not None:
+                            self._merge_proposals.pop(plan, None)
                 return cap
 
     async def _compile_parts(self, batch: BatchRef, parts: list[tuple[int, int, UUID | None]],

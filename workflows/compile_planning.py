@@ -36,12 +36,14 @@ with workflow.unsafe.imports_passed_through():
         message_batch_poll_retry,
     )
 
+from workflows.compile_state import CompileState
+
 
 class _Unplannable(Exception):
     """A batch part the model cannot plan whole (truncated, or invalid or interrupted twice): split it."""
 
 
-class BatchPlanning:
+class BatchPlanning(CompileState):
     """The planning steps of CompileWorkflow (mixed into it: `self` is the workflow)."""
 
     async def _plan_parts(self, batch: BatchRef, start: int, end: int, batch_no: int, promotions: list[UUID],

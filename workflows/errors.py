@@ -11,9 +11,10 @@ with workflow.unsafe.imports_passed_through():
 def one_sentence(error: BaseException, fallback: str = "an activity failed") -> str:
     """The root application error's message (without the "Type: " prefix str() adds): of an activity's
     error, of the ApplicationError a local activity fails with, or of a workflow's failure."""
-    cause = error if isinstance(error, ApplicationError) else error.cause
-    while cause is not None and not isinstance(cause, ApplicationError) and cause.cause is not None:
-        cause = cause.cause
+    # Temporal's errors name their cause `.cause`, which is the exception's `__cause__`.
+    cause = error if isinstance(error, ApplicationError) else error.__cause__
+    while cause is not None and not isinstance(cause, ApplicationError) and cause.__cause__ is not None:
+        cause = cause.__cause__
     message = cause.message if isinstance(cause, ApplicationError) else str(cause or error)
     return message.strip() or fallback
 

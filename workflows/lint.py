@@ -12,11 +12,11 @@ Only orchestration lives here; the checks are SQL in activities, the report is b
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.types import MethodAsyncSingleParam
 
 with workflow.unsafe.imports_passed_through():
     from activities.lint import Lint
@@ -91,8 +91,8 @@ class LintWorkflow:
         with contextlib.suppress(ActivityError):
             await self._record(report, "failed")
 
-    async def _activity(self, step: Callable[[Any, Any], Awaitable[T]], arg: Any, summary: str) -> T:
-        return await workflow.execute_activity(
+    async def _activity(self, step: MethodAsyncSingleParam[Any, Any, T], arg: Any, summary: str) -> T:
+        return await workflow.execute_activity_method(
             step, arg, start_to_close_timeout=LINT_STEP_TIMEOUT,
             heartbeat_timeout=LINT_STEP_HEARTBEAT_TIMEOUT, retry_policy=LINT_STEP_RETRY, summary=summary,
         )

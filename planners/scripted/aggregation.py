@@ -134,7 +134,7 @@ class _Scope:
         topics = [page for page in self.ordered if page.type == HUB_PAGE_TYPE]
         by_title = [page for page in topics if page.title == candidate.parent_title]
         by_slug = [page for page in topics if page.slug == candidate.parent_slug]
-        return (by_title or by_slug or [None])[0]
+        return next(iter(by_title or by_slug), None)
 
     def has_title(self, title: str) -> bool:
         return any(page.title == title for page in self.ordered)
@@ -199,7 +199,7 @@ def _rollup_updates(
             continue
         target, section_slug, heading = hub, group.slug, group.heading
         existing = _section_of(hub, group.slug)
-        if _is_promoted(existing):
+        if existing is not None and _is_promoted(existing):
             # The parent keeps its summary and See: link; the list lives on on the promoted page.
             child_id = str((existing.aggregation or {}).get("promoted_page_id") or "")
             if child_id not in scope.by_id:

@@ -38,7 +38,7 @@ def scripted_judgement(question: MergeQuestion) -> MergeDecision:
             return MergeDecision(key=question.key, same=True, reason="both cite the same memories")
         same_venue = (kind_p is not None and kind_c is not None and kind_p.cls == "venue"
                       and kind_p.word == kind_c.word)
-        if same_venue and not [*other.places, *places_in(other.summary)]:
+        if same_venue and kind_p is not None and not [*other.places, *places_in(other.summary)]:
             return MergeDecision(key=question.key, same=True, reason=f"both a {kind_p.word}, placed nowhere else")
         return MergeDecision(key=question.key, same=False, reason=f"nothing places the other page in {question.detail}")
     same_kind = kind_p is not None and kind_c is not None and kind_p.word == kind_c.word

@@ -274,7 +274,7 @@ def _matching_page(subject: Subject, pages: list[CandidatePage]) -> CandidatePag
     hits = [p for p in pages if _candidate_names(p) & written and compatible(subject.type, subject.kind, p)]
     same_type = [page for page in hits if page.type == subject.type]
     side = side_of(subject, _summary_of(subject, subject.type, subject.title))
-    return (same_type or hits or [None])[0] or recognised_page(side, subject.kind, pages)
+    return next(iter(same_type or hits), None) or recognised_page(side, subject.kind, pages)
 
 
 def _matching_mention(subject: Subject, mentions: list[OpenMention]) -> OpenMention | None:

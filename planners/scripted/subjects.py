@@ -159,9 +159,11 @@ def _entity_hints(memory: MemoryRecord, place_key: str) -> list[Hint]:
         name = clean(raw.get("name"))
         if not normalize_alias(name):
             continue
-        page_type = raw.get("type") if raw.get("type") in PAGE_TYPES else "entity"
+        written_type = raw.get("type")
+        page_type = str(written_type) if written_type in PAGE_TYPES else "entity"
         kind = clean(raw.get("kind")).lower()
-        raw_aliases = raw.get("aliases") if isinstance(raw.get("aliases"), list) else []
+        written_aliases = raw.get("aliases")
+        raw_aliases = written_aliases if isinstance(written_aliases, list) else []
         aliases = tuple(alias for alias in (clean(x) for x in raw_aliases) if alias)
         hint = Hint(name=name, type=page_type, kind=kind, aliases=aliases)
         # The entity the memory's place names is the place: it gets visits and the city link.

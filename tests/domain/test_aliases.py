@@ -13,11 +13,11 @@ class TestNormalizeAlias:
     @pytest.mark.parametrize(
         ("raw", "expected"),
         [
-            # Ported from the original's tests, with diacritics now folded (the original kept them).
+            # Punctuation becomes space, apostrophes and hyphens stay, diacritics are folded.
             ("Café  Mocha!", "cafe mocha"),
             ("O'Hara's Pub-House", "o'hara's pub-house"),
             ("!!! ... ???", ""),
-            # Accented names match their plain spelling, and the original's "i stanbul" quirk is fixed.
+            # Accented names match their plain spelling; a dotted capital I folds to "i", not "i stanbul".
             ("Chef João", "chef joao"),
             ("İstanbul", "istanbul"),
             ("Montréal", "montreal"),

@@ -130,7 +130,7 @@ class TestLinkifyKnownEntities:
         )
 
     def test_dollar_titles_are_inserted_literally(self) -> None:
-        # Titles are inserted literally; the original's replacement string turned "$$" into "$".
+        # Titles are inserted literally: as a replacement string, "$$" would become "$".
         refs = [PageRef(type="entity", slug="cash-money", title="Cash $$ Money $& Co $1")]
         assert linkify_known_entities("I like **Cash $$ Money $& Co $1**.", refs) == (
             "I like [**Cash $$ Money $& Co $1**](/wiki/entity/cash-money)."

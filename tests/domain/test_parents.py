@@ -258,7 +258,7 @@ class TestExtractCityFromAddress:
             ("Sydney, N.S.W., Australia", "Sydney"),
             ("Av. Coba 5, Cancún, Q.R., Mexico", "Cancún"),
             ("a,, b ,", "a"),
-            # A bare postcode has no city after it to keep: it is returned as is, like the original.
+            # A bare postcode has no city after it to keep: it is returned as is.
             ("75006, France", "75006"),
         ],
     )
@@ -503,7 +503,7 @@ class TestIsGeoQualifiedExtension:
             ("Austin", "Austin", False),
             ("AUSTIN", "Austin, Texas", True),
             ("São Paulo", "São Paulo, Brazil", True),
-            # The word boundary is Unicode-aware: the original's ASCII \b rejected a candidate ending in "á".
+            # The word boundary is Unicode-aware: an ASCII \b would reject a candidate ending in "á".
             ("Bogotá", "Bogotá, Colombia", True),
             ("Bogotá", "Bogotáx, Colombia", False),
             ("Austin", "Austinite Club, TX", False),

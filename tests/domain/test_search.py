@@ -12,7 +12,7 @@ from domain.search import clamp_search_limit, escape_like, normalize_search_term
     [
         ("Franklin BBQ", ["franklin", "bbq"]),
         ("  empan ", ["empan"]),
-        ("Café du Monde", ["café", "du", "monde"]),  # the original's ASCII rule gave "caf"
+        ("Café du Monde", ["café", "du", "monde"]),  # a letter with its accent is one letter, not a word break
         ("東京 タワー", ["東京", "タワー"]),
         ("a b c", []),  # single characters are dropped
         ("o'brien's pub", ["brien", "pub"]),

@@ -1,4 +1,4 @@
-"""What a newcomer meets first, on the real Postgres and Temporal (issue 16): commands that need a worker
+"""What a newcomer meets first, on the real Postgres and Temporal: commands that need a worker
 say so at once, a compile ends a retain's debounce, runs ended outside the workflow show how they ended,
 lint names what it found, the schedule shows what it will do, usage errors are one line, and tables fit
 80 columns without cutting a word."""
@@ -87,7 +87,7 @@ async def test_compile_after_a_retain_ends_its_debounce_and_status_says_when_it_
         assert re.search(r"phase debouncing compiles at \d\d:\d\d:\d\d UTC \(in \d+ s\) unless more memories "
                          r"arrive; `wiki compile --tenant quiet --owner alice` starts it now", text), text
 
-        compiled = await wiki("compile", *scope("quiet"))  # would hang five minutes before the fix
+        compiled = await wiki("compile", *scope("quiet"))  # ends the debounce: no five-minute wait
     assert compiled.exit_code == 0, compiled.output
     rows = await ledger(engine, "quiet", "alice")
     assert [(r["trigger"], r["status"], r["metrics"]["records_read"]) for r in rows] == [
