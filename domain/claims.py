@@ -1,0 +1,308 @@
+"""Claims: the lines of a section as units of trust, and the rules that decide which are kept.
+
+A section is an ordered list of claims, one per body line. Each claim cites exactly the memories it
+comes from, carries a confidence that grows with the number of distinct memories saying it, and a
+status from the verification gate. Pure rules only: the rows live in `store/claims.py`.
+
+Grounding (the gate's deterministic half): every number, date and proper name of a claim must
+appear, after the alias normalisation the resolver uses (`normalize_alias`: case, accents and
+punctuation folded), in one of its cited memories (content, metadata values or the day it
+happened) or among the page's own names. A term that fails is named in the rejection's reason.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any, Literal
+
+from domain.aliases import normalize_alias
+from domain.plan import LineSources, Plan
+from domain.resolved_plan import ProposedClaim
+
+ClaimKind = Literal["fact", "derived"]
+ClaimStatus = Literal["verified", "unverified"]
+Verdict = Literal["verified", "unverified", "rejected"]
+
+# Seed 003's schedule: a claim starts at 0.7 on its first memory, each further distinct memory
+# saying it adds 0.1, capped at 1.0; a claim is durable from 0.8 (two independent memories).
+INITIAL_CONFIDENCE = 0.7
+CORROBORATION_STEP = 0.1
+DURABLE_CONFIDENCE = 0.8
+
+# The judge's thresholds on the average of accuracy, relevance and specificity (seed 003).
+VERIFIED_AT = 0.6
+REJECTED_BELOW = 0.3
+
+
+def confidence(corroboration: int) -> float:
+    """The confidence of a claim cited by `corroboration` distinct memories (0 for none)."""
+    if corroboration <= 0:
+        return 0.0
+    return round(min(1.0, INITIAL_CONFIDENCE + CORROBORATION_STEP * (corroboration - 1)), 2)
+
+
+def verdict(accuracy: float, relevance: float, specificity: float) -> Verdict:
+    average = (accuracy + relevance + specificity) / 3
+    if average >= VERIFIED_AT:
+        return "verified"
+    if average < REJECTED_BELOW:
+        return "rejected"
+    return "unverified"
+
+
+# ------------------------------------------------------------------ line text
+
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_EMPHASIS = re.compile(r"[*_`]+")
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+def plain_text(line: str) -> str:
+    """The line as a reader reads it: link targets, emphasis and the bullet dropped."""
+    return _EMPHASIS.sub("", _LINK.sub(r"\1", _BULLET.sub("", line))).strip()
+
+
+def claim_key(line: str) -> str:
+    """Two lines are the same claim when their plain text normalises alike (case, accents,
+    punctuation and spacing do not make a new claim)."""
+    return normalize_alias(plain_text(line))
+
+
+def body_lines(body: str | None) -> list[str]:
+    """The claims of a body, in order: its non-blank lines, stripped."""
+    return [line.strip() for line in (body or "").splitlines() if line.strip()]
+
+
+# ------------------------------------------------------------------ grounding terms
+
+_DATE = re.compile(r"\b\d{4}-\d{2}(?:-\d{2})?\b")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+# A word starting with an upper-case letter (any script that has case), apostrophes and hyphens inside.
+_NAME_WORD = re.compile(r"\b[^\W\d_a-z][\w'’-]*", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Terms:
+    dates: tuple[str, ...]
+    numbers: tuple[str, ...]
+    names: tuple[str, ...]
+
+    def __bool__(self) -> bool:
+        return bool(self.dates or self.numbers or self.names)
+
+
+def terms_of(line: str) -> Terms:
+    """The checkable terms of a line: its dates (YYYY-MM or YYYY-MM-DD), its other numbers, and its
+    capitalised words (each normalised)."""
+    text = plain_text(line)
+    dates = tuple(dict.fromkeys(_DATE.findall(text)))
+    rest = _DATE.sub(" ", text)
+    numbers = tuple(dict.fromkeys(n.replace(",", "") for n in _NUMBER.findall(rest)))
+    names = tuple(dict.fromkeys(
+        key for word in _NAME_WORD.findall(rest)
+        if word[:1].isupper() and (key := normalize_alias(word))
+    ))
+    return Terms(dates=dates, numbers=numbers, names=names)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What one memory can vouch for: its normalised words, its numbers and its dates."""
+
+    memory_id: str
+    words: frozenset[str]
+    text: str
+    numbers: frozenset[str]
+    dates: frozenset[str]
+    happened: datetime | None = None
+
+
+def _flatten(value: Any) -> Iterable[str]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from _flatten(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _flatten(item)
+    elif value is not None:
+        yield str(value)
+
+
+def evidence_of(memory_id: str, content: str, metadata: dict[str, Any] | None, happened: datetime | date | None) -> Evidence:
+    raw = " ".join([content, *_flatten(metadata or {})])
+    dates = set(_DATE.findall(raw))
+    if happened is not None:
+        day = happened.date() if isinstance(happened, datetime) else happened
+        dates.update({day.isoformat(), day.isoformat()[:7]})
+    normalised = normalize_alias(raw)
+    numbers = {n.replace(",", "") for n in _NUMBER.findall(_DATE.sub(" ", raw))}
+    numbers.update(part.lstrip("0") or "0" for d in dates for part in d.split("-"))
+    numbers.update(part for d in dates for part in d.split("-"))
+    return Evidence(memory_id=memory_id, words=frozenset(normalised.split()), text=f" {normalised} ",
+                    numbers=frozenset(numbers), dates=frozenset(dates),
+                    happened=happened if isinstance(happened, datetime) else None)
+
+
+def _name_in(name: str, evidence: Evidence) -> bool:
+    return name in evidence.words or f" {name} " in evidence.text
+
+
+def _names_text(page_names: Iterable[str]) -> str:
+    return " " + " ".join(normalize_alias(name) for name in page_names) + " "
+
+
+def unsupported_terms(line: str, evidence: Sequence[Evidence], page_names: Iterable[str] = ()) -> list[str]:
+    """The line's terms that none of the evidence (nor the page's own names) contains, in order."""
+    terms = terms_of(line)
+    names_text = _names_text(page_names)
+    missing: list[str] = []
+    for day in terms.dates:
+        if not any(day in e.dates for e in evidence):
+            missing.append(day)
+    for number in terms.numbers:
+        if not any(number in e.numbers for e in evidence) and f" {number} " not in names_text:
+            missing.append(number)
+    for name in terms.names:
+        if not any(_name_in(name, e) for e in evidence) and f" {name} " not in names_text:
+            missing.append(name)
+    return missing
+
+
+def supporting(line: str, evidence: Sequence[Evidence]) -> list[str]:
+    """The memories that vouch for at least one of the line's terms (all of them when it has none):
+    a line folded from several memories cites exactly those it draws on."""
+    terms = terms_of(line)
+    if not terms:
+        return [e.memory_id for e in evidence]
+    out = []
+    for e in evidence:
+        if (any(day in e.dates for day in terms.dates) or any(n in e.numbers for n in terms.numbers)
+                or any(_name_in(name, e) for name in terms.names)):
+            out.append(e.memory_id)
+    return out
+
+
+def grounding_reason(missing: Sequence[str]) -> str:
+    shown = ", ".join(repr(term) for term in missing[:5])
+    more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+    return f"not in its cited memories: {shown}{more}"
+
+
+# ------------------------------------------------------------------ the plan's proposed lines
+
+
+def proposed_sections(plan: Plan) -> Iterable[tuple[str, list[str], list[LineSources]]]:
+    """Every section proposal of a leaf plan: (body, section citations, per-line citations)."""
+    for update in plan.pageUpdates:
+        for section in update.sections:
+            yield section.proposed_body_md, section.source_refs, section.line_sources
+    for page in [*plan.newPages, *(p.newPage for p in plan.sectionPromotions)]:
+        for new_section in page.sections:
+            yield new_section.body_md, new_section.source_refs or page.source_refs, new_section.line_sources
+    for promotion in plan.promotions:
+        for new_section in promotion.sections:
+            yield new_section.body_md, new_section.source_refs, new_section.line_sources
+
+
+def lines_with_refs(body: str, section_refs: list[str], line_sources: list[LineSources]) -> list[LineSources]:
+    """Each line of a proposed body with its own citations: the ones the plan gave the line, else the
+    section's (a plan in the long form cites per section only)."""
+    own = {claim_key(line.text): line for line in line_sources}
+    out = []
+    for text in body_lines(body):
+        line = own.get(claim_key(text))
+        out.append(LineSources(text=text, refs=line.refs if line else list(section_refs),
+                               status=line.status if line else ""))
+    return out
+
+
+def proposed_claims(plan: Plan) -> dict[str, ProposedClaim]:
+    """The plan's lines by claim key, each with the union of the citations the plan gave it."""
+    out: dict[str, ProposedClaim] = {}
+    for body, refs, line_sources in proposed_sections(plan):
+        for line in lines_with_refs(body, refs, line_sources):
+            claim = out.setdefault(claim_key(line.text), ProposedClaim(status=line.status))
+            claim.refs = list(dict.fromkeys([*claim.refs, *line.refs]))
+            if line.status == "unverified":
+                claim.status = "unverified"
+    return out
+
+
+# ------------------------------------------------------------------ attributing a written body
+
+_DATED = re.compile(r"^\s*-\s*(\d{4}-\d{2}-\d{2})\s*:\s*(.+)$")
+
+
+@dataclass(frozen=True)
+class KnownClaim:
+    """What a section's stored claim already holds (its citations, status and kind)."""
+
+    refs: tuple[str, ...]
+    status: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class ClaimDraft:
+    text: str
+    key: str
+    occurrence: int
+    kind: ClaimKind
+    status: ClaimStatus
+    refs: tuple[str, ...]
+
+
+def quoted_by(line: str, evidence: Sequence[Evidence]) -> list[str]:
+    """The memories a dated line `- YYYY-MM-DD: …` quotes: happened on that day (or name it) and
+    contain the text after the date's last `: ` part."""
+    match = _DATED.match("- " + plain_text(line))
+    if match is None:
+        return []
+    day, rest = match.groups()
+    tail = normalize_alias(plain_text(rest).split(": ")[-1])
+    if not tail:
+        return []
+    return [e.memory_id for e in evidence if day in e.dates and f" {tail} " in e.text]
+
+
+def attribute_body(body: str | None, sources: Sequence[Evidence], proposed: dict[str, ProposedClaim],
+                   known: dict[str, KnownClaim], page_names: Sequence[str] = ()) -> list[ClaimDraft]:
+    """The claims of a written section body, in order, each with its citations (always among the
+    section's `sources`):
+
+    1. the citations the plan gave the line, and those its stored claim had (a line proposed again
+       citing a new memory unions them: its corroboration grows);
+    2. else the memories a dated line quotes (its day and text);
+    3. else the line came from the section writer (a fold of lines, a condensed summary): when every
+       term of it is in the section's memories it is a fact citing exactly the memories that vouch
+       for it (a fold cites the union of what it folds); otherwise it is a line the compiler derived
+       in code (counts, spans, rankings), grounded by construction, citing all the section's sources.
+    """
+    allowed = {e.memory_id for e in sources}
+    drafts: list[ClaimDraft] = []
+    seen: dict[str, int] = {}
+    for text in body_lines(body):
+        key = claim_key(text) or text
+        occurrence = seen.get(key, 0)
+        seen[key] = occurrence + 1
+        plan_claim, stored = proposed.get(key), known.get(key)
+        refs = [r for r in [*(plan_claim.refs if plan_claim else []), *(stored.refs if stored else [])]
+                if r in allowed]
+        kind: ClaimKind = stored.kind if stored and stored.kind == "derived" else "fact"
+        status: ClaimStatus = "unverified" if (plan_claim and plan_claim.status == "unverified") else (
+            "unverified" if stored and stored.status == "unverified" and not plan_claim else "verified")
+        if not refs:
+            refs = quoted_by(text, sources)
+        if not refs:
+            if not unsupported_terms(text, sources, page_names):
+                refs = supporting(text, sources)
+                status = "verified" if not terms_of(text) else "unverified"
+            else:
+                kind, refs = "derived", [e.memory_id for e in sources]
+        drafts.append(ClaimDraft(text=text, key=key, occurrence=occurrence, kind=kind, status=status,
+                                 refs=tuple(dict.fromkeys(refs))))
+    return drafts
