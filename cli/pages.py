@@ -29,7 +29,8 @@ from cli.output import Col, WideOption, first_line, out, print_json, table
 from domain.markup import safe_markdown
 from domain.search import MAX_SEARCH_LIMIT, MIN_TERM_LENGTH, normalize_search_terms
 from runtime.settings import get_settings
-from store import wiki_admin, wiki_reads
+from store import claims, wiki_admin, wiki_reads
+from store.claims import ClaimView
 
 page_app = typer.Typer(help="One page: show it, its backlinks; archive, restore or delete it.", no_args_is_help=True)
 
@@ -71,13 +72,21 @@ def _source_line(source: wiki_reads.SourceMemory) -> str:
     return f"- {source.dated:%Y-%m-%d} {source.id}: {first_line(source.content, 80)}"
 
 
+def _claim_line(claim: ClaimView) -> str:
+    # Each line marked with how sure the wiki is of it: confidence, status, how many memories say it.
+    mark = "derived" if claim.kind == "derived" else f"{claim.confidence:.2f} {claim.status}"
+    return f"{claim.text} `[{mark} · {claim.corroboration} mem]`"
+
+
 def _page_markdown(page: PageWithSources, sources: bool) -> str:
     lines = [f"# {page.title}", "",
              f"{page.type}/{page.slug} · {page.status} · aliases: {', '.join(page.aliases) or 'none'}"]
     if page.summary:
         lines += ["", page.summary]
     for section in page.sections:
-        lines += ["", f"## {section.heading}", "", section.body_md.strip()]
+        claimed = page.claims.get(section.slug)
+        body = "\n".join(_claim_line(c) for c in claimed) if claimed is not None else section.body_md.strip()
+        lines += ["", f"## {section.heading}", "", body]
         if sources:
             cited = page.sources.get(section.slug, [])
             lines += ["", f"sources ({len(cited)}; `wiki memory show ID` shows one whole):" if cited
@@ -87,8 +96,10 @@ def _page_markdown(page: PageWithSources, sources: bool) -> str:
 
 
 class PageWithSources(wiki_reads.PageView):
-    """The page, and with --sources the memories each section cites (by section slug)."""
+    """The page with each section's claims (by section slug), and with --sources the memories each
+    section cites."""
 
+    claims: dict[str, list[ClaimView]] = Field(default_factory=dict)
     sources: dict[str, list[wiki_reads.SourceMemory]] = Field(default_factory=dict)
 
 
@@ -108,17 +119,26 @@ def page_show(
     owner: OwnerOption,
     sources: Annotated[bool, typer.Option(help="Under each section, the memories it cites: date, id and "
                                                "first line.")] = False,
+    min_confidence: Annotated[float, typer.Option(help="Only claims at least this sure (0 to 1).")] = 0.0,
     json_output: JsonOption = False,
 ) -> None:
-    """The page as markdown, sections in order (archived pages too, marked as such)."""
+    """The page as markdown, sections in order (archived pages too, marked as such); each line marked
+    with its confidence and status. --json gives sections with their claims (text, sources,
+    confidence, status, first and last seen)."""
     get_settings()
     tenant, owner = scope(tenant, owner)
     parse_page_ref(page_ref)
+    if not 0.0 <= min_confidence <= 1.0:
+        raise CliError(f"min-confidence must be between 0 and 1 (got {min_confidence})", EXIT_USAGE)
+    floor = min_confidence
 
     async def read(conn: AsyncConnection) -> PageWithSources:
         page = await _existing_page(conn, tenant, owner, page_ref)
         cited = await wiki_reads.section_sources(conn, tenant, owner, page.id) if sources else {}
-        return PageWithSources(**page.model_dump(), sources=cited)
+        claimed = await claims.page_claims(conn, tenant, owner, page.id, floor)
+        if floor > 0:
+            claimed = {s.slug: claimed.get(s.slug, []) for s in page.sections}
+        return PageWithSources(**page.model_dump(), claims=claimed, sources=cited)
 
     view = run(reading(read))
     if json_output:
@@ -189,3 +209,23 @@ def page_delete(page_ref: PageArgument, tenant: TenantOption, owner: OwnerOption
         raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
     out.print(f"deleted {page_type}/{slug} of {tenant}/{owner} with {deleted.sections} sections, {deleted.aliases} "
               f"aliases, {deleted.links} links and {deleted.section_sources} section sources", soft_wrap=True)
+
+
+@page_app.command("list")
+@handled
+def page_list(tenant: TenantOption, owner: OwnerOption, json_output: JsonOption = False,
+              wide: WideOption = False) -> None:
+    """Every page of the scope (archived ones too), with its claims: how many, and how many durable."""
+    get_settings()
+    tenant, owner = scope(tenant, owner)
+    pages = run(reading(lambda conn: claims.page_list(conn, tenant, owner)))
+    if json_output:
+        print_json(pages)
+    elif pages:
+        out.print(table(f"Pages of {tenant}/{owner}", [Col("page", "key"), Col("title"), Col("status", "key"),
+                                                       Col("sections", "num"), Col("claims", "num"),
+                                                       Col("durable", "num")],
+                        [(f"{p.type}/{p.slug}", p.title, p.status, p.sections, p.claims, p.durable_claims)
+                         for p in pages], boxed=False))
+    else:
+        out.print(f"no page in {tenant}/{owner}")

@@ -7,7 +7,8 @@ status from the verification gate. Pure rules only: the rows live in `store/clai
 Grounding (the gate's deterministic half): every number, date and proper name of a claim must
 appear, after the alias normalisation the resolver uses (`normalize_alias`: case, accents and
 punctuation folded), in one of its cited memories (content, metadata values or the day it
-happened) or among the page's own names. A term that fails is named in the rejection's reason.
+happened) or among the page's own names; a number may also be a count of the claim's own memories,
+recomputed (`counts_of`). A term that fails is named in the rejection's reason.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Literal
+
+from pydantic import BaseModel, Field
 
 from domain.aliases import normalize_alias
 from domain.plan import LineSources, Plan
@@ -57,6 +60,8 @@ def verdict(accuracy: float, relevance: float, specificity: float) -> Verdict:
 
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _EMPHASIS = re.compile(r"[*_`]+")
+_TRAILING_NOTE = re.compile(r"\s*\([^()]*\)\s*\.?\s*$")
+_BOLD_OR_LINK = re.compile(r"\*\*([^*]+)\*\*|\[([^\]]+)\]\(")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
 
@@ -94,18 +99,62 @@ class Terms:
         return bool(self.dates or self.numbers or self.names)
 
 
+# The labels the compiler's own summary lines start with (planners/scripted_condense.py and the
+# section writer): structure, not names. The figures after them are still checked, by recounting.
+DERIVED_LABELS = ("latest", "by month", "visited", "most mentioned", "often together with", "earlier", "trip")
+# Closed-class words (articles, pronouns, prepositions, conjunctions) are never names, wherever a
+# sentence puts them: "A person.", "They stayed until sunset."
+FUNCTION_WORDS = frozenset(["a", "an", "the", "this", "that", "these", "those", "it", "its", "he", "she", "they", "them", "their", "his", "her", "we", "our", "you", "your", "i", "my", "me", "in", "on", "at", "by", "for", "from", "with", "to", "of", "and", "or", "but", "so", "as", "if", "when", "while", "after", "before", "during", "until", "since", "about", "into", "over", "under", "between", "there", "here", "then", "also", "all", "both", "each", "every", "some", "any", "no", "not", "one"])
+
+
+def _label_free(text: str) -> str:
+    lowered = text.lower()
+    for label in DERIVED_LABELS:
+        if lowered.startswith(label) and not lowered[len(label):len(label) + 1].isalpha():
+            return text[len(label):]
+    return text
+
+
 def terms_of(line: str) -> Terms:
     """The checkable terms of a line: its dates (YYYY-MM or YYYY-MM-DD), its other numbers, and its
-    capitalised words (each normalised)."""
-    text = plain_text(line)
+    capitalised words (each normalised), a leading label of the compiler's summary lines left out."""
+    text = _label_free(plain_text(line))
     dates = tuple(dict.fromkeys(_DATE.findall(text)))
     rest = _DATE.sub(" ", text)
     numbers = tuple(dict.fromkeys(n.replace(",", "") for n in _NUMBER.findall(rest)))
     names = tuple(dict.fromkeys(
         key for word in _NAME_WORD.findall(rest)
-        if word[:1].isupper() and (key := normalize_alias(word))
+        if word[:1].isupper() and (key := normalize_alias(word)) and key not in FUNCTION_WORDS
     ))
     return Terms(dates=dates, numbers=numbers, names=names)
+
+
+def counts_of(line: str, evidence: Sequence[Evidence]) -> set[str]:
+    """The counts a line may state about its own memories, recomputed from them: how many it cites,
+    how many vouch for it, how many happened on each day or month it names, within the span of days
+    it names, or name a name it gives
+    ("- Visited 3 times, 2026-03-01 to 2026-03-09.", "- By month: 2026-03 (2).")."""
+    days = [e.happened.date().isoformat() for e in evidence if e.happened is not None]
+    counts = {str(len(evidence)), str(len(supporting(line, evidence)))}
+    # how many of its memories say the line's sentence itself ("- Closed on Sundays. (2 times, …)"),
+    # with or without a leading "Name: "
+    sentence = _TRAILING_NOTE.sub("", _label_free(plain_text(line)))
+    for said in {normalize_alias(sentence), normalize_alias(sentence.split(": ", 1)[-1])} - {""}:
+        counts.add(str(sum(1 for e in evidence if f" {said} " in e.text)))
+    named = _DATE.findall(plain_text(line))
+    for token in named:
+        counts.add(str(sum(1 for day in days if day.startswith(token))))
+    full = sorted(token for token in named if len(token) == 10)
+    if len(full) >= 2:
+        counts.add(str(sum(1 for day in days if full[0] <= day <= full[-1])))
+    counts.add(str(sum(1 for day in days if day in full)))
+    # how many of its memories name each name the line gives ("Most mentioned: **Lena** (3)")
+    for groups in _BOLD_OR_LINK.findall(line):
+        key = normalize_alias(groups[0] or groups[1])
+        if key:
+            counts.add(str(sum(1 for e in evidence if f" {key} " in e.text)))
+    counts.discard("0")
+    return counts
 
 
 @dataclass(frozen=True)
@@ -140,8 +189,6 @@ def evidence_of(memory_id: str, content: str, metadata: dict[str, Any] | None, h
         dates.update({day.isoformat(), day.isoformat()[:7]})
     normalised = normalize_alias(raw)
     numbers = {n.replace(",", "") for n in _NUMBER.findall(_DATE.sub(" ", raw))}
-    numbers.update(part.lstrip("0") or "0" for d in dates for part in d.split("-"))
-    numbers.update(part for d in dates for part in d.split("-"))
     return Evidence(memory_id=memory_id, words=frozenset(normalised.split()), text=f" {normalised} ",
                     numbers=frozenset(numbers), dates=frozenset(dates),
                     happened=happened if isinstance(happened, datetime) else None)
@@ -159,12 +206,14 @@ def unsupported_terms(line: str, evidence: Sequence[Evidence], page_names: Itera
     """The line's terms that none of the evidence (nor the page's own names) contains, in order."""
     terms = terms_of(line)
     names_text = _names_text(page_names)
+    counts = counts_of(line, evidence) if terms.numbers else set()
     missing: list[str] = []
     for day in terms.dates:
         if not any(day in e.dates for e in evidence):
             missing.append(day)
     for number in terms.numbers:
-        if not any(number in e.numbers for e in evidence) and f" {number} " not in names_text:
+        if not any(number in e.numbers for e in evidence) and f" {number} " not in names_text \
+                and number not in counts:
             missing.append(number)
     for name in terms.names:
         if not any(_name_in(name, e) for e in evidence) and f" {name} " not in names_text:
@@ -173,17 +222,22 @@ def unsupported_terms(line: str, evidence: Sequence[Evidence], page_names: Itera
 
 
 def supporting(line: str, evidence: Sequence[Evidence]) -> list[str]:
-    """The memories that vouch for at least one of the line's terms (all of them when it has none):
-    a line folded from several memories cites exactly those it draws on."""
+    """The memories that vouch for the line: those holding one of its telling terms (a term some but
+    not all of the memories hold; when no term tells them apart, any of its terms). All of them when
+    the line has no term. A line folded from several memories cites exactly those it draws on."""
     terms = terms_of(line)
     if not terms:
         return [e.memory_id for e in evidence]
-    out = []
-    for e in evidence:
-        if (any(day in e.dates for day in terms.dates) or any(n in e.numbers for n in terms.numbers)
-                or any(_name_in(name, e) for name in terms.names)):
-            out.append(e.memory_id)
-    return out
+    holders: list[set[str]] = []
+    for day in terms.dates:
+        holders.append({e.memory_id for e in evidence if day in e.dates})
+    for number in terms.numbers:
+        holders.append({e.memory_id for e in evidence if number in e.numbers})
+    for name in terms.names:
+        holders.append({e.memory_id for e in evidence if _name_in(name, e)})
+    telling = [h for h in holders if h and len(h) < len(evidence)] or holders
+    chosen = set().union(*telling) if telling else set()
+    return [e.memory_id for e in evidence if e.memory_id in chosen]
 
 
 def grounding_reason(missing: Sequence[str]) -> str:
@@ -216,7 +270,7 @@ def lines_with_refs(body: str, section_refs: list[str], line_sources: list[LineS
     for text in body_lines(body):
         line = own.get(claim_key(text))
         out.append(LineSources(text=text, refs=line.refs if line else list(section_refs),
-                               status=line.status if line else ""))
+                               status=line.status if line else "", kind=line.kind if line else ""))
     return out
 
 
@@ -225,7 +279,7 @@ def proposed_claims(plan: Plan) -> dict[str, ProposedClaim]:
     out: dict[str, ProposedClaim] = {}
     for body, refs, line_sources in proposed_sections(plan):
         for line in lines_with_refs(body, refs, line_sources):
-            claim = out.setdefault(claim_key(line.text), ProposedClaim(status=line.status))
+            claim = out.setdefault(claim_key(line.text), ProposedClaim(status=line.status, kind=line.kind))
             claim.refs = list(dict.fromkeys([*claim.refs, *line.refs]))
             if line.status == "unverified":
                 claim.status = "unverified"
@@ -292,7 +346,8 @@ def attribute_body(body: str | None, sources: Sequence[Evidence], proposed: dict
         plan_claim, stored = proposed.get(key), known.get(key)
         refs = [r for r in [*(plan_claim.refs if plan_claim else []), *(stored.refs if stored else [])]
                 if r in allowed]
-        kind: ClaimKind = stored.kind if stored and stored.kind == "derived" else "fact"
+        kind: ClaimKind = "derived" if ((stored and stored.kind == "derived" and not plan_claim)
+                                        or (plan_claim and plan_claim.kind == "derived")) else "fact"
         status: ClaimStatus = "unverified" if (plan_claim and plan_claim.status == "unverified") else (
             "unverified" if stored and stored.status == "unverified" and not plan_claim else "verified")
         if not refs:
@@ -306,3 +361,51 @@ def attribute_body(body: str | None, sources: Sequence[Evidence], proposed: dict
         drafts.append(ClaimDraft(text=text, key=key, occurrence=occurrence, kind=kind, status=status,
                                  refs=tuple(dict.fromkeys(refs))))
     return drafts
+
+
+# ------------------------------------------------------------------ the judge
+
+
+class ClaimQuestion(BaseModel):
+    """One new claim for the judge: its text, the page it is about and the memories it cites."""
+
+    key: str
+    text: str
+    page: str
+    memories: list[str]
+
+
+class ClaimScore(BaseModel):
+    key: str
+    accuracy: float = Field(ge=0, le=1)
+    relevance: float = Field(ge=0, le=1)
+    specificity: float = Field(ge=0, le=1)
+
+    @property
+    def verdict(self) -> Verdict:
+        return verdict(self.accuracy, self.relevance, self.specificity)
+
+
+_CONTENT_WORD = re.compile(r"[^\W\d_]{4,}", re.UNICODE)
+
+
+def scripted_score(question: ClaimQuestion) -> ClaimScore:
+    """The offline judge, from the same evidence the model judge sees: accuracy is the share of the
+    claim's content words (four letters or more) its memories contain, relevance whether it shares a
+    word with the page's name or its memories at all, specificity whether it has a checkable term (none
+when nothing it says is in its memories)."""
+    evidence = " " + " ".join(normalize_alias(m) for m in question.memories) + " "
+    words = [normalize_alias(w) for w in _CONTENT_WORD.findall(plain_text(question.text))]
+    found = [w for w in words if f" {w}" in evidence]
+    accuracy = len(found) / len(words) if words else 1.0
+    page_words = set(normalize_alias(question.page).split())
+    relevance = 1.0 if (found or page_words & set(words)) else 0.0
+    specificity = (1.0 if terms_of(question.text) else 0.5) if found else 0.0
+    return ClaimScore(key=question.key, accuracy=round(accuracy, 3), relevance=relevance, specificity=specificity)
+
+
+def is_summary(line: str, evidence: Sequence[Evidence]) -> bool:
+    """A line of dates and grounded figures only, with no name and no capitalised word: a summary the
+    compiler can recompute ("- 3 new memories.", "- 2 memories, 2026-03-01 to 2026-03-09."), derived."""
+    terms = terms_of(line)
+    return bool(terms.numbers or terms.dates) and not terms.names and not unsupported_terms(line, evidence)

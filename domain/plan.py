@@ -53,6 +53,7 @@ class LineSources(_Contract):
     text: str
     refs: StrList = []
     status: Text = ""
+    kind: Text = ""  # "derived": the gate found only dates and recounted figures in it
 
 
 LineSourceList = Annotated[list[LineSources], BeforeValidator(_none_to_empty_list)]

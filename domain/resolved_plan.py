@@ -172,6 +172,7 @@ class ProposedClaim(_Resolved):
 
     refs: list[str] = Field(default_factory=list)
     status: str = ""
+    kind: str = ""
 
 
 class ResolvedPlan(_Resolved):

@@ -9,6 +9,7 @@ from domain.compile_messages import (
     AggregationPlanResult,
     AggregationResolveResult,
     ApplyBatchResult,
+    PlanBatchResult,
     ResolvePlanResult,
     TokenCounts,
 )
@@ -49,6 +50,11 @@ class RunMetrics(BaseModel):
     merge_questions: int = 0  # ambiguous pairs sent to the judge
     merge_judge_calls: int = 0
     merge_judge_failures: int = 0  # judge activities that failed: their batch merged no ambiguous pair
+    # The verification gate: proposed lines rejected (never applied), lines the judge scored, judge
+    # calls that failed (their lines stay unverified).
+    claims_rejected: int = 0
+    claims_judged: int = 0
+    claim_judge_failures: int = 0
     llm_retries: int = 0
     truncations: int = 0
     # Model calls cut short (deadline, stall, stream broken): retried by the workflow, then split.
@@ -76,6 +82,11 @@ class RunMetrics(BaseModel):
     rollup_children_rejected: int = 0
     section_promotions_refused: int = 0
     aggregation_error: str | None = None
+
+    def add_claim_gate(self, result: PlanBatchResult) -> None:
+        self.claims_rejected += result.claims_rejected
+        self.claims_judged += result.claims_judged
+        self.claim_judge_failures += int(result.claim_judge_failed)
 
     def add_usage(self, usage: TokenCounts) -> None:
         self.input_tokens += usage.input_tokens

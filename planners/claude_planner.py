@@ -12,6 +12,7 @@ import logging
 
 from pydantic import BaseModel, ValidationError
 
+from domain.claims import ClaimQuestion
 from domain.context import MemoryRecord, PlannerContext
 from domain.errors import ModelInterrupted, ModelTruncated, PlanInvalid, StepFailed
 from domain.guards import JsonResponseError, parse_json_response
@@ -19,11 +20,18 @@ from domain.plan import Plan
 from domain.pricing import TokenUsage, estimate_tokens, priced
 from domain.resolution import MergeQuestion
 from domain.resolved_plan import SectionTask
+from planners.claim_judge_prompt import (
+    CLAIM_JUDGE_MAX_TOKENS,
+    CLAIM_JUDGE_REPLY_SCHEMA,
+    CLAIM_JUDGE_SYSTEM,
+    build_claim_judge_prompt,
+    parse_claim_judge_reply,
+)
 from planners.claude_client import ModelClient, ModelReply
 from planners.compact_plan import CompactPlan, to_plan
 from planners.handles import Handles
 from planners.judge_prompt import JUDGE_REPLY_SCHEMA, JUDGE_SYSTEM, build_judge_prompt, parse_judge_reply
-from planners.port import AggregationRequest, JudgeReply, PlanReply, SectionReply
+from planners.port import AggregationRequest, ClaimJudgeReply, JudgeReply, PlanReply, SectionReply
 from planners.prompts import (
     AGGREGATION_REPLY_SCHEMA,
     PLANNER_REPLY_SCHEMA,
@@ -125,6 +133,22 @@ class ClaudePlanner:
         return PlanReply(plan=plan, usage=priced(model_id, reply.usage), input_chars=prompt.chars,
                          unknown_handles=unknown)
 
+
+    async def judge_claims(self, questions: list[ClaimQuestion], model_id: str) -> ClaimJudgeReply:
+        if not questions:
+            return ClaimJudgeReply(scores=[], usage=priced(model_id, TokenUsage()))
+        prompt = build_claim_judge_prompt(questions)
+        try:
+            reply = await self._client.complete(model=model_id, system=CLAIM_JUDGE_SYSTEM, user=prompt.user,
+                                                max_tokens=CLAIM_JUDGE_MAX_TOKENS, json_schema=CLAIM_JUDGE_REPLY_SCHEMA)
+            try:
+                scores = parse_claim_judge_reply(reply.text, prompt.keys)
+            except PlanInvalid as error:
+                error.spent = reply.usage
+                raise
+        except (ModelTruncated, PlanInvalid, ModelInterrupted) as error:
+            raise priced_error(error, model_id) from None
+        return ClaimJudgeReply(scores=scores, usage=priced(model_id, reply.usage))
 
     async def judge_merges(self, questions: list[MergeQuestion], model_id: str) -> JudgeReply:
         if not questions:

@@ -21,9 +21,9 @@ heading, a held name's quote). So the contract the model answers in is:
 - A line `@m4` stands for the memory's own dated line, `- <date m4 happened>: <its first sentence>`
   (`quote_line`): the model cites a memory's fact without copying its text. Every handle a section
   quotes is one of its citations; `refs` adds citations its lines do not quote. Each line keeps its
-  own citations in the long form (`line_sources`): a quote cites its memory, any other line the
-  section's `refs` (the memories the section quotes when it has no `refs`); the gate then narrows a
-  line to the memories that vouch for it (`domain/claims.py`).
+  own citations in the long form (`line_sources`): a quote cites its memory, any other line all the
+  section's citations; the gate then narrows a line to the memories that vouch for it
+  (`domain/claims.py`).
 - Left out: `slug` (the title's slug), `heading` (the section's default heading), a new page's `refs`
   (its sections' citations), a held name's `quote` (its memory's first sentence), `rewrite` (false:
   the lines are added to the section).
@@ -181,8 +181,8 @@ class _Reader:
 
     def body(self, lines: list[str], refs: list[str]) -> tuple[str, list[str], list[dict[str, Any]]]:
         """The body and citations of a section: quoted handles expanded and cited first, then `refs`;
-        and each line's own citations: a quote cites its memory, any other line the section's `refs`
-        (or, when it has none, the memories the section quotes)."""
+        and each line's own citations: a quote cites its memory, any other line all the section's
+        citations (the gate then narrows it to those that vouch for it)."""
         out: list[str] = []
         cited: list[str] = []
         per_line: list[tuple[str, list[str] | None]] = []
@@ -197,7 +197,7 @@ class _Reader:
             else:
                 out.append(line)
                 per_line.append((line, None))
-        free_refs = list(dict.fromkeys(refs)) or list(dict.fromkeys(cited))
+        free_refs = list(dict.fromkeys([*cited, *refs]))
         line_sources = [{"text": text, "refs": own if own is not None else free_refs}
                         for text, own in per_line if text.strip()]
         return "\n".join(out), list(dict.fromkeys([*cited, *refs])), line_sources

@@ -105,10 +105,13 @@ def build_server(engine: AsyncEngine, scope_of: ScopeOf, connect_temporal: Tempo
     async def get_page(name: Annotated[str, Field(description="TYPE/SLUG, slug, title or alias.")],
                        offset: Annotated[int, Field(ge=0, description="next_offset of the previous call.")] = 0,
                        max_chars: Annotated[int, Field(ge=200, le=reads.MAX_PAGE_CHARS)] = reads.DEFAULT_PAGE_CHARS,
+                       min_confidence: Annotated[float | None, Field(ge=0, le=1, description=(
+                           "Only claims at least this sure (0.7: one memory says it, 0.8: two, ...)."))] = None,
                        ) -> reads.PageDocument:
-        """Read a page as markdown; each section heading ends with its id {#id}. A long page comes in
-        parts: call again with offset=next_offset."""
-        return await guarded(reads.get_page(engine, scope_of(), name, offset, max_chars))
+        """Read a page as markdown; each section heading ends with its id {#id}, and each section lists its
+        claims with their sources, confidence and status. A long page comes in parts: call again with
+        offset=next_offset."""
+        return await guarded(reads.get_page(engine, scope_of(), name, offset, max_chars, min_confidence))
 
     @server.tool(annotations=READ_ONLY)
     async def get_sources(page: Annotated[str, Field(description="The page, named as for get_page.")],

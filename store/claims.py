@@ -9,16 +9,26 @@ recorded by `record_rejected_claims` and read back by `rejected_claims`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 from uuid import UUID
 
+from pydantic import BaseModel, Field
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain import ids
-from domain.claims import ClaimDraft, Evidence, KnownClaim, attribute_body, confidence, evidence_of
+from domain.claims import (
+    DURABLE_CONFIDENCE,
+    ClaimDraft,
+    Evidence,
+    KnownClaim,
+    attribute_body,
+    confidence,
+    evidence_of,
+)
 from domain.resolved_plan import ProposedClaim
 
 
@@ -107,7 +117,7 @@ async def write_claims(conn: AsyncConnection, tenant: str, owner: str, drafts: d
                first_seen_at, last_seen_at, :run, :run, :now, :now
         FROM unnest(CAST(:ids AS uuid[]), CAST(:sections AS uuid[]), CAST(:positions AS integer[]),
                     CAST(:texts AS text[]), CAST(:keys AS text[]), CAST(:kinds AS text[]),
-                    CAST(:statuses AS text[]), CAST(:confidences AS real[]), CAST(:corroborations AS integer[]),
+                    CAST(:statuses AS text[]), CAST(:confidences AS numeric[]), CAST(:corroborations AS integer[]),
                     CAST(:firsts AS timestamptz[]), CAST(:lasts AS timestamptz[]))
             AS c(id, section_id, position, text, text_key, kind, status, confidence, corroboration,
                  first_seen_at, last_seen_at)
@@ -133,3 +143,155 @@ async def write_claims(conn: AsyncConnection, tenant: str, owner: str, drafts: d
             FROM unnest(CAST(:claims AS uuid[]), CAST(:refs AS text[])) AS c(claim_id, memory_id)
             ON CONFLICT DO NOTHING
         """), {"tenant": tenant, "owner": owner, "claims": [c for c, _ in cited], "refs": [r for _, r in cited]})
+
+
+class RejectedClaim(BaseModel):
+    """A line the gate kept out of the wiki, and why."""
+
+    page_ref: str  # the page's id, or type/slug of a page the plan proposed
+    section_slug: str
+    text: str
+    cited: list[str] = Field(default_factory=list)
+    stage: Literal["grounding", "judge"]
+    reason: str
+    scores: dict[str, float] | None = None
+
+
+async def record_rejected_claims(conn: AsyncConnection, scope_tenant: str, scope_owner: str, run_id: str | None,
+                                 plan_id: UUID | None, rejected: Sequence[RejectedClaim]) -> None:
+    """Record the gate's rejections of one plan (a re-planned plan records each line once)."""
+    for claim in rejected:
+        await conn.execute(text("""
+            INSERT INTO wiki_rejected_claims (id, tenant_id, owner_id, run_id, plan_id, page_ref, section_slug, text,
+                                              cited, stage, reason, scores)
+            VALUES (:id, :tenant, :owner, :run, :plan, :page, :section, :text, CAST(:cited AS text[]), :stage,
+                    :reason, CAST(:scores AS jsonb))
+            ON CONFLICT (id) DO UPDATE SET reason = excluded.reason, stage = excluded.stage, scores = excluded.scores,
+                                           run_id = excluded.run_id
+        """), {"id": ids.rejected_claim_id(plan_id or UUID(int=0), f"{claim.page_ref}/{claim.section_slug}",
+                                           claim.text),
+               "tenant": scope_tenant, "owner": scope_owner, "run": run_id, "plan": plan_id, "page": claim.page_ref,
+               "section": claim.section_slug, "text": claim.text, "cited": claim.cited, "stage": claim.stage,
+               "reason": claim.reason, "scores": json.dumps(claim.scores) if claim.scores is not None else None})
+
+
+async def rejected_claims(conn: AsyncConnection, tenant: str, owner: str, limit: int = 100) -> list[dict[str, Any]]:
+    """The scope's most recent rejected claims, newest first."""
+    rows = await conn.execute(text("""
+        SELECT r.created_at, r.run_id, r.page_ref, r.section_slug, r.text, r.cited, r.stage, r.reason, r.scores,
+               p.type || '/' || p.slug AS page
+        FROM wiki_rejected_claims r
+        LEFT JOIN wiki_pages p ON p.id::text = r.page_ref AND p.tenant_id = r.tenant_id AND p.owner_id = r.owner_id
+        WHERE r.tenant_id = :tenant AND r.owner_id = :owner
+        ORDER BY r.created_at DESC, r.id LIMIT :limit
+    """), {"tenant": tenant, "owner": owner, "limit": limit})
+    return [{"at": row.created_at.isoformat(), "run_id": row.run_id, "page": row.page or row.page_ref,
+             "section": row.section_slug, "text": row.text, "cited": list(row.cited), "stage": row.stage,
+             "reason": row.reason, "scores": row.scores} for row in rows]
+
+
+class ClaimView(BaseModel):
+    """One claim as readers get it."""
+
+    text: str
+    kind: str
+    status: str
+    confidence: float
+    corroboration: int
+    sources: list[str]
+    first_seen: datetime | None
+    last_seen: datetime | None
+
+
+async def page_claims(conn: AsyncConnection, tenant: str, owner: str, page_id: UUID,
+                      min_confidence: float = 0.0) -> dict[str, list[ClaimView]]:
+    """The page's claims by section slug, in order, at least `min_confidence` sure."""
+    rows = await conn.execute(text("""
+        SELECT s.section_slug, c.text, c.kind, c.status, c.confidence, c.corroboration, c.first_seen_at,
+               c.last_seen_at,
+               coalesce((SELECT array_agg(cs.memory_id ORDER BY cs.memory_id) FROM wiki_claim_sources cs
+                         WHERE cs.claim_id = c.id), '{}') AS sources
+        FROM wiki_section_claims c
+        JOIN wiki_page_sections s ON s.id = c.section_id
+        JOIN wiki_pages p ON p.id = s.page_id
+        WHERE p.id = :page AND p.tenant_id = :tenant AND p.owner_id = :owner AND c.confidence >= :min
+        ORDER BY s.position, c.position
+    """), {"page": page_id, "tenant": tenant, "owner": owner, "min": min_confidence})
+    out: dict[str, list[ClaimView]] = {}
+    for row in rows:
+        out.setdefault(row.section_slug, []).append(ClaimView(
+            text=row.text, kind=row.kind, status=row.status, confidence=float(row.confidence),
+            corroboration=row.corroboration, sources=list(row.sources), first_seen=row.first_seen_at,
+            last_seen=row.last_seen_at))
+    return out
+
+
+class ClaimTotals(BaseModel):
+    """One scope's claims: the compression ratio is its memories to its durable claims (facts at
+    least DURABLE_CONFIDENCE sure)."""
+
+    tenant: str
+    owner: str
+    memories: int
+    claims: int
+    durable_claims: int
+    rejected_claims: int
+
+    @property
+    def compression(self) -> str:
+        return f"{self.memories / self.durable_claims:.1f}:1" if self.durable_claims else "no durable claim"
+
+
+async def claim_totals(conn: AsyncConnection, limit: int = 100, tenant: str | None = None,
+                       owner: str | None = None) -> list[ClaimTotals]:
+    """Claim counts of the scopes that have claims or rejections (or of the one scope asked for)."""
+    rows = await conn.execute(text("""
+        WITH claimed AS (
+            SELECT p.tenant_id, p.owner_id, count(c.id) AS claims,
+                   count(c.id) FILTER (WHERE c.confidence >= :durable AND c.kind = 'fact') AS durable
+            FROM wiki_pages p JOIN wiki_page_sections s ON s.page_id = p.id
+            JOIN wiki_section_claims c ON c.section_id = s.id
+            WHERE p.status = 'active' AND (CAST(:tenant AS text) IS NULL OR (p.tenant_id = :tenant AND p.owner_id = :owner))
+            GROUP BY p.tenant_id, p.owner_id
+        ), rejected AS (
+            SELECT tenant_id, owner_id, count(*) AS rejected FROM wiki_rejected_claims
+            WHERE CAST(:tenant AS text) IS NULL OR (tenant_id = :tenant AND owner_id = :owner)
+            GROUP BY tenant_id, owner_id
+        ), scopes AS (
+            SELECT tenant_id, owner_id FROM claimed UNION SELECT tenant_id, owner_id FROM rejected
+        )
+        SELECT sc.tenant_id, sc.owner_id, coalesce(c.claims, 0) AS claims, coalesce(c.durable, 0) AS durable,
+               coalesce(r.rejected, 0) AS rejected,
+               (SELECT count(*) FROM memory_units m WHERE m.tenant_id = sc.tenant_id AND m.owner_id = sc.owner_id)
+                   AS memories
+        FROM scopes sc LEFT JOIN claimed c USING (tenant_id, owner_id) LEFT JOIN rejected r USING (tenant_id, owner_id)
+        ORDER BY sc.tenant_id COLLATE "C", sc.owner_id COLLATE "C" LIMIT :limit
+    """), {"durable": DURABLE_CONFIDENCE, "tenant": tenant, "owner": owner, "limit": limit})
+    return [ClaimTotals(tenant=row.tenant_id, owner=row.owner_id, memories=row.memories, claims=row.claims,
+                        durable_claims=row.durable, rejected_claims=row.rejected) for row in rows]
+
+
+class PageListing(BaseModel):
+    type: str
+    slug: str
+    title: str
+    status: str
+    sections: int
+    claims: int
+    durable_claims: int
+
+
+async def page_list(conn: AsyncConnection, tenant: str, owner: str) -> list[PageListing]:
+    """Every page of the scope, with its sections and claims counted."""
+    rows = await conn.execute(text("""
+        SELECT p.type, p.slug, p.title, p.status,
+               (SELECT count(*) FROM wiki_page_sections s WHERE s.page_id = p.id) AS sections,
+               (SELECT count(*) FROM wiki_page_sections s JOIN wiki_section_claims c ON c.section_id = s.id
+                WHERE s.page_id = p.id) AS claims,
+               (SELECT count(*) FROM wiki_page_sections s JOIN wiki_section_claims c ON c.section_id = s.id
+                WHERE s.page_id = p.id AND c.kind = 'fact' AND c.confidence >= :durable) AS durable
+        FROM wiki_pages p WHERE p.tenant_id = :tenant AND p.owner_id = :owner
+        ORDER BY p.type COLLATE "C", p.slug COLLATE "C"
+    """), {"tenant": tenant, "owner": owner, "durable": DURABLE_CONFIDENCE})
+    return [PageListing(type=r.type, slug=r.slug, title=r.title, status=r.status, sections=r.sections,
+                        claims=r.claims, durable_claims=r.durable) for r in rows]

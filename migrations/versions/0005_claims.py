@@ -39,7 +39,7 @@ def upgrade() -> None:
             text_key text NOT NULL,
             kind text NOT NULL CHECK (kind IN ('fact', 'derived')),
             status text NOT NULL CHECK (status IN ('verified', 'unverified')),
-            confidence real NOT NULL CHECK (confidence >= 0 AND confidence <= 1),
+            confidence numeric(3, 2) NOT NULL CHECK (confidence >= 0 AND confidence <= 1),
             corroboration integer NOT NULL CHECK (corroboration >= 0),
             first_seen_at timestamptz,
             last_seen_at timestamptz,

@@ -1,0 +1,149 @@
+"""Claims through the gate, resolution and apply, on a real database with hand-built plans.
+
+A planner that invents a line gets it blocked and recorded; a second memory saying the same thing
+raises that claim's confidence; a written body is exactly its claims, each citing its own memories.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from decimal import Decimal
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from activities.claim_gate import gate_plan
+from domain import ids
+from domain.compile_messages import Scope
+from domain.memory import MemoryIn
+from domain.plan import LineSources, NewPage, NewSection, PageUpdate, Plan, SectionUpdate
+from domain.resolved_plan import ResolvedPage, ResolvedPlan, SectionTask, WriterSection
+from planners.scripted_planner import ScriptedPlanner
+from store.claims import record_rejected_claims, rejected_claims
+from store.memories import retain
+from store.plan_apply import apply_resolved_plan
+from store.plan_resolution import resolve_plan
+
+TENANT, OWNER = "t-claims", "alice"
+SCOPE = Scope(tenant=TENANT, owner=OWNER)
+NOW = datetime(2026, 3, 1, tzinfo=UTC)
+MEMORIES = {
+    "m1": ("Dinner at Contramar with Lena: the tuna tostadas.", "2026-02-01T19:00:00Z"),
+    "m2": ("Back at Contramar for the tuna tostadas, this time alone.", "2026-02-20T13:00:00Z"),
+    "m3": ("Lena booked a table at Contramar for Friday.", "2026-02-22T09:00:00Z"),
+}
+
+
+def mid(handle: str) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"claims-test/{handle}"))
+
+
+async def retain_memories(engine: AsyncEngine) -> None:
+    await retain(engine, TENANT, OWNER, [MemoryIn.model_validate({"id": mid(h), "content": c, "occurred_at": at})
+                                         for h, (c, at) in MEMORIES.items()])
+
+
+async def compile_plan(engine: AsyncEngine, plan: Plan, batch: list[str]) -> Plan:
+    """Gate, resolve and apply one plan, as a batch does; returns the plan as gated."""
+    gate = await gate_plan(engine, ScriptedPlanner(), SCOPE, plan, "claude-sonnet-4-5")
+    plan_id = uuid.uuid4()
+    async with engine.begin() as conn:
+        await record_rejected_claims(conn, TENANT, OWNER, "run-1", plan_id, gate.rejected)
+        resolved, _ = await resolve_plan(conn, TENANT, OWNER, plan_id, gate.plan, batch, NOW)
+        await apply_resolved_plan(conn, TENANT, OWNER, resolved, {}, deterministic_linking=False, run_id="run-1")
+    return gate.plan
+
+
+async def claims(engine: AsyncEngine, slug: str, section: str) -> list[dict]:
+    section_id = ids.section_id(ids.page_id(TENANT, OWNER, "entity", slug), section)
+    async with engine.connect() as conn:
+        rows = await conn.execute(text("""
+            SELECT c.text, c.kind, c.status, c.confidence, c.corroboration,
+                   array_agg(cs.memory_id ORDER BY cs.memory_id) AS refs
+            FROM wiki_section_claims c JOIN wiki_claim_sources cs ON cs.claim_id = c.id
+            WHERE c.section_id = :s GROUP BY c.id ORDER BY c.position
+        """), {"s": section_id})
+        body = (await conn.execute(text("SELECT body_md FROM wiki_page_sections WHERE id = :s"),
+                                   {"s": section_id})).scalar_one()
+    out = [dict(row._mapping) for row in rows]
+    assert "\n".join(c["text"] for c in out) == "\n".join(line for line in body.splitlines() if line.strip())
+    return out
+
+
+def contramar(*lines: tuple[str, list[str]]) -> NewPage:
+    return NewPage(type="entity", slug="contramar", title="Contramar", source_refs=[], sections=[
+        NewSection(slug="notes", heading="Notes", body_md="\n".join(t for t, _ in lines),
+                   source_refs=list(dict.fromkeys(r for _, refs in lines for r in refs)),
+                   line_sources=[LineSources(text=t, refs=refs) for t, refs in lines])])
+
+
+async def test_an_invented_claim_is_blocked_recorded_and_never_applied(engine):
+    await retain_memories(engine)
+    honest = "- Tuna tostadas at Contramar with Lena."
+    invented = "- Chef Bartholomew cooked 14 courses at Contramar with Lena."
+    plan = Plan(pageUpdates=[], newPages=[contramar((honest, [mid("m1")]), (invented, [mid("m1")]))],
+                unresolvedMentions=[], promotions=[])
+
+    gated = await compile_plan(engine, plan, [mid("m1")])
+
+    assert gated.newPages[0].sections[0].body_md == honest
+    assert [c["text"] for c in await claims(engine, "contramar", "notes")] == [honest]
+    async with engine.connect() as conn:
+        [rejected] = await rejected_claims(conn, TENANT, OWNER)
+    assert rejected["text"] == invented and rejected["stage"] == "grounding"
+    assert "'bartholomew'" in rejected["reason"] and "'14'" in rejected["reason"]
+
+
+async def test_a_second_memory_saying_the_same_raises_the_claim_confidence(engine):
+    await retain_memories(engine)
+    line = "- Contramar serves tuna tostadas."
+    await compile_plan(engine, Plan(pageUpdates=[], newPages=[contramar((line, [mid("m1")]))],
+                                    unresolvedMentions=[], promotions=[]), [mid("m1")])
+    [first] = await claims(engine, "contramar", "notes")
+    assert (first["corroboration"], first["confidence"], first["refs"]) == (1, Decimal("0.70"), [mid("m1")])
+
+    page = str(ids.page_id(TENANT, OWNER, "entity", "contramar"))
+    again = Plan(pageUpdates=[PageUpdate(pageId=page, sections=[SectionUpdate(
+        slug="notes", proposed_body_md=line, source_refs=[mid("m2")])])], newPages=[], unresolvedMentions=[],
+        promotions=[])
+    await compile_plan(engine, again, [mid("m2")])
+
+    [second] = await claims(engine, "contramar", "notes")
+    assert (second["corroboration"], second["confidence"]) == (2, Decimal("0.80"))
+    assert second["refs"] == sorted([mid("m1"), mid("m2")])
+
+
+async def test_each_line_cites_only_the_memories_that_vouch_for_it(engine):
+    await retain_memories(engine)
+    refs = [mid("m1"), mid("m3")]
+    plan = Plan(pageUpdates=[], newPages=[contramar(("- Tuna tostadas at Contramar.", refs),
+                                                    ("- Lena booked a table for Friday.", refs))],
+                unresolvedMentions=[], promotions=[])
+
+    await compile_plan(engine, plan, refs)
+
+    assert [(c["text"], c["refs"]) for c in await claims(engine, "contramar", "notes")] == [
+        ("- Tuna tostadas at Contramar.", [mid("m1")]),  # "Contramar" is in both, "Tuna" in m1 only
+        ("- Lena booked a table for Friday.", [mid("m3")]),
+    ]
+
+
+async def test_condensing_lines_keeps_their_citations(engine):
+    await retain_memories(engine)
+    tostadas, booking = "- Tuna tostadas at Contramar.", "- Lena booked a table for Friday."
+    await compile_plan(engine, Plan(pageUpdates=[], newPages=[contramar((tostadas, [mid("m1")]),
+                                                                       (booking, [mid("m3")]))],
+                                    unresolvedMentions=[], promotions=[]), [mid("m1"), mid("m3")])
+    page = str(ids.page_id(TENANT, OWNER, "entity", "contramar"))
+    folded = "- Tuna tostadas, and Lena booked a table for Friday."
+    task = SectionTask(page_id=page, page_title="Contramar", page_type="entity", slug="notes", heading="Notes",
+                       existing_body=f"{tostadas}\n{booking}", proposed_body="", source_refs=[])
+    resolved = ResolvedPlan(memory_ids=[], tasks={"t1": task}, pages=[ResolvedPage(
+        page_id=page, type="entity", slug="contramar", title="Contramar", summary=None, mode="update",
+        keep_title=True, sections=[WriterSection(slug="notes", task="t1")])])
+    async with engine.begin() as conn:
+        await apply_resolved_plan(conn, TENANT, OWNER, resolved, {"t1": folded}, deterministic_linking=False)
+
+    [claim] = await claims(engine, "contramar", "notes")
+    assert (claim["text"], claim["kind"], claim["refs"]) == (folded, "fact", sorted([mid("m1"), mid("m3")]))
