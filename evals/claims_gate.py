@@ -109,6 +109,7 @@ async def measure(client: Client, engine: AsyncEngine, lie: float, size: int, se
     async with ClaudeSimulator(SimConfig(ungrounded_claims=lie)) as sim:
         settings = Settings(WIKI_LLM="anthropic", ANTHROPIC_API_KEY=SIM_KEY, WIKI_DEBOUNCE_SECONDS=0,
                             WIKI_AGGREGATION_PASS_ENABLED=False, WIKI_TASK_QUEUE=f"gate-{uuid.uuid4()}")
+        before = os.environ.get("ANTHROPIC_BASE_URL")
         os.environ["ANTHROPIC_BASE_URL"] = sim.base_url  # the SDK's own setting: the product never knows
         model_client = build_model_client(settings)
         try:
@@ -118,6 +119,10 @@ async def measure(client: Client, engine: AsyncEngine, lie: float, size: int, se
                 await handle.result()
         finally:
             await model_client.aclose()
+            if before is None:
+                os.environ.pop("ANTHROPIC_BASE_URL", None)
+            else:
+                os.environ["ANTHROPIC_BASE_URL"] = before
         async with engine.connect() as conn:
             rows = (await conn.execute(text(
                 "SELECT text, reason FROM wiki_rejected_claims WHERE tenant_id = :t AND owner_id = :o ORDER BY text"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
+from decimal import Decimal
 from typing import Any, Literal
 from uuid import UUID
 
@@ -190,6 +191,10 @@ async def rejected_claims(conn: AsyncConnection, tenant: str, owner: str, limit:
              "reason": row.reason, "scores": row.scores} for row in rows]
 
 
+# Confidences are stored as numeric(3, 2); compared with the float 0.8 they would read 0.80 < 0.8000…04.
+_DURABLE = Decimal(str(DURABLE_CONFIDENCE))
+
+
 class ClaimView(BaseModel):
     """One claim as readers get it."""
 
@@ -214,7 +219,8 @@ async def page_claims(conn: AsyncConnection, tenant: str, owner: str, page_id: U
         FROM wiki_section_claims c
         JOIN wiki_page_sections s ON s.id = c.section_id
         JOIN wiki_pages p ON p.id = s.page_id
-        WHERE p.id = :page AND p.tenant_id = :tenant AND p.owner_id = :owner AND c.confidence >= :min
+        WHERE p.id = :page AND p.tenant_id = :tenant AND p.owner_id = :owner
+          AND c.confidence >= round(CAST(CAST(:min AS float8) AS numeric), 6)
         ORDER BY s.position, c.position
     """), {"page": page_id, "tenant": tenant, "owner": owner, "min": min_confidence})
     out: dict[str, list[ClaimView]] = {}
@@ -266,7 +272,7 @@ async def claim_totals(conn: AsyncConnection, limit: int = 100, tenant: str | No
                    AS memories
         FROM scopes sc LEFT JOIN claimed c USING (tenant_id, owner_id) LEFT JOIN rejected r USING (tenant_id, owner_id)
         ORDER BY sc.tenant_id COLLATE "C", sc.owner_id COLLATE "C" LIMIT :limit
-    """), {"durable": DURABLE_CONFIDENCE, "tenant": tenant, "owner": owner, "limit": limit})
+    """), {"durable": _DURABLE, "tenant": tenant, "owner": owner, "limit": limit})
     return [ClaimTotals(tenant=row.tenant_id, owner=row.owner_id, memories=row.memories, claims=row.claims,
                         durable_claims=row.durable, rejected_claims=row.rejected) for row in rows]
 
@@ -292,6 +298,6 @@ async def page_list(conn: AsyncConnection, tenant: str, owner: str) -> list[Page
                 WHERE s.page_id = p.id AND c.kind = 'fact' AND c.confidence >= :durable) AS durable
         FROM wiki_pages p WHERE p.tenant_id = :tenant AND p.owner_id = :owner
         ORDER BY p.type COLLATE "C", p.slug COLLATE "C"
-    """), {"tenant": tenant, "owner": owner, "durable": DURABLE_CONFIDENCE})
+    """), {"tenant": tenant, "owner": owner, "durable": _DURABLE})
     return [PageListing(type=r.type, slug=r.slug, title=r.title, status=r.status, sections=r.sections,
                         claims=r.claims, durable_claims=r.durable) for r in rows]

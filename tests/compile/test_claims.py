@@ -10,15 +10,19 @@ import uuid
 from datetime import UTC, datetime
 from decimal import Decimal
 
+import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from activities.claim_gate import gate_plan
+from app import reads
+from app.reads import BadInput, ReadScope
 from domain import ids
 from domain.compile_messages import Scope
 from domain.memory import MemoryIn
 from domain.plan import LineSources, NewPage, NewSection, PageUpdate, Plan, SectionUpdate
 from domain.resolved_plan import ResolvedPage, ResolvedPlan, SectionTask, WriterSection
+from evals.claims_gate import measure
 from planners.scripted_planner import ScriptedPlanner
 from store.claims import record_rejected_claims, rejected_claims
 from store.memories import retain
@@ -147,3 +151,33 @@ async def test_condensing_lines_keeps_their_citations(engine):
 
     [claim] = await claims(engine, "contramar", "notes")
     assert (claim["text"], claim["kind"], claim["refs"]) == (folded, "fact", sorted([mid("m1"), mid("m3")]))
+
+
+async def test_a_lying_model_gets_every_invented_line_blocked(client, engine):
+    # A corpus nobody here wrote for this rule (the eval's generator), compiled through the SDK and the
+    # simulator while it makes a tenth of the proposed lines carry an invented name or count.
+    run = await measure(client, engine, 0.1, size=40, seed=7919)
+
+    assert run.injected_lines > 0 and run.blocked_injected == run.injected_lines
+    assert run.served_claims > 0 and run.served_ungrounded == 0 and run.claims_citing_outside_scope == 0
+
+
+async def test_reads_give_each_claim_and_filter_by_confidence(engine):
+    await retain_memories(engine)
+    twice, once = "- Contramar serves tuna tostadas.", "- Lena booked a table for Friday."
+    plan = Plan(pageUpdates=[], newPages=[contramar((twice, [mid("m1"), mid("m2")]), (once, [mid("m3")]))],
+                unresolvedMentions=[], promotions=[])
+    await compile_plan(engine, plan, [mid("m1"), mid("m2"), mid("m3")])
+    scope = ReadScope.of(TENANT, OWNER)
+
+    whole = await reads.get_page(engine, scope, "entity/contramar")
+    [notes] = whole.sections
+    assert [(c.text, c.confidence, c.status, c.sources) for c in notes.claims] == [
+        (twice, 0.8, "verified", sorted([mid("m1"), mid("m2")])), (once, 0.7, "verified", [mid("m3")])]
+    assert notes.claims[0].first_seen < notes.claims[0].last_seen
+    sure = await reads.get_page_by_key(engine, scope, "entity", "contramar", min_confidence=0.8)
+    assert [c.text for c in sure.sections[0].claims] == [twice]
+    assert twice in sure.markdown and once not in sure.markdown
+    for bad in (1.5, -0.1, float("nan")):
+        with pytest.raises(BadInput, match="min_confidence"):
+            await reads.get_page(engine, scope, "entity/contramar", min_confidence=bad)
