@@ -13,7 +13,6 @@ narrowed to the memories that vouch for it.
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from uuid import UUID
@@ -25,8 +24,10 @@ from domain.claims import (
     ClaimQuestion,
     Evidence,
     evidence_of,
+    flat_values,
     grounding_reason,
     is_summary,
+    is_verbatim,
     lines_with_refs,
     quoted_by,
     supporting,
@@ -149,6 +150,10 @@ async def gate_plan(engine: AsyncEngine, judge: Planner | None, scope: Scope, pl
         if is_summary(item.line.text, item.evidence):
             item.line.status, item.line.kind = "verified", "derived"  # recounted: grounded by construction
             continue
+        if is_verbatim(item.line.text, item.evidence):
+            # Every word of it is in its memories: it cannot say what they do not; no judge call.
+            item.line.refs, item.line.status = supporting(item.line.text, item.evidence), "verified"
+            continue
         item.line.refs = supporting(item.line.text, item.evidence) or [e.memory_id for e in item.evidence]
         item.line.status = "unverified"
         to_judge.append(item)
@@ -185,11 +190,10 @@ async def _judge(judge: Planner, items: list[_Line], memories: dict, model_id: s
 
 
 def _memory_text(memory: MemoryRecord) -> str:
-    """What the judge reads of a memory: its text, and its metadata (kind, place, city) as written,
+    """What the judge reads of a memory: its text, and the values of its metadata (kind, place, city),
     the same evidence the grounding check reads."""
-    if not memory.metadata:
-        return memory.content
-    return f"{memory.content} [metadata: {json.dumps(memory.metadata, ensure_ascii=False, sort_keys=True)}]"
+    values = list(dict.fromkeys(v for v in flat_values(memory.metadata) if v and v not in memory.content))
+    return f"{memory.content} ({'; '.join(values)[:200]})" if values else memory.content
 
 
 def _rewrite_sections(lines: list[_Line], outcome: GateOutcome) -> None:

@@ -78,13 +78,15 @@ def lie(answer: Any, fraction: float, user: str, quotes: dict[str, str], injecte
     return answer
 
 
-_BLOCK = re.compile(r"^(c\d+)\. page: (.*)\n  claim: (.*)\n((?:  - memory: .*\n?)*)", re.MULTILINE)
+_MEMORY = re.compile(r"^(m\d+): (.*)$", re.MULTILINE)
+_CLAIM = re.compile(r"^(c\d+)\. page: (.*)\n  claim: (.*)\n  cites: (.*)$", re.MULTILINE)
 
 
 def scored_claims(user: str) -> dict[str, Any]:
+    memories = dict(_MEMORY.findall(user.split("Claims to score:", 1)[0]))
     scores = []
-    for claim_id, page, claim, memories in _BLOCK.findall(user):
-        texts = [m.split("memory: ", 1)[1] for m in memories.splitlines() if "memory: " in m]
+    for claim_id, page, claim, cites in _CLAIM.findall(user):
+        texts = [memories[m.strip()] for m in cites.split(",") if m.strip() in memories]
         score = scripted_score(ClaimQuestion(key=claim_id, text=claim, page=page, memories=texts))
         scores.append({"id": claim_id, "accuracy": score.accuracy, "relevance": score.relevance,
                        "specificity": score.specificity})

@@ -169,20 +169,20 @@ class Evidence:
     happened: datetime | None = None
 
 
-def _flatten(value: Any) -> Iterable[str]:
+def flat_values(value: Any) -> Iterable[str]:
+    """Every scalar value of a memory's metadata, in order (keys left out)."""
     if isinstance(value, dict):
-        for key, item in value.items():
-            yield str(key)
-            yield from _flatten(item)
+        for item in value.values():
+            yield from flat_values(item)
     elif isinstance(value, (list, tuple)):
         for item in value:
-            yield from _flatten(item)
+            yield from flat_values(item)
     elif value is not None:
         yield str(value)
 
 
 def evidence_of(memory_id: str, content: str, metadata: dict[str, Any] | None, happened: datetime | date | None) -> Evidence:
-    raw = " ".join([content, *_flatten(metadata or {})])
+    raw = " ".join([content, *flat_values(metadata or {})])
     dates = set(_DATE.findall(raw))
     if happened is not None:
         day = happened.date() if isinstance(happened, datetime) else happened
@@ -409,3 +409,11 @@ def is_summary(line: str, evidence: Sequence[Evidence]) -> bool:
     compiler can recompute ("- 3 new memories.", "- 2 memories, 2026-03-01 to 2026-03-09."), derived."""
     terms = terms_of(line)
     return bool(terms.numbers or terms.dates) and not terms.names and not unsupported_terms(line, evidence)
+
+
+def is_verbatim(line: str, evidence: Sequence[Evidence]) -> bool:
+    """Every word of the line (after the compiler's labels and a trailing note) is in its memories:
+    it rearranges what they say and adds nothing, so it needs no judge."""
+    words = normalize_alias(_TRAILING_NOTE.sub("", _label_free(plain_text(line)))).split()
+    held = set().union(*(e.words for e in evidence)) if evidence else set()
+    return bool(words) and all(word in held for word in words)

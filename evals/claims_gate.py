@@ -29,6 +29,7 @@ from app.worker import build_model_client, build_worker
 from claude_sim import ClaudeSimulator, SimConfig
 from domain.claims import evidence_of, unsupported_terms
 from domain.memory import MemoryIn
+from domain.pricing import TokenUsage, cost_usd
 from evals.corpus import generate
 from evals.run import private_services
 from planners.compact_plan import CompactPlan
@@ -50,6 +51,8 @@ class GateRun(BaseModel):
     served_claims: int
     served_ungrounded: int  # fact claims with a name or number none of their memories holds
     claims_citing_outside_scope: int
+    cost_usd_per_1000_memories: float = 0.0  # every model call, as the simulator billed it
+    judge_cost_usd_per_1000_memories: float = 0.0  # of which the claim judge's calls
     rejected_examples: list[str] = []
 
     @property
@@ -130,11 +133,17 @@ async def measure(client: Client, engine: AsyncEngine, lie: float, size: int, se
         rejected = [row.text for row in rows]
         served, ungrounded, outside = await served_claim_check(engine, tenant_id, tenant.owner)
         injected = list(dict.fromkeys(sim.injected_lines))
+        per_thousand = 1000 / max(1, len(tenant.memories))
+        billed = sum(cost_usd(call.model, TokenUsage(**call.usage.as_dict())) for call in sim.calls if call.usage)
+        judged = sum(cost_usd(call.model, TokenUsage(**call.usage.as_dict()))
+                     for call in sim.of_kind("claim_judge") if call.usage)
         rejected_set = set(rejected)
         return GateRun(lie=lie, memories=len(tenant.memories), proposed_lines=_proposed_lines(sim),
                        injected_lines=len(injected), blocked_injected=sum(1 for line in injected if line in rejected_set),
                        rejected_lines=len(rejected), served_claims=served, served_ungrounded=ungrounded,
                        claims_citing_outside_scope=outside,
+                       cost_usd_per_1000_memories=round(billed * per_thousand, 4),
+                       judge_cost_usd_per_1000_memories=round(judged * per_thousand, 4),
                        rejected_examples=[f"{row.text} -- {row.reason}" for row in rows
                                           if row.text not in set(sim.injected_lines)][:12])
 

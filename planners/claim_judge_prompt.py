@@ -1,8 +1,9 @@
 """The claim judge's prompt and reply: one call scores every new claim of a plan.
 
 A prompt of its own, never the writer's or the planner's (a model grading its own sentences with
-the instructions that wrote them agrees with itself). Claims are numbered c1..cN, each with the page
-it is about and the memories it cites, quoted as data; the reply is one score per claim.
+the instructions that wrote them agrees with itself). The memories are listed once, m1..mK, quoted
+as data; the claims are numbered c1..cN, each with the page it is about and the memories it cites;
+the reply is one score per claim.
 """
 
 from __future__ import annotations
@@ -54,13 +55,18 @@ def _clip(text: str) -> str:
 
 
 def build_claim_judge_prompt(questions: list[ClaimQuestion]) -> ClaimJudgePrompt:
-    blocks, keys = [], {}
+    """Each memory once (claims of a plan share most of theirs), then each claim with the memories it
+    cites by their number."""
+    memory_ids: dict[str, str] = {}
+    claims, keys = [], {}
     for n, question in enumerate(questions, 1):
         claim_id = f"c{n}"
         keys[claim_id] = question.key
-        memories = "\n".join(f"  - memory: {_clip(m)}" for m in question.memories) or "  - (no memory)"
-        blocks.append(f"{claim_id}. page: {_clip(question.page)}\n  claim: {_clip(question.text)}\n{memories}")
-    return ClaimJudgePrompt(user="Claims to score:\n\n" + "\n\n".join(blocks), keys=keys)
+        cited = [memory_ids.setdefault(_clip(m), f"m{len(memory_ids) + 1}") for m in question.memories]
+        claims.append(f"{claim_id}. page: {_clip(question.page)}\n  claim: {_clip(question.text)}\n"
+                      f"  cites: {', '.join(cited) or 'nothing'}")
+    memories = "\n".join(f"{memory_id}: {text}" for text, memory_id in memory_ids.items())
+    return ClaimJudgePrompt(user=f"Memories:\n{memories}\n\nClaims to score:\n\n" + "\n\n".join(claims), keys=keys)
 
 
 class _Reply(BaseModel):

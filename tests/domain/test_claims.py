@@ -20,6 +20,7 @@ from domain.claims import (
     confidence,
     evidence_of,
     is_summary,
+    is_verbatim,
     quoted_by,
     scripted_score,
     supporting,
@@ -133,3 +134,24 @@ def test_a_line_of_recounted_figures_only_is_a_summary() -> None:
     assert is_summary("- 3 memories, 2026-01-05 to 2026-01-07.", evidence)
     assert not is_summary("- 4 new memories.", evidence)  # not a recount
     assert not is_summary("- Lena brought 3 coffees.", evidence)  # a name: the judge decides
+
+
+def test_a_line_made_only_of_its_memories_words_needs_no_judge() -> None:
+    evidence = [evidence_of("m1", "Eric waited twenty minutes for a table at Uchi.", {"kind": "restaurant"}, DAY0)]
+    assert is_verbatim("- Waited for a table at Uchi. (2 times, on 2026-01-05)", evidence)
+    assert is_verbatim("Restaurant.", evidence)
+    assert not is_verbatim("- Eric did not wait at Uchi.", evidence)  # "did", "not": a new statement
+
+
+def test_the_judge_prompt_lists_each_memory_once() -> None:
+    from planners.claim_judge_prompt import build_claim_judge_prompt, parse_claim_judge_reply
+
+    shared = "Eric waited twenty minutes for a table at Uchi."
+    prompt = build_claim_judge_prompt([
+        ClaimQuestion(key="a", text="Long wait at Uchi.", page="Uchi", memories=[shared]),
+        ClaimQuestion(key="b", text="Uchi is busy.", page="Uchi", memories=[shared, "Uchi was packed."])])
+    assert prompt.user.count(shared) == 1 and "cites: m1, m2" in prompt.user
+    scores = parse_claim_judge_reply('{"scores": [{"id": "c2", "accuracy": 0.9, "relevance": 1, "specificity": 0.5},'
+                                     ' {"id": "c9", "accuracy": 1, "relevance": 1, "specificity": 1},'
+                                     ' {"id": "c1", "accuracy": 7, "relevance": 1, "specificity": 1}]}', prompt.keys)
+    assert [(s.key, s.verdict) for s in scores] == [("b", "verified")]  # unknown id and out-of-range dropped
