@@ -222,9 +222,10 @@ def unsupported_terms(line: str, evidence: Sequence[Evidence], page_names: Itera
 
 
 def supporting(line: str, evidence: Sequence[Evidence]) -> list[str]:
-    """The memories that vouch for the line: those holding one of its telling terms (a term some but
-    not all of the memories hold; when no term tells them apart, any of its terms). All of them when
-    the line has no term. A line folded from several memories cites exactly those it draws on."""
+    """The memories that vouch for the line: those holding all its terms, if any does; else those
+    holding one of its telling terms (a term some but not all of the memories hold; when no term tells
+    them apart, any of its terms). All of them when the line has no term. A line folded from several
+    memories cites exactly those it draws on."""
     terms = terms_of(line)
     if not terms:
         return [e.memory_id for e in evidence]
@@ -235,8 +236,9 @@ def supporting(line: str, evidence: Sequence[Evidence]) -> list[str]:
         holders.append({e.memory_id for e in evidence if number in e.numbers})
     for name in terms.names:
         holders.append({e.memory_id for e in evidence if _name_in(name, e)})
+    every = set.intersection(*holders) if holders else set()
     telling = [h for h in holders if h and len(h) < len(evidence)] or holders
-    chosen = set().union(*telling) if telling else set()
+    chosen = every or (set().union(*telling) if telling else set())
     return [e.memory_id for e in evidence if e.memory_id in chosen]
 
 
@@ -352,6 +354,8 @@ def attribute_body(body: str | None, sources: Sequence[Evidence], proposed: dict
             "unverified" if stored and stored.status == "unverified" and not plan_claim else "verified")
         if not refs:
             refs = quoted_by(text, sources)
+        if not refs and is_summary(text, sources):
+            kind, refs = "derived", [e.memory_id for e in sources]
         if not refs:
             if not unsupported_terms(text, sources, page_names):
                 refs = supporting(text, sources)

@@ -23,6 +23,7 @@ from domain.memory import MemoryIn
 from domain.plan import LineSources, NewPage, NewSection, PageUpdate, Plan, SectionUpdate
 from domain.resolved_plan import ResolvedPage, ResolvedPlan, SectionTask, WriterSection
 from evals.claims_gate import measure
+from runtime.database import downgrade, migrate
 from planners.scripted_planner import ScriptedPlanner
 from store.claims import record_rejected_claims, rejected_claims
 from store.memories import retain
@@ -181,3 +182,19 @@ async def test_reads_give_each_claim_and_filter_by_confidence(engine):
     for bad in (1.5, -0.1, float("nan")):
         with pytest.raises(BadInput, match="min_confidence"):
             await reads.get_page(engine, scope, "entity/contramar", min_confidence=bad)
+
+
+async def test_the_migration_turns_each_existing_line_into_a_claim(engine):
+    await retain_memories(engine)
+    body = "- 2026-02-01: Dinner at Contramar with Lena: the tuna tostadas.\n- Lena booked a table for Friday.\n" \
+           "- 3 memories, 2026-02-01 to 2026-02-22."
+    await compile_plan(engine, Plan(pageUpdates=[], newPages=[contramar((body, [mid("m1"), mid("m2"), mid("m3")]))],
+                                    unresolvedMentions=[], promotions=[]), [mid("m1"), mid("m2"), mid("m3")])
+    await downgrade(engine, "0004_message_batches")  # wherever the merge chains it, 0005_claims is after it
+    await migrate(engine)
+
+    assert [(c["text"], c["kind"], c["refs"]) for c in await claims(engine, "contramar", "notes")] == [
+        ("- 2026-02-01: Dinner at Contramar with Lena: the tuna tostadas.", "fact", [mid("m1")]),
+        ("- Lena booked a table for Friday.", "fact", [mid("m3")]),
+        ("- 3 memories, 2026-02-01 to 2026-02-22.", "derived", sorted([mid("m1"), mid("m2"), mid("m3")])),
+    ]
