@@ -23,8 +23,8 @@ from domain.memory import MemoryIn
 from domain.plan import LineSources, NewPage, NewSection, PageUpdate, Plan, SectionUpdate
 from domain.resolved_plan import ResolvedPage, ResolvedPlan, SectionTask, WriterSection
 from evals.claims_gate import measure
-from runtime.database import downgrade, migrate
 from planners.scripted_planner import ScriptedPlanner
+from runtime.database import downgrade, migrate
 from store.claims import record_rejected_claims, rejected_claims
 from store.memories import retain
 from store.plan_apply import apply_resolved_plan
