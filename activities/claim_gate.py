@@ -65,6 +65,9 @@ class GateOutcome:
     rejected: list[RejectedClaim] = field(default_factory=list)
     judged: int = 0
     judge_failed: bool = False
+    # References to no memory of the scope made by the lines of sections the gate removed whole: the
+    # resolver never sees them, so they are counted here, one per reference as the resolver counts.
+    dropped_refs: int = 0
     usage: TokenCounts = field(default_factory=TokenCounts)
 
 
@@ -159,7 +162,7 @@ async def gate_plan(engine: AsyncEngine, judge: Planner | None, scope: Scope, pl
         to_judge.append(item)
     if judge is not None and to_judge:
         await _judge(judge, to_judge[:MAX_JUDGED_CLAIMS], by_id, model_id, outcome)
-    _rewrite_sections(lines, outcome)
+    _rewrite_sections(lines, outcome, set(evidence))
     return outcome
 
 
@@ -196,7 +199,7 @@ def _memory_text(memory: MemoryRecord) -> str:
     return f"{memory.content} ({'; '.join(values)[:200]})" if values else memory.content
 
 
-def _rewrite_sections(lines: list[_Line], outcome: GateOutcome) -> None:
+def _rewrite_sections(lines: list[_Line], outcome: GateOutcome, memories: set[str]) -> None:
     by_section: dict[int, list[_Line]] = {}
     for item in lines:
         by_section.setdefault(id(item.section), []).append(item)
@@ -213,22 +216,24 @@ def _rewrite_sections(lines: list[_Line], outcome: GateOutcome) -> None:
         kept = [item for item in items if not item.rejected]
         _set_body(section, "\n".join(item.line.text for item in kept))
         section.line_sources = [item.line for item in kept]
-        # The section cites what its kept lines cite, and what none of its proposed lines cited.
-        rejected_refs = {r for item in items if item.rejected for r in item.line.refs}
-        kept_refs = {r for item in kept for r in item.line.refs}
+        # The section cites what its kept lines cite, and what none of its proposed lines cited (a
+        # reference to no memory of the scope stays, for the resolver to drop and count).
+        rejected_refs = {e.memory_id for item in items if item.rejected for e in item.evidence}
+        kept_refs = {e.memory_id for item in kept for e in item.evidence if e.memory_id in item.line.refs}
         section.source_refs = [r for r in section.source_refs
                                if r.strip().lower() in kept_refs or r.strip().lower() not in rejected_refs]
         if not kept:
             emptied.add(id(section))
+            outcome.dropped_refs += sum(1 for item in items for r in item.line.refs if r.strip().lower() not in memories)
     if emptied:
         _drop_sections(outcome.plan, emptied)
 
 
 def _drop_sections(plan: Plan, emptied: set[int]) -> None:
+    """A section none of whose lines passed is not written (a page proposal keeps its other sections)."""
     for update in plan.pageUpdates:
         update.sections = [s for s in update.sections if id(s) not in emptied]
     for page in [*plan.newPages, *(p.newPage for p in plan.sectionPromotions)]:
         page.sections = [s for s in page.sections if id(s) not in emptied]
     for promotion in plan.promotions:
         promotion.sections = [s for s in promotion.sections if id(s) not in emptied]
-

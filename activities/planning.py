@@ -113,7 +113,8 @@ async def staged(engine: AsyncEngine, scope: Scope, plan_id: UUID, run_id: str, 
     return PlanBatchResult(plan_id=plan_id, usage=usage, planner_input_chars=reply.input_chars,
                            merge_proposals=len(reply.plan.newPages) + len(reply.plan.promotions),
                            dropped_invalid_links=reply.plan.dropped_links, claims_rejected=len(gate.rejected),
-                           claims_judged=gate.judged, claim_judge_failed=gate.judge_failed)
+                           claims_judged=gate.judged, claim_judge_failed=gate.judge_failed,
+                           claims_dropped_invalid_refs=gate.dropped_refs)
 
 
 class Planning:

@@ -86,8 +86,6 @@ def body_lines(body: str | None) -> list[str]:
 _DATE = re.compile(r"\b\d{4}-\d{2}(?:-\d{2})?\b")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 # A word starting with an upper-case letter (any script that has case), apostrophes and hyphens inside.
-_NAME_WORD = re.compile(r"\b[^\W\d_a-z][\w'’-]*", re.UNICODE)
-
 
 @dataclass(frozen=True)
 class Terms:
@@ -118,15 +116,40 @@ def _label_free(text: str) -> str:
 def terms_of(line: str) -> Terms:
     """The checkable terms of a line: its dates (YYYY-MM or YYYY-MM-DD), its other numbers, and its
     capitalised words (each normalised), a leading label of the compiler's summary lines left out."""
-    text = _label_free(plain_text(line))
+    plain = plain_text(line)
+    text = _label_free(plain)
     dates = tuple(dict.fromkeys(_DATE.findall(text)))
     rest = _DATE.sub(" ", text)
     numbers = tuple(dict.fromkeys(n.replace(",", "") for n in _NUMBER.findall(rest)))
     names = tuple(dict.fromkeys(
-        key for word in _NAME_WORD.findall(rest)
-        if word[:1].isupper() and (key := normalize_alias(word)) and key not in FUNCTION_WORDS
+        key for word in _capitalised_words(rest, opening=text == plain)  # after a label, names follow
+        if (key := normalize_alias(word)) and key not in FUNCTION_WORDS
     ))
     return Terms(dates=dates, numbers=numbers, names=names)
+
+
+_TOKEN = re.compile(r"[\w'’-]+|[^\w\s]", re.UNICODE)
+_SENTENCE_END = frozenset(".!?;")
+
+
+def _capitalised_words(text: str, *, opening: bool = True) -> list[str]:
+    """The capitalised words that may be names. A sentence's first word is capitalised by grammar, so
+    it counts only when the next word is capitalised too (the start of a name of several words,
+    "Chef Bartholomew cooked"): "Notes on Uchi" or "Waited an hour" name nothing. A one-word name
+    opening a sentence is left to the judge."""
+    tokens = _TOKEN.findall(text)
+    out: list[str] = []
+    for n, token in enumerate(tokens):
+        if not (token[:1].isalnum() or token[:1] == "_"):
+            opening = opening or token in _SENTENCE_END
+            continue
+        capitalised = token[:1].isupper()
+        if capitalised and not token[:1].isdigit():
+            following = tokens[n + 1] if n + 1 < len(tokens) else ""
+            if not opening or following[:1].isupper():
+                out.append(token)
+        opening = False
+    return out
 
 
 def counts_of(line: str, evidence: Sequence[Evidence]) -> set[str]:
@@ -325,6 +348,22 @@ def quoted_by(line: str, evidence: Sequence[Evidence]) -> list[str]:
     return [e.memory_id for e in evidence if day in e.dates and f" {tail} " in e.text]
 
 
+def _content_words(text: str) -> set[str]:
+    return {w for w in normalize_alias(text).split() if len(w) >= 4 and not w.isdigit()}
+
+
+def folded_from(line: str, known: dict[str, KnownClaim]) -> list[str]:
+    """The citations of the stored claims a writer's line folds: those at least half of whose content
+    words (four letters or more) the line repeats. A fold cites the union of what it folds."""
+    words = _content_words(plain_text(line))
+    refs: list[str] = []
+    for key, claim in known.items():
+        theirs = _content_words(key)
+        if theirs and len(theirs & words) * 2 >= len(theirs):
+            refs += [r for r in claim.refs if r not in refs]
+    return refs
+
+
 def attribute_body(body: str | None, sources: Sequence[Evidence], proposed: dict[str, ProposedClaim],
                    known: dict[str, KnownClaim], page_names: Sequence[str] = ()) -> list[ClaimDraft]:
     """The claims of a written section body, in order, each with its citations (always among the
@@ -333,7 +372,8 @@ def attribute_body(body: str | None, sources: Sequence[Evidence], proposed: dict
     1. the citations the plan gave the line, and those its stored claim had (a line proposed again
        citing a new memory unions them: its corroboration grows);
     2. else the memories a dated line quotes (its day and text);
-    3. else the line came from the section writer (a fold of lines, a condensed summary): when every
+    3. else the citations of the stored lines it folds (`folded_from`);
+    4. else the line came from the section writer (a fold of lines, a condensed summary): when every
        term of it is in the section's memories it is a fact citing exactly the memories that vouch
        for it (a fold cites the union of what it folds); otherwise it is a line the compiler derived
        in code (counts, spans, rankings), grounded by construction, citing all the section's sources.
@@ -354,6 +394,8 @@ def attribute_body(body: str | None, sources: Sequence[Evidence], proposed: dict
             "unverified" if stored and stored.status == "unverified" and not plan_claim else "verified")
         if not refs:
             refs = quoted_by(text, sources)
+        if not refs:
+            refs = [r for r in folded_from(text, known) if r in allowed]
         if not refs and is_summary(text, sources):
             kind, refs = "derived", [e.memory_id for e in sources]
         if not refs:
@@ -412,7 +454,8 @@ def is_summary(line: str, evidence: Sequence[Evidence]) -> bool:
     """A line of dates and grounded figures only, with no name and no capitalised word: a summary the
     compiler can recompute ("- 3 new memories.", "- 2 memories, 2026-03-01 to 2026-03-09."), derived."""
     terms = terms_of(line)
-    return bool(terms.numbers or terms.dates) and not terms.names and not unsupported_terms(line, evidence)
+    capitalised = any(token[:1].isupper() for token in _TOKEN.findall(_label_free(plain_text(line))))
+    return bool(terms.numbers or terms.dates) and not capitalised and not unsupported_terms(line, evidence)
 
 
 def is_verbatim(line: str, evidence: Sequence[Evidence]) -> bool:

@@ -196,6 +196,7 @@ class PlanBatchResult(BaseModel):
     claims_rejected: int = 0
     claims_judged: int = 0
     claim_judge_failed: bool = False
+    claims_dropped_invalid_refs: int = 0  # in sections the gate removed whole (the resolver never sees them)
     # New pages and promotions the plan proposes: with none, no merge needs judging. None from
     # workers before the merge judge (then the judge runs anyway).
     merge_proposals: int | None = None

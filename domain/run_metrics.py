@@ -87,6 +87,7 @@ class RunMetrics(BaseModel):
         self.claims_rejected += result.claims_rejected
         self.claims_judged += result.claims_judged
         self.claim_judge_failures += int(result.claim_judge_failed)
+        self.dropped_invalid_ids += result.claims_dropped_invalid_refs
 
     def add_usage(self, usage: TokenCounts) -> None:
         self.input_tokens += usage.input_tokens

@@ -108,9 +108,8 @@ def build_server(engine: AsyncEngine, scope_of: ScopeOf, connect_temporal: Tempo
                        min_confidence: Annotated[float | None, Field(ge=0, le=1, description=(
                            "Only claims at least this sure (0.7: one memory says it, 0.8: two, ...)."))] = None,
                        ) -> reads.PageDocument:
-        """Read a page as markdown; each section heading ends with its id {#id}, and each section lists its
-        claims with their sources, confidence and status. A long page comes in parts: call again with
-        offset=next_offset."""
+        """Read a page as markdown (section ids {#id}), with each line's sources and confidence. A long
+        page comes in parts: call again with offset=next_offset."""
         return await guarded(reads.get_page(engine, scope_of(), name, offset, max_chars, min_confidence))
 
     @server.tool(annotations=READ_ONLY)

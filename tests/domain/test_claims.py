@@ -57,7 +57,8 @@ def test_a_line_from_its_memory_passes_and_one_invented_term_fails(seed: int) ->
         invented = rng.choice(INVENTED)
     lying = rng.choice([
         honest.replace(" and waited", f" and {invented} and waited"),
-        f"- {invented} joined Eric for the {rng.randint(2, 9)} o'clock table.",
+        f"- Eric met {invented} for the {rng.randint(2, 9)} o'clock table.",
+        f"- Chef {invented} joined Eric for the table.",
         honest.replace(" minutes", "7 minutes"),
     ])
     missing = unsupported_terms(lying, evidence)
@@ -155,3 +156,14 @@ def test_the_judge_prompt_lists_each_memory_once() -> None:
                                      ' {"id": "c9", "accuracy": 1, "relevance": 1, "specificity": 1},'
                                      ' {"id": "c1", "accuracy": 7, "relevance": 1, "specificity": 1}]}', prompt.keys)
     assert [(s.key, s.verdict) for s in scores] == [("b", "verified")]  # unknown id and out-of-range dropped
+
+
+def test_a_sentence_opening_word_is_grammar_unless_a_name_of_several_words_starts_there() -> None:
+    evidence = [evidence_of("m1", "Eric waited an hour at Uchi.", {}, DAY0)]
+    assert unsupported_terms("Notes on Uchi. Waited an hour.", evidence) == []
+    assert unsupported_terms("Chef Ignatius waited.", evidence) == ["chef", "ignatius"]
+    assert "ignatius" in unsupported_terms("- 2026-01-05: Met Ignatius at Uchi.", evidence)
+    # A one-word invented name opening a sentence passes this check: the judge scores it.
+    assert unsupported_terms("Ignatius waited at Uchi.", evidence) == []
+    assert scripted_score(ClaimQuestion(key="1", text="Ignatius waited at Uchi.", page="Uchi",
+                                        memories=["Eric waited an hour at Uchi."])).accuracy < 1
