@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -44,6 +46,7 @@ from planners.prompts import (
 )
 from planners.section_edits import SECTION_BUDGET_CHARS, append_lines, apply_edits, parse_edits
 
+T = TypeVar("T")
 log = logging.getLogger(__name__)
 # The leaf planner's max_tokens is sized to each batch (planners/leaf_prompt.py planner_max_tokens);
 # the writer's to its edits: room for the proposal twice over (a writer answers with edits, and a
@@ -134,37 +137,37 @@ class ClaudePlanner:
                          unknown_handles=unknown)
 
 
-    async def judge_claims(self, questions: list[ClaimQuestion], model_id: str) -> ClaimJudgeReply:
-        if not questions:
-            return ClaimJudgeReply(scores=[], usage=priced(model_id, TokenUsage()))
-        prompt = build_claim_judge_prompt(questions)
+    async def _judged(self, model_id: str, system: str, user: str, max_tokens: int, schema: dict[str, Any],
+                      parse: Callable[[str], T]) -> tuple[T, TokenUsage]:
+        """One judge call (merges or claims) and its parsed answer; a reply that cannot be read, or is
+        cut off, fails with its tokens priced."""
         try:
-            reply = await self._client.complete(model=model_id, system=CLAIM_JUDGE_SYSTEM, user=prompt.user,
-                                                max_tokens=CLAIM_JUDGE_MAX_TOKENS, json_schema=CLAIM_JUDGE_REPLY_SCHEMA)
+            reply = await self._client.complete(model=model_id, system=system, user=user, max_tokens=max_tokens,
+                                                json_schema=schema)
             try:
-                scores = parse_claim_judge_reply(reply.text, prompt.keys)
+                return parse(reply.text), reply.usage
             except PlanInvalid as error:
                 error.spent = reply.usage
                 raise
         except (ModelTruncated, PlanInvalid, ModelInterrupted) as error:
             raise priced_error(error, model_id) from None
-        return ClaimJudgeReply(scores=scores, usage=priced(model_id, reply.usage))
+
+    async def judge_claims(self, questions: list[ClaimQuestion], model_id: str) -> ClaimJudgeReply:
+        if not questions:
+            return ClaimJudgeReply(scores=[], usage=priced(model_id, TokenUsage()))
+        prompt = build_claim_judge_prompt(questions)
+        scores, usage = await self._judged(model_id, CLAIM_JUDGE_SYSTEM, prompt.user, CLAIM_JUDGE_MAX_TOKENS,
+                                           CLAIM_JUDGE_REPLY_SCHEMA,
+                                           lambda text: parse_claim_judge_reply(text, prompt.keys))
+        return ClaimJudgeReply(scores=scores, usage=priced(model_id, usage))
 
     async def judge_merges(self, questions: list[MergeQuestion], model_id: str) -> JudgeReply:
         if not questions:
             return JudgeReply(decisions=[], usage=priced(model_id, TokenUsage()))
         prompt = build_judge_prompt(questions)
-        try:
-            reply = await self._client.complete(model=model_id, system=JUDGE_SYSTEM, user=prompt.batch_user,
-                                                max_tokens=JUDGE_MAX_TOKENS, json_schema=JUDGE_REPLY_SCHEMA)
-            try:
-                decisions = parse_judge_reply(reply.text, prompt.keys)
-            except PlanInvalid as error:
-                error.spent = reply.usage
-                raise
-        except (ModelTruncated, PlanInvalid, ModelInterrupted) as error:
-            raise priced_error(error, model_id) from None
-        return JudgeReply(decisions=decisions, usage=priced(model_id, reply.usage))
+        decisions, usage = await self._judged(model_id, JUDGE_SYSTEM, prompt.batch_user, JUDGE_MAX_TOKENS,
+                                              JUDGE_REPLY_SCHEMA, lambda text: parse_judge_reply(text, prompt.keys))
+        return JudgeReply(decisions=decisions, usage=priced(model_id, usage))
 
 
 
