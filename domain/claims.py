@@ -386,6 +386,11 @@ def attribute_body(body: str | None, sources: Sequence[Evidence], proposed: dict
         occurrence = seen.get(key, 0)
         seen[key] = occurrence + 1
         plan_claim, stored = proposed.get(key), known.get(key)
+        if stored is not None and plan_claim is None and stored.kind == "derived":
+            # An unchanged computed line summarises the whole section: it cites all its memories.
+            drafts.append(ClaimDraft(text=text, key=key, occurrence=occurrence, kind="derived",
+                                     status="verified", refs=tuple(e.memory_id for e in sources)))
+            continue
         refs = [r for r in [*(plan_claim.refs if plan_claim else []), *(stored.refs if stored else [])]
                 if r in allowed]
         kind: ClaimKind = "derived" if ((stored and stored.kind == "derived" and not plan_claim)

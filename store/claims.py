@@ -10,6 +10,7 @@ recorded by `record_rejected_claims` and read back by `rejected_claims`.
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import datetime
 from decimal import Decimal
@@ -39,10 +40,28 @@ async def memory_evidence(conn: AsyncConnection, tenant: str, owner: str, refs: 
     if not wanted:
         return {}
     rows = await conn.execute(text("""
-        SELECT id::text AS id, content, metadata, created_at FROM memory_units
+        SELECT id::text AS id, content, metadata, created_at, updated_at FROM memory_units
         WHERE tenant_id = :tenant AND owner_id = :owner AND id::text = ANY(CAST(:ids AS text[]))
     """), {"tenant": tenant, "owner": owner, "ids": wanted})
-    return {row.id: evidence_of(row.id, row.content, row.metadata, row.created_at) for row in rows}
+    out: dict[str, Evidence] = {}
+    for row in rows:
+        # A memory's evidence changes only when the memory is retained again (its updated_at moves).
+        cache_key = (tenant, owner, row.id, row.updated_at)
+        found = _EVIDENCE_CACHE.get(cache_key)
+        if found is None:
+            found = _EVIDENCE_CACHE[cache_key] = evidence_of(row.id, row.content, row.metadata, row.created_at)
+            while len(_EVIDENCE_CACHE) > EVIDENCE_CACHE_SIZE:
+                _EVIDENCE_CACHE.popitem(last=False)
+        else:
+            _EVIDENCE_CACHE.move_to_end(cache_key)
+        out[row.id] = found
+    return out
+
+
+# The evidence of the memories apply attributed lately: a section is attributed again at every
+# batch that writes it, with all its memories.
+EVIDENCE_CACHE_SIZE = 50_000
+_EVIDENCE_CACHE: OrderedDict[tuple[str, str, str, datetime], Evidence] = OrderedDict()
 
 
 async def sync_claims(conn: AsyncConnection, tenant: str, owner: str, section_ids: Sequence[Any],
