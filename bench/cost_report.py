@@ -21,7 +21,7 @@ TARGETS = {
     "overhead_ratio_realistic": 1.10,
     "cost_growth_ratio_10k": 1.2,
 }
-KINDS = ("planner", "writer", "aggregation")
+KINDS = ("planner", "writer", "aggregation", "claim_judge")
 WALL_TARGET = TARGETS["wall_700_realistic_seconds"]
 
 
