@@ -364,6 +364,12 @@ def folded_from(line: str, known: dict[str, KnownClaim]) -> list[str]:
     return refs
 
 
+# A section citing more memories than this is a hub or rollup the compiler computes (its lines list
+# pages, counts and rankings over all of them); checking each of its writer-made lines term by term
+# against every memory would cost lines x memories at every batch, so such a line is derived.
+LARGE_SECTION_SOURCES = 100
+
+
 def attribute_body(body: str | None, sources: Sequence[Evidence], proposed: dict[str, ProposedClaim],
                    known: dict[str, KnownClaim], page_names: Sequence[str] = ()) -> list[ClaimDraft]:
     """The claims of a written section body, in order, each with its citations (always among the
@@ -401,6 +407,8 @@ def attribute_body(body: str | None, sources: Sequence[Evidence], proposed: dict
             refs = quoted_by(text, sources)
         if not refs:
             refs = [r for r in folded_from(text, known) if r in allowed]
+        if not refs and len(sources) > LARGE_SECTION_SOURCES:
+            kind, refs = "derived", [e.memory_id for e in sources]  # a hub's computed list: see below
         if not refs and is_summary(text, sources):
             kind, refs = "derived", [e.memory_id for e in sources]
         if not refs:
