@@ -33,10 +33,11 @@ from domain.claims import (
     supporting,
     unsupported_terms,
 )
-from domain.compile_messages import Scope, TokenCounts
 from domain.context import MemoryRecord
 from domain.errors import StepFailed
 from domain.plan import LineSources, NewPage, NewSection, Plan, SectionUpdate
+from domain.pricing import TokenCounts
+from messages.compile import Scope
 from planners.port import Planner
 from store.claims import RejectedClaim
 from store.memories import load_memories

@@ -16,7 +16,10 @@ from temporalio import activity
 
 from activities.claim_gate import gate_plan
 from activities.common import compile_step
-from domain.compile_messages import (
+from domain.context import PlannerContext
+from domain.guards import strip_wikilinks
+from domain.plan import Plan
+from messages.compile import (
     JudgeMergesInput,
     JudgeMergesResult,
     PlanBatchInput,
@@ -26,9 +29,6 @@ from domain.compile_messages import (
     WriteSectionInput,
     WriteSectionResult,
 )
-from domain.context import PlannerContext
-from domain.guards import strip_wikilinks
-from domain.plan import Plan
 from planners.port import Planner, PlanReply
 from store.claims import record_rejected_claims
 from store.compile_runs import database_now

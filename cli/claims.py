@@ -6,10 +6,10 @@ from typing import Annotated
 
 import typer
 
+from app import pages
 from cli.common import JsonOption, OwnerOption, TenantOption, handled, in_range, reading, run, scope
 from cli.output import Col, WideOption, out, print_json, table
 from runtime.settings import get_settings
-from store import claims
 
 claims_app = typer.Typer(help="Claims: what the verification gate rejected.", no_args_is_help=True)
 
@@ -29,7 +29,7 @@ def claims_rejected(
     get_settings()
     tenant, owner = scope(tenant, owner)
     limit = in_range("limit", limit, 1, MAX_LISTED)
-    rejected = run(reading(lambda conn: claims.rejected_claims(conn, tenant, owner, limit)))
+    rejected = run(reading(lambda conn: pages.rejected_claims(conn, tenant, owner, limit)))
     if json_output:
         print_json(rejected)
     elif rejected:

@@ -9,12 +9,14 @@ import typer
 from rich.table import Table
 from temporalio.client import WorkflowFailureError
 
+from app import pages
 from app.operations import (
     DEFAULT_LINT_HOUR,
     ScheduleView,
     delete_lint_schedule,
     describe_lint_schedule,
     install_lint_schedule,
+    named_lint_findings,
     set_lint_schedule_paused,
     start_lint,
 )
@@ -41,7 +43,6 @@ from domain.lint import (
     summary_line,
 )
 from runtime.settings import Settings, get_settings
-from store import claims, lint_checks
 from workflows.errors import one_sentence
 
 schedule_app = typer.Typer(help="The nightly lint Schedule on Temporal.", no_args_is_help=True)
@@ -83,8 +84,7 @@ async def _lint(settings: Settings, json_output: bool) -> tuple[LintReport, list
         raise CliError(f"lint failed: {one_sentence(error, 'no reason given')}") from None
     # The report counts; the names are read right after, for the first scopes it lists.
     async with database() as engine:
-        findings = [finding for scope in report.scopes[:NAMED_SCOPES]
-                    for finding in await lint_checks.named_findings(engine, scope.tenant, scope.owner)]
+        findings = await named_lint_findings(engine, report)
     return report, findings
 
 
@@ -96,7 +96,7 @@ def lint_command(
     """Run the lint now (as the schedule does nightly) and print its report, naming what it found."""
     settings = get_settings()
     report, findings = run(_lint(settings, json_output))
-    totals = run(reading(lambda conn: claims.claim_totals(conn, NAMED_SCOPES)))
+    totals = run(reading(lambda conn: pages.claim_totals(conn, NAMED_SCOPES)))
     if json_output:
         print_json({**report.model_dump(mode="json"), "findings": [f.model_dump() for f in findings],
                     "claims": [{**t.model_dump(), "compression": t.compression} for t in totals]})

@@ -6,9 +6,9 @@ import sys
 from typing import Annotated
 
 import typer
-from pydantic import Field
-from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app import pages
+from app.pages import ClaimView, PageWithSources, SourceMemory
 from cli.common import (
     EXIT_USAGE,
     CliError,
@@ -29,8 +29,6 @@ from cli.output import Col, WideOption, first_line, out, print_json, table
 from domain.markup import safe_markdown
 from domain.search import MAX_SEARCH_LIMIT, MIN_TERM_LENGTH, normalize_search_terms
 from runtime.settings import get_settings
-from store import claims, wiki_admin, wiki_reads
-from store.claims import ClaimView
 
 page_app = typer.Typer(help="One page: show it, its backlinks; archive, restore or delete it.", no_args_is_help=True)
 
@@ -53,7 +51,7 @@ def search_command(
     if not normalize_search_terms(query):
         raise CliError(f"the query needs a word of at least {MIN_TERM_LENGTH} letters or digits (got {query!r})",
                        EXIT_USAGE)
-    hits = run(reading(lambda conn: wiki_reads.search_pages(conn, tenant, owner, query, limit)))
+    hits = run(reading(lambda conn: pages.search(conn, tenant, owner, query, limit)))
     if json_output:
         print_json(hits)  # with each hit's score
     elif hits:
@@ -66,7 +64,7 @@ def search_command(
         out.print(f"no page of {tenant}/{owner} matches {query!r}")
 
 
-def _source_line(source: wiki_reads.SourceMemory) -> str:
+def _source_line(source: SourceMemory) -> str:
     if source.content is None:
         return f"- {source.id} (no longer stored)"
     return f"- {source.dated:%Y-%m-%d} {source.id}: {first_line(source.content, 80)}"
@@ -95,22 +93,6 @@ def _page_markdown(page: PageWithSources, sources: bool) -> str:
     return safe_markdown("\n".join(lines)) + "\n"
 
 
-class PageWithSources(wiki_reads.PageView):
-    """The page with each section's claims (by section slug), and with --sources the memories each
-    section cites."""
-
-    claims: dict[str, list[ClaimView]] = Field(default_factory=dict)
-    sources: dict[str, list[wiki_reads.SourceMemory]] = Field(default_factory=dict)
-
-
-async def _existing_page(conn: AsyncConnection, tenant: str, owner: str, ref: str) -> wiki_reads.PageView:
-    page_type, slug = parse_page_ref(ref)
-    page = await wiki_reads.find_page(conn, tenant, owner, page_type, slug, include_archived=True)
-    if page is None:
-        raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
-    return page
-
-
 @page_app.command("show")
 @handled
 def page_show(
@@ -127,20 +109,13 @@ def page_show(
     confidence, status, first and last seen)."""
     get_settings()
     tenant, owner = scope(tenant, owner)
-    parse_page_ref(page_ref)
+    page_type, slug = parse_page_ref(page_ref)
     if not 0.0 <= min_confidence <= 1.0:
         raise CliError(f"min-confidence must be between 0 and 1 (got {min_confidence})", EXIT_USAGE)
-    floor = min_confidence
-
-    async def read(conn: AsyncConnection) -> PageWithSources:
-        page = await _existing_page(conn, tenant, owner, page_ref)
-        cited = await wiki_reads.section_sources(conn, tenant, owner, page.id) if sources else {}
-        claimed = await claims.page_claims(conn, tenant, owner, page.id, floor)
-        if floor > 0:
-            claimed = {s.slug: claimed.get(s.slug, []) for s in page.sections}
-        return PageWithSources(**page.model_dump(), claims=claimed, sources=cited)
-
-    view = run(reading(read))
+    view = run(reading(lambda conn: pages.page_with_sources(conn, tenant, owner, page_type, slug, sources=sources,
+                                                            min_confidence=min_confidence)))
+    if view is None:
+        raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
     if json_output:
         print_json(view)
     else:
@@ -154,13 +129,10 @@ def page_backlinks(page_ref: PageArgument, tenant: TenantOption, owner: OwnerOpt
     """The active pages that link to this page."""
     get_settings()
     tenant, owner = scope(tenant, owner)
-    parse_page_ref(page_ref)
-
-    async def read(conn: AsyncConnection) -> list[wiki_reads.Backlink]:
-        found = await _existing_page(conn, tenant, owner, page_ref)
-        return await wiki_reads.backlinks(conn, tenant, owner, found.id)
-
-    links = run(reading(read))
+    page_type, slug = parse_page_ref(page_ref)
+    links = run(reading(lambda conn: pages.backlinks_of(conn, tenant, owner, page_type, slug)))
+    if links is None:
+        raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
     if json_output:
         print_json(links)
     elif links:
@@ -176,7 +148,7 @@ def _set_status(page_ref: str, tenant: str, owner: str, status: str) -> None:
     get_settings()
     tenant, owner = scope(tenant, owner)
     page_type, slug = parse_page_ref(page_ref)
-    if not run(change(wiki_admin.set_page_status, tenant, owner, page_type, slug, status)):
+    if not run(change(pages.set_page_status, tenant, owner, page_type, slug, status)):
         raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
 
 
@@ -204,7 +176,7 @@ def page_delete(page_ref: PageArgument, tenant: TenantOption, owner: OwnerOption
     tenant, owner = scope(tenant, owner)
     page_type, slug = parse_page_ref(page_ref)
     confirm(f"Delete {page_type}/{slug} of {tenant}/{owner} with all its sections and sources?", yes)
-    deleted = run(change(wiki_admin.delete_page, tenant, owner, page_type, slug))
+    deleted = run(change(pages.delete_page, tenant, owner, page_type, slug))
     if deleted is None:
         raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
     out.print(f"deleted {page_type}/{slug} of {tenant}/{owner} with {deleted.sections} sections, {deleted.aliases} "
@@ -218,14 +190,14 @@ def page_list(tenant: TenantOption, owner: OwnerOption, json_output: JsonOption 
     """Every page of the scope (archived ones too), with its claims: how many, and how many durable."""
     get_settings()
     tenant, owner = scope(tenant, owner)
-    pages = run(reading(lambda conn: claims.page_list(conn, tenant, owner)))
+    listed = run(reading(lambda conn: pages.page_list(conn, tenant, owner)))
     if json_output:
-        print_json(pages)
-    elif pages:
+        print_json(listed)
+    elif listed:
         out.print(table(f"Pages of {tenant}/{owner}", [Col("page", "key"), Col("title"), Col("status", "key"),
                                                        Col("sections", "num"), Col("claims", "num"),
                                                        Col("durable", "num")],
                         [(f"{p.type}/{p.slug}", p.title, p.status, p.sections, p.claims, p.durable_claims)
-                         for p in pages], boxed=False))
+                         for p in listed], boxed=False))
     else:
         out.print(f"no page in {tenant}/{owner}")

@@ -31,6 +31,10 @@ class ScopeError(ValueError):
     pass
 
 
+class RetainError(ValueError):
+    """The batch was rejected as a whole; nothing was stored."""
+
+
 def validate_scope_part(name: str, value: str) -> str:
     if not isinstance(value, str) or not SCOPE_PATTERN.fullmatch(value):
         raise ScopeError(

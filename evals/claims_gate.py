@@ -35,7 +35,7 @@ from evals.run import private_services
 from planners.compact_plan import CompactPlan
 from runtime.settings import Settings
 from runtime.temporal_client import signal_compile
-from store.memories import retain
+from store.memories import store_memories
 
 log = logging.getLogger("evals.claims_gate")
 SIM_KEY = "sim-anthropic-key"
@@ -116,7 +116,7 @@ async def measure(client: Client, engine: AsyncEngine, lie: float, size: int, se
         os.environ["ANTHROPIC_BASE_URL"] = sim.base_url  # the SDK's own setting: the product never knows
         model_client = build_model_client(settings)
         try:
-            await retain(engine, tenant_id, tenant.owner, [MemoryIn.model_validate(m) for m in tenant.memories])
+            await store_memories(engine, tenant_id, tenant.owner, [MemoryIn.model_validate(m) for m in tenant.memories])
             async with build_worker(client, engine, settings, model_client=model_client):
                 handle = await signal_compile(client, tenant_id, tenant.owner, trigger="admin", settings=settings)
                 await handle.result()

@@ -18,9 +18,9 @@ from domain.claims import ClaimQuestion
 from domain.context import MemoryRecord, PlannerContext
 from domain.errors import ModelInterrupted, ModelTruncated, PlanInvalid, StepFailed
 from domain.guards import JsonResponseError, parse_json_response
+from domain.merge_questions import MergeQuestion
 from domain.plan import Plan
 from domain.pricing import TokenUsage, estimate_tokens, priced
-from domain.resolution import MergeQuestion
 from domain.resolved_plan import SectionTask
 from planners.claim_judge_prompt import (
     CLAIM_JUDGE_MAX_TOKENS,

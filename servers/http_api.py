@@ -19,12 +19,16 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app import reads
-from app.reads import BadInput, CompileUnavailable, NotFound, ReadScope, TemporalConnector
-from domain.memory import MemoryIn, ScopeError
+from app import reads, tokens
+from app.reads import BadInput, NotFound, ReadScope
+from app.retain import (
+    CompileUnavailable,
+    RetainSummary,
+    TemporalConnector,
+    retain_for_agent,
+)
+from domain.memory import MemoryIn, RetainError, ScopeError
 from runtime.settings import Settings
-from store.api_tokens import scope_of_token
-from store.memories import RetainError
 
 # A retain of MAX_RETAIN_MEMORIES memories at the per-memory limits (32 KiB content, 64 KiB
 # metadata) is about 10 MiB; anything larger is refused before it is read.
@@ -81,7 +85,7 @@ async def authorised(request: Request) -> AsyncIterator[Authorised]:
     if scheme.lower() != "bearer" or not token.strip():
         raise StarletteHTTPException(401, "missing bearer token (Authorization: Bearer <token>)", challenge)
     async with request.app.state.engine.connect() as conn:
-        found = await scope_of_token(conn, token.strip())
+        found = await tokens.scope_of_token(conn, token.strip())
         if found is None:
             raise StarletteHTTPException(401, "unknown or revoked token", challenge)
         yield Authorised(ReadScope(tenant=found.tenant, owner=found.owner), conn)
@@ -194,11 +198,11 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
         """Pages and sections created or changed after `since`, oldest first, paged by `next_cursor`."""
         return await reads.changes_since(caller.conn, caller.scope, since, limit, cursor)
 
-    @api.post("/v1/memories", response_model=reads.RetainSummary, status_code=202, tags=["write"],
+    @api.post("/v1/memories", response_model=RetainSummary, status_code=202, tags=["write"],
               responses={413: {"model": ErrorBody, "description": "Body too large"},
                          503: {"model": ErrorBody, "description": "Temporal unreachable; nothing stored"}})
-    async def retain(caller: Caller, body: RetainRequest) -> reads.RetainSummary:
+    async def retain(caller: Caller, body: RetainRequest) -> RetainSummary:
         """Store memories (all or nothing, idempotent on id) and wake this wiki's compile."""
-        return await reads.retain(engine, caller.scope, body.memories, connect_once, settings)
+        return await retain_for_agent(engine, caller.scope, body.memories, connect_once, settings)
 
     return api

@@ -18,15 +18,15 @@ from activities.claim_gate import gate_plan
 from app import reads
 from app.reads import BadInput, ReadScope
 from domain import ids
-from domain.compile_messages import Scope
 from domain.memory import MemoryIn
 from domain.plan import LineSources, NewPage, NewSection, PageUpdate, Plan, SectionUpdate
 from domain.resolved_plan import ResolvedPage, ResolvedPlan, SectionTask, WriterSection
 from evals.claims_gate import measure
-from planners.scripted_planner import ScriptedPlanner
+from messages.compile import Scope
+from planners.scripted.planner import ScriptedPlanner
 from runtime.database import downgrade, migrate
 from store.claims import record_rejected_claims, rejected_claims
-from store.memories import retain
+from store.memories import store_memories
 from store.plan_apply import apply_resolved_plan
 from store.plan_resolution import resolve_plan
 
@@ -45,7 +45,7 @@ def mid(handle: str) -> str:
 
 
 async def retain_memories(engine: AsyncEngine) -> None:
-    await retain(engine, TENANT, OWNER, [MemoryIn.model_validate({"id": mid(h), "content": c, "occurred_at": at})
+    await store_memories(engine, TENANT, OWNER, [MemoryIn.model_validate({"id": mid(h), "content": c, "occurred_at": at})
                                          for h, (c, at) in MEMORIES.items()])
 
 
