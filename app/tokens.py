@@ -50,3 +50,8 @@ async def scope_of_token(db: Database, token: str) -> TokenScope | None:
     """The scope a live token grants; None for anything else (malformed, unknown or revoked)."""
     async with connection(db) as conn:
         return await api_tokens.scope_of_token(conn, token)
+
+
+async def tokens_matching(conn: AsyncConnection, reference: str, limit: int = 3) -> list[TokenRow]:
+    """Tokens whose id, or shown start, begins with `reference` (what `wiki token list` shows)."""
+    return await api_tokens.tokens_matching(conn, reference, limit)

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench import (
-    aggregation,
     cost_report,
     many_scopes_report,
     overhead_report,
@@ -64,8 +63,6 @@ PARTS: tuple[Part, ...] = (
          cost_report.growth_headline, cost_report.growth_rows, cost_report.growth_section),
     Part("candidates", "Candidate pages sent against merges missed", measure_candidates,
          lambda detail: {}, cost_report.candidates_rows, cost_report.candidates_section),
-    Part("aggregation", "Hubs, rollups and promotions (3,000-memory sample)", aggregation.measure_aggregation,
-         aggregation.headline, aggregation.rows, aggregation.section),
     Part("reads", "Reads over HTTP", measure_reads, reads_report.headline, reads_report.rows, reads_report.section),
 )
 BY_NAME = {part.name: part for part in PARTS}
