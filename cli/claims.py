@@ -16,6 +16,11 @@ claims_app = typer.Typer(help="Claims: what the verification gate rejected.", no
 MAX_LISTED = 1_000
 
 
+@claims_app.callback()
+def _claims() -> None:
+    """Claims: what the verification gate rejected."""  # a group, so `rejected` stays a subcommand
+
+
 @claims_app.command("rejected")
 @handled
 def claims_rejected(
