@@ -113,7 +113,8 @@ class Aggregation:
             if plan.status == "applied":
                 return AggregationApplyResult.model_validate({**(plan.result or {}), "already_applied": True})
             leaf = await apply_resolved_plan(conn, scope.tenant, scope.owner, plan.resolved,
-                                             await section_drafts(conn, request.plan_id), deterministic_linking=False)
+                                             await section_drafts(conn, request.plan_id), deterministic_linking=False,
+                                             run_id=plan.run_id)
             result = AggregationApplyResult(pages_created=leaf.pages_created, pages_upserted=leaf.pages_upserted,
                                             sections_rewritten=leaf.sections_rewritten,
                                             links_upserted=leaf.links_upserted)

@@ -119,7 +119,8 @@ class CompileSteps:
                 return ApplyBatchResult()
             result = await apply_resolved_plan(conn, scope.tenant, scope.owner, plan.resolved,
                                                await section_drafts(conn, request.plan_id),
-                                               deterministic_linking=request.deterministic_linking_enabled)
+                                               deterministic_linking=request.deterministic_linking_enabled,
+                                               run_id=plan.run_id)
             await mark_applied(conn, request.plan_id, result.model_dump_json())
         return result
 

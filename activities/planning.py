@@ -14,6 +14,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from temporalio import activity
 
+from activities.claim_gate import gate_plan
 from activities.common import compile_step
 from domain.context import PlannerContext
 from domain.guards import strip_wikilinks
@@ -24,10 +25,12 @@ from messages.compile import (
     PlanBatchInput,
     PlanBatchResult,
     Scope,
+    TokenCounts,
     WriteSectionInput,
     WriteSectionResult,
 )
 from planners.port import Planner, PlanReply
+from store.claims import record_rejected_claims
 from store.compile_runs import database_now
 from store.memories import load_memories
 from store.merge_evidence import merge_questions
@@ -96,15 +99,22 @@ async def _read_context(conn: AsyncConnection, request: PlanBatchInput) -> Plann
 
 
 async def staged(engine: AsyncEngine, scope: Scope, plan_id: UUID, run_id: str, memory_ids: list[UUID],
-                 reply: PlanReply) -> PlanBatchResult:
-    """Stage the plan for the resolver and say what it cost."""
+                 reply: PlanReply, judge: Planner | None = None, model_id: str = "") -> PlanBatchResult:
+    """Pass the plan's lines through the verification gate, stage what passed for the resolver with
+    the gate's rejections, and say what it cost."""
     if reply.plan.dropped_links:
         log.warning("planner sent %d malformed page links; dropped", reply.plan.dropped_links)
+    gate = await gate_plan(engine, judge, scope, reply.plan, model_id)
     async with engine.begin() as conn:
-        await stage_plan(conn, plan_id, scope, run_id, memory_ids, reply.plan)
-    return PlanBatchResult(plan_id=plan_id, usage=reply.usage, planner_input_chars=reply.input_chars,
+        await stage_plan(conn, plan_id, scope, run_id, memory_ids, gate.plan)
+        await record_rejected_claims(conn, scope.tenant, scope.owner, run_id, plan_id, gate.rejected)
+    usage = TokenCounts.model_validate({key: value + getattr(gate.usage, key)
+                                        for key, value in reply.usage.model_dump().items()})
+    return PlanBatchResult(plan_id=plan_id, usage=usage, planner_input_chars=reply.input_chars,
                            merge_proposals=len(reply.plan.newPages) + len(reply.plan.promotions),
-                           dropped_invalid_links=reply.plan.dropped_links)
+                           dropped_invalid_links=reply.plan.dropped_links, claims_rejected=len(gate.rejected),
+                           claims_judged=gate.judged, claim_judge_failed=gate.judge_failed,
+                           claims_dropped_invalid_refs=gate.dropped_refs)
 
 
 class Planning:
@@ -117,7 +127,8 @@ class Planning:
     async def plan_batch(self, request: PlanBatchInput) -> PlanBatchResult:
         context = await planner_context(self._engine, request)
         reply = await self._planner.plan_batch(context, request.model_id)
-        return await staged(self._engine, request.scope, request.plan_id, request.run_id, request.memory_ids, reply)
+        return await staged(self._engine, request.scope, request.plan_id, request.run_id, request.memory_ids, reply,
+                            self._planner, request.model_id)
 
     @activity.defn(name="llm.judge_merges")
     @compile_step

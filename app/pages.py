@@ -14,18 +14,22 @@ from uuid import UUID
 from pydantic import Field
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from store import wiki_admin, wiki_reads
+from store import claims, wiki_admin, wiki_reads
+from store.claims import ClaimTotals, ClaimView, PageListing
 from store.wiki_admin import DeletedPage
 from store.wiki_reads import Backlink, CitingSection, MemoryView, PageView, SearchHit, SourceMemory
 
-__all__ = ["Backlink", "CitingSection", "DeletedPage", "MemoryShown", "PageWithSources", "SearchHit",
-           "SourceMemory", "backlinks_of", "delete_page", "memory_shown", "page_with_sources", "search",
-           "sections_citing", "set_page_status"]
+__all__ = ["Backlink", "CitingSection", "ClaimTotals", "ClaimView", "DeletedPage", "MemoryShown", "PageListing",
+           "PageWithSources", "SearchHit", "SourceMemory", "backlinks_of", "claim_totals", "delete_page",
+           "memory_shown", "page_list", "page_with_sources", "rejected_claims", "search", "sections_citing",
+           "set_page_status"]
 
 
 class PageWithSources(PageView):
-    """The page, and on request the memories each section cites (by section slug)."""
+    """The page with each section's claims (by section slug), and on request the memories each section
+    cites."""
 
+    claims: dict[str, list[ClaimView]] = Field(default_factory=dict)
     sources: dict[str, list[SourceMemory]] = Field(default_factory=dict)
 
 
@@ -39,13 +43,32 @@ async def search(conn: AsyncConnection, tenant: str, owner: str, query: str, lim
 
 
 async def page_with_sources(conn: AsyncConnection, tenant: str, owner: str, page_type: str, slug: str, *,
-                            sources: bool) -> PageWithSources | None:
-    """The page (archived too), and with `sources` the memories each of its sections cites."""
+                            sources: bool, min_confidence: float = 0.0) -> PageWithSources | None:
+    """The page (archived too) with its claims at least `min_confidence` sure, and with `sources` the
+    memories each of its sections cites."""
     page = await wiki_reads.find_page(conn, tenant, owner, page_type, slug, include_archived=True)
     if page is None:
         return None
     cited = await wiki_reads.section_sources(conn, tenant, owner, page.id) if sources else {}
-    return PageWithSources(**page.model_dump(), sources=cited)
+    claimed = await claims.page_claims(conn, tenant, owner, page.id, min_confidence)
+    if min_confidence > 0:
+        claimed = {s.slug: claimed.get(s.slug, []) for s in page.sections}
+    return PageWithSources(**page.model_dump(), claims=claimed, sources=cited)
+
+
+async def page_list(conn: AsyncConnection, tenant: str, owner: str) -> list[PageListing]:
+    """Every page of the scope (archived too) with its sections, claims and durable claims counted."""
+    return await claims.page_list(conn, tenant, owner)
+
+
+async def rejected_claims(conn: AsyncConnection, tenant: str, owner: str, limit: int) -> list[dict]:
+    """The lines the verification gate kept out of the scope's wiki, newest first."""
+    return await claims.rejected_claims(conn, tenant, owner, limit)
+
+
+async def claim_totals(conn: AsyncConnection, limit: int) -> list[ClaimTotals]:
+    """Claims, durable claims and rejections of the scopes that have any (the lint prints them)."""
+    return await claims.claim_totals(conn, limit)
 
 
 async def backlinks_of(conn: AsyncConnection, tenant: str, owner: str, page_type: str,

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import NamedTuple
 from uuid import UUID
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.markup import safe_markdown
@@ -36,6 +36,7 @@ from domain.related import (
 from domain.search import MAX_SEARCH_LIMIT
 from store import agent_reads, wiki_reads
 from store.agent_reads import CitedMemory, PageChange
+from store.claims import ClaimView, page_claims
 
 DEFAULT_SEARCH_LIMIT = 10
 MAX_QUERY_CHARS = 500
@@ -91,6 +92,9 @@ class SectionInfo(BaseModel):
     id: str
     heading: str
     source_count: int
+    # Each line of the section with its own citations, confidence and status (at least
+    # `min_confidence` sure when the read asked for that).
+    claims: list[ClaimView] = Field(default_factory=list)
 
 
 class PageDocument(BaseModel):
@@ -238,14 +242,16 @@ async def _page_view(conn: AsyncConnection, scope: ReadScope, page_type: str, sl
     return view
 
 
-def page_markdown(view: wiki_reads.PageView) -> str:
-    """The page as markdown; each section heading carries its id ({#slug}) for get_sources."""
+def page_markdown(view: wiki_reads.PageView, claims: dict[str, list[ClaimView]] | None = None) -> str:
+    """The page as markdown; each section heading carries its id ({#slug}) for get_sources. With
+    `claims` (a confidence filter), each section shows only those claims."""
     lines = [f"# {view.title}", "", f"{view.type}/{view.slug} · aliases: {', '.join(view.aliases) or 'none'}"]
     if view.summary:
         lines += ["", view.summary]
     for section in view.sections:
         cited = len(section.source_refs)
-        lines += ["", f"## {section.heading} {{#{section.slug}}}", "", section.body_md.strip(), "",
+        body = section.body_md.strip() if claims is None else "\n".join(c.text for c in claims.get(section.slug, []))
+        lines += ["", f"## {section.heading} {{#{section.slug}}}", "", body, "",
                   f"_cites {cited} memor{'y' if cited == 1 else 'ies'}_"]
     # Whatever the rows hold (rows stored under an older rule included), the markdown an agent reads
     # is safe (domain.markup); for the rows written now this changes nothing.
@@ -264,32 +270,47 @@ def _window(markdown: str, offset: int, max_chars: int) -> tuple[str, int | None
 
 
 def _document(view: wiki_reads.PageView, matched_by: str, others: list[PageRef], offset: int | None,
-              max_chars: int | None) -> PageDocument:
+              max_chars: int | None, claims: dict[str, list[ClaimView]], filtered: bool) -> PageDocument:
     max_chars = _bounded("max_chars", max_chars, DEFAULT_PAGE_CHARS, MAX_PAGE_CHARS, low=200)
-    markdown = page_markdown(view)
+    markdown = page_markdown(view, claims if filtered else None)
     offset = _bounded("offset", offset, 0, max(0, len(markdown) - 1), low=0)
     chunk, next_offset = _window(markdown, offset, max_chars)
     return PageDocument(
         type=view.type, slug=view.slug, title=view.title, summary=view.summary, aliases=view.aliases,
         matched_by=matched_by, markdown=chunk, offset=offset, next_offset=next_offset, total_chars=len(markdown),
         last_compiled_at=view.last_compiled_at, other_matches=others,
-        sections=[SectionInfo(id=s.slug, heading=s.heading, source_count=len(s.source_refs)) for s in view.sections],
+        sections=[SectionInfo(id=s.slug, heading=s.heading, source_count=len(s.source_refs),
+                              claims=claims.get(s.slug, [])) for s in view.sections],
     )
 
 
+def _min_confidence(value: float | None) -> float:
+    if value is None:
+        return 0.0
+    if not isinstance(value, (int, float)) or value != value or not 0.0 <= value <= 1.0:
+        raise BadInput(f"min_confidence must be a number from 0 to 1 (got {value!r})")
+    return float(value)
+
+
 async def get_page(db: Database, scope: ReadScope, name: str, offset: int | None = None,
-                   max_chars: int | None = None) -> PageDocument:
-    """The page a name designates, as markdown, at most `max_chars` from `offset` on."""
+                   max_chars: int | None = None, min_confidence: float | None = None) -> PageDocument:
+    """The page a name designates, as markdown, at most `max_chars` from `offset` on; with
+    `min_confidence`, only the claims at least that sure."""
+    floor = _min_confidence(min_confidence)
     async with connection(db) as conn:
         view, how, others = await _resolve(conn, scope, name)
-    return _document(view, how, others, offset, max_chars)
+        claims = await page_claims(conn, scope.tenant, scope.owner, view.id, floor)
+    return _document(view, how, others, offset, max_chars, claims, min_confidence is not None)
 
 
 async def get_page_by_key(db: Database, scope: ReadScope, page_type: str, slug: str,
-                          offset: int | None = None, max_chars: int | None = None) -> PageDocument:
+                          offset: int | None = None, max_chars: int | None = None,
+                          min_confidence: float | None = None) -> PageDocument:
+    floor = _min_confidence(min_confidence)
     async with connection(db) as conn:
         view = await _page_view(conn, scope, page_type, slug)
-    return _document(view, "type/slug", [], offset, max_chars)
+        claims = await page_claims(conn, scope.tenant, scope.owner, view.id, floor)
+    return _document(view, "type/slug", [], offset, max_chars, claims, min_confidence is not None)
 
 
 # ------------------------------------------------------------------------------------------ sources

@@ -11,7 +11,7 @@ from bench.plan_tokens import breakdown_lines
 COST_TARGET_USD = 0.60
 BATCH_COST_TARGET_USD = 0.35
 GROWTH_TARGET = 1.2
-KINDS = ("planner", "writer", "aggregation")
+KINDS = ("planner", "writer", "aggregation", "claim_judge")
 THROUGH_THE_SDK = (
     "through the anthropic SDK (`WIKI_LLM=anthropic`), streamed over loopback HTTP to the Claude simulator "
     "(`claude_sim/`), which bills what the product's real requests contain (a token per 4 bytes)"

@@ -11,7 +11,15 @@ import contextlib
 import os
 import sys
 
+from claude_sim.lies import ENV_UNGROUNDED_CLAIMS
 from claude_sim.server import ClaudeSimulator, SimConfig
+
+
+def _share(value: str) -> float:
+    share = float(value)
+    if not 0.0 <= share <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a share from 0 to 1 (got {value})")
+    return share
 
 
 def _environment(provider: str, url: str, config: SimConfig) -> dict[str, str]:
@@ -66,9 +74,14 @@ def main(argv: list[str] | None = None) -> int:
         each.add_argument("--batch-seconds", type=float, default=0.0,
                           help="seconds a Message Batch stays in_progress before its results are ready")
         each.add_argument("--tokens-per-second", type=float, default=0.0, help="output rate (0: instant)")
+        each.add_argument("--ungrounded-claims", type=_share, default=None, metavar="F",
+                          help="share of proposed plan lines made to carry a name or number none of their "
+                               f"memories holds (0-1; default ${ENV_UNGROUNDED_CLAIMS} or 0)")
     args = parser.parse_args(argv)
     config = SimConfig(ttft_seconds=args.ttft, output_tokens_per_second=args.tokens_per_second,
                        batch_processing_seconds=args.batch_seconds)
+    if args.ungrounded_claims is not None:
+        config.ungrounded_claims = args.ungrounded_claims
     if args.action == "serve":
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(_serve(args.port, config))

@@ -177,6 +177,13 @@ def leaf_plan(user: str) -> dict[str, Any]:
     return compact_reply(scripted_plan(view), view, leaf_handles(user))
 
 
+def quoted_lines(user: str) -> dict[str, str]:
+    """Memory handle -> the line its `@handle` quote stands for, for the memories the prompt shows."""
+    view = parse_leaf_prompt(user)
+    handles = leaf_handles(user)
+    return {handles[str(m.id)].lower(): quote_line(m) for m in view.memories if str(m.id) in handles}
+
+
 def compact_reply(plan: Plan, view: PlannerContext, handles: dict[str, str]) -> dict[str, Any]:
     """A long-form plan as a model following the compact contract writes it (planners/compact_plan.py):
     handles for ids, a memory's own dated line as "@m<n>", citations its lines quote not repeated, and

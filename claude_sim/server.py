@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import os
 import time
 import uuid
 from collections import deque
@@ -28,7 +29,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote
 
-from claude_sim import brain
+from claude_sim import brain, lies
 from claude_sim.accounting import Limits, PromptCache, RateLimiter, Usage
 from claude_sim.auth import Caller, Denied, api_caller, bedrock_caller
 from claude_sim.batches import BATCH_BILLING_MULTIPLIER, Batch, check_requests, errored, new_batch, succeeded
@@ -55,6 +56,9 @@ class SimConfig:
     hang_seconds: float = 60.0  # how long a stalled stream is held before the server drops it
     # How long a Message Batch stays in_progress after creation before its results are ready.
     batch_processing_seconds: float = 0.0
+    # The share of proposed plan lines that carry a name or number none of their memories holds
+    # (claude_sim/lies.py); env CLAUDE_SIM_UNGROUNDED_CLAIMS when not given.
+    ungrounded_claims: float = field(default_factory=lambda: float(os.environ.get(lies.ENV_UNGROUNDED_CLAIMS) or 0))
 
 
 @dataclass
@@ -102,6 +106,7 @@ class ClaudeSimulator:
         # text and returns the tool input (or the text) of the reply.
         self.scripts: dict[str, deque[Callable[[str], Any]]] = {}
         self.calls: list[Call] = []
+        self.injected_lines: list[str] = []  # the ungrounded lines the lying fault wrote
         self.batches: dict[str, Batch] = {}
         self._http = HttpServer(self._handle)
 
@@ -259,7 +264,8 @@ class ClaudeSimulator:
                 continue
             usage = self.cache.account(f"{batch.identity}|{model.family}", body, model.min_cacheable_tokens)
             script = self.scripts.get(kind)
-            reply = _answer(kind, user, body, None, script.popleft() if script else None)
+            reply = _answer(kind, user, body, None, script.popleft() if script else None,
+                            (self.config.ungrounded_claims, self.injected_lines))
             usage.output_tokens = tokens(reply.output_text)
             call.reply_text = reply.output_text
             if usage.output_tokens > body["max_tokens"]:
@@ -304,7 +310,8 @@ class ClaudeSimulator:
             call.status = 429
             return self._throttled(bedrock, math.ceil(wait))
         script = self.scripts.get(kind)
-        reply = _answer(kind, user, body, fault.kind if fault else None, script.popleft() if script else None)
+        reply = _answer(kind, user, body, fault.kind if fault else None, script.popleft() if script else None,
+                        (self.config.ungrounded_claims, self.injected_lines))
         usage.output_tokens = tokens(reply.output_text)
         call.reply_text = reply.output_text
         if usage.output_tokens > body["max_tokens"]:
@@ -458,6 +465,8 @@ def _call_kind(body: dict[str, Any]) -> tuple[str, str]:
         return "aggregation", user
     if "decisions" in properties:
         return "judge", user
+    if "scores" in properties:
+        return "claim_judge", user
     if not tools and "## Planner's proposed body" in user:
         return "writer", user
     return "other", user
@@ -471,7 +480,7 @@ def _leaf_memories(user: str) -> list[str]:
 
 
 def _answer(kind: str, user: str, body: dict[str, Any], fault: str | None,
-            script: Callable[[str], Any] | None = None) -> _Reply:
+            script: Callable[[str], Any] | None = None, lying: tuple[float, list[str]] = (0.0, [])) -> _Reply:
     forced = (body.get("tool_choice") or {}).get("name")
     if fault == "refusal":
         return _Reply([], "refusal", "")
@@ -479,13 +488,15 @@ def _answer(kind: str, user: str, body: dict[str, Any], fault: str | None,
         if script is not None:
             answer: Any = script(user)
         elif kind == "planner":
-            answer = brain.leaf_plan(user)
+            answer = lies.lie(brain.leaf_plan(user), lying[0], user, brain.quoted_lines(user), lying[1])
         elif kind == "aggregation":
             answer = brain.aggregation_plan(user, datetime.now(UTC))
         elif kind == "writer":
             answer = brain.written_section(user)
         elif kind == "judge":
             answer = brain.judged_pairs(user)
+        elif kind == "claim_judge":
+            answer = lies.scored_claims(user)
         else:
             answer = {} if forced else "Simulated reply."
     except (ValueError, KeyError) as error:

@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 from temporalio.client import WorkflowFailureError
 
+from app import pages
 from app.operations import (
     DEFAULT_LINT_HOUR,
     ScheduleView,
@@ -20,7 +21,17 @@ from app.operations import (
     set_lint_schedule_paused,
     start_lint,
 )
-from cli.common import CliError, JsonOption, database, handled, in_range, require_worker, run, temporal
+from cli.common import (
+    CliError,
+    JsonOption,
+    database,
+    handled,
+    in_range,
+    reading,
+    require_worker,
+    run,
+    temporal,
+)
 from cli.output import Col, WideOption, out, print_json, print_workflow_location, table
 from domain.lint import (
     CHECKS,
@@ -87,13 +98,21 @@ def lint_command(
     """Run the lint now (as the schedule does nightly) and print its report, naming what it found."""
     settings = get_settings()
     report, findings, (scopes_checked, pages_checked) = run(_lint(settings, json_output))
+    totals = run(reading(lambda conn: pages.claim_totals(conn, NAMED_SCOPES)))
     if json_output:
         print_json({**report.model_dump(mode="json"), "findings": [f.model_dump() for f in findings],
-                    "checked": {"scopes": scopes_checked, "active_pages": pages_checked}})
+                    "checked": {"scopes": scopes_checked, "active_pages": pages_checked},
+                    "claims": [{**t.model_dump(), "compression": t.compression} for t in totals]})
         return
     out.print(table("Lint totals", ["", "count"], report.totals.model_dump().items()))
     if report.scopes:
         out.print(_findings_table(report, findings))
+    if totals:
+        out.print(table("Claims (compression: memories to durable claims; `wiki claims rejected` lists rejections)",
+                        [Col("scope", "key"), Col("memories", "num"), Col("claims", "num"), Col("durable", "num"),
+                         Col("compression"), Col("rejected", "num")],
+                        [(f"{t.tenant}/{t.owner}", t.memories, t.claims, t.durable_claims, t.compression,
+                          t.rejected_claims) for t in totals], boxed=False))
     if len(report.scopes) > NAMED_SCOPES or report.scopes_not_listed:
         out.print(f"(findings named for the first {NAMED_SCOPES} scopes only, at most {NAMED_PER_CHECK} per check; "
                   "the totals count every scope)")

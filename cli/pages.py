@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from app import pages
-from app.pages import PageWithSources, SourceMemory
+from app.pages import ClaimView, PageWithSources, SourceMemory
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection
@@ -85,6 +85,12 @@ def _sources_lines(cited: list[SourceMemory]) -> list[str]:
             *(_source_line(source) for source in cited)]
 
 
+def _claim_line(claim: ClaimView) -> str:
+    # Each line marked with how sure the wiki is of it: confidence, status, how many memories say it.
+    mark = "derived" if claim.kind == "derived" else f"{claim.confidence:.2f} {claim.status}"
+    return f"{claim.text} `[{mark} · {claim.corroboration} mem]`"
+
+
 def _page_markdown(page: PageWithSources, sources: bool, per_section: bool = False) -> str:
     """The page; with `sources` the memories it cites, once for the page (a memory cited by three
     sections is listed once), or under each section with `per_section`."""
@@ -93,7 +99,9 @@ def _page_markdown(page: PageWithSources, sources: bool, per_section: bool = Fal
     if page.summary:
         lines += ["", page.summary]
     for section in page.sections:
-        lines += ["", f"## {section.heading}", "", section.body_md.strip()]
+        claimed = page.claims.get(section.slug)
+        body = "\n".join(_claim_line(c) for c in claimed) if claimed is not None else section.body_md.strip()
+        lines += ["", f"## {section.heading}", "", body]
         if sources and per_section:
             lines += _sources_lines(page.sources.get(section.slug, []))
     if sources and not per_section:
@@ -130,14 +138,20 @@ def page_show(
                                                "line.")] = False,
     per_section: Annotated[bool, typer.Option("--per-section", help="With --sources: under each section, "
                                                                      "the memories that section cites.")] = False,
+    min_confidence: Annotated[float, typer.Option(help="Only claims at least this sure (0 to 1).")] = 0.0,
     json_output: JsonOption = False,
 ) -> None:
-    """The page as markdown, sections in order (archived pages too, marked as such)."""
+    """The page as markdown, sections in order (archived pages too, marked as such); each line marked
+    with its confidence and status. --json gives sections with their claims (text, sources,
+    confidence, status, first and last seen)."""
     get_settings()
     tenant, owner = scope(tenant, owner)
+    if not 0.0 <= min_confidence <= 1.0:
+        raise CliError(f"min-confidence must be between 0 and 1 (got {min_confidence})", EXIT_USAGE)
     page_type, slug = _resolved_ref(tenant, owner, page_ref)
     view = run(reading(lambda conn: pages.page_with_sources(conn, tenant, owner, page_type, slug,
-                                                            sources=sources or per_section)))
+                                                            sources=sources or per_section,
+                                                            min_confidence=min_confidence)))
     if view is None:
         raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
     if json_output:
@@ -205,3 +219,23 @@ def page_delete(page_ref: PageArgument, tenant: TenantOption, owner: OwnerOption
         raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
     out.print(f"deleted {page_type}/{slug} of {tenant}/{owner} with {deleted.sections} sections, {deleted.aliases} "
               f"aliases, {deleted.links} links and {deleted.section_sources} section sources", soft_wrap=True)
+
+
+@page_app.command("list")
+@handled
+def page_list(tenant: TenantOption, owner: OwnerOption, json_output: JsonOption = False,
+              wide: WideOption = False) -> None:
+    """Every page of the scope (archived ones too), with its claims: how many, and how many durable."""
+    get_settings()
+    tenant, owner = scope(tenant, owner)
+    listed = run(reading(lambda conn: pages.page_list(conn, tenant, owner)))
+    if json_output:
+        print_json(listed)
+    elif listed:
+        out.print(table(f"Pages of {tenant}/{owner}", [Col("page", "key"), Col("title"), Col("status", "key"),
+                                                       Col("sections", "num"), Col("claims", "num"),
+                                                       Col("durable", "num")],
+                        [(f"{p.type}/{p.slug}", p.title, p.status, p.sections, p.claims, p.durable_claims)
+                         for p in listed], boxed=False))
+    else:
+        out.print(f"no page in {tenant}/{owner}")

@@ -43,3 +43,12 @@ def mention_id(tenant: str, owner: str, alias_normalized: str, generation: int) 
 
 def ledger_id(run_id: str) -> uuid.UUID:
     return _id("ledger", run_id)
+
+
+def claim_id(section: uuid.UUID, claim_key: str, occurrence: int) -> uuid.UUID:
+    # The occurrence tells apart lines of one section that normalise alike.
+    return _id("claim", section, claim_key, occurrence)
+
+
+def rejected_claim_id(plan: uuid.UUID, section_key: str, claim_key: str) -> uuid.UUID:
+    return _id("rejected-claim", plan, section_key, claim_key)

@@ -45,10 +45,26 @@ class _Contract(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+class LineSources(_Contract):
+    """One proposed line and the memories it cites (a claim: see domain/claims.py). `status` is set by
+    the verification gate before the plan is staged: "verified" or "unverified" (a rejected line
+    leaves the plan)."""
+
+    text: str
+    refs: StrList = []
+    status: Text = ""
+    kind: Text = ""  # "derived": the gate found only dates and recounted figures in it
+
+
+LineSourceList = Annotated[list[LineSources], BeforeValidator(_none_to_empty_list)]
+
+
 class SectionUpdate(_Contract):
     slug: str = Field(min_length=1)
     proposed_body_md: Text = ""
     source_refs: StrList = []
+    # Per line of `proposed_body_md`, its own citations; a line not listed cites `source_refs`.
+    line_sources: LineSourceList = []
     rationale: Text = ""
     # "add": proposed_body_md holds only new lines (facts) for the section, appended as they are
     # without a writer call; "rewrite": an existing line is wrong or superseded, so the writer merges.
@@ -72,6 +88,7 @@ class NewSection(_Contract):
     heading: Text = ""
     body_md: Text = ""
     source_refs: StrList = []
+    line_sources: LineSourceList = []
 
 
 class NewPage(_Contract):

@@ -167,6 +167,14 @@ SectionAggregationUpdate = Annotated[
 ]
 
 
+class ProposedClaim(_Resolved):
+    """A line the plan proposed, with the batch memories it cites and the gate's status for it."""
+
+    refs: list[str] = Field(default_factory=list)
+    status: str = ""
+    kind: str = ""
+
+
 class ResolvedPlan(_Resolved):
     """Everything apply writes for one plan, in the order it is written."""
 
@@ -181,3 +189,6 @@ class ResolvedPlan(_Resolved):
     id_links: list[IdLink] = Field(default_factory=list)
     hierarchy: list[HierarchyEdge] = Field(default_factory=list)
     aggregations: list[SectionAggregationUpdate] = Field(default_factory=list)
+    # Every line the plan proposed, by its claim key (domain/claims.py), with its own citations:
+    # apply gives each written line of a section the citations the plan gave it.
+    line_claims: dict[str, ProposedClaim] = Field(default_factory=dict)

@@ -185,6 +185,12 @@ class PlanBatchResult(BaseModel):
     usage: TokenCounts
     planner_input_chars: int = 0
     dropped_invalid_links: int = 0
+    # The verification gate (activities/claim_gate.py): lines kept out of the plan, lines the judge
+    # scored, and whether the judge failed (its lines then stay unverified). Its tokens are in `usage`.
+    claims_rejected: int = 0
+    claims_judged: int = 0
+    claim_judge_failed: bool = False
+    claims_dropped_invalid_refs: int = 0  # in sections the gate removed whole (the resolver never sees them)
     # New pages and promotions the plan proposes: with none, no merge needs judging. None from
     # workers before the merge judge (then the judge runs anyway).
     merge_proposals: int | None = None

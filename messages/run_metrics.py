@@ -12,6 +12,7 @@ from messages.compile import (
     AggregationPlanResult,
     AggregationResolveResult,
     ApplyBatchResult,
+    PlanBatchResult,
     ResolvePlanResult,
 )
 
@@ -51,6 +52,11 @@ class RunMetrics(BaseModel):
     merge_questions: int = 0  # ambiguous pairs sent to the judge
     merge_judge_calls: int = 0
     merge_judge_failures: int = 0  # judge activities that failed: their batch merged no ambiguous pair
+    # The verification gate: proposed lines rejected (never applied), lines the judge scored, judge
+    # calls that failed (their lines stay unverified).
+    claims_rejected: int = 0
+    claims_judged: int = 0
+    claim_judge_failures: int = 0
     llm_retries: int = 0
     truncations: int = 0
     # Model calls cut short (deadline, stall, stream broken): retried by the workflow, then split.
@@ -91,6 +97,12 @@ class RunMetrics(BaseModel):
             counter = renamed.get(name, name)
             total = getattr(self, counter) + value
             setattr(self, counter, round(total, 6) if isinstance(total, float) else total)
+
+    def add_claim_gate(self, result: PlanBatchResult) -> None:
+        self.claims_rejected += result.claims_rejected
+        self.claims_judged += result.claims_judged
+        self.claim_judge_failures += int(result.claim_judge_failed)
+        self.dropped_invalid_ids += result.claims_dropped_invalid_refs
 
     def add_usage(self, usage: TokenCounts) -> None:
         self._add(usage, renamed={"cache_read_input_tokens": "cache_read_tokens"})

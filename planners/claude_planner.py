@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from domain.claims import ClaimQuestion
 from domain.context import MemoryRecord, PlannerContext
 from domain.errors import ModelInterrupted, ModelTruncated, PlanInvalid, StepFailed
 from domain.guards import JsonResponseError, parse_json_response
@@ -19,11 +22,18 @@ from domain.merge_questions import MergeQuestion
 from domain.plan import Plan
 from domain.pricing import TokenUsage, estimate_tokens, priced
 from domain.resolved_plan import SectionTask
+from planners.claim_judge_prompt import (
+    CLAIM_JUDGE_MAX_TOKENS,
+    CLAIM_JUDGE_REPLY_SCHEMA,
+    CLAIM_JUDGE_SYSTEM,
+    build_claim_judge_prompt,
+    parse_claim_judge_reply,
+)
 from planners.claude_client import ModelClient, ModelReply
 from planners.compact_plan import CompactPlan, to_plan
 from planners.handles import Handles
 from planners.judge_prompt import JUDGE_REPLY_SCHEMA, JUDGE_SYSTEM, build_judge_prompt, parse_judge_reply
-from planners.port import AggregationRequest, JudgeReply, PlanReply, SectionReply
+from planners.port import AggregationRequest, ClaimJudgeReply, JudgeReply, PlanReply, SectionReply
 from planners.prompts import (
     AGGREGATION_REPLY_SCHEMA,
     PLANNER_REPLY_SCHEMA,
@@ -36,6 +46,7 @@ from planners.prompts import (
 )
 from planners.section_edits import SECTION_BUDGET_CHARS, append_lines, apply_edits, parse_edits
 
+T = TypeVar("T")
 log = logging.getLogger(__name__)
 # The leaf planner's max_tokens is sized to each batch (planners/leaf_prompt.py planner_max_tokens);
 # the writer's to its edits: room for the proposal twice over (a writer answers with edits, and a
@@ -126,21 +137,37 @@ class ClaudePlanner:
                          unknown_handles=unknown)
 
 
-    async def judge_merges(self, questions: list[MergeQuestion], model_id: str) -> JudgeReply:
-        if not questions:
-            return JudgeReply(decisions=[], usage=priced(model_id, TokenUsage()))
-        prompt = build_judge_prompt(questions)
+    async def _judged(self, model_id: str, system: str, user: str, max_tokens: int, schema: dict[str, Any],
+                      parse: Callable[[str], T]) -> tuple[T, TokenUsage]:
+        """One judge call (merges or claims) and its parsed answer; a reply that cannot be read, or is
+        cut off, fails with its tokens priced."""
         try:
-            reply = await self._client.complete(model=model_id, system=JUDGE_SYSTEM, user=prompt.batch_user,
-                                                max_tokens=JUDGE_MAX_TOKENS, json_schema=JUDGE_REPLY_SCHEMA)
+            reply = await self._client.complete(model=model_id, system=system, user=user, max_tokens=max_tokens,
+                                                json_schema=schema)
             try:
-                decisions = parse_judge_reply(reply.text, prompt.keys)
+                return parse(reply.text), reply.usage
             except PlanInvalid as error:
                 error.spent = reply.usage
                 raise
         except (ModelTruncated, PlanInvalid, ModelInterrupted) as error:
             raise priced_error(error, model_id) from None
-        return JudgeReply(decisions=decisions, usage=priced(model_id, reply.usage))
+
+    async def judge_claims(self, questions: list[ClaimQuestion], model_id: str) -> ClaimJudgeReply:
+        if not questions:
+            return ClaimJudgeReply(scores=[], usage=priced(model_id, TokenUsage()))
+        prompt = build_claim_judge_prompt(questions)
+        scores, usage = await self._judged(model_id, CLAIM_JUDGE_SYSTEM, prompt.user, CLAIM_JUDGE_MAX_TOKENS,
+                                           CLAIM_JUDGE_REPLY_SCHEMA,
+                                           lambda text: parse_claim_judge_reply(text, prompt.keys))
+        return ClaimJudgeReply(scores=scores, usage=priced(model_id, usage))
+
+    async def judge_merges(self, questions: list[MergeQuestion], model_id: str) -> JudgeReply:
+        if not questions:
+            return JudgeReply(decisions=[], usage=priced(model_id, TokenUsage()))
+        prompt = build_judge_prompt(questions)
+        decisions, usage = await self._judged(model_id, JUDGE_SYSTEM, prompt.batch_user, JUDGE_MAX_TOKENS,
+                                              JUDGE_REPLY_SCHEMA, lambda text: parse_judge_reply(text, prompt.keys))
+        return JudgeReply(decisions=decisions, usage=priced(model_id, usage))
 
 
 

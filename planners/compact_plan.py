@@ -20,7 +20,10 @@ heading, a held name's quote). So the contract the model answers in is:
 
 - A line `@m4` stands for the memory's own dated line, `- <date m4 happened>: <its first sentence>`
   (`quote_line`): the model cites a memory's fact without copying its text. Every handle a section
-  quotes is one of its citations; `refs` adds citations its lines do not quote.
+  quotes is one of its citations; `refs` adds citations its lines do not quote. Each line keeps its
+  own citations in the long form (`line_sources`): a quote cites its memory, any other line all the
+  section's citations; the gate then narrows a line to the memories that vouch for it
+  (`domain/claims.py`).
 - Left out: `slug` (the title's slug), `heading` (the section's default heading), a new page's `refs`
   (its sections' citations), a held name's `quote` (its memory's first sentence), `rewrite` (false:
   the lines are added to the section).
@@ -176,25 +179,34 @@ class _Reader:
         self.held_quotes = held_quotes
         self.unknown = 0
 
-    def body(self, lines: list[str], refs: list[str]) -> tuple[str, list[str]]:
-        """The body and citations of a section: quoted handles expanded and cited first, then `refs`."""
+    def body(self, lines: list[str], refs: list[str]) -> tuple[str, list[str], list[dict[str, Any]]]:
+        """The body and citations of a section: quoted handles expanded and cited first, then `refs`;
+        and each line's own citations: a quote cites its memory, any other line all the section's
+        citations (the gate then narrows it to those that vouch for it)."""
         out: list[str] = []
         cited: list[str] = []
+        per_line: list[tuple[str, list[str] | None]] = []
         for line in lines:
             if is_quote(line):
                 handle = line.strip()[len(QUOTE_PREFIX):]
                 expanded = self.quotes.get(handle.lower())
                 if expanded is not None:
                     out.append(expanded)
+                    per_line.append((expanded, [handle]))
                 cited.append(handle)  # an unknown one stays a citation as written: resolution counts it
             else:
                 out.append(line)
-        return "\n".join(out), list(dict.fromkeys([*cited, *refs]))
+                per_line.append((line, None))
+        free_refs = list(dict.fromkeys([*cited, *refs]))
+        line_sources = [{"text": text, "refs": own if own is not None else free_refs}
+                        for text, own in per_line if text.strip()]
+        return "\n".join(out), list(dict.fromkeys([*cited, *refs])), line_sources
 
     def section(self, page_type: str, section: Section) -> dict[str, Any]:
-        body, refs = self.body(section.lines, section.refs)
+        body, refs, line_sources = self.body(section.lines, section.refs)
         heading = section.heading or (default_heading(page_type, section.slug) if page_type in PAGE_TYPES else "")
-        return {"slug": section.slug, "heading": heading, "body_md": body, "source_refs": refs}
+        return {"slug": section.slug, "heading": heading, "body_md": body, "source_refs": refs,
+                "line_sources": line_sources}
 
     def link_end(self, end: Any) -> tuple[str, str]:
         text = str(end).strip() if isinstance(end, str) else ""
@@ -227,9 +239,9 @@ def to_plan(compact: CompactPlan, quotes: dict[str, str], page_keys: dict[str, s
     for update in compact.updates:
         sections = []
         for section in update.sections:
-            body, refs = reader.body(section.lines, section.refs)
+            body, refs, line_sources = reader.body(section.lines, section.refs)
             sections.append({"slug": section.slug, "proposed_body_md": body, "source_refs": refs,
-                             "mode": "rewrite" if section.rewrite else "add"})
+                             "line_sources": line_sources, "mode": "rewrite" if section.rewrite else "add"})
         updates.append({"pageId": update.page, "aliases": update.aliases, "sections": sections})
     new_pages = []
     for page in compact.new_pages:

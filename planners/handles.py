@@ -20,7 +20,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, Field
 
-from domain.plan import NewPage, Plan
+from domain.plan import NewPage, NewSection, Plan, SectionUpdate
 
 
 class Handles(BaseModel):
@@ -77,16 +77,22 @@ class Handles(BaseModel):
         def refs(values: list[str]) -> list[str]:
             return [look(self.memories, value) for value in values]
 
+        def cite_lines(section: NewSection | SectionUpdate) -> None:
+            for line in section.line_sources:
+                line.refs = [self.memories.get(value.strip().lower(), value) for value in line.refs]
+
         def new_page(page: NewPage) -> None:
             page.source_refs = refs(page.source_refs)
             for new_section in page.sections:
                 new_section.source_refs = refs(new_section.source_refs)
+                cite_lines(new_section)
 
         out = plan.model_copy(deep=True)
         for update in out.pageUpdates:
             update.pageId = look(self.pages, update.pageId)
             for section in update.sections:
                 section.source_refs = refs(section.source_refs)
+                cite_lines(section)
         for page in out.newPages:
             new_page(page)
         # An aggregation plan's parts (a leaf plan leaves them empty).
@@ -100,6 +106,7 @@ class Handles(BaseModel):
             promotion.mentionId = look(self.mentions, promotion.mentionId)
             for new_section in promotion.sections:
                 new_section.source_refs = refs(new_section.source_refs)
+                cite_lines(new_section)
         for mention in out.unresolvedMentions:
             if mention.source_ref:
                 mention.source_ref = look(self.memories, mention.source_ref)

@@ -11,6 +11,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
+from domain.claims import ClaimQuestion, ClaimScore
 from domain.context import AggregationPage, AggregationParentCandidate, MemoryRecord, PlannerContext
 from domain.merge_questions import MergeDecision, MergeQuestion
 from domain.plan import Plan
@@ -34,6 +35,11 @@ class SectionReply(BaseModel):
 
 class JudgeReply(BaseModel):
     decisions: list[MergeDecision]
+    usage: TokenCounts
+
+
+class ClaimJudgeReply(BaseModel):
+    scores: list[ClaimScore]
     usage: TokenCounts
 
 
@@ -68,4 +74,10 @@ class Planner(Protocol):
     async def judge_merges(self, questions: list[MergeQuestion], model_id: str) -> JudgeReply:
         """For each ambiguous pair of a batch (domain/resolution.py), whether it is one thing: one call
         for them all. A pair left without a decision does not merge."""
+        ...
+
+    async def judge_claims(self, questions: list[ClaimQuestion], model_id: str) -> ClaimJudgeReply:
+        """Accuracy, relevance and specificity (0..1) of each new claim against the memories it cites:
+        one call for a plan's claims, with a prompt of its own (never the writer's). A claim left
+        without a score stays unverified."""
         ...

@@ -93,6 +93,7 @@ async def authorised(request: Request) -> AsyncIterator[Authorised]:
 
 Caller = Annotated[Authorised, Depends(authorised)]
 Limit = Annotated[int | None, Query(description="How many results at most (bounds in the error if exceeded).")]
+MinConfidence = Annotated[float | None, Query(description="Only claims at least this sure, from 0 to 1 (0.7: one memory says it, 0.8: two, ...).")]
 
 # FastAPI's `responses`: status code -> its OpenAPI description.
 Responses = dict[int | str, dict[str, Any]]
@@ -163,15 +164,19 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
     @api.get("/v1/pages", response_model=reads.PageDocument, responses=NOT_FOUND, tags=["read"])
     async def page_by_name(caller: Caller,
                            name: Annotated[str, Query(description="TYPE/SLUG, slug, title or alias.")],
-                           offset: int | None = None, max_chars: int | None = None) -> reads.PageDocument:
-        """The page a name designates (aliases, case and accents resolved), as markdown."""
-        return await reads.get_page(caller.conn, caller.scope, name, offset, max_chars)
+                           offset: int | None = None, max_chars: int | None = None,
+                           min_confidence: MinConfidence = None) -> reads.PageDocument:
+        """The page a name designates (aliases, case and accents resolved), as markdown, with each
+        section's claims."""
+        return await reads.get_page(caller.conn, caller.scope, name, offset, max_chars, min_confidence)
 
     @api.get("/v1/pages/{page_type}/{slug}", response_model=reads.PageDocument, responses=NOT_FOUND, tags=["read"])
     async def page(caller: Caller, page_type: PageType, slug: str, offset: int | None = None,
-                   max_chars: int | None = None) -> reads.PageDocument:
-        """The page as markdown with section ids; long pages come in windows (`offset`, `next_offset`)."""
-        return await reads.get_page_by_key(caller.conn, caller.scope, page_type, slug, offset, max_chars)
+                   max_chars: int | None = None, min_confidence: MinConfidence = None) -> reads.PageDocument:
+        """The page as markdown with section ids and each section's claims; long pages come in windows
+        (`offset`, `next_offset`)."""
+        return await reads.get_page_by_key(caller.conn, caller.scope, page_type, slug, offset, max_chars,
+                                           min_confidence)
 
     @api.get("/v1/pages/{page_type}/{slug}/sources", response_model=reads.SourcesResult, responses=NOT_FOUND,
              tags=["read"])

@@ -205,10 +205,12 @@ def build_server(engine: AsyncEngine, scope_of: ScopeOf, connect_temporal: Tempo
                        max_chars: Annotated[int, Field(ge=200, le=reads.MAX_PAGE_CHARS, description="At most this "
                                                        f"many characters of markdown (200-{reads.MAX_PAGE_CHARS}).")]
                        = reads.DEFAULT_PAGE_CHARS,
+                       min_confidence: Annotated[float | None, Field(ge=0, le=1, description=(
+                           "Only claims at least this sure (0.7: one memory says it, 0.8: two, ...)."))] = None,
                        ) -> reads.PageDocument:
-        """Read a page as markdown; each section heading ends with its id {#id}. A long page comes in
-        parts: call again with offset=next_offset."""
-        return await guarded(reads.get_page(engine, scope_of(), name, offset, max_chars))
+        """Read a page as markdown (section ids {#id}), with each line's sources and confidence. A long
+        page comes in parts: call again with offset=next_offset."""
+        return await guarded(reads.get_page(engine, scope_of(), name, offset, max_chars, min_confidence))
 
     @tool(READ_ONLY)
     async def get_sources(page: Annotated[str, Field(description="The page, named as for get_page.")],

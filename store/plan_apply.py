@@ -38,11 +38,13 @@ from domain.resolved_plan import (
     DirectSection,
     MentionPromotion,
     MentionSighting,
+    ProposedClaim,
     ResolvedPage,
     ResolvedPlan,
     WriterSection,
 )
 from messages.compile import ApplyBatchResult
+from store.claims import sync_claims
 from store.page_titles import retitle_by_attestation
 from store.plan_links import write_plan_links
 
@@ -62,6 +64,8 @@ class _Apply:
     # page id -> memory ids newly cited by its sections in this batch (the deterministic linkers' input)
     touched: dict[str, list[str]] = field(default_factory=dict)
     page_ids_by_key: dict[tuple[str, str], str] = field(default_factory=dict)
+    proposed: dict[str, ProposedClaim] = field(default_factory=dict)  # the plan's lines, for their citations
+    run_id: str | None = None
 
     def touch(self, page_id: str, refs: list[str]) -> None:
         cited = self.touched.setdefault(page_id, [])
@@ -69,9 +73,10 @@ class _Apply:
 
 
 async def apply_resolved_plan(conn: AsyncConnection, tenant: str, owner: str, plan: ResolvedPlan,
-                              drafts: dict[str, str], *, deterministic_linking: bool) -> ApplyBatchResult:
+                              drafts: dict[str, str], *, deterministic_linking: bool,
+                              run_id: str | None = None) -> ApplyBatchResult:
     now = (await conn.execute(text("SELECT now()"))).scalar_one()
-    state = _Apply(conn=conn, tenant=tenant, owner=owner, now=now)
+    state = _Apply(conn=conn, tenant=tenant, owner=owner, now=now, proposed=plan.line_claims, run_id=run_id)
     await _write_pages(state, plan, drafts)
     await _upsert_mentions(state, plan.mentions)
     await _mark_promoted(state, plan.promotions)
@@ -335,6 +340,9 @@ async def _upsert_sections(state: _Apply, writes: list[tuple[str, _SectionWrite]
             ON CONFLICT (section_id, source_kind, source_ref) DO NOTHING
         """), {"now": state.now, "ids": [ids.source_id(section, "memory_unit", ref) for section, ref in sources],
                "sections": [str(section) for section, _ in sources], "refs": [ref for _, ref in sources]})
+    # Every section written or newly cited: its lines become claims with their own citations.
+    await sync_claims(state.conn, state.tenant, state.owner, [section_ids[key] for key in citations if key in section_ids],
+                      state.proposed, state.run_id, state.now)
 
 
 async def _add_aliases(state: _Apply, aliases: list[tuple[str, str]]) -> None:

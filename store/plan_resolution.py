@@ -33,6 +33,7 @@ from domain.aliases import (
     seed_aliases_for_title,
     slugify_title,
 )
+from domain.claims import proposed_claims
 from domain.guards import cited_memory_ids, is_meaningful_change, is_valid_uuid, strip_wikilinks
 from domain.ids import page_id as deterministic_page_id
 from domain.merge_questions import MergeSide
@@ -146,7 +147,9 @@ async def resolve_plan(conn: AsyncConnection, tenant: str, owner: str, plan_id: 
     await _resolve_promotions(conn, res, plan)
     _resolve_mentions(res, plan)
     res.result.section_tasks = list(res.tasks)
-    return res.resolved_plan(plan.pageLinks), res.result
+    resolved = res.resolved_plan(plan.pageLinks)
+    resolved.line_claims = proposed_claims(plan)
+    return resolved, res.result
 
 
 # -------------------------------------------------------------------------------------------- reads

@@ -105,18 +105,20 @@ class LockedPlan:
     status: PlanStatus
     result: dict[str, Any] | None  # what applying it returned, once it is applied
     resolved: ResolvedPlan
+    run_id: str | None = None
 
 
 async def lock_resolved_plan(conn: AsyncConnection, plan_id: UUID, scope: Scope) -> LockedPlan:
     """The resolved plan, validated, with its status and apply result; its row stays locked until the
     apply's transaction ends."""
     row = (await conn.execute(text("""
-        SELECT resolved, status, result FROM wiki_compile_plans
+        SELECT resolved, status, result, run_id FROM wiki_compile_plans
         WHERE id = :id AND tenant_id = :tenant AND owner_id = :owner FOR UPDATE
     """), {"id": plan_id, "tenant": scope.tenant, "owner": scope.owner})).one_or_none()
     if row is None or row.resolved is None:
         raise ScopeViolation(f"plan {plan_id} was not resolved for {scope.tenant}/{scope.owner}")
-    return LockedPlan(status=row.status, result=row.result, resolved=ResolvedPlan.model_validate(row.resolved))
+    return LockedPlan(status=row.status, result=row.result, resolved=ResolvedPlan.model_validate(row.resolved),
+                      run_id=row.run_id)
 
 
 async def section_drafts(conn: AsyncConnection, plan_id: UUID) -> dict[str, str]:

@@ -249,3 +249,26 @@ def test_bedrock_event_stream_frames_decode_with_botocore() -> None:
     assert json.loads(chunk.payload)["bytes"]
     assert (exception.headers[":message-type"], exception.headers[":exception-type"]) == ("exception",
                                                                                         "throttlingException")
+
+
+def test_the_lying_fault_rewrites_its_share_of_lines_reproducibly() -> None:
+    from claude_sim.lies import lie
+
+    def answer() -> dict:
+        return {"updates": [{"page": "p1", "sections": [{"slug": "notes", "lines": [f"- Line {n}." for n in range(200)]}]}],
+                "new_pages": [{"type": "entity", "title": "Uchi", "sections": [{"slug": "visits", "lines": ["@m1"]}]}],
+                "held": [], "promotions": []}
+
+    none: list[str] = []
+    assert lie(answer(), 0.0, "prompt", {"m1": "- 2026-01-05: Dinner at Uchi."}, none) == answer() and none == []
+    injected: list[str] = []
+    lied = lie(answer(), 0.1, "prompt", {"m1": "- 2026-01-05: Dinner at Uchi."}, injected)
+    again: list[str] = []
+    lie(answer(), 0.1, "prompt", {"m1": "- 2026-01-05: Dinner at Uchi."}, again)
+    assert injected == again and 5 <= len(injected) <= 40
+    lines = lied["updates"][0]["sections"][0]["lines"]
+    assert sum(1 for line in lines if line in injected) == len([i for i in injected if i.startswith("- Line")])
+    everything: list[str] = []
+    all_lied = lie(answer(), 1.0, "prompt", {"m1": "- 2026-01-05: Dinner at Uchi."}, everything)
+    quote = all_lied["new_pages"][0]["sections"][0]
+    assert quote["lines"][0].startswith("- 2026-01-05: Dinner at Uchi") and quote["refs"] == ["m1"]

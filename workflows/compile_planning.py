@@ -101,6 +101,7 @@ class BatchPlanning(CompileState):
             self._metrics.planner_calls += 1
             self._metrics.add_usage(result.usage)
             self._metrics.dropped_invalid_ids += result.dropped_invalid_links
+            self._metrics.add_claim_gate(result)
             self._metrics.planner_input_chars += result.planner_input_chars
             self._merge_proposals[result.plan_id] = result.merge_proposals
             return result.plan_id

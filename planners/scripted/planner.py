@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import asyncio
 
+from domain.claims import ClaimQuestion, scripted_score
 from domain.context import MemoryRecord, PlannerContext
 from domain.merge_questions import MergeQuestion
 from domain.pricing import TokenUsage, cache_prefix_worthwhile, estimate_tokens, priced
 from domain.resolved_plan import SectionTask
+from planners.claim_judge_prompt import build_claim_judge_prompt
 from planners.judge_prompt import JUDGE_SYSTEM, build_judge_prompt
-from planners.port import AggregationRequest, JudgeReply, PlanReply, SectionReply
+from planners.port import AggregationRequest, ClaimJudgeReply, JudgeReply, PlanReply, SectionReply
 from planners.prompts import (
     PLANNER_REPLY_SCHEMA,
     SECTION_WRITER_SYSTEM,
@@ -69,6 +71,15 @@ class ScriptedPlanner:
                                          evidence_now(request))
         usage = _estimated_usage(model_id, prompt, 0, plan.model_dump_json())
         return PlanReply(plan=plan, usage=priced(model_id, usage), input_chars=prompt.chars)
+
+    async def judge_claims(self, questions: list[ClaimQuestion], model_id: str) -> ClaimJudgeReply:
+        scores = [scripted_score(q) for q in questions]
+        if not questions:
+            return ClaimJudgeReply(scores=[], usage=priced(model_id, TokenUsage()))
+        prompt = build_claim_judge_prompt(questions)
+        usage = TokenUsage(input_tokens=estimate_tokens(prompt.chars),
+                           output_tokens=estimate_tokens(sum(len(s.model_dump_json()) for s in scores)))
+        return ClaimJudgeReply(scores=scores, usage=priced(model_id, usage))
 
     async def judge_merges(self, questions: list[MergeQuestion], model_id: str) -> JudgeReply:
         await self._wait()

@@ -191,3 +191,25 @@ async def test_delete_asks_first_then_cascades(settings, engine):
 )
 async def test_bad_arguments_and_missing_things(settings, args, code, message):
     one_error_line(await wiki(*args, *scope(TENANT)), code, message)
+
+
+async def test_page_show_marks_claims_and_the_claim_commands_list_them(compiled):
+    memory_ids, _ = compiled
+    shown = await wiki("page", "show", "entity/franklin-barbecue", *scope(TENANT), "--json")
+    assert shown.exit_code == 0, shown.output
+    page = json.loads(shown.stdout)
+    claims = [claim for section in page["claims"].values() for claim in section]
+    assert claims and all(set(c["sources"]) <= set(memory_ids) and c["sources"] for c in claims)
+    assert {"text", "sources", "confidence", "status", "first_seen", "last_seen"} <= set(claims[0])
+    for section in page["sections"]:
+        assert [c["text"] for c in page["claims"][section["slug"]]] == [
+            line.strip() for line in section["body_md"].splitlines() if line.strip()]
+    markdown = await wiki("page", "show", "entity/franklin-barbecue", *scope(TENANT))
+    assert "`[0.70 verified · 1 mem]`" in markdown.stdout or "`[derived" in markdown.stdout
+    listed = json.loads((await wiki("page", "list", *scope(TENANT), "--json")).stdout)
+    assert ("entity", "franklin-barbecue") in {(p["type"], p["slug"]) for p in listed}
+    assert sum(p["claims"] for p in listed) >= len(claims)
+    rejected = await wiki("claims", "rejected", *scope(TENANT))
+    assert rejected.exit_code == 0 and "no claim of readcli/alice was rejected" in rejected.stdout
+    bad = await wiki("page", "show", "entity/franklin-barbecue", *scope(TENANT), "--min-confidence", "2")
+    one_error_line(bad, 2, "min-confidence must be between 0 and 1 (got 2.0)")

@@ -1,0 +1,240 @@
+"""The verification gate: every line a plan proposes is checked before the plan is staged.
+
+It runs inside the planning activity (a regular activity on the model queue), so it needs no step
+of its own in the workflow: (a) the deterministic grounding check (`domain/claims.py`): a line
+whose numbers, dates or names none of its cited memories (nor the page's own names) holds is
+rejected with no model call; (b) one judge call for the plan's remaining new lines (a memory's own
+quoted line needs none: it is the memory's text), scored as accuracy, relevance and specificity:
+an average of 0.6 or more is verified, under 0.3 rejected, otherwise unverified. A judge that fails
+leaves its lines unverified and is counted. Rejected lines leave the plan (a section left with no
+line leaves it too) and are recorded in `wiki_rejected_claims` with the reason; each kept line is
+narrowed to the memories that vouch for it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from uuid import UUID
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from domain.claims import (
+    ClaimQuestion,
+    Evidence,
+    evidence_of,
+    flat_values,
+    grounding_reason,
+    is_summary,
+    is_verbatim,
+    lines_with_refs,
+    quoted_by,
+    supporting,
+    unsupported_terms,
+)
+from domain.context import MemoryRecord
+from domain.errors import StepFailed
+from domain.plan import LineSources, NewPage, NewSection, Plan, SectionUpdate
+from domain.pricing import TokenCounts
+from messages.compile import Scope
+from planners.port import Planner
+from store.claims import RejectedClaim
+from store.memories import load_memories
+
+log = logging.getLogger(__name__)
+
+MAX_JUDGED_CLAIMS = 200
+
+
+@dataclass
+class _Line:
+    section: NewSection | SectionUpdate
+    page: str  # the page's name as the judge sees it
+    page_ref: str  # page id or type/slug, for the record
+    names: list[str]
+    line: LineSources
+    evidence: list[Evidence]
+    rejected: str = ""
+    stage: str = ""
+    scores: dict[str, float] | None = None
+
+
+@dataclass
+class GateOutcome:
+    plan: Plan
+    rejected: list[RejectedClaim] = field(default_factory=list)
+    judged: int = 0
+    judge_failed: bool = False
+    # References to no memory of the scope made by the lines of sections the gate removed whole: the
+    # resolver never sees them, so they are counted here, one per reference as the resolver counts.
+    dropped_refs: int = 0
+    usage: TokenCounts = field(default_factory=TokenCounts)
+
+
+def _body(section: NewSection | SectionUpdate) -> str:
+    return section.proposed_body_md if isinstance(section, SectionUpdate) else section.body_md
+
+
+def _set_body(section: NewSection | SectionUpdate, body: str) -> None:
+    if isinstance(section, SectionUpdate):
+        section.proposed_body_md = body
+    else:
+        section.body_md = body
+
+
+async def _page_names(conn: AsyncConnection, scope: Scope, page_ids: list[str]) -> dict[str, list[str]]:
+    valid = [p for p in page_ids if _is_uuid(p)]
+    if not valid:
+        return {}
+    rows = await conn.execute(text("""
+        SELECT p.id::text AS id, p.title, coalesce(array_agg(a.alias) FILTER (WHERE a.alias IS NOT NULL), '{}') AS aliases
+        FROM wiki_pages p LEFT JOIN wiki_page_aliases a ON a.page_id = p.id
+        WHERE p.id = ANY(CAST(:ids AS uuid[])) AND p.tenant_id = :tenant AND p.owner_id = :owner
+        GROUP BY p.id
+    """), {"ids": valid, "tenant": scope.tenant, "owner": scope.owner})
+    return {row.id: [row.title, *row.aliases] for row in rows}
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _sections(plan: Plan, names: dict[str, list[str]]) -> list[tuple[NewSection | SectionUpdate, str, str, list[str]]]:
+    out: list[tuple[NewSection | SectionUpdate, str, str, list[str]]] = []
+    for update in plan.pageUpdates:
+        page_names = [*names.get(update.pageId, []), *update.aliases]
+        title = page_names[0] if page_names else update.pageId
+        out += [(section, title, update.pageId, page_names) for section in update.sections]
+    pages: list[NewPage] = [*plan.newPages, *(p.newPage for p in plan.sectionPromotions)]
+    for page in pages:
+        out += [(section, page.title, f"{page.type}/{page.slug}", [page.title, *page.aliases])
+                for section in page.sections]
+    for promotion in plan.promotions:
+        out += [(section, promotion.title, f"{promotion.type}/{promotion.slug}", [promotion.title])
+                for section in promotion.sections]
+    return out
+
+
+async def gate_plan(engine: AsyncEngine, judge: Planner | None, scope: Scope, plan: Plan, model_id: str) -> GateOutcome:
+    """The plan with only the lines that passed, each with its narrowed citations and status."""
+    plan = plan.model_copy(deep=True)
+    async with engine.connect() as conn:
+        names = await _page_names(conn, scope, [u.pageId for u in plan.pageUpdates])
+        sections = _sections(plan, names)
+        wanted = [ref for section, *_ in sections
+                  for ref in [*section.source_refs, *(r for line in section.line_sources for r in line.refs)]]
+        memories = await load_memories(conn, scope.tenant, scope.owner, [r for r in wanted if _is_uuid(r.strip())])
+    by_id = {str(m.id): m for m in memories}
+    evidence = {key: evidence_of(key, m.content, m.metadata, m.created_at) for key, m in by_id.items()}
+    lines: list[_Line] = []
+    for section, page, page_ref, page_names in sections:
+        for line in lines_with_refs(_body(section), section.source_refs, section.line_sources):
+            cited = [evidence[r.strip().lower()] for r in line.refs if r.strip().lower() in evidence]
+            lines.append(_Line(section=section, page=page, page_ref=page_ref, names=page_names, line=line,
+                               evidence=cited))
+    outcome = GateOutcome(plan=plan)
+    to_judge: list[_Line] = []
+    for item in lines:
+        if not item.evidence:
+            item.rejected, item.stage = "cites no memory of its scope", "grounding"
+            continue
+        quoted = quoted_by(item.line.text, item.evidence)
+        if quoted:
+            item.line.refs, item.line.status = quoted, "verified"
+            continue
+        missing = unsupported_terms(item.line.text, item.evidence, item.names)
+        if missing:
+            item.rejected, item.stage = grounding_reason(missing), "grounding"
+            continue
+        if is_summary(item.line.text, item.evidence):
+            item.line.status, item.line.kind = "verified", "derived"  # recounted: grounded by construction
+            continue
+        if is_verbatim(item.line.text, item.evidence):
+            # Every word of it is in its memories: it cannot say what they do not; no judge call.
+            item.line.refs, item.line.status = supporting(item.line.text, item.evidence), "verified"
+            continue
+        item.line.refs = supporting(item.line.text, item.evidence) or [e.memory_id for e in item.evidence]
+        item.line.status = "unverified"
+        to_judge.append(item)
+    if judge is not None and to_judge:
+        await _judge(judge, to_judge[:MAX_JUDGED_CLAIMS], by_id, model_id, outcome)
+    _rewrite_sections(lines, outcome, set(evidence))
+    return outcome
+
+
+async def _judge(judge: Planner, items: list[_Line], memories: dict, model_id: str, outcome: GateOutcome) -> None:
+    questions = [ClaimQuestion(key=str(n), text=item.line.text, page=item.page,
+                               memories=[_memory_text(memories[r]) for r in item.line.refs if r in memories])
+                 for n, item in enumerate(items)]
+    try:
+        reply = await judge.judge_claims(questions, model_id)
+    except StepFailed as error:
+        # The deterministic check has passed these lines; without a judgement they stay unverified.
+        log.warning("claim judge failed (%s); %d claims stay unverified", error, len(items))
+        outcome.judge_failed = True
+        if isinstance(error.spent, TokenCounts):
+            outcome.usage = error.spent  # a paid-for reply that could not be read still costs its tokens
+        return
+    outcome.judged = len(items)
+    outcome.usage = reply.usage
+    for score in reply.scores:
+        item = items[int(score.key)] if score.key.isdigit() and int(score.key) < len(items) else None
+        if item is None:
+            continue
+        item.scores = {"accuracy": score.accuracy, "relevance": score.relevance, "specificity": score.specificity}
+        if score.verdict == "rejected":
+            item.rejected, item.stage = "the judge scored it under 0.3", "judge"
+        else:
+            item.line.status = score.verdict
+
+
+def _memory_text(memory: MemoryRecord) -> str:
+    """What the judge reads of a memory: its text, and the values of its metadata (kind, place, city),
+    the same evidence the grounding check reads."""
+    values = list(dict.fromkeys(v for v in flat_values(memory.metadata) if v and v not in memory.content))
+    return f"{memory.content} ({'; '.join(values)[:200]})" if values else memory.content
+
+
+def _rewrite_sections(lines: list[_Line], outcome: GateOutcome, memories: set[str]) -> None:
+    by_section: dict[int, list[_Line]] = {}
+    for item in lines:
+        by_section.setdefault(id(item.section), []).append(item)
+        if item.rejected:
+            outcome.rejected.append(RejectedClaim(
+                page_ref=item.page_ref, section_slug=item.section.slug, text=item.line.text,
+                cited=list(item.line.refs), stage=item.stage, reason=item.rejected, scores=item.scores))
+    emptied: set[int] = set()
+    for items in by_section.values():
+        if not any(item.rejected for item in items):
+            items[0].section.line_sources = [item.line for item in items]
+            continue
+        section = items[0].section
+        kept = [item for item in items if not item.rejected]
+        _set_body(section, "\n".join(item.line.text for item in kept))
+        section.line_sources = [item.line for item in kept]
+        # The section cites what its kept lines cite, and what none of its proposed lines cited (a
+        # reference to no memory of the scope stays, for the resolver to drop and count).
+        rejected_refs = {e.memory_id for item in items if item.rejected for e in item.evidence}
+        kept_refs = {e.memory_id for item in kept for e in item.evidence if e.memory_id in item.line.refs}
+        section.source_refs = [r for r in section.source_refs
+                               if r.strip().lower() in kept_refs or r.strip().lower() not in rejected_refs]
+        if not kept:
+            emptied.add(id(section))
+            outcome.dropped_refs += sum(1 for item in items for r in item.line.refs if r.strip().lower() not in memories)
+    if emptied:
+        _drop_sections(outcome.plan, emptied)
+
+
+def _drop_sections(plan: Plan, emptied: set[int]) -> None:
+    """A section none of whose lines passed is not written (a page proposal keeps its other sections)."""
+    for update in plan.pageUpdates:
+        update.sections = [s for s in update.sections if id(s) not in emptied]
+    for page in [*plan.newPages, *(p.newPage for p in plan.sectionPromotions)]:
+        page.sections = [s for s in page.sections if id(s) not in emptied]
+    for promotion in plan.promotions:
+        promotion.sections = [s for s in promotion.sections if id(s) not in emptied]
