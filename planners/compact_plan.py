@@ -237,15 +237,15 @@ def to_plan(compact: CompactPlan, quotes: dict[str, str], page_keys: dict[str, s
     reader = _Reader(quotes, page_keys, held_quotes)
     updates = []
     for update in compact.updates:
-        sections = []
+        update_sections: list[dict[str, Any]] = []
         for section in update.sections:
             body, refs, line_sources = reader.body(section.lines, section.refs)
-            sections.append({"slug": section.slug, "proposed_body_md": body, "source_refs": refs,
-                             "line_sources": line_sources, "mode": "rewrite" if section.rewrite else "add"})
-        updates.append({"pageId": update.page, "aliases": update.aliases, "sections": sections})
+            update_sections.append({"slug": section.slug, "proposed_body_md": body, "source_refs": refs,
+                                    "line_sources": line_sources, "mode": "rewrite" if section.rewrite else "add"})
+        updates.append({"pageId": update.page, "aliases": update.aliases, "sections": update_sections})
     new_pages = []
     for page in compact.new_pages:
-        sections = [reader.section(page.type, section) for section in page.sections]
+        sections: list[dict[str, Any]] = [reader.section(page.type, section) for section in page.sections]
         refs = page.refs or list(dict.fromkeys(ref for section in sections for ref in section["source_refs"]))
         new_pages.append({"type": page.type, "slug": page.slug or default_slug(page.title), "title": page.title,
                           "summary": page.summary, "aliases": page.aliases, "source_refs": refs,

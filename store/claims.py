@@ -114,7 +114,7 @@ async def write_claims(conn: AsyncConnection, tenant: str, owner: str, drafts: d
     for section_id, claims in drafts.items():
         for position, claim in enumerate(claims, 1):
             claim_id = str(ids.claim_id(UUID(section_id), claim.key, claim.occurrence))
-            days = [evidence[r].happened for r in claim.refs if r in evidence and evidence[r].happened]
+            days = [day for r in claim.refs if r in evidence and (day := evidence[r].happened) is not None]
             rows.append({"id": claim_id, "section": section_id, "position": position, "text": claim.text,
                          "key": claim.key, "kind": claim.kind, "status": claim.status,
                          "confidence": confidence(len(claim.refs)), "corroboration": len(claim.refs),

@@ -105,7 +105,7 @@ def _convert_sections() -> None:
             claims = attribute_body(section.body_md, sources, {}, {}, [section.title, *section.aliases])
             for position, claim in enumerate(claims, 1):
                 claim_id = ids.claim_id(UUID(str(section.id)), claim.key, claim.occurrence)
-                days = [evidence[r].happened for r in claim.refs if evidence[r].happened]
+                days = [day for r in claim.refs if (day := evidence[r].happened) is not None]
                 conn.execute(text("""
                     INSERT INTO wiki_section_claims (id, section_id, position, text, text_key, kind, status,
                         confidence, corroboration, first_seen_at, last_seen_at)
