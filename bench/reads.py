@@ -27,11 +27,11 @@ from pathlib import Path
 
 import httpx
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import NullPool
 
 from domain.tokens import new_token
-from runtime.database import migrate
+from runtime.database import engine_for, migrate
 from runtime.devservices import EmbeddedPostgres, free_port
 from store.api_tokens import create_token
 
@@ -220,7 +220,7 @@ async def measure(base: str, token: str, count: int = REQUESTS_PER_ENDPOINT) -> 
 
 async def bench_reads(database_url: str, data_dir: Path) -> dict:
     """Generate the scope in `database_url` (migrated, empty), serve it, measure; the figures."""
-    engine = create_async_engine(database_url, poolclass=NullPool)
+    engine = engine_for(database_url, poolclass=NullPool)
     try:
         started = time.monotonic()
         counts = await generate_scope(engine)
@@ -254,12 +254,12 @@ async def _standalone() -> dict:
         postgres = EmbeddedPostgres(pgdata=Path(tmp) / "pg", port=free_port())
         postgres.ensure_running()
         try:
-            engine = create_async_engine(postgres.url("postgres"), poolclass=NullPool, isolation_level="AUTOCOMMIT")
+            engine = engine_for(postgres.url("postgres"), poolclass=NullPool, isolation_level="AUTOCOMMIT")
             async with engine.connect() as conn:
                 await conn.execute(text("CREATE DATABASE bench_reads"))
             await engine.dispose()
             url = postgres.url("bench_reads")
-            engine = create_async_engine(url, poolclass=NullPool)
+            engine = engine_for(url, poolclass=NullPool)
             try:
                 await migrate(engine)
             finally:

@@ -31,11 +31,12 @@ except ImportError:  # a Typer that does not vendor Click
 
 from app.operations import OperationRefused
 from app.retain import CompileNotSignalled
+from cli.output import safe_text
 from domain.memory import ScopeError, validate_scope_part
 from domain.plan import PAGE_TYPES
 from runtime.database import create_engine
 from runtime.devservices import DevWorker, ServiceError
-from runtime.settings import ConfigError, Settings
+from runtime.settings import ConfigError, Settings, mask_secrets
 from runtime.temporal_client import SearchAttributeMissing, connect, live_pollers
 from store.memories import RetainError
 
@@ -77,7 +78,8 @@ def message_of(error: BaseException) -> str:
 
 
 def _print_error(message: str) -> None:
-    first, _, details = message.strip().partition("\n")
+    # An error may quote data (a name, a line of a file) or a URL: no control character, no password.
+    first, _, details = safe_text(mask_secrets(message)).strip().partition("\n")
     print(f"error: {first}", file=sys.stderr)
     if details:
         print(details, file=sys.stderr)
@@ -171,7 +173,7 @@ async def database() -> AsyncIterator[AsyncEngine]:
             pass  # fail here, naming the database, rather than halfway through a command
     except (OSError, DBAPIError) as error:
         await engine.dispose()
-        where = engine.url.render_as_string(hide_password=True)
+        where = mask_secrets(engine.url.render_as_string(hide_password=True))
         raise CliError(f"cannot connect to the database at {where}: {message_of(error)}") from None
     try:
         yield engine

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 import typer
@@ -25,7 +24,7 @@ from cli.common import (
     run,
     scope,
 )
-from cli.output import Col, WideOption, first_line, out, print_json, table
+from cli.output import Col, WideOption, first_line, out, print_json, table, write_text
 from domain.markup import safe_markdown
 from domain.search import MAX_SEARCH_LIMIT, MIN_TERM_LENGTH, normalize_search_terms
 from runtime.settings import get_settings
@@ -124,7 +123,7 @@ def page_show(
     if json_output:
         print_json(view)
     else:
-        sys.stdout.write(_page_markdown(view, sources))
+        write_text(_page_markdown(view, sources))
 
 
 @page_app.command("backlinks")

@@ -9,7 +9,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
-from runtime.settings import ConfigError, get_settings
+from runtime.settings import ConfigError, Settings, get_settings, mask_secrets
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 
@@ -19,7 +19,7 @@ def to_asyncpg_url(url: str) -> str:
     try:
         parsed = make_url(url)
     except Exception as error:
-        raise ConfigError(f"DATABASE_URL: not a database URL ({error})") from None
+        raise ConfigError(f"DATABASE_URL: not a database URL ({mask_secrets(str(error))})") from None
     if parsed.get_backend_name() not in ("postgres", "postgresql"):
         raise ConfigError(f"DATABASE_URL: expected a postgresql:// URL, got {parsed.get_backend_name()}://")
     return parsed.set(drivername="postgresql+asyncpg").render_as_string(hide_password=False)
@@ -35,10 +35,22 @@ def resolve_database_url() -> str:
     return EmbeddedPostgres.from_settings(settings).ensure_running()
 
 
-def create_engine(url: str | None = None, *, pool_size: int = 10) -> AsyncEngine:
-    """`pool_size` steady connections, as many again under bursts."""
-    return create_async_engine(url or resolve_database_url(), pool_size=pool_size, max_overflow=pool_size,
-                               pool_pre_ping=True)
+def engine_for(url: str, **options) -> AsyncEngine:
+    """The one way this project makes an engine: statement parameters (memory text, token hashes) never
+    appear in an error or a log line; a failed statement is reported by its SQL alone."""
+    return create_async_engine(url, hide_parameters=True, **options)
+
+
+def create_engine(url: str | None = None, *, pool_size: int | None = None,
+                  settings: Settings | None = None) -> AsyncEngine:
+    """The configured pool (WIKI_DB_POOL_SIZE steady connections, WIKI_DB_POOL_OVERFLOW more under
+    bursts, WIKI_DB_POOL_TIMEOUT_SECONDS to wait for one); `pool_size` overrides the steady size and
+    adds as many again for bursts."""
+    settings = settings or get_settings()
+    steady = pool_size or settings.db_pool_size
+    overflow = pool_size if pool_size else settings.db_pool_overflow
+    return engine_for(url or resolve_database_url(), pool_size=steady, max_overflow=overflow,
+                      pool_timeout=settings.db_pool_timeout_seconds, pool_pre_ping=True)
 
 
 def _alembic_config(connection=None):
@@ -69,7 +81,7 @@ async def downgrade(engine: AsyncEngine, revision: str = "base") -> None:
 async def execute_as_admin(url: str, *statements: str) -> None:
     """Run statements one by one outside a transaction (CREATE / DROP DATABASE cannot run inside one),
     on a connection of their own that is closed afterwards."""
-    engine = create_async_engine(to_asyncpg_url(url), poolclass=NullPool, isolation_level="AUTOCOMMIT")
+    engine = engine_for(to_asyncpg_url(url), poolclass=NullPool, isolation_level="AUTOCOMMIT")
     try:
         async with engine.connect() as conn:
             for statement in statements:

@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
@@ -51,7 +51,7 @@ from domain.resolution import MergeQuestion
 from domain.resolved_plan import SectionTask
 from planners.port import AggregationRequest, JudgeReply, PlanReply, SectionReply
 from planners.scripted_planner import ScriptedPlanner
-from runtime.database import migrate
+from runtime.database import engine_for, migrate
 from runtime.devservices import EmbeddedPostgres, free_port, temporal_cli_path
 from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
 from runtime.settings import Settings
@@ -255,7 +255,7 @@ async def throwaway_services() -> AsyncIterator[tuple[Client, AsyncEngine]]:
         env = await WorkflowEnvironment.start_local(
             dev_server_existing_path=str(temporal_cli_path()), search_attributes=ALL_SEARCH_ATTRIBUTES,
             data_converter=pydantic_data_converter)
-        engine = create_async_engine(url)
+        engine = engine_for(url)
         try:
             await migrate(engine)
             yield env.client, engine
