@@ -24,11 +24,66 @@ MAX_METADATA_DEPTH = 32
 SCOPE_PATTERN = re.compile(r"^[A-Za-z0-9_.:@-]{1,128}$")
 # NUL cannot be stored in Postgres text; the other C0 controls are never meaningful in a memory.
 _FORBIDDEN_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Metadata strings become names, titles and aliases, which end up on one line of a page or a
+# terminal: every C0 and C1 control but tab and line breaks is refused (an ESC sequence included).
+_FORBIDDEN_IN_METADATA = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# asyncpg stores these two instants as Postgres' -infinity and infinity, and nothing outside them
+# exists in Postgres' range either: a time is kept only strictly between them.
+_FIRST_INSTANT = datetime.min.replace(tzinfo=UTC)
+_LAST_INSTANT = datetime.max.replace(tzinfo=UTC)
 _MEMORY_ID_NAMESPACE = uuid.UUID("6f1b7b52-3c8e-4b8e-9a57-1d1f4c2e7a10")
 
 
 class ScopeError(ValueError):
     pass
+
+
+def parse_instant(name: str, value: Any) -> datetime:
+    """An ISO 8601 date-time (UTC when it names no offset) that can be stored as given.
+
+    Only ISO 8601 strings (and datetimes built in code) are taken: a number, or a string of digits
+    such as "12345", is refused rather than read as a Unix time. A time whose UTC instant falls
+    outside the years 1 to 9999, or on the first or last representable instant (which the driver
+    stores as -infinity / infinity), is refused. The value keeps its own offset.
+    """
+    if isinstance(value, str):
+        text = value.strip()
+        if not re.fullmatch(r"[+-]?\d{4}-\d{2}-\d{2}([T ].*)?", text, re.ASCII | re.DOTALL):
+            raise ValueError(f"{name} must be an ISO 8601 date-time such as 2026-11-23T10:00:00Z (got {value[:40]!r})")
+        try:
+            value = datetime.fromisoformat(text.replace("z", "Z").replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(f"{name} is not a valid ISO 8601 date-time (got {text[:40]!r})") from None
+    elif not isinstance(value, datetime):
+        raise ValueError(f"{name} must be an ISO 8601 date-time string, not {type(value).__name__}")
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    try:
+        instant = value.astimezone(UTC)
+    except OverflowError:
+        instant = None
+    if instant is None or not _FIRST_INSTANT < instant < _LAST_INSTANT:
+        raise ValueError(f"{name} {value.isoformat()} is out of range: in UTC it must fall strictly within "
+                         "the years 1 to 9999")
+    return value
+
+
+def _metadata_control_problem(value: Any) -> str | None:
+    """Where a metadata string (key or value) holds a control character, walked without recursion."""
+    stack: list[tuple[Any, str]] = [(value, "metadata")]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            if _FORBIDDEN_IN_METADATA.search(item):
+                return where
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                if isinstance(key, str) and _FORBIDDEN_IN_METADATA.search(key):
+                    return f"{where} (a key)"
+                stack.append((child, f"{where}.{key}"))
+        elif isinstance(item, list | tuple):
+            stack.extend((child, f"{where}[{index}]") for index, child in enumerate(item))
+    return None
 
 
 def validate_scope_part(name: str, value: str) -> str:
@@ -84,27 +139,21 @@ class MemoryIn(BaseModel):
             raise ValueError("metadata contains NaN or Infinity, which JSON cannot represent") from None
         if "\\u0000" in encoded:
             raise ValueError("metadata contains a NUL character")
+        where = _metadata_control_problem(value)
+        if where is not None:
+            raise ValueError(f"{where[:120]} contains a control character (only tab and line breaks are allowed)")
         size = len(encoded.encode("utf-8"))
         if size > MAX_METADATA_BYTES:
             raise ValueError(f"metadata is {size} bytes; the limit is {MAX_METADATA_BYTES} (64 KiB)")
         return value
 
-    @field_validator("occurred_at")
+    @field_validator("occurred_at", mode="before")
     @classmethod
-    def _assume_utc(cls, value: datetime | None) -> datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=UTC)
+    def _iso_instant(cls, value: Any) -> datetime | None:
         # The database stores the instant in UTC, and a time near the end of year 9999 (or the start
         # of year 1) can leave the representable range only once its offset is applied. The value
         # keeps its own offset: derived ids are computed from it as given.
-        try:
-            value.astimezone(UTC)
-        except OverflowError:
-            raise ValueError(f"{value.isoformat()} is out of range: in UTC it falls outside the years 1 to 9999") \
-                from None
-        return value
+        return None if value is None else parse_instant("occurred_at", value)
 
     def resolved_id(self, tenant: str, owner: str) -> uuid.UUID:
         if self.id is not None:
