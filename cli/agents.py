@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import sys
+from datetime import UTC, datetime
 from typing import Annotated
 from uuid import UUID
 
@@ -29,7 +30,7 @@ from cli.common import (
 )
 from cli.output import out, print_json, table
 from domain.memory import validate_scope_part
-from domain.tokens import new_token
+from domain.tokens import DEFAULT_RIGHTS, RIGHTS, new_token, parse_expiry
 from runtime.settings import Settings, get_settings
 from store import api_tokens
 
@@ -142,18 +143,31 @@ def serve_command(
 @handled
 def token_create(tenant: TenantOption, owner: OwnerOption,
                  name: Annotated[str, typer.Option(help="A label to recognise the token by.")] = "",
+                 rights: Annotated[str, typer.Option(help="read: search and read pages; write: also retain "
+                                                          "memories; operator: also the server's counters.")]
+                 = DEFAULT_RIGHTS,
+                 expires: Annotated[str | None, typer.Option(help="When it stops working: a duration (90m, 12h, "
+                                                                 "30d, 2w) or a date (2027-01-31).")] = None,
                  json_output: JsonOption = False) -> None:
     """Create a token for one scope and print it once (only its hash is stored)."""
     get_settings()
     tenant, owner = scope(tenant, owner)
     if len(name) > 200:
         raise CliError("--name must be at most 200 characters", EXIT_USAGE)
+    if rights not in RIGHTS:
+        raise CliError(f"--rights must be one of {', '.join(RIGHTS)} (got {rights!r})", EXIT_USAGE)
+    try:
+        expires_at = parse_expiry(expires, datetime.now(UTC)) if expires is not None else None
+    except ValueError as error:
+        raise CliError(str(error), EXIT_USAGE) from None
     token = new_token()
-    row = run(change(api_tokens.create_token, tenant, owner, token, name))
+    row = run(change(api_tokens.create_token, tenant, owner, token, name, rights, expires_at))
     if json_output:
         print_json({**row.model_dump(mode="json"), "token": token})
         return
-    out.print(f"token {row.id} for {tenant}/{owner} (shown once; only its hash is stored):", soft_wrap=True)
+    until = f", until {row.expires_at:%Y-%m-%d %H:%M} UTC" if row.expires_at else ""
+    out.print(f"{row.rights} token {row.id} for {tenant}/{owner}{until} (shown once; only its hash is stored):",
+              soft_wrap=True)
     sys.stdout.write(token + "\n")
 
 
@@ -170,8 +184,10 @@ def token_list(tenant: Annotated[str | None, typer.Option(help="Only this tenant
     if json_output:
         print_json([row.model_dump(mode="json") for row in rows])
     elif rows:
-        out.print(table("API tokens", ["id", "scope", "name", "starts with", "created", "revoked"],
-                        [(r.id, f"{r.tenant}/{r.owner}", r.name, f"{r.prefix}…", f"{r.created_at:%Y-%m-%d %H:%M}",
+        out.print(table("API tokens", ["id", "scope", "name", "rights", "starts with", "created", "expires",
+                                       "revoked"],
+                        [(r.id, f"{r.tenant}/{r.owner}", r.name, r.rights, f"{r.prefix}…",
+                          f"{r.created_at:%Y-%m-%d %H:%M}", f"{r.expires_at:%Y-%m-%d %H:%M}" if r.expires_at else "",
                           f"{r.revoked_at:%Y-%m-%d %H:%M}" if r.revoked_at else "") for r in rows]))
     else:
         out.print("no token")

@@ -170,7 +170,7 @@ class LineError(BaseModel):
 _TOO_DEEP = f"metadata nests more than {MAX_METADATA_DEPTH} levels deep"
 # A JSON string (escapes included), matched possessively so that no input makes the match backtrack.
 _JSON_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
-_JSON_BRACKET = re.compile(r"[\[\]{}]")
+_JSON_MARK = re.compile(r"[\[\]{},]")
 
 
 def _nesting_depth(value: Any) -> int:
@@ -188,19 +188,36 @@ def _nesting_depth(value: Any) -> int:
     return deepest
 
 
-def _line_too_deep(line: str) -> bool:
-    """Whether the line's arrays and objects nest deeper than a valid memory's, found without parsing:
-    string literals are blanked, then brackets counted in one linear scan. The line's own object is
-    one level more than its metadata."""
+def json_outline_problem(text: str, max_depth: int, max_items: int | None = None, items_depth: int = 2,
+                         ) -> str | None:
+    """What makes a JSON text too deep or too long to parse, found without parsing: string literals
+    are blanked, then brackets and commas counted in one linear scan. `max_depth` bounds how deep
+    arrays and objects nest; `max_items` bounds the elements of any array or object that sits at
+    `items_depth` (2: the list inside the top-level object)."""
     depth = 0
-    for bracket in _JSON_BRACKET.finditer(_JSON_STRING.sub('""', line)):
-        if bracket.group() in "[{":
+    items = 0
+    for mark in _JSON_MARK.finditer(_JSON_STRING.sub('""', text)):
+        char = mark.group()
+        if char in "[{":
             depth += 1
-            if depth > MAX_METADATA_DEPTH + 1:
-                return True
+            if depth > max_depth:
+                return _TOO_DEEP
+            if depth == items_depth:
+                items = 1
+        elif char == ",":
+            if depth == items_depth and max_items is not None:
+                items += 1
+                if items > max_items:
+                    return f"at most {max_items} items per call"
         else:
             depth -= 1
-    return False
+    return None
+
+
+def _line_too_deep(line: str) -> bool:
+    """Whether the line's arrays and objects nest deeper than a valid memory's. The line's own object
+    is one level more than its metadata."""
+    return json_outline_problem(line, MAX_METADATA_DEPTH + 1) is not None
 
 
 class _Unrepresentable(ValueError):
@@ -233,8 +250,14 @@ def _parse_line(line: str) -> Any:
         raise ValueError(f"the line is {size} bytes; the limit is {MAX_LINE_BYTES} (1 MiB)")
     if _line_too_deep(line):
         raise ValueError(_TOO_DEEP)
+    return parse_json(line)
+
+
+def parse_json(text: str) -> Any:
+    """Strict JSON (no NaN or Infinity, no number the store cannot hold); ValueError says what is wrong
+    and where, in one sentence. Size and depth are the caller's to check first."""
     try:
-        return json.loads(line, parse_constant=_parse_constant, parse_float=_parse_float, parse_int=_parse_int)
+        return json.loads(text, parse_constant=_parse_constant, parse_float=_parse_float, parse_int=_parse_int)
     except json.JSONDecodeError as error:
         # Some messages end with "at" already ("Unterminated string starting at").
         where = "column" if error.msg.endswith(" at") else "at column"

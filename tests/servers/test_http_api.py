@@ -10,7 +10,8 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from servers.http_api import MAX_BODY_BYTES, create_app
+from servers.http_api import create_app
+from runtime.settings import Settings
 from store.api_tokens import revoke_token
 from tests.servers.conftest import serving
 from tests.servers.wiki import OWNER, seed_scope, token_for
@@ -167,11 +168,12 @@ async def test_oversized_or_malformed_retains_store_nothing(api, engine):
         for body, status, fragment in cases:
             response = await http.post("/v1/memories", json=body)
             assert response.status_code == status and fragment in response.json()["error"], response.text
-        response = await http.post("/v1/memories", content=b"{" + b" " * MAX_BODY_BYTES + b"}",
+        limit = Settings().http_max_body_bytes
+        response = await http.post("/v1/memories", content=b"{" + b" " * limit + b"}",
                                    headers={"content-type": "application/json"})
         assert response.status_code == 413 and "error" in response.json()
         response = await http.post("/v1/memories", content=b"{not json", headers={"content-type": "application/json"})
-        assert response.status_code == 422
+        assert response.status_code == 422 and response.json()["error"].startswith("malformed JSON: ")
     from tests.operators import helpers as db
 
     assert len(await db.rows(engine, "SELECT 1 FROM memory_units WHERE tenant_id = 'acme'")) == 3  # the seeded ones
