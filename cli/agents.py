@@ -93,7 +93,7 @@ async def _mcp(settings: Settings, fixed: ReadScope | None, listen: tuple[str, i
         server = build_server(engine, scope_from_token, connect, settings, token_verifier=TokenScopes(engine),
                               public_url=url)
         print(f"MCP over streamable HTTP at {url}/mcp (Authorization: Bearer <token>)", file=sys.stderr, flush=True)
-        await _uvicorn(http_app(server, host), host, port)
+        await _uvicorn(http_app(server, host, engine, settings), host, port)
 
 
 @handled

@@ -94,7 +94,7 @@ async def mcp_http(engine, client: TemporalClient, server_settings):
         return client
 
     server = build_server(engine, scope_from_token, connect, server_settings, token_verifier=TokenScopes(engine))
-    async with serving(http_app(server, "127.0.0.1")) as base:
+    async with serving(http_app(server, "127.0.0.1", engine, server_settings)) as base:
         yield f"{base}/mcp"
 
 
