@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from sqlalchemy import text
+from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
@@ -35,10 +36,27 @@ def resolve_database_url() -> str:
     return EmbeddedPostgres.from_settings(settings).ensure_running()
 
 
+# asyncpg words a value it cannot encode into its own message ("invalid input for query argument $2:
+# 'the memory text…' (expected …)"), which hide_parameters does not reach.
+_DRIVER_ECHO = re.compile(r"(invalid input for query argument \$\d+): .*?(\s\([^()]*\))?$", re.DOTALL)
+
+
+def _hide_values_in_driver_errors(context) -> None:
+    wrapped = context.sqlalchemy_exception
+    errors = [wrapped, getattr(wrapped, "orig", None), context.original_exception]
+    errors += [error.__cause__ for error in errors if error is not None]
+    for failed in errors:
+        if failed is not None and failed.args and isinstance(failed.args[0], str):
+            hidden = _DRIVER_ECHO.sub(lambda m: f"{m.group(1)}: (value hidden){m.group(2) or ''}", failed.args[0])
+            failed.args = (hidden, *failed.args[1:])
+
+
 def engine_for(url: str, **options) -> AsyncEngine:
     """The one way this project makes an engine: statement parameters (memory text, token hashes) never
     appear in an error or a log line; a failed statement is reported by its SQL alone."""
-    return create_async_engine(url, hide_parameters=True, **options)
+    engine = create_async_engine(url, hide_parameters=True, **options)
+    event.listen(engine.sync_engine, "handle_error", _hide_values_in_driver_errors)
+    return engine
 
 
 def create_engine(url: str | None = None, *, pool_size: int | None = None,

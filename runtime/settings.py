@@ -166,7 +166,7 @@ class Settings(BaseSettings):
 # A password inside a URL: `scheme://user:password@host` and `?password=…` / `&sslpassword=…` (the
 # libpq and asyncpg query forms), wherever such a URL sits in a longer text.
 _URL_PASSWORD = re.compile(r"(?P<keep>[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@?#]*:)[^\s@/]*(?=@)")
-_QUERY_PASSWORD = re.compile(r"(?P<keep>[?&;](?:ssl)?pass(?:word)?=)[^&#\s'\"]*", re.IGNORECASE)
+_QUERY_PASSWORD = re.compile(r"(?P<keep>[?&;](?:ssl)?pass(?:word)?=)[^&#\s]*", re.IGNORECASE)
 _SECRET_NAMES = re.compile(r"url|key|token|secret|password", re.IGNORECASE)
 MASK = "***"
 
