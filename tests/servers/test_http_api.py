@@ -3,6 +3,7 @@ tokens decide the scope, two tenants share page names, errors are JSON, inputs a
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -10,8 +11,8 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from servers.http_api import create_app
 from runtime.settings import Settings
+from servers.http_api import create_app
 from store.api_tokens import revoke_token
 from tests.servers.conftest import serving
 from tests.servers.wiki import OWNER, seed_scope, token_for
@@ -64,6 +65,31 @@ async def test_the_openapi_schema_lists_the_routes(api):
         schema = (await http.get("/openapi.json")).json()
     assert {"/v1/search", "/v1/pages/{page_type}/{slug}", "/v1/pages/{page_type}/{slug}/sources",
             "/v1/pages/{page_type}/{slug}/related", "/v1/changes", "/v1/memories"} <= set(schema["paths"])
+
+
+async def test_the_openapi_schema_declares_the_bearer_scheme_bounds_and_the_retain_body(api):
+    base, _, _ = api
+    async with httpx.AsyncClient(base_url=base, timeout=10) as http:
+        schema = (await http.get("/openapi.json")).json()
+        docs = await http.get("/docs")
+        assets = re.findall(r"""(?:src|href)=['"]([^'"]+)['"]""", docs.text)
+        fetched = [await http.get(asset) for asset in assets if asset.startswith("/")]
+    scheme = schema["components"]["securitySchemes"]["bearer"]
+    assert scheme["type"] == "http" and scheme["scheme"] == "bearer" and "wiki token create" in scheme["description"]
+    for path, operations in schema["paths"].items():
+        for operation in operations.values():
+            assert operation["security"] == [{"bearer": []}], path
+            assert operation.get("description"), path
+            for parameter in operation.get("parameters", []):
+                assert parameter.get("description") or parameter["in"] == "path", (path, parameter["name"])
+    search = {p["name"]: p["schema"] for p in schema["paths"]["/v1/search"]["get"]["parameters"]}
+    assert search["limit"]["maximum"] == 50 and search["q"]["maxLength"] == 500
+    body = schema["paths"]["/v1/memories"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert body == {"$ref": "#/components/schemas/RetainRequest"}
+    assert schema["components"]["schemas"]["RetainRequest"]["properties"]["memories"]["maxItems"] == 100
+    # The docs page renders offline: every asset it loads is served by this server.
+    assert docs.status_code == 200 and "cdn" not in docs.text.lower() and "http" not in "".join(assets)
+    assert len(fetched) >= 2 and all(response.status_code == 200 for response in fetched)
 
 
 async def test_no_token_or_a_bad_or_revoked_one_is_401(api, engine):
