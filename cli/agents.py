@@ -123,19 +123,46 @@ async def _serve(settings: Settings, host: str, port: int) -> None:
     async with database() as engine:
         await _schema_ready(engine)
         app = create_app(engine, lambda: temporal(settings), settings)
-        print(f"wiki API at http://{host}:{port}/v1 (OpenAPI: http://{host}:{port}/openapi.json)",
+        print(f"wiki API at http://{host}:{port}/v1 (docs: http://{host}:{port}/docs)",
               file=sys.stderr, flush=True)
         await _uvicorn(app, host, port)
 
 
+async def _database_ready() -> str:
+    async with database() as engine:
+        await _schema_ready(engine)
+        return engine.url.render_as_string(hide_password=False)
+
+
+def _serve_in_processes(host: str, port: int, workers: int) -> None:
+    """`workers` server processes sharing the port, each with its own pool (WIKI_DB_POOL_SIZE each) and
+    its own admission and rate limits; uvicorn restarts one that dies and stops them all on a signal."""
+    import os
+
+    import uvicorn
+
+    # The processes read the database the parent checked (the embedded one is started by then).
+    os.environ["DATABASE_URL"] = run(_database_ready())
+    get_settings.cache_clear()
+    print(f"wiki API at http://{host}:{port}/v1 in {workers} processes (docs: http://{host}:{port}/docs)",
+          file=sys.stderr, flush=True)
+    uvicorn.run("servers.http_api:app_from_settings", factory=True, host=host, port=port, workers=workers,
+                log_level="warning", access_log=False)
+
+
 @handled
 def serve_command(
-    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    host: Annotated[str, typer.Option(help="Address to listen on (loopback unless you open it up).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
+    workers: Annotated[int, typer.Option(help="Server processes (each with its own connection pool).",
+                                         min=1, max=64)] = 1,
 ) -> None:
     """The HTTP API over the wiki (search, pages, sources, related, changes, retain), per-scope bearer tokens."""
     settings = get_settings()
     host, port = parse_listen(f"{host}:{port}", "--host/--port")
+    if workers > 1:
+        _serve_in_processes(host, port, workers)
+        return
     run(_serve(settings, host, port))
 
 

@@ -8,8 +8,9 @@ route sees it, as one ASGI middleware (`RequestGuard`), in this order:
    WIKI_HTTP_MAX_CONCURRENT_RETAINS of them; up to WIKI_HTTP_QUEUE_LIMIT more wait, each at most
    WIKI_HTTP_QUEUE_TIMEOUT_SECONDS. Any other request is answered 503 with Retry-After at once: an
    overloaded server sheds load quickly instead of letting requests time out in the pool.
-4. The token looked up (one pooled connection, given back before the route takes its own: a request
-   never holds two), 401 when it is unknown, revoked or expired.
+4. The token looked up, 401 when it is unknown, revoked or expired. A request never holds two pooled
+   connections: a read route reads on the connection the token was looked up on (one checkout per
+   request), a retain gets that connection back into the pool before it takes its own.
 5. The token's rate (`RateLimiter`, a token bucket per token in this process), or 429 with Retry-After.
 6. The token's rights for the route (a read token cannot retain), or 403.
 
@@ -32,7 +33,7 @@ from uuid import UUID
 
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.reads import ReadScope
@@ -61,6 +62,8 @@ class Caller:
     scope: ReadScope
     token_id: UUID
     rights: str
+    # The request's connection, for a route that reads (None for a write route, which takes its own).
+    conn: AsyncConnection | None = None
 
 
 # The caller of the request being served, for code the guard does not call directly (the MCP SDK's
@@ -194,15 +197,7 @@ class RateLimiter:
 # ------------------------------------------------------------------------------------------ the middleware
 
 
-TokenLookup = Callable[[str], Awaitable[TokenScope | None]]
-
-
-def token_lookup(engine: AsyncEngine) -> TokenLookup:
-    async def lookup(token: str) -> TokenScope | None:
-        async with engine.connect() as conn:
-            return await scope_of_token(conn, token)
-
-    return lookup
+TokenLookup = Callable[[AsyncConnection, str], Awaitable[TokenScope | None]]
 
 
 def bearer_token(scope: Scope) -> str | None:
@@ -242,10 +237,12 @@ class GuardRules:
 
 
 class RequestGuard:
-    def __init__(self, app: ASGIApp, *, lookup: TokenLookup, settings: Settings, rules: GuardRules,
-                 counters: ServerCounters, admission: Admission | None = None,
-                 limiter: RateLimiter | None = None) -> None:
-        self.app, self.lookup, self.rules, self.counters = app, lookup, rules, counters
+    def __init__(self, app: ASGIApp, *, engine: AsyncEngine, settings: Settings, rules: GuardRules,
+                 counters: ServerCounters, lookup: TokenLookup = scope_of_token, share_connection: bool = False,
+                 admission: Admission | None = None, limiter: RateLimiter | None = None) -> None:
+        self.app, self.engine, self.lookup, self.rules, self.counters = app, engine, lookup, rules, counters
+        # Whether a read route reads on the guard's connection (`Caller.conn`) rather than its own.
+        self.share_connection = share_connection
         self.max_body = settings.http_max_body_bytes
         self.admission = admission or Admission(settings, counters)
         self.limiter = limiter or RateLimiter(settings.http_rate_per_second, settings.http_rate_burst)
@@ -288,28 +285,48 @@ class RequestGuard:
             await self.app(scope, self._bounded(receive), send)
             return
         assert token is not None
-        async with self.admission.turn((method, path) in self.rules.write_routes):
+        write = (method, path) in self.rules.write_routes
+        async with self.admission.turn(write):
             self.counters.in_flight += 1
             try:
-                caller = await self._authenticate(token)
-                wait = self.limiter.wait_needed(caller.token_id)
-                if wait > 0:
-                    raise Refusal(429, "this token is over its request rate; retry after the time in Retry-After",
-                                  "rate_limited", {"Retry-After": str(max(1, math.ceil(wait)))})
-                needed = self.rules.needs.get((method, path), "read")
-                if not allows(caller.rights, needed):
-                    raise Refusal(403, f"this {caller.rights} token cannot do this (it needs {needed} rights: "
-                                       f"`wiki token create --rights {needed}`)", "forbidden")
-                scope.setdefault("state", {})["caller"] = caller
-                await self.app(scope, self._bounded(receive), send)
+                conn = await self._connection()
+                try:
+                    caller = await self._authenticate(conn, token)
+                    self._admit(caller, method, path)
+                    if write or not self.share_connection:
+                        await conn.close()  # given back before the route takes its own
+                    else:
+                        caller = Caller(caller.scope, caller.token_id, caller.rights, conn)
+                    scope.setdefault("state", {})["caller"] = caller
+                    await self.app(scope, self._bounded(receive), send)
+                finally:
+                    await conn.close()
             finally:
                 self.counters.in_flight -= 1
 
-    async def _authenticate(self, token: str) -> Caller:
+    async def _connection(self) -> AsyncConnection:
+        conn = self.engine.connect()
         try:
-            found = await self.lookup(token)
+            await conn.start()
         except PoolTimeout:
             raise busy(1, "pool_exhausted") from None
+        except (DBAPIError, OSError):
+            raise busy(5, "database_unavailable") from None
+        return conn
+
+    def _admit(self, caller: Caller, method: str, path: str) -> None:
+        wait = self.limiter.wait_needed(caller.token_id)
+        if wait > 0:
+            raise Refusal(429, "this token is over its request rate; retry after the time in Retry-After",
+                          "rate_limited", {"Retry-After": str(max(1, math.ceil(wait)))})
+        needed = self.rules.needs.get((method, path), "read")
+        if not allows(caller.rights, needed):
+            raise Refusal(403, f"this {caller.rights} token cannot do this (it needs {needed} rights: "
+                               f"`wiki token create --rights {needed}`)", "forbidden")
+
+    async def _authenticate(self, conn: AsyncConnection, token: str) -> Caller:
+        try:
+            found = await self.lookup(conn, token)
         except (DBAPIError, OSError):
             raise busy(5, "database_unavailable") from None
         if found is None:

@@ -13,6 +13,8 @@ Retry-After) when the server is overloaded or a retain cannot reach Temporal.
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Query, Request, Security
@@ -40,7 +42,6 @@ from servers.guard import (
     RequestGuard,
     ServerCounters,
     caller_of,
-    token_lookup,
 )
 from store.memories import RetainError
 
@@ -146,7 +147,7 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
                     "and retain new memories. Authenticate with a per-scope bearer token from `wiki token create` "
                     "(`--rights read` by default; `write` to retain). Every error is JSON with one sentence.",
         responses={**UNAUTHORIZED, **BAD_INPUT})
-    api.add_middleware(RequestGuard, lookup=token_lookup(engine), settings=settings, counters=counters,
+    api.add_middleware(RequestGuard, engine=engine, settings=settings, counters=counters, share_connection=True,
                        rules=GuardRules("/v1/", needs={RETAIN_ROUTE: "write", METRICS_ROUTE: "operator"},
                                         write_routes=frozenset({RETAIN_ROUTE})))
     api.state.engine = engine
@@ -216,20 +217,20 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
                      limit: Annotated[int | None, _bound(f"Hits at most (default {reads.DEFAULT_SEARCH_LIMIT}).",
                                                         MAX_SEARCH_LIMIT)] = None) -> reads.SearchResult:
         """Full-text search of the wiki's pages (plain and prefix matches, alias bonus), best first."""
-        return await reads.search(engine, caller.scope, q, limit)
+        return await reads.search(caller.conn or engine, caller.scope, q, limit)
 
     @api.get("/v1/pages", response_model=reads.PageDocument, responses=NOT_FOUND, tags=["read"])
     async def page_by_name(caller: Authorised,
                            name: Annotated[str, _text("TYPE/SLUG, slug, title or alias.", reads.MAX_NAME_CHARS)],
                            offset: Offset = None, max_chars: MaxChars = None) -> reads.PageDocument:
         """The page a name designates (aliases, case and accents resolved), as markdown."""
-        return await reads.get_page(engine, caller.scope, name, offset, max_chars)
+        return await reads.get_page(caller.conn or engine, caller.scope, name, offset, max_chars)
 
     @api.get("/v1/pages/{page_type}/{slug}", response_model=reads.PageDocument, responses=NOT_FOUND, tags=["read"])
     async def page(caller: Authorised, page_type: PageType, slug: str, offset: Offset = None,
                    max_chars: MaxChars = None) -> reads.PageDocument:
         """The page as markdown with section ids; long pages come in windows (`offset`, `next_offset`)."""
-        return await reads.get_page_by_key(engine, caller.scope, page_type, slug, offset, max_chars)
+        return await reads.get_page_by_key(caller.conn or engine, caller.scope, page_type, slug, offset, max_chars)
 
     @api.get("/v1/pages/{page_type}/{slug}/sources", response_model=reads.SourcesResult, responses=NOT_FOUND,
              tags=["read"])
@@ -239,7 +240,7 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
                       limit: Annotated[int | None, _bound(f"Memories at most (default {reads.DEFAULT_SOURCES_LIMIT}).",
                                                           reads.MAX_SOURCES_LIMIT)] = None) -> reads.SourcesResult:
         """The memories the page, or one section of it, cites: text and date, newest first."""
-        return await reads.get_sources(engine, caller.scope, f"{page_type}/{slug}", section, limit)
+        return await reads.get_sources(caller.conn or engine, caller.scope, f"{page_type}/{slug}", section, limit)
 
     @api.get("/v1/pages/{page_type}/{slug}/related", response_model=reads.RelatedResult, responses=NOT_FOUND,
              tags=["read"])
@@ -253,7 +254,7 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
                       query: Annotated[str | None, _text("Words to favour; default the page's title and summary.",
                                                          reads.MAX_QUERY_CHARS)] = None) -> reads.RelatedResult:
         """Pages around this one over links, ranked by graph influence, text relevance and recency."""
-        return await reads.related(engine, caller.scope, f"{page_type}/{slug}", limit, direction, max_hops, query)
+        return await reads.related(caller.conn or engine, caller.scope, f"{page_type}/{slug}", limit, direction, max_hops, query)
 
     @api.get("/v1/changes", response_model=reads.ChangesResult, responses=NOT_FOUND, tags=["read"])
     async def changes(caller: Authorised,
@@ -263,7 +264,7 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
                       cursor: Annotated[str | None, Query(description="`next_cursor` of the previous call.")] = None,
                       ) -> reads.ChangesResult:
         """Pages and sections created or changed after `since`, oldest first, paged by `next_cursor`."""
-        return await reads.changes_since(engine, caller.scope, since, limit, cursor)
+        return await reads.changes_since(caller.conn or engine, caller.scope, since, limit, cursor)
 
     @api.post("/v1/memories", response_model=reads.RetainSummary, status_code=202, tags=["write"],
               openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
@@ -292,4 +293,24 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
         return api.openapi_schema
 
     api.openapi = openapi  # type: ignore[method-assign]
+    return api
+
+
+def app_from_settings() -> FastAPI:
+    """The API of one `wiki serve --workers N` process, built in that process from the environment: its
+    own engine (pool sized by the settings) and its own Temporal connection, made on the first retain."""
+    from runtime.database import create_engine
+    from runtime.settings import get_settings
+    from runtime.temporal_client import connect
+
+    settings = get_settings()
+    engine = create_engine(settings=settings)
+    api = create_app(engine, lambda: connect(settings), settings)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        await engine.dispose()
+
+    api.router.lifespan_context = lifespan
     return api

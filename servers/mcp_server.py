@@ -32,7 +32,7 @@ from domain.related import MAX_MAX_HOPS, MAX_RELATED_LIMIT
 from domain.search import MAX_SEARCH_LIMIT
 from domain.tokens import allows
 from runtime.settings import Settings
-from servers.guard import BUSY_MESSAGE, CURRENT_CALLER, GuardRules, RequestGuard, ServerCounters, token_lookup
+from servers.guard import BUSY_MESSAGE, CURRENT_CALLER, GuardRules, RequestGuard, ServerCounters
 from store.api_tokens import scope_of_token
 from store.memories import RetainError
 
@@ -180,7 +180,7 @@ def http_app(server: MCPServer, host: str, engine: AsyncEngine, settings: Settin
     """The streamable HTTP app at /mcp (DNS-rebinding protection on for a loopback host), behind the
     request guard the HTTP API has (token before body, size, load shedding, rate)."""
     app: Starlette = server.streamable_http_app(host=host, stateless_http=True, json_response=True)
-    return RequestGuard(app, lookup=token_lookup(engine), settings=settings, counters=counters or ServerCounters(),
+    return RequestGuard(app, engine=engine, settings=settings, counters=counters or ServerCounters(),
                         rules=GuardRules("/mcp"))
 
 

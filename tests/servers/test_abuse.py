@@ -13,8 +13,8 @@ from temporalio.client import Client
 
 from runtime.database import engine_for
 from runtime.settings import Settings
-from servers.guard import token_lookup
 from servers.http_api import create_app
+from store.api_tokens import scope_of_token
 from tests.servers.conftest import serving
 from tests.servers.wiki import seed_scope, token_for
 
@@ -112,8 +112,8 @@ async def test_a_full_queue_is_answered_503_with_retry_after_at_once(database_ur
         token = await token_for(engine, "acme", rights="read")
         entered, gate = asyncio.Event(), asyncio.Event()
 
-        async def lookup_then_wait(token_text: str):
-            found = await token_lookup(engine)(token_text)
+        async def lookup_then_wait(conn, token_text: str):
+            found = await scope_of_token(conn, token_text)
             if not entered.is_set():
                 entered.set()
                 await gate.wait()  # the first request holds its turn until the second has been answered
