@@ -3,7 +3,7 @@
 It ends with the read-latency benchmark (bench/reads.py), which `python -m bench.reads` runs alone,
 and the cost and wall time per memory (bench/cost_realistic.py: cost by call kind, the 700-memory
 sample at a realistic model speed, the cost growth of one scope), which `python -m bench.cost_realistic`
-runs alone.
+runs alone, and the load on `wiki serve` (bench/server_load.py; `python -m bench.server_load` runs it alone).
 BENCH_REPEATS (default 3) sets how many times each measurement runs; the report gives medians.
 The many-scopes run (metric 3, bench/many_scopes.py; `python -m bench.many_scopes` runs it alone) is
 shaped by the environment variables `bench.many_scopes.workload_from_env` names.
@@ -19,7 +19,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import cost_realistic, many_scopes, report
+from bench import cost_realistic, many_scopes, report, server_load
 from bench.cost import cost_per_memory
 from bench.overhead import bench_settings, compile_sample
 from bench.prompt_size import SCOPE_SIZES, planner_input
@@ -51,6 +51,10 @@ async def run_all(repeats: int) -> dict:
         async with services.fresh_database() as url:
             with tempfile.TemporaryDirectory(prefix="wiki-bench-reads-") as data_dir:
                 reads = await bench_reads(url, Path(data_dir))
+        async with services.fresh_database() as url:
+            with tempfile.TemporaryDirectory(prefix="wiki-bench-load-") as data_dir:
+                load = await server_load.bench_server_load(url, services.temporal_address, Path(data_dir),
+                                                           services.postgres.pid())
         cost_and_wall = await cost_realistic.run(cost_realistic.MEASUREMENTS, services)
     l0 = report.median_run(compiles[0])
     results = report.build_results(
@@ -60,6 +64,7 @@ async def run_all(repeats: int) -> dict:
     )
     results["read_p95_ms"] = read_p95(reads)
     results["detail"]["reads"] = reads
+    server_load.merge_into_results(results, load)
     # Last: its SDK-billed cost replaces the ledger's `cost_per_1000_memories_usd`.
     return cost_realistic.merge_into_results(results, cost_and_wall)
 

@@ -30,11 +30,13 @@ from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
 from sqlalchemy.pool import NullPool
 
+from bench.cpu import CpuAccount
 from bench.reads import OWNER, TENANT, generate_scope, word
 from domain.tokens import new_token
 from runtime.database import engine_for
@@ -66,6 +68,7 @@ class Step:
     without_retry_after: int = 0
     hangs: int = 0
     transport_errors: int = 0
+    cpu_seconds: dict[str, float] = field(default_factory=dict)
 
     def record(self, kind: str, status: int, elapsed_ms: float, retry_after: str | None) -> None:
         self.statuses[status] += 1
@@ -100,6 +103,12 @@ class Step:
             "transport_errors": self.transport_errors,
             "p95_ms_by_kind": {kind: round(sorted(v)[min(len(v) - 1, int(0.95 * len(v)))], 1)
                                for kind, v in sorted(self.by_kind.items())},
+            # CPU per answered request, by process tree: what the machine's cores paid for each one.
+            "cpu_ms_per_request": {name: round(1000 * seconds / max(self.answered, 1), 2)
+                                   for name, seconds in self.cpu_seconds.items()
+                                   if name in ("server", "postgres", "bench_process")},
+            "machine_busy_share": self.cpu_seconds.get("machine_busy_share"),
+            "other_processes_cpu_seconds": self.cpu_seconds.get("other_processes"),
         }
 
     def held(self) -> bool:
@@ -111,6 +120,8 @@ class Traffic:
 
     def __init__(self, tokens: list[str], seed: int = 24) -> None:
         self.tokens, self.rng, self.count = tokens, random.Random(seed), 0
+        # An agent polls for what changed since its last look: a minute ago.
+        self.since = (datetime.now(UTC) - timedelta(minutes=1)).isoformat()
         self.kinds = [kind for kind, weight in MIX.items() for _ in range(weight)]
 
     def next(self) -> tuple[str, str, str, dict | None, dict | None]:
@@ -124,7 +135,7 @@ class Traffic:
         if kind == "search":
             return kind, "GET", "/v1/search", {"q": word(page * 3), "limit": 10}, None
         if kind == "changes":
-            return kind, "GET", "/v1/changes", {"since": "2000-01-01T00:00:00Z", "limit": 20}, None
+            return kind, "GET", "/v1/changes", {"since": self.since, "limit": 20}, None
         if kind == "related":
             return kind, "GET", f"/v1/pages/{page_type}/page-{page}/related", {"limit": 10}, None
         body = {"memories": [{"content": f"Load memory {self.count}: met {word(page * 3)} about "
@@ -187,8 +198,10 @@ async def closed_loop(http: httpx.AsyncClient, traffic: Traffic, concurrency: in
 
 
 @asynccontextmanager
-async def wiki_serve(database_url: str, temporal_address: str, data_dir: Path, workers: int) -> AsyncIterator[str]:
-    """`wiki serve --workers N` in its own processes on a loopback port; its base URL once it answers."""
+async def wiki_serve(database_url: str, temporal_address: str, data_dir: Path,
+                     workers: int) -> AsyncIterator[tuple[str, int]]:
+    """`wiki serve --workers N` in its own processes on a loopback port; its base URL once it answers,
+    and its pid."""
     port = free_port()
     wiki = str(Path(sys.executable).with_name("wiki"))
     environment = {**os.environ, "DATABASE_URL": database_url, "TEMPORAL_ADDRESS": temporal_address,
@@ -211,7 +224,7 @@ async def wiki_serve(database_url: str, temporal_address: str, data_dir: Path, w
                 if time.monotonic() > deadline:
                     raise RuntimeError("wiki serve did not answer within 60 s")
                 await asyncio.sleep(0.1)  # waiting for another process to listen: nothing to await on
-        yield base
+        yield base, process.pid
     finally:
         process.terminate()
         await asyncio.wait_for(process.wait(), 60)
@@ -233,38 +246,51 @@ async def prepare(database_url: str) -> list[str]:
     return tokens
 
 
-async def measure(base: str, tokens: list[str]) -> dict:
+async def measure(base: str, tokens: list[str], cpu_trees: dict[str, int]) -> dict:
     traffic = Traffic(tokens)
+
+    async def accounted(run) -> Step:
+        account = CpuAccount(trees=cpu_trees)
+        account.start()
+        step = await run
+        step.cpu_seconds = account.stop()
+        return step
+
     limits = httpx.Limits(max_connections=OVERLOAD_CONCURRENCY, max_keepalive_connections=OVERLOAD_CONCURRENCY)
     async with httpx.AsyncClient(base_url=base, timeout=REQUEST_TIMEOUT_SECONDS, limits=limits) as http:
         await open_loop(http, traffic, RATES[0], WARMUP_SECONDS)
         steps: list[dict] = []
         held: dict | None = None
         for rate in RATES:
-            step = await open_loop(http, traffic, rate, STEP_SECONDS)
+            step = await accounted(open_loop(http, traffic, rate, STEP_SECONDS))
             summary = step.summary()
             steps.append(summary)
-            log.info("offered %d/s: %.0f ok/s, p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, errors %d %s", rate,
-                     summary["ok_per_second"], summary["p50_ms"], summary["p95_ms"], summary["p99_ms"],
-                     summary["errors"], summary["statuses"])
+            log.info("offered %d/s: %.0f ok/s, p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, errors %d %s; CPU ms per "
+                     "request %s, machine busy %s", rate, summary["ok_per_second"], summary["p50_ms"],
+                     summary["p95_ms"], summary["p99_ms"], summary["errors"], summary["statuses"],
+                     summary["cpu_ms_per_request"], summary["machine_busy_share"])
             if not step.held():
                 break
             held = summary
-        overload = (await closed_loop(http, traffic, OVERLOAD_CONCURRENCY, OVERLOAD_SECONDS)).summary()
+        overload = (await accounted(closed_loop(http, traffic, OVERLOAD_CONCURRENCY, OVERLOAD_SECONDS))).summary()
         log.info("overload (%d at a time): %s answers/s, statuses %s, hangs %d, transport errors %d",
                  OVERLOAD_CONCURRENCY, overload["answered_per_second"], overload["statuses"], overload["hangs"],
                  overload["transport_errors"])
     return {"steps": steps, "held": held, "overload": overload}
 
 
-async def bench_server_load(database_url: str, temporal_address: str, data_dir: Path) -> dict:
+async def bench_server_load(database_url: str, temporal_address: str, data_dir: Path,
+                            postgres_pid: int | None = None) -> dict:
+    load_before = [round(v, 2) for v in os.getloadavg()]  # other work on the machine shares its cores
     tokens = await prepare(database_url)
-    async with wiki_serve(database_url, temporal_address, data_dir, WORKERS) as base:
-        figures = await measure(base, tokens)
+    async with wiki_serve(database_url, temporal_address, data_dir, WORKERS) as (base, pid):
+        trees = {"server": pid, **({"postgres": postgres_pid} if postgres_pid else {})}
+        figures = await measure(base, tokens, trees)
     from bench.report import git_commit
 
     return {
-        "commit": git_commit(), "load_average": [round(v, 2) for v in os.getloadavg()], "cpus": os.cpu_count(),
+        "commit": git_commit(), "load_average_before": load_before,
+        "load_average_after": [round(v, 2) for v in os.getloadavg()], "cpus": os.cpu_count(),
         "pages": PAGES, "tokens": TOKENS, "workers": WORKERS, "mix_percent": MIX,
         "targets": {"requests_per_second": 300, "p95_ms": P95_TARGET_MS, "errors": 0},
         "method": f"open loop at fixed arrival rates {list(RATES)} req/s for {STEP_SECONDS:g} s each (after a "
@@ -303,7 +329,7 @@ async def _standalone() -> dict:
 
     async with running_services() as services, services.fresh_database() as url:
         with tempfile.TemporaryDirectory(prefix="wiki-bench-load-") as data_dir:
-            return await bench_server_load(url, services.temporal_address, Path(data_dir))
+            return await bench_server_load(url, services.temporal_address, Path(data_dir), services.postgres.pid())
 
 
 def main() -> None:

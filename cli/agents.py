@@ -120,7 +120,7 @@ def mcp_command(
 async def _serve(settings: Settings, host: str, port: int) -> None:
     from servers.http_api import create_app
 
-    async with database() as engine:
+    async with database(pre_ping=False) as engine:
         await _schema_ready(engine)
         app = create_app(engine, lambda: temporal(settings), settings)
         print(f"wiki API at http://{host}:{port}/v1 (docs: http://{host}:{port}/docs)",

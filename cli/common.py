@@ -165,9 +165,9 @@ def run(coroutine: Coroutine[Any, Any, T]) -> T:
 
 
 @asynccontextmanager
-async def database() -> AsyncIterator[AsyncEngine]:
+async def database(*, pre_ping: bool = True) -> AsyncIterator[AsyncEngine]:
     """The configured database (the embedded one, started if needed, when DATABASE_URL is unset)."""
-    engine = create_engine()
+    engine = create_engine(pre_ping=pre_ping)
     try:
         async with engine.connect():
             pass  # fail here, naming the database, rather than halfway through a command

@@ -60,15 +60,20 @@ def engine_for(url: str, **options) -> AsyncEngine:
 
 
 def create_engine(url: str | None = None, *, pool_size: int | None = None,
-                  settings: Settings | None = None) -> AsyncEngine:
+                  settings: Settings | None = None, pre_ping: bool = True) -> AsyncEngine:
     """The configured pool (WIKI_DB_POOL_SIZE steady connections, WIKI_DB_POOL_OVERFLOW more under
     bursts, WIKI_DB_POOL_TIMEOUT_SECONDS to wait for one); `pool_size` overrides the steady size and
-    adds as many again for bursts."""
+    adds as many again for bursts.
+
+    `pre_ping` tests each connection as it leaves the pool (one round trip): the worker's long steps
+    survive a database restart that way. A server answering many short requests turns it off: a
+    request that meets a connection the restart broke is answered 503 with Retry-After, and the pool
+    drops that connection."""
     settings = settings or get_settings()
     steady = pool_size or settings.db_pool_size
     overflow = pool_size if pool_size else settings.db_pool_overflow
     return engine_for(url or resolve_database_url(), pool_size=steady, max_overflow=overflow,
-                      pool_timeout=settings.db_pool_timeout_seconds, pool_pre_ping=True)
+                      pool_timeout=settings.db_pool_timeout_seconds, pool_pre_ping=pre_ping)
 
 
 def _alembic_config(connection=None):

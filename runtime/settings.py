@@ -110,7 +110,7 @@ class Settings(BaseSettings):
         4, ge=1, le=1000, validation_alias=_env("WIKI_HTTP_MAX_CONCURRENT_RETAINS"))
     # The largest request body read; a larger one is refused (413) before its first byte is read.
     http_max_body_bytes: int = Field(
-        4 * 1024 * 1024, ge=1024, le=64 * 1024 * 1024, validation_alias=_env("WIKI_HTTP_MAX_BODY_BYTES"))
+        10 * 1024 * 1024, ge=1024, le=64 * 1024 * 1024, validation_alias=_env("WIKI_HTTP_MAX_BODY_BYTES"))
     # Each token's request rate: a bucket of `burst` requests refilled at `rate` per second (per server
     # process); an empty bucket is answered 429 with Retry-After.
     http_rate_per_second: float = Field(50, gt=0, le=100_000, validation_alias=_env("WIKI_HTTP_RATE_PER_SECOND"))

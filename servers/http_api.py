@@ -304,7 +304,7 @@ def app_from_settings() -> FastAPI:
     from runtime.temporal_client import connect
 
     settings = get_settings()
-    engine = create_engine(settings=settings)
+    engine = create_engine(settings=settings, pre_ping=False)
     api = create_app(engine, lambda: connect(settings), settings)
 
     @asynccontextmanager
