@@ -32,7 +32,9 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import urlencode
 
+import httpcore
 import httpx
 from sqlalchemy.pool import NullPool
 
@@ -147,23 +149,50 @@ class Traffic:
         return self.tokens[self.count % len(self.tokens)]
 
 
-async def _send(http: httpx.AsyncClient, traffic: Traffic, step: Step) -> None:
+class LoadClient:
+    """Keep-alive HTTP/1.1 connections to the server through httpcore, the transport under httpx
+    without its request and response models: the generator should spend the machine's CPU on as
+    little as possible besides the server it measures."""
+
+    def __init__(self, base: str, connections: int) -> None:
+        self.base = base
+        self.pool = httpcore.AsyncConnectionPool(max_connections=connections, max_keepalive_connections=connections)
+        timeout = REQUEST_TIMEOUT_SECONDS
+        self.extensions = {"timeout": {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}}
+
+    async def request(self, method: str, path: str, params: dict | None, body: dict | None,
+                      token: str) -> tuple[int, str | None]:
+        url = f"{self.base}{path}?{urlencode(params)}" if params else f"{self.base}{path}"
+        headers = [(b"authorization", f"Bearer {token}".encode())]
+        content = b""
+        if body is not None:
+            content = json.dumps(body).encode()
+            headers += [(b"content-type", b"application/json"), (b"content-length", str(len(content)).encode())]
+        response = await self.pool.request(method, url, headers=headers, content=content,
+                                           extensions=self.extensions)
+        retry_after = next((value.decode() for name, value in response.headers if name.lower() == b"retry-after"),
+                           None)
+        return response.status, retry_after
+
+    async def aclose(self) -> None:
+        await self.pool.aclose()
+
+
+async def _send(http: LoadClient, traffic: Traffic, step: Step) -> None:
     kind, method, path, params, body = traffic.next()
-    headers = {"Authorization": f"Bearer {traffic.token()}"}
     started = time.perf_counter()
     try:
-        response = await http.request(method, path, params=params, json=body, headers=headers)
-    except httpx.TimeoutException:
+        status, retry_after = await http.request(method, path, params, body, traffic.token())
+    except httpcore.TimeoutException:
         step.hangs += 1
         return
-    except httpx.TransportError:
+    except (httpcore.NetworkError, httpcore.ProtocolError):
         step.transport_errors += 1
         return
-    step.record(kind, response.status_code, (time.perf_counter() - started) * 1000,
-                response.headers.get("retry-after"))
+    step.record(kind, status, (time.perf_counter() - started) * 1000, retry_after)
 
 
-async def open_loop(http: httpx.AsyncClient, traffic: Traffic, rate: float, seconds: float) -> Step:
+async def open_loop(http: LoadClient, traffic: Traffic, rate: float, seconds: float) -> Step:
     """Requests at `rate` per second for `seconds`, whatever the answers' speed; waits for every answer."""
     step = Step(rate=rate, seconds=seconds)
     pending: set[asyncio.Task] = set()
@@ -181,7 +210,7 @@ async def open_loop(http: httpx.AsyncClient, traffic: Traffic, rate: float, seco
     return step
 
 
-async def closed_loop(http: httpx.AsyncClient, traffic: Traffic, concurrency: int, seconds: float) -> Step:
+async def closed_loop(http: LoadClient, traffic: Traffic, concurrency: int, seconds: float) -> Step:
     """`concurrency` requests at a time without pause for `seconds`."""
     step = Step(rate=0, seconds=seconds)
     deadline = time.monotonic() + seconds
@@ -256,8 +285,8 @@ async def measure(base: str, tokens: list[str], cpu_trees: dict[str, int]) -> di
         step.cpu_seconds = account.stop()
         return step
 
-    limits = httpx.Limits(max_connections=OVERLOAD_CONCURRENCY, max_keepalive_connections=OVERLOAD_CONCURRENCY)
-    async with httpx.AsyncClient(base_url=base, timeout=REQUEST_TIMEOUT_SECONDS, limits=limits) as http:
+    http = LoadClient(base, OVERLOAD_CONCURRENCY)
+    try:
         await open_loop(http, traffic, RATES[0], WARMUP_SECONDS)
         steps: list[dict] = []
         held: dict | None = None
@@ -276,6 +305,8 @@ async def measure(base: str, tokens: list[str], cpu_trees: dict[str, int]) -> di
         log.info("overload (%d at a time): %s answers/s, statuses %s, hangs %d, transport errors %d",
                  OVERLOAD_CONCURRENCY, overload["answered_per_second"], overload["statuses"], overload["hangs"],
                  overload["transport_errors"])
+    finally:
+        await http.aclose()
     return {"steps": steps, "held": held, "overload": overload}
 
 
@@ -296,8 +327,8 @@ async def bench_server_load(database_url: str, temporal_address: str, data_dir: 
         "method": f"open loop at fixed arrival rates {list(RATES)} req/s for {STEP_SECONDS:g} s each (after a "
                   f"{WARMUP_SECONDS:g} s warm-up), stopping at the first rate not held (any non-2xx, or p95 over "
                   f"{P95_TARGET_MS:g} ms); then {OVERLOAD_CONCURRENCY} requests at a time for {OVERLOAD_SECONDS:g} s. "
-                  f"`wiki serve --workers {WORKERS}` with its default limits and the load generator (one httpx "
-                  "client) share the machine's cores with Postgres and the Temporal dev server, all on loopback",
+                  f"`wiki serve --workers {WORKERS}` with its default limits and the load generator (httpcore "
+                  "keep-alive connections) share the machine's cores with Postgres and the Temporal dev server, all on loopback",
         **figures,
     }
 

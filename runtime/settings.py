@@ -167,7 +167,7 @@ class Settings(BaseSettings):
 # libpq and asyncpg query forms), wherever such a URL sits in a longer text.
 _URL_PASSWORD = re.compile(r"(?P<keep>[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@?#]*:)[^\s@/]*(?=@)")
 _QUERY_PASSWORD = re.compile(r"(?P<keep>[?&;](?:ssl)?pass(?:word)?=)[^&#\s]*", re.IGNORECASE)
-_SECRET_NAMES = re.compile(r"url|key|token|secret|password", re.IGNORECASE)
+_SECRET_NAMES = re.compile(r"(?:^|_)(?:url|key|token|secret|password)(?:$|_)", re.IGNORECASE)
 MASK = "***"
 
 
