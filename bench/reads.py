@@ -140,14 +140,16 @@ async def generate_scope(engine: AsyncEngine, pages: int = PAGES) -> dict[str, i
 
 
 @asynccontextmanager
-async def wiki_serve(database_url: str, data_dir: Path) -> AsyncIterator[str]:
-    """`wiki serve` in its own process; its base URL once it answers."""
+async def wiki_serve(database_url: str, data_dir: Path, *options: str,
+                     environment: dict[str, str] | None = None) -> AsyncIterator[tuple[str, int]]:
+    """`wiki serve` (with `options`) in its own process on a loopback port; its base URL once it
+    answers, and its pid."""
     port = free_port()
     wiki = str(Path(sys.executable).with_name("wiki"))
     process = await asyncio.create_subprocess_exec(
-        wiki, "serve", "--port", str(port), env={**os.environ, "DATABASE_URL": database_url,
-                                                 "WIKI_DATA_DIR": str(data_dir)},
-        stderr=asyncio.subprocess.PIPE)
+        wiki, "serve", "--host", "127.0.0.1", "--port", str(port), *options,
+        env={**os.environ, "DATABASE_URL": database_url, "WIKI_DATA_DIR": str(data_dir), **(environment or {})},
+        stderr=asyncio.subprocess.PIPE, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -163,10 +165,10 @@ async def wiki_serve(database_url: str, data_dir: Path) -> AsyncIterator[str]:
                 if time.monotonic() > deadline:
                     raise RuntimeError("wiki serve did not answer within 60 s")
                 await asyncio.sleep(0.1)  # waiting for another process to listen: nothing to await on
-        yield base
+        yield base, process.pid
     finally:
         process.terminate()
-        await asyncio.wait_for(process.wait(), 30)
+        await asyncio.wait_for(process.wait(), 60)
 
 
 def _requests(rng: random.Random, count: int) -> dict[str, list[tuple[str, dict]]]:
@@ -230,7 +232,7 @@ async def bench_reads(database_url: str, data_dir: Path) -> dict:
             await create_token(conn, TENANT, OWNER, token, name="bench")
     finally:
         await engine.dispose()
-    async with wiki_serve(database_url, data_dir) as base:
+    async with wiki_serve(database_url, data_dir) as (base, _):
         figures = await measure(base, token)
     from bench.report import git_commit
 

@@ -23,26 +23,21 @@ import logging
 import os
 import random
 import statistics
-import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlencode
 
 import httpcore
-import httpx
 from sqlalchemy.pool import NullPool
 
 from bench.cpu import CpuAccount
-from bench.reads import OWNER, TENANT, generate_scope, word
+from bench.reads import OWNER, TENANT, generate_scope, wiki_serve, word
 from domain.tokens import new_token
 from runtime.database import engine_for
-from runtime.devservices import free_port
 from store.api_tokens import create_token
 
 PAGES = int(os.environ.get("BENCH_LOAD_PAGES", "2000"))
@@ -226,39 +221,6 @@ async def closed_loop(http: LoadClient, traffic: Traffic, concurrency: int, seco
     return step
 
 
-@asynccontextmanager
-async def wiki_serve(database_url: str, temporal_address: str, data_dir: Path,
-                     workers: int) -> AsyncIterator[tuple[str, int]]:
-    """`wiki serve --workers N` in its own processes on a loopback port; its base URL once it answers,
-    and its pid."""
-    port = free_port()
-    wiki = str(Path(sys.executable).with_name("wiki"))
-    environment = {**os.environ, "DATABASE_URL": database_url, "TEMPORAL_ADDRESS": temporal_address,
-                   "WIKI_DATA_DIR": str(data_dir), "WIKI_DEBOUNCE_SECONDS": "300"}
-    process = await asyncio.create_subprocess_exec(
-        wiki, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers), env=environment,
-        stderr=asyncio.subprocess.PIPE, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        async with httpx.AsyncClient(base_url=base, timeout=2) as http:
-            while True:
-                if process.returncode is not None:
-                    raise RuntimeError(f"wiki serve exited: {(await process.stderr.read()).decode()}")
-                try:
-                    if (await http.get("/healthz")).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError("wiki serve did not answer within 60 s")
-                await asyncio.sleep(0.1)  # waiting for another process to listen: nothing to await on
-        yield base, process.pid
-    finally:
-        process.terminate()
-        await asyncio.wait_for(process.wait(), 60)
-
-
 async def prepare(database_url: str) -> list[str]:
     """The generated scope and TOKENS write tokens for it."""
     engine = engine_for(database_url, poolclass=NullPool)
@@ -314,7 +276,8 @@ async def bench_server_load(database_url: str, temporal_address: str, data_dir: 
                             postgres_pid: int | None = None) -> dict:
     load_before = [round(v, 2) for v in os.getloadavg()]  # other work on the machine shares its cores
     tokens = await prepare(database_url)
-    async with wiki_serve(database_url, temporal_address, data_dir, WORKERS) as (base, pid):
+    async with wiki_serve(database_url, data_dir, "--workers", str(WORKERS),
+                          environment={"TEMPORAL_ADDRESS": temporal_address}) as (base, pid):
         trees = {"server": pid, **({"postgres": postgres_pid} if postgres_pid else {})}
         figures = await measure(base, tokens, trees)
     from bench.report import git_commit
