@@ -404,7 +404,7 @@ def parse_since(value: str) -> datetime | UUID:
         return parse_instant("since", value)
     except ValueError as error:
         if "out of range" in str(error):
-            raise BadInput(str(error)) from None
+            raise BadInput(f"since {error}") from None
         raise BadInput(f"since must be an ISO-8601 time (2026-11-23T10:00:00Z) or a compile run id "
                        f"(got {value!r})") from None
 

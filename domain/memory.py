@@ -63,8 +63,8 @@ def parse_instant(name: str, value: Any) -> datetime:
     except OverflowError:
         instant = None
     if instant is None or not _FIRST_INSTANT < instant < _LAST_INSTANT:
-        raise ValueError(f"{name} {value.isoformat()} is out of range: in UTC it must fall strictly within "
-                         "the years 1 to 9999")
+        raise ValueError(f"{value.isoformat()} is out of range: in UTC it must fall strictly within the years "
+                         "1 to 9999")
     return value
 
 
