@@ -30,10 +30,11 @@ lint: $(STAMP)
 services-down: $(STAMP)
 	$(BIN)/wiki dev down
 
-# Benchmarks on private throwaway services (about 11 min on 2 cores, then about 16 min for the cost and
-# wall time per memory: the 700-memory sample at real model speed and a 10,000-memory scope): bench/results.json, docs/BENCHMARKS.md.
+# Benchmarks on private throwaway services: every part (about half an hour on 2 cores), or only the parts
+# named in PARTS (make bench PARTS="cost realistic"; the parts: bench/parts.py), merged into
+# bench/results.json; docs/BENCHMARKS.md is written whole from it either way.
 bench: $(STAMP)
-	$(BIN)/python -m bench
+	$(BIN)/python -m bench $(PARTS)
 
 # The fault suite (about 12-15 min on 2 cores): real faults injected into real processes; writes docs/RELIABILITY.md.
 chaos: $(STAMP)
@@ -46,7 +47,8 @@ eval: $(STAMP)
 clean:
 	rm -rf $(VENV) .data
 
-# Re-record tests/histories/*.json (only after an intentional, patched workflow change).
+# Record tests/histories/<version>/ for the version in pyproject.toml (refused once that version is
+# released and recorded; docs/ARCHITECTURE.md, "Rolling out a workflow change").
 histories: $(STAMP)
 	$(BIN)/python -m tests.histories.record
 

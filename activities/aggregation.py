@@ -16,7 +16,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio import activity
 
 from activities.common import compile_step
-from domain.compile_messages import (
+from domain.context import AggregationParentCandidate
+from domain.parents import (
+    derive_parent_candidates,
+    derive_parent_candidates_from_page_summaries,
+    merge_parent_candidates,
+)
+from domain.plan import Plan
+from messages.compile import (
     AggregationApplyInput,
     AggregationApplyResult,
     AggregationPlanInput,
@@ -25,13 +32,6 @@ from domain.compile_messages import (
     ResolvePlanInput,
     TokenCounts,
 )
-from domain.context import AggregationParentCandidate
-from domain.parents import (
-    derive_parent_candidates,
-    derive_parent_candidates_from_page_summaries,
-    merge_parent_candidates,
-)
-from domain.plan import Plan
 from planners.port import AggregationRequest, Planner
 from store.aggregation_resolution import resolve_aggregation
 from store.aggregation_store import (

@@ -26,13 +26,6 @@ from temporalio import activity
 
 from activities.common import compile_step
 from activities.planning import planner_context, staged
-from domain.compile_messages import (
-    CollectPlanInput,
-    PlanBatchInput,
-    PlanBatchResult,
-    PollBatchInput,
-    SubmittedPlan,
-)
 from domain.errors import (
     BatchNotEnded,
     BatchRequestFailed,
@@ -40,6 +33,13 @@ from domain.errors import (
     ModelTruncated,
     PlanInvalid,
     ScopeViolation,
+)
+from messages.compile import (
+    CollectPlanInput,
+    PlanBatchInput,
+    PlanBatchResult,
+    PollBatchInput,
+    SubmittedPlan,
 )
 from planners.claude_client import BatchItem, ModelClient, checked_reply
 from planners.claude_planner import PlanCall, plan_call, plan_reply, priced_error

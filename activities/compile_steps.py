@@ -12,7 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio import activity
 
 from activities.common import compile_step
-from domain.compile_messages import (
+from domain.errors import CursorMoved
+from domain.plan import Plan
+from messages.compile import (
     ApplyBatchInput,
     ApplyBatchResult,
     BatchRef,
@@ -24,8 +26,6 @@ from domain.compile_messages import (
     ResolvePlanResult,
     RunRecord,
 )
-from domain.errors import CursorMoved
-from domain.plan import Plan
 from store.compile_runs import (
     advance_cursor,
     database_now,
@@ -109,7 +109,7 @@ class CompileSteps:
                 current = await read_cursor(conn, scope)
                 if request.plan_id is None and current.at_or_after(request.cursor_next):
                     # This skip was applied already — and maybe later steps too, when a failed workflow
-                    # task runs its local activities again (see `_db_step` in workflows/compile.py).
+                    # task runs its local activities again (see `_db` in workflows/compile.py).
                     return ApplyBatchResult(already_applied=True)
                 raise CursorMoved(
                     f"the cursor of {scope.tenant}/{scope.owner} is at {current.label()}, not at "

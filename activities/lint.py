@@ -12,7 +12,6 @@ from temporalio import activity
 from temporalio.client import Client
 
 from activities.common import compile_step
-from domain.compile_messages import compile_workflow_id
 from domain.lint import (
     LintChecks,
     LintChecksInput,
@@ -21,6 +20,7 @@ from domain.lint import (
     WakeCompilesInput,
     WakeCompilesResult,
 )
+from messages.compile import compile_workflow_id
 from store import lint_checks
 
 # Signal-with-start one scope's compile with trigger `lint` and its promotion candidates:

@@ -15,7 +15,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from temporalio import activity
 
 from activities.common import compile_step
-from domain.compile_messages import (
+from domain.context import PlannerContext
+from domain.guards import strip_wikilinks
+from domain.plan import Plan
+from messages.compile import (
     JudgeMergesInput,
     JudgeMergesResult,
     PlanBatchInput,
@@ -24,9 +27,6 @@ from domain.compile_messages import (
     WriteSectionInput,
     WriteSectionResult,
 )
-from domain.context import PlannerContext
-from domain.guards import strip_wikilinks
-from domain.plan import Plan
 from planners.port import Planner, PlanReply
 from store.compile_runs import database_now
 from store.memories import load_memories

@@ -34,11 +34,12 @@ from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.service import RPCError, RPCStatusCode
 
 from app.scope_report import latest_compile_status, scopes_by_latest_status
-from domain.compile_messages import compile_workflow_id
-from domain.lint import ALL_SCOPES, LintInput, LintReport, LintTrigger
+from domain.lint import ALL_SCOPES, NAMED_SCOPES, LintFinding, LintInput, LintReport, LintTrigger
+from messages.compile import compile_workflow_id
 from runtime.search_attributes import WIKI_OWNER, WIKI_TENANT, WIKI_TRIGGER
 from runtime.settings import Settings
 from runtime.temporal_client import signal_compile
+from store.lint_checks import named_findings
 from store.wiki_admin import (
     ScopeReset,
     close_ledger_run,
@@ -203,6 +204,12 @@ async def start_lint(client: Client, settings: Settings) -> WorkflowHandle:
 
 
 # ------------------------------------------------------------------------------------------- resume
+
+
+async def named_lint_findings(engine: AsyncEngine, report: LintReport) -> list[LintFinding]:
+    """What the lint found, by name, in the first scopes its report lists (the report itself only counts)."""
+    return [finding for scope in report.scopes[:NAMED_SCOPES]
+            for finding in await named_findings(engine, scope.tenant, scope.owner)]
 
 
 async def latest_run_status(client: Client, workflow_id: str) -> WorkflowExecutionStatus | None:

@@ -1,30 +1,27 @@
 """What an agent can ask its wiki, once: the MCP server, the HTTP API and the CLI all call these.
 
 Every operation takes the caller's scope (from the command line, the MCP connection or the bearer
-token, never from an argument a model fills in) and only ever reads or writes that scope. Inputs
-are bounded here, whatever the surface: a bad value raises `BadInput` with one sentence, a name
-that designates no page of the scope raises `NotFound`, worded the same whether the page exists in
-another scope or nowhere.
+token, never from an argument a model fills in) and only ever reads that scope (the one write, a
+retain, is app/retain.py). Inputs are bounded here, whatever the surface: a bad value raises
+`BadInput` with one sentence, a name that designates no page of the scope raises `NotFound`, worded
+the same whether the page exists in another scope or nowhere.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import NamedTuple
 from uuid import UUID
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
-from temporalio.client import Client
 
-from app.retain import retain_and_signal
-from domain.compile_messages import compile_workflow_id
 from domain.markup import safe_markdown
-from domain.memory import MemoryIn, parse_instant, validate_scope_part
+from domain.memory import parse_instant, validate_scope_part
 from domain.plan import PAGE_TYPES
 from domain.related import (
     DEFAULT_RELATED_LIMIT,
@@ -37,7 +34,6 @@ from domain.related import (
     rank_related,
 )
 from domain.search import MAX_SEARCH_LIMIT
-from runtime.settings import Settings
 from store import agent_reads, wiki_reads
 from store.agent_reads import CitedMemory, PageChange
 
@@ -51,7 +47,6 @@ MAX_SOURCES_LIMIT = 100
 DEFAULT_CHANGES_LIMIT = 50
 MAX_CHANGES_LIMIT = 200
 MAX_NEW_SOURCES_SHOWN = 20
-MAX_RETAIN_MEMORIES = 100
 OTHER_MATCHES_SHOWN = 4
 
 
@@ -61,10 +56,6 @@ class BadInput(ValueError):
 
 class NotFound(LookupError):
     """Nothing of that name in the caller's scope."""
-
-
-class CompileUnavailable(RuntimeError):
-    """Temporal cannot be reached, so a retain is refused before anything is stored."""
 
 
 class ReadScope(BaseModel):
@@ -153,14 +144,6 @@ class ChangesResult(BaseModel):
     next_cursor: str | None  # pass it back as `cursor` for the changes that follow
 
 
-class RetainSummary(BaseModel):
-    inserted: int
-    updated: int
-    unchanged: int
-    memory_ids: list[str]
-    compile_workflow_id: str | None  # the compile woken, when anything changed
-
-
 Database = AsyncEngine | AsyncConnection
 
 
@@ -201,7 +184,7 @@ def _text_argument(name: str, value: str, high: int) -> str:
 
 
 async def search(db: Database, scope: ReadScope, query: str, limit: int | None = None) -> SearchResult:
-    """Seed 001's wikiSearch: full text (plain and prefix) over title, summary and body, alias bonus."""
+    """Full-text search (plain and prefix) over title, summary and body, with a bonus for an alias match."""
     query = _text_argument("query", query, MAX_QUERY_CHARS)
     limit = _bounded("limit", limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)
     async with connection(db) as conn:
@@ -426,49 +409,3 @@ async def changes_since(db: Database, scope: ReadScope, since: str, limit: int |
                                                       MAX_NEW_SOURCES_SHOWN)
     next_cursor = _encode_cursor(pages[-1].changed_at, pages[-1].id) if more and pages else None
     return ChangesResult(since=parsed, pages=pages, next_cursor=next_cursor)
-
-
-# ------------------------------------------------------------------------------------------ retain
-
-TemporalConnector = Callable[[], Awaitable[Client]]
-
-
-def parse_memories(raw: list[object]) -> list[MemoryIn]:
-    """Memories as JSON objects, every one validated; the first problems are named by index."""
-    if not raw:
-        raise BadInput("memories must not be empty")
-    if len(raw) > MAX_RETAIN_MEMORIES:
-        raise BadInput(f"at most {MAX_RETAIN_MEMORIES} memories per call (got {len(raw)}); send several calls")
-    memories, problems = [], []
-    for index, item in enumerate(raw):
-        try:
-            memories.append(item if isinstance(item, MemoryIn) else MemoryIn.model_validate(item))
-        except ValidationError as error:
-            first = error.errors()[0]
-            where = ".".join(str(part) for part in first["loc"]) or "memory"
-            problems.append(f"memories[{index}].{where}: {first['msg']}")
-    if problems:
-        raise BadInput("; ".join(problems[:3]) + ("; …" if len(problems) > 3 else "") + "; nothing was stored")
-    return memories
-
-
-async def retain(engine: AsyncEngine, scope: ReadScope, memories: list[MemoryIn], connect: TemporalConnector,
-                 settings: Settings) -> RetainSummary:
-    """The validated retain path: store the batch in one transaction, then wake the scope's compile.
-
-    Temporal is reached first, so a retain it would not compile stores nothing.
-    """
-    memories = parse_memories(list(memories))
-    try:
-        client = await connect()
-    except (RuntimeError, OSError) as error:
-        raise CompileUnavailable(f"cannot reach Temporal to compile ({error}); nothing was stored") from None
-    outcome = await retain_and_signal(engine, scope.tenant, scope.owner, memories, client=client, settings=settings)
-    stored = outcome.stored
-    return RetainSummary(
-        inserted=len(stored.inserted), updated=len(stored.updated), unchanged=len(stored.unchanged),
-        memory_ids=[str(m) for m in [*stored.inserted, *stored.updated, *stored.unchanged]],
-        compile_workflow_id=compile_workflow_id(scope.tenant, scope.owner) if outcome.compile else None,
-    )
-
-

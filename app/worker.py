@@ -27,7 +27,7 @@ from activities.planning import Planning
 from planners.claude_client import ModelClient
 from planners.claude_planner import ClaudePlanner
 from planners.port import Planner
-from planners.scripted_planner import ScriptedPlanner
+from planners.scripted.planner import ScriptedPlanner
 from runtime.database import create_engine, migrate
 from runtime.settings import ConfigError, Settings, get_settings
 from runtime.temporal_client import connect, signal_compile

@@ -1,12 +1,11 @@
-"""`make bench` / `python -m bench`: every benchmark, then bench/results.json and docs/BENCHMARKS.md.
+"""`make bench [PARTS="…"]` / `python -m bench [part ...]`: measure the named parts of the bench
+(every part when none is named), merge each into bench/results.json and write docs/BENCHMARKS.md.
 
-It ends with the read-latency benchmark (bench/reads.py), which `python -m bench.reads` runs alone,
-and the cost and wall time per memory (bench/cost_realistic.py: cost by call kind, the 700-memory
-sample at a realistic model speed, the cost growth of one scope), which `python -m bench.cost_realistic`
-runs alone, and the load on `wiki serve` (bench/server_load.py; `python -m bench.server_load` runs it alone).
-BENCH_REPEATS (default 3) sets how many times each measurement runs; the report gives medians.
-The many-scopes run (metric 3, bench/many_scopes.py; `python -m bench.many_scopes` runs it alone) is
-shaped by the environment variables `bench.many_scopes.workload_from_env` names.
+The parts and what each measures: bench/parts.py. After each part, results.json and the page are
+written, so a part that fails leaves the ones before it recorded. BENCH_REPEATS (default 3) sets how
+many times a repeated part (overhead, many_scopes) runs each measurement; its section gives medians.
+The many-scopes workload is shaped by the environment variables `bench.many_scopes.workload_from_env`
+names.
 """
 
 from __future__ import annotations
@@ -14,71 +13,57 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import tempfile
-import time
-from datetime import UTC, datetime
-from pathlib import Path
+import sys
 
-from bench import cost_realistic, many_scopes, report, server_load
-from bench.cost import cost_per_memory
-from bench.overhead import bench_settings, compile_sample
-from bench.prompt_size import SCOPE_SIZES, planner_input
-from bench.reads import bench_reads, read_p95
+from bench import page
+from bench.parts import BY_NAME, PARTS, Part, with_part
+from bench.provenance import DOC_PATH, RESULTS_PATH, RunRecord, load_results, write_results
 from bench.services import running_services
 
-LATENCIES_MS = (0, 500)
 log = logging.getLogger("bench")
 
 
-async def run_all(repeats: int) -> dict:
-    started_at = datetime.now(UTC)
-    started = time.monotonic()
-    machine = report.machine()
-    workload = many_scopes.workload_from_env()
-    compiles: dict[int, list[dict]] = {latency: [] for latency in LATENCIES_MS}
-    async with running_services() as services:
-        for repeat in range(repeats):
-            for latency in LATENCIES_MS:  # interleaved, so a slow spell of the machine hits both alike
-                result = await compile_sample(services, latency)
-                compiles[latency].append(result.summary())
-                log.info("700-memory compile %d/%d at L=%d ms: %.1f s", repeat + 1, repeats, latency,
-                         result.wall_seconds)
-        prompt_scopes = []
-        for pages in SCOPE_SIZES:
-            prompt_scopes.append(await planner_input(services, pages))
-            log.info("planner input with %d pages: %d chars", pages, prompt_scopes[-1]["input_chars"])
-        many = await many_scopes.measure_section(services, workload, repeats)
-        async with services.fresh_database() as url:
-            with tempfile.TemporaryDirectory(prefix="wiki-bench-reads-") as data_dir:
-                reads = await bench_reads(url, Path(data_dir))
-        async with services.fresh_database() as url:
-            with tempfile.TemporaryDirectory(prefix="wiki-bench-load-") as data_dir:
-                load = await server_load.bench_server_load(url, services.temporal_address, Path(data_dir),
-                                                           services.postgres.pid())
-        cost_and_wall = await cost_realistic.run(cost_realistic.MEASUREMENTS, services)
-    l0 = report.median_run(compiles[0])
-    results = report.build_results(
-        repeats=repeats, started_at=started_at, bench_seconds=time.monotonic() - started, machine_info=machine,
-        l0_runs=compiles[0], l500_runs=compiles[500], prompt_scopes=prompt_scopes, many_scopes=many,
-        cost=cost_per_memory(l0["ledger"], bench_settings().model_id),
-    )
-    results["read_p95_ms"] = read_p95(reads)
-    results["detail"]["reads"] = reads
-    server_load.merge_into_results(results, load)
-    # Last: its SDK-billed cost replaces the ledger's `cost_per_1000_memories_usd`.
-    return cost_realistic.merge_into_results(results, cost_and_wall)
+def selected_parts(names: list[str]) -> list[Part]:
+    """The named parts in the bench's order; every part when none is named."""
+    unknown = [name for name in names if name not in BY_NAME]
+    if unknown:
+        raise SystemExit(f"error: unknown bench part {unknown[0]!r} (parts: {', '.join(BY_NAME)})")
+    return [part for part in PARTS if not names or part.name in names]
 
 
-def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    repeats = int(os.environ.get("BENCH_REPEATS", "3"))
+def repeats_from_env() -> int:
+    raw = os.environ.get("BENCH_REPEATS", "3")
+    try:
+        repeats = int(raw)
+    except ValueError:
+        raise SystemExit(f"error: BENCH_REPEATS must be a whole number, not {raw!r}") from None
     if repeats < 1:
-        raise SystemExit("BENCH_REPEATS must be at least 1")
-    results = asyncio.run(run_all(repeats))
-    report.write_results(results)
-    report.write_markdown(results)
-    log.info("wrote %s and %s", report.RESULTS_PATH, report.DOC_PATH)
+        raise SystemExit("error: BENCH_REPEATS must be at least 1")
+    return repeats
+
+
+async def run(parts: list[Part], repeats: int) -> None:
+    async with running_services() as services:
+        for part in parts:
+            log.info("measuring %s", part.name)
+            record = RunRecord()
+            detail = await part.measure(services, repeats)
+            detail["run"] = record.finish(repeats if part.repeated else None)
+            results = with_part(load_results(), part.name, detail)
+            write_results(results)
+            page.write(results)
+            log.info("%s measured in %.0f s; wrote %s and %s", part.name, detail["run"]["seconds"], RESULTS_PATH,
+                     DOC_PATH)
+
+
+def main(argv: list[str]) -> None:
+    parts = selected_parts(argv)
+    repeats = repeats_from_env()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    for noisy in ("httpx", "httpx2"):  # one line per model call drowns the bench's own progress
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    asyncio.run(run(parts, repeats))
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

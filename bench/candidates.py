@@ -1,7 +1,7 @@
 """Candidate pages sent against merges missed: the 700-memory sample at zero latency through the SDK
 and the simulator, once per recent-page padding (`store.scope_reads.MAX_RECENT_PADDING`).
 
-`python -m bench.candidates [padding ...]` (default 100 25 0). A leaf plan is sent the pages its
+The bench part `candidates` (bench/parts.py): paddings PADDINGS and the product's own. A leaf plan is sent the pages its
 batch names (by alias, trigram and full text), then recently compiled pages up to the padding. For
 each padding: candidate pages per plan, planner input tokens per plan, cost per 1,000 memories, and
 what the wiki came out as — active pages, open mentions, proposed new pages merged into existing
@@ -11,17 +11,15 @@ matches the full padding's with fewer tokens missed no merge the padding would h
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
-import sys
 
 import store.scope_reads as scope_reads
 from bench.cost_realistic import _cost_summary, _text, planner_prompt_parts
 from bench.overhead import bench_settings, compile_sample
-from bench.report import RESULTS_PATH
-from bench.services import running_services
+from bench.services import Services
 
+# Recent-page paddings compared with the product's (`MAX_RECENT_PADDING`): many, and none.
+PADDINGS = (100, 0)
 CANDIDATE_HEADING = "## Candidate pages already in this scope"
 log = logging.getLogger("bench.candidates")
 
@@ -38,46 +36,35 @@ def candidates_per_plan(calls) -> float:
     return round(sum(counts) / len(counts), 1) if counts else 0.0
 
 
-async def measure(paddings: list[int]) -> list[dict]:
+async def measure_candidates(services: Services, repeats: int) -> dict:
+    """The sample compiled once per padding, the product's first (`repeats` does not apply: the
+    figures are counts and digests)."""
+    product = scope_reads.MAX_RECENT_PADDING
+    paddings = sorted({product, *PADDINGS}, key=lambda padding: (padding != product, -padding))
+    return {"product_padding": product, "rows": await measure(services, paddings)}
+
+
+async def measure(services: Services, paddings: list[int]) -> list[dict]:
     model_id = bench_settings().model_id
     rows = []
     default = scope_reads.MAX_RECENT_PADDING
-    async with running_services() as services:
-        for padding in paddings:
-            scope_reads.MAX_RECENT_PADDING = padding  # read at call time by the in-process worker
-            try:
-                calls: list = []
-                run = await compile_sample(services, 0, calls_out=calls)
-            finally:
-                scope_reads.MAX_RECENT_PADDING = default
-            cost = _cost_summary(calls, int(run.ledger["records_read"]), model_id)
-            planner = cost["by_kind"]["planner"]
-            rows.append({
-                "padding": padding, "candidates_per_plan": candidates_per_plan(calls),
-                "planner_input_tokens_per_plan": planner["per_call"]["input_tokens"],
-                "planner_prompt_bytes_per_call": planner_prompt_parts(calls),
-                "usd_per_1000_memories": cost["usd_per_1000_memories"],
-                "wiki": run.wiki_counts, "wiki_digest": run.wiki_digest,
-                "proposed_new_pages_merged": run.ledger["alias_dedup_merged"] + run.ledger["fuzzy_dedupe_merges"],
-                "duplicate_candidates_count": run.duplicate_candidates_count,
-            })
-            log.info("padding %d: %s", padding, rows[-1])
+    for padding in paddings:
+        scope_reads.MAX_RECENT_PADDING = padding  # read at call time by the in-process worker
+        try:
+            calls: list = []
+            run = await compile_sample(services, 0, calls_out=calls)
+        finally:
+            scope_reads.MAX_RECENT_PADDING = default
+        cost = _cost_summary(calls, int(run.ledger["records_read"]), model_id)
+        planner = cost["by_kind"]["planner"]
+        rows.append({
+            "padding": padding, "candidates_per_plan": candidates_per_plan(calls),
+            "planner_input_tokens_per_plan": planner["per_call"]["input_tokens"],
+            "planner_prompt_bytes_per_call": planner_prompt_parts(calls),
+            "usd_per_1000_memories": cost["usd_per_1000_memories"],
+            "wiki": run.wiki_counts, "wiki_digest": run.wiki_digest,
+            "proposed_new_pages_merged": run.ledger["alias_dedup_merged"] + run.ledger["fuzzy_dedupe_merges"],
+            "duplicate_candidates_count": run.duplicate_candidates_count,
+        })
+        log.info("padding %d: %s", padding, rows[-1])
     return rows
-
-
-def main(argv: list[str]) -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    for noisy in ("httpx", "httpx2"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-    try:
-        paddings = [int(value) for value in argv] or [100, 25, 0]
-    except ValueError:
-        raise SystemExit("error: paddings must be whole numbers") from None
-    rows = asyncio.run(measure(paddings))
-    results = json.loads(RESULTS_PATH.read_text()) if RESULTS_PATH.exists() else {}
-    results.setdefault("detail", {}).setdefault("cost_and_wall", {})["candidates_by_padding"] = rows
-    RESULTS_PATH.write_text(json.dumps(results, indent=2, default=str) + "\n")
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])

@@ -1,52 +1,48 @@
-"""Cost and wall time per memory, through the anthropic SDK and the Claude simulator (claude_sim/).
-
-`python -m bench.cost_realistic [cost] [realistic] [growth]` runs the named measurements (all three
-when none is named), merges their keys into bench/results.json and rewrites the "Cost and wall time
-per memory" section of docs/BENCHMARKS.md; `make bench` runs them too.
+"""Cost and wall time per memory, through the anthropic SDK and the Claude simulator (claude_sim/):
+the bench parts `cost`, `realistic`, `overlap` and `growth` (bench/parts.py).
 
 - cost: the 700-memory sample at zero latency; what the simulator billed, by call kind (planner,
   writer, aggregation), priced at the model's list prices; the prompt-cache hit rate.
 - realistic: the same sample with the simulator answering at a realistic speed: time to first token
-  0.6 s and 150 output tokens/s (the figures the issue names for Claude Haiku 4.5; we found no
+  0.6 s and 150 output tokens/s (an assumed speed for Claude Haiku 4.5; we found no
   better-documented ones). Its model critical path is, per batch, every planner call's model time
   (TTFT + output tokens / speed) plus the slowest model-calling section write of each write phase.
+- overlap: the realistic measurement with overlap planning off, then on (WIKI_OVERLAP_PLANNING).
 - growth: one scope fed a generated corpus a thousand memories at a time (zero latency: it measures
   tokens, not time); the cost per memory of the last thousand over that of the first.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
 import os
-import sys
 import time
 import uuid
 
 from app.worker import build_model_client, build_worker
-from bench import cost_report
-from bench.cost import per_1000
 from bench.history import PLAN, ChainAnalysis
 from bench.overhead import _environment, _ledger, bench_settings, compile_sample
 from bench.plan_tokens import plan_token_parts
-from bench.report import DOC_PATH, RESULTS_PATH, git_commit
-from bench.services import Services, running_services
+from bench.services import Services
 from claude_sim import ClaudeSimulator, SimConfig
 from domain.memory import MemoryIn
-from domain.pricing import TokenUsage, cost_usd
+from domain.pricing import TokenUsage, cost_usd, price_for
+from planners.section_edits import SECTION_BUDGET_CHARS
 from runtime.database import create_engine
 from runtime.temporal_client import signal_compile
 from sample.corpus import generate_sample
-from store.memories import retain
+from store.memories import store_memories as retain
 
 REALISTIC_TTFT_SECONDS = 0.6
 REALISTIC_OUTPUT_TOKENS_PER_SECOND = 150.0
-# BENCH_GROWTH_THOUSANDS: the thousand compared with the first (10 by the issue; fewer on a slow machine).
+# BENCH_GROWTH_THOUSANDS: the thousand compared with the first (10 for `cost_growth_ratio_10k`; fewer on a slow machine).
 GROWTH_THOUSANDS = int(os.environ.get("BENCH_GROWTH_THOUSANDS", "10"))
 KINDS = ("planner", "writer", "aggregation")
-MEASUREMENTS = ("cost", "realistic", "growth")
 log = logging.getLogger("bench.cost_realistic")
+
+
+def per_1000(amount: float, memories: int) -> float:
+    return amount * 1000 / memories
 
 
 def _by_kind(calls, memories: int, model_id: str) -> dict:
@@ -129,21 +125,16 @@ def planner_prompt_parts(calls) -> dict[str, int]:
 
 async def measure_cost(services: Services, model_id: str) -> dict:
     calls: list = []
-    load_start = _load()
     run = await compile_sample(services, 0, calls_out=calls)
     memories = int(run.ledger["records_read"])
     batch = await measure_batch_cost(services, model_id)
-    return {**_cost_summary(calls, memories, model_id), "wall_seconds": round(run.wall_seconds, 1),
-            "load_average": {"start": load_start, "end": _load()},
+    return {"model_id": model_id, "prices_usd_per_million_tokens": price_for(model_id).model_dump(exclude={"known"}),
+            **_cost_summary(calls, memories, model_id), "wall_seconds": round(run.wall_seconds, 1),
             "planner_prompt_bytes_per_call": planner_prompt_parts(calls),
             "planner_tokens_by_part": plan_token_parts(calls),
             "batches": run.batches, "duplicate_candidates_count": run.duplicate_candidates_count,
             "wiki": run.wiki_counts, "wiki_digest": run.wiki_digest,
             "batch_mode": {**batch, "same_wiki_as_interactive": batch.pop("wiki_digest") == run.wiki_digest}}
-
-
-def _load() -> str:
-    return " / ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 async def measure_batch_cost(services: Services, model_id: str) -> dict:
@@ -164,16 +155,15 @@ def _critical_path_parts(chain: ChainAnalysis, ttft: float, speed: float) -> dic
     return {name: round(value, 1) for name, value in chain.critical_path_parts(ttft, speed).items()}
 
 
-async def measure_realistic(services: Services) -> dict:
+async def measure_realistic(services: Services, **env: str) -> dict:
+    """The sample at the realistic speed; `env` adds settings (WIKI_… names)."""
     ttft, speed = REALISTIC_TTFT_SECONDS, REALISTIC_OUTPUT_TOKENS_PER_SECOND
-    load_start = _load()
-    run = await compile_sample(services, int(ttft * 1000), output_tokens_per_second=speed)
+    run = await compile_sample(services, int(ttft * 1000), output_tokens_per_second=speed, **env)
     critical = run.chain.model_critical_path_seconds(ttft, speed)
     plans = [a for a in run.chain.activity_runs if a.name == PLAN and a.output_tokens]
     return {
         "ttft_seconds": ttft, "output_tokens_per_second": speed,
         "wall_seconds": round(run.wall_seconds, 1),
-        "load_average": {"start": load_start, "end": _load()},
         "model_critical_path_seconds": round(critical, 1),
         "overhead_ratio": round(run.wall_seconds / critical, 3) if critical else None,
         "critical_path_parts": _critical_path_parts(run.chain, ttft, speed),
@@ -183,7 +173,19 @@ async def measure_realistic(services: Services) -> dict:
         "leaf_plan_output_tokens_mean": round(sum(a.output_tokens for a in plans) / len(plans)) if plans else 0,
         "measured_model_activity_seconds": round(run.chain.measured_model_seconds(), 1),
         "duplicate_candidates_count": run.duplicate_candidates_count,
+        "wiki_digest": run.wiki_digest,
     }
+
+
+async def measure_overlap(services: Services) -> dict:
+    """The realistic measurement twice, overlap planning off then on, and whether the wiki is the same."""
+    off = await measure_realistic(services, WIKI_OVERLAP_PLANNING="false")
+    log.info("overlap off: %.1f s wall, %.1f s model critical path", off["wall_seconds"],
+             off["model_critical_path_seconds"])
+    on = await measure_realistic(services, WIKI_OVERLAP_PLANNING="true")
+    log.info("overlap on: %.1f s wall, %.1f s model critical path", on["wall_seconds"],
+             on["model_critical_path_seconds"])
+    return {"off": off, "on": on, "same_wiki": off["wiki_digest"] == on["wiki_digest"]}
 
 
 async def measure_growth(services: Services, model_id: str, thousands: int = GROWTH_THOUSANDS) -> dict:
@@ -196,7 +198,6 @@ async def measure_growth(services: Services, model_id: str, thousands: int = GRO
     if thousands > 1:
         steps.append(((thousands - 1) * 1000, thousands * 1000, True))
     tenant, owner = f"growth{uuid.uuid4().hex[:8]}", "eric"
-    load_start = _load()
     simulator = ClaudeSimulator(SimConfig())
     await simulator.start()
     measured: list[dict] = []
@@ -232,78 +233,24 @@ async def measure_growth(services: Services, model_id: str, thousands: int = GRO
     finally:
         await simulator.stop()
     first, last = measured[0], measured[-1]
-    return {"thousands": thousands, "first": first, "last": last,
-            "load_average": {"start": load_start, "end": _load()},
+    return {"model_id": model_id, "thousands": thousands, "first": first, "last": last,
+            "section_budget_chars": SECTION_BUDGET_CHARS,
             "ratio": round(last["usd_per_memory"] / first["usd_per_memory"], 3),
             "duplicate_candidates_count": runs[-1]["metrics"].get("duplicate_candidates_count", 0) if runs else 0}
 
 
-def merge_into_results(results: dict, section: dict) -> dict:
-    """Put this section's top-level keys and detail into `results` (other benchmarks' keys untouched)."""
-    merged = {**section.get("previous", {}), **section}
-    merged.pop("previous", None)
-    results.setdefault("detail", {})["cost_and_wall"] = merged
-    results["measured_through"] = "anthropic-sdk"
-    if "cost" in merged:
-        cost = merged["cost"]
-        results["cost_per_1000_memories_usd"] = cost["usd_per_1000_memories"]
-        if "usd_per_1000_memories_uncached" in cost:
-            results["cost_per_1000_memories_usd_uncached"] = cost["usd_per_1000_memories_uncached"]
-        results["cache_hit_rate"] = cost["cache_hit_rate"]
-        results["tokens_per_memory_by_kind"] = {kind: cost["by_kind"][kind]["tokens_per_memory"]
-                                                for kind in KINDS if kind in cost["by_kind"]}
-        results["duplicate_candidates_count"] = cost["duplicate_candidates_count"]
-    batch = merged.get("cost", {}).get("batch_mode")
-    results["cost_per_1000_memories_batch_usd"] = batch["usd_per_1000_memories"] if batch else None
-    if "realistic" in merged:
-        realistic = merged["realistic"]
-        results["wall_700_realistic_seconds"] = realistic["wall_seconds"]
-        results["model_critical_path_700_realistic_seconds"] = realistic["model_critical_path_seconds"]
-        results["overhead_ratio_realistic"] = realistic["overhead_ratio"]
-    if "growth" in merged:
-        key = "cost_growth_ratio_10k" if merged["growth"]["thousands"] == 10 else (
-            f"cost_growth_ratio_{merged['growth']['thousands']}k")
-        results[key] = merged["growth"]["ratio"]
-        if key != "cost_growth_ratio_10k":
-            results["cost_growth_ratio_10k"] = None
-    return results
+async def measure_cost_part(services: Services, repeats: int) -> dict:
+    """The cost part (a single run: the cost is a count, not a timing)."""
+    return await measure_cost(services, bench_settings().model_id)
 
 
-async def run(selected: tuple[str, ...], services: Services | None = None) -> dict:
-    model_id = bench_settings().model_id
-    section: dict = {"commit": git_commit(), "model_id": model_id}
-    if services is None:
-        async with running_services() as own:
-            return await run(selected, own)
-    if "cost" in selected:
-        section["cost"] = {"commit": section["commit"], **await measure_cost(services, model_id)}
-        log.info("cost: $%.4f per 1,000 memories", section["cost"]["usd_per_1000_memories"])
-    if "realistic" in selected:
-        section["realistic"] = {"commit": section["commit"], **await measure_realistic(services)}
-        log.info("realistic: %.1f s wall, %.1f s model critical path", section["realistic"]["wall_seconds"],
-                 section["realistic"]["model_critical_path_seconds"])
-    if "growth" in selected:
-        section["growth"] = {"commit": section["commit"], **await measure_growth(services, model_id)}
-        log.info("growth: ratio %.3f", section["growth"]["ratio"])
-    return section
+async def measure_realistic_part(services: Services, repeats: int) -> dict:
+    return await measure_realistic(services)
 
 
-def main(argv: list[str]) -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    for noisy in ("httpx", "httpx2"):  # one line per model call drowns the bench's own progress
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-    selected = tuple(argv) or MEASUREMENTS
-    unknown = [name for name in selected if name not in MEASUREMENTS]
-    if unknown:
-        raise SystemExit(f"error: unknown measurement {unknown[0]!r} (choose from {', '.join(MEASUREMENTS)})")
-    section = asyncio.run(run(selected))
-    results = json.loads(RESULTS_PATH.read_text()) if RESULTS_PATH.exists() else {}
-    section["previous"] = results.get("detail", {}).get("cost_and_wall", {})
-    results = merge_into_results(results, section)
-    RESULTS_PATH.write_text(json.dumps(results, indent=2, default=str) + "\n")
-    cost_report.write_section(results, DOC_PATH)
-    log.info("wrote %s and %s", RESULTS_PATH, DOC_PATH)
+async def measure_overlap_part(services: Services, repeats: int) -> dict:
+    return await measure_overlap(services)
 
 
-if __name__ == "__main__":
-    main(sys.argv[1:])
+async def measure_growth_part(services: Services, repeats: int) -> dict:
+    return await measure_growth(services, bench_settings().model_id)

@@ -1,4 +1,4 @@
-"""Metric 3: many scopes compiled at once, sharing one model quota, by 1 and then 2 worker processes.
+"""The many-scopes part: many scopes compiled at once, sharing one model quota, by 1 and then 2 worker processes.
 
 Each scope already has a wiki (its first 50 sample memories compiled once, in a template database
 every measured run copies) and 50 new memories waiting: so the measured compile rewrites existing
@@ -11,15 +11,13 @@ processes share: over them it answers 429 with retry-after and the anthropic-rat
 and the product waits and retries as it would against Anthropic. bench/quota.py turns the calls the
 simulator recorded into how much of each limit the run used.
 
-`python -m bench.many_scopes` runs this metric alone (BENCH_REPEATS times each, default 3), merges
-its keys into bench/results.json and rewrites its section of docs/BENCHMARKS.md.
+`python -m bench many_scopes` runs this part alone (BENCH_REPEATS times each, default 3).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import logging
 import os
 import sys
@@ -37,16 +35,15 @@ from app.worker import build_model_client, build_worker
 from bench import many_scopes_report, quota
 from bench.history import ChainAnalysis
 from bench.overhead import _environment, bench_settings, sample_memories
-from bench.report import DOC_PATH, RESULTS_PATH, git_commit
-from bench.services import Services, running_services
+from bench.provenance import ROOT
+from bench.services import Services
 from claude_sim import ClaudeSimulator, Limits, SimConfig
 from domain.memory import MemoryIn
 from runtime.database import create_engine
 from runtime.settings import Settings
 from runtime.temporal_client import signal_compile
-from store.memories import retain
+from store.memories import store_memories as retain
 
-ROOT = Path(__file__).resolve().parent.parent
 READY_TIMEOUT_SECONDS = 60
 RUN_TIMEOUT_SECONDS = 1800
 WARM_UP_CONCURRENCY = 20  # runtime.database.create_engine's pool: 10 + 10 overflow
@@ -286,36 +283,8 @@ def workload_dict(workload: Workload) -> dict:
     return {**dataclasses.asdict(workload), "measured_through": MEASURED_THROUGH}
 
 
-async def measure_section(services: Services, workload: Workload, repeats: int,
-                          worker_processes: tuple[int, ...] = WORKER_PROCESSES) -> dict:
-    """detail.many_scopes of results.json: every run, the medians, the commit and the load average."""
-    load_at_start = [round(v, 2) for v in os.getloadavg()]
-    runs = await measure(services, workload, repeats, worker_processes)
-    section = many_scopes_report.build(runs, workload_dict(workload))
-    section["commit"] = git_commit()
-    section["load_average"] = {"start": load_at_start, "end": [round(v, 2) for v in os.getloadavg()]}
-    return section
-
-
-async def _standalone(repeats: int) -> dict:
-    async with running_services() as services:
-        return await measure_section(services, workload_from_env(), repeats)
-
-
-def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    for noisy in ("httpx", "httpx2"):  # one line per model call drowns the bench's own progress
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-    repeats = int(os.environ.get("BENCH_REPEATS", "3"))
-    if repeats < 1:
-        raise SystemExit("error: BENCH_REPEATS must be at least 1")
-    section = asyncio.run(_standalone(repeats))
-    results = json.loads(RESULTS_PATH.read_text()) if RESULTS_PATH.exists() else {}
-    results = many_scopes_report.merge_into_results(results, section)
-    RESULTS_PATH.write_text(json.dumps(results, indent=2, default=str) + "\n")
-    many_scopes_report.write_sections(results, DOC_PATH)
-    log.info("wrote %s and %s", RESULTS_PATH, DOC_PATH)
-
-
-if __name__ == "__main__":
-    main()
+async def measure_many_scopes(services: Services, repeats: int) -> dict:
+    """The many-scopes part: the environment's workload (`workload_from_env`), every run and the medians."""
+    workload = workload_from_env()
+    return many_scopes_report.build(await measure(services, workload, repeats, WORKER_PROCESSES),
+                                    workload_dict(workload))

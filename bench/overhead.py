@@ -1,4 +1,4 @@
-"""Metric 1 (and the ledger figures of metrics 2 and 4): compile the 700-memory sample.
+"""The orchestration overhead part, and the 700-memory compile every model-path part runs.
 
 One compile = a fresh database, the sample retained, an in-process worker on its own task queue,
 an admin compile (no debounce) followed across continue-as-new until the scope is drained. The
@@ -14,11 +14,13 @@ simulator reports, so the cache hit rate is measured, not assumed.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
+import statistics
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -36,14 +38,23 @@ from runtime.database import create_engine
 from runtime.settings import Settings
 from runtime.temporal_client import signal_compile
 from sample.corpus import generate_sample
-from store.memories import retain
+from store.memories import store_memories as retain
 
 SAMPLE_SIZE = 700
 LEDGER_SUMS = (
     "records_read", "batches", "planner_calls", "section_writer_calls", "pages_created", "sections_rewritten",
     "input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_input_tokens", "cost_usd",
-    "planner_input_chars", "alias_dedup_merged", "fuzzy_dedupe_merges", "llm_retries",
+    "planner_input_chars", "alias_dedup_merged", "fuzzy_dedupe_merges", "ladder_merges", "judged_merges",
+    "judged_apart", "llm_retries",
+    "aggregation_planner_calls", "parent_sections_updated", "sections_promoted",
 )
+# How a proposed new page was found to be an existing one (or judged apart from it), in the ledger.
+MERGE_COUNTERS = ("alias_dedup_merged", "fuzzy_dedupe_merges", "ladder_merges", "judged_merges", "judged_apart")
+# The model latencies L the overhead part compiles the sample at: none, and a fixed half second.
+LATENCIES_MS = (0, 500)
+log = logging.getLogger("bench.overhead")
+# Reads a compiled scope's wiki (engine, tenant, owner) before its database is dropped.
+WikiReader = Callable[[AsyncEngine, str, str], Awaitable[dict]]
 
 
 @dataclass
@@ -109,6 +120,8 @@ class SampleCompile:
     cpu_seconds: dict[str, float] = field(default_factory=dict)
     # What the simulator billed: calls, and the share of prompt tokens read from the cache.
     model: dict[str, float] = field(default_factory=dict)
+    # What the caller's `read_wiki` found in the compiled wiki.
+    wiki_read: dict = field(default_factory=dict)
 
     @property
     def batches(self) -> int:
@@ -205,11 +218,12 @@ def _billed(simulator: ClaudeSimulator) -> dict:
 
 async def compile_sample(services: Services, latency_ms: int, output_tokens_per_second: float = 0.0,
                          memories: list[MemoryIn] | None = None, calls_out: list | None = None,
-                         trigger: str = "admin", **env: str) -> SampleCompile:
+                         trigger: str = "admin", read_wiki: WikiReader | None = None, **env: str) -> SampleCompile:
     """The sample compiled through the SDK and the simulator: time to first token `latency_ms`, and
     `output_tokens_per_second` (0: a reply arrives whole after the first token). `calls_out`, if
     given, receives the simulator's calls (what it billed, call by call). `trigger` "bootstrap_import"
-    sends the leaf plans through Message Batches; `env` adds settings (WIKI_… names)."""
+    sends the leaf plans through Message Batches; `read_wiki` reads the compiled wiki into
+    `wiki_read`; `env` adds settings (WIKI_… names)."""
     tenant, owner = f"bench{uuid.uuid4().hex[:8]}", "eric"
     simulator = ClaudeSimulator(SimConfig(ttft_seconds=latency_ms / 1000,
                                           output_tokens_per_second=output_tokens_per_second))
@@ -221,7 +235,8 @@ async def compile_sample(services: Services, latency_ms: int, output_tokens_per_
             model_client = build_model_client(settings)
         try:
             result = await _compile_sample(services, latency_ms, tenant, owner, settings, model_client,
-                                           memories if memories is not None else sample_memories(), trigger)
+                                           memories if memories is not None else sample_memories(), trigger,
+                                           read_wiki)
         finally:
             await model_client.aclose()
     finally:
@@ -233,7 +248,8 @@ async def compile_sample(services: Services, latency_ms: int, output_tokens_per_
 
 
 async def _compile_sample(services: Services, latency_ms: int, tenant: str, owner: str, settings: Settings,
-                          model_client, memories: list[MemoryIn], trigger: str = "admin") -> SampleCompile:
+                          model_client, memories: list[MemoryIn], trigger: str = "admin",
+                          read_wiki: WikiReader | None = None) -> SampleCompile:
     async with services.fresh_database() as url:
         setup_engine = create_engine(url)
         worker_engine = create_engine(url)
@@ -255,6 +271,7 @@ async def _compile_sample(services: Services, latency_ms: int, tenant: str, owne
             runs = await _ledger(setup_engine, tenant, owner)
             wiki_counts = await _wiki_counts(setup_engine, tenant, owner)
             wiki_digest = await _wiki_digest(setup_engine, tenant, owner)
+            wiki_read = await read_wiki(setup_engine, tenant, owner) if read_wiki is not None else {}
         finally:
             await setup_engine.dispose()
             await worker_engine.dispose()
@@ -266,6 +283,7 @@ async def _compile_sample(services: Services, latency_ms: int, tenant: str, owne
     return SampleCompile(latency_ms=latency_ms, wall_seconds=wall, chain=chain, round_trips=round_trips,
                          activity_seconds=timer.seconds,
                          ledger=totals, wiki_counts=wiki_counts, wiki_digest=wiki_digest, cpu_seconds=cpu_seconds,
+                         wiki_read=wiki_read,
                          duplicate_candidates_count=runs[-1]["metrics"].get("duplicate_candidates_count", 0))
 
 
@@ -309,3 +327,32 @@ async def _wiki_digest(engine: AsyncEngine, tenant: str, owner: str) -> dict[str
                                            "AND p.status = 'active' ORDER BY 1"), {"t": tenant, "o": owner})
             digests[name] = hashlib.sha256("\n".join(row[0] for row in rows).encode()).hexdigest()[:16]
     return digests
+
+
+def median_run(runs: list[dict], key: str = "wall_seconds") -> dict:
+    """The run whose `key` is the (low) median: a real run, so its details agree with each other."""
+    middle = statistics.median_low([run[key] for run in runs])
+    return next(run for run in runs if run[key] == middle)
+
+
+async def measure_overhead(services: Services, repeats: int) -> dict:
+    """The sample compiled `repeats` times at each latency of LATENCIES_MS, interleaved so that a slow
+    spell of the machine hits both alike; every run, and the median ones."""
+    compiles: dict[int, list[dict]] = {latency: [] for latency in LATENCIES_MS}
+    for repeat in range(repeats):
+        for latency in LATENCIES_MS:
+            result = await compile_sample(services, latency)
+            compiles[latency].append(result.summary())
+            log.info("700-memory compile %d/%d at L=%d ms: %.1f s", repeat + 1, repeats, latency, result.wall_seconds)
+    slow = max(LATENCIES_MS)
+    l0 = median_run(compiles[0])
+    return {
+        "overhead_ratio_runs": [round(run["wall_seconds"] / run["critical_path_seconds"], 3) for run in compiles[slow]],
+        "l0": {"median": l0, "runs": compiles[0]},
+        "l500": {"median": median_run(compiles[slow]), "runs": compiles[slow]},
+        "sample_merges": {
+            **{name: l0["ledger"][name] for name in MERGE_COUNTERS},
+            "proposed_new_pages_merged": sum(l0["ledger"][name] for name in MERGE_COUNTERS if name != "judged_apart"),
+            "duplicate_candidates_count": l0["duplicate_candidates_count"],
+        },
+    }

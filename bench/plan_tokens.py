@@ -141,7 +141,7 @@ def _reply_group(name: str) -> str:
 
 
 def grouped(parts: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
-    """Prompt and reply tokens per plan by the groups of the before/after table."""
+    """Prompt and reply tokens per plan by the groups of the table."""
     prompt: Counter = Counter()
     reply: Counter = Counter()
     for name, value in parts.get("prompt", {}).items():
@@ -151,19 +151,13 @@ def grouped(parts: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
     return {"prompt": dict(prompt), "reply": dict(reply)}
 
 
-def breakdown_lines(before: dict | None, after: dict | None) -> list[str]:
-    """A markdown table: each prompt and reply part's tokens per leaf plan, before and after."""
-    if not after:
+def breakdown_lines(parts: dict | None) -> list[str]:
+    """A markdown table: each prompt and reply part's tokens per leaf plan."""
+    if not parts:
         return []
-    now = grouped(after)
-    then = before or {"prompt": {}, "reply": {}}
-    lines = ["| part of a leaf plan (tokens per plan, 50 memories) | before | after |", "|---|---|---|"]
+    now = grouped(parts)
+    lines = ["| part of a leaf plan | tokens per plan |", "|---|---|"]
     for side, groups in (("prompt", PROMPT_GROUPS), ("reply", REPLY_GROUPS)):
-        for group in groups:
-            old, new = then[side].get(group), now[side].get(group, 0)
-            if old is None and not new:
-                continue
-            lines.append(f"| {side}: {group} | {'-' if old is None else f'{old:,}'} | {new:,} |")
-        total_old = sum(then[side].values())
-        lines.append(f"| **{side} total** | **{total_old:,}** | **{sum(now[side].values()):,}** |")
+        lines += [f"| {side}: {group} | {now[side][group]:,} |" for group in groups if now[side].get(group)]
+        lines.append(f"| **{side} total** | **{sum(now[side].values()):,}** |")
     return lines

@@ -1,4 +1,4 @@
-"""Metric 2: planner input size as a scope grows to 100, 1,000 and 10,000 pages.
+"""The prompt part: planner input size as a scope grows to 100, 1,000 and 10,000 pages.
 
 Each scope is seeded directly in Postgres (bulk INSERTs): the sample's own names first (the pages a
 real scope compiled from the sample would have, so the batch's names find their pages at every
@@ -33,8 +33,15 @@ from planners.prompts import build_planner_prompt
 from runtime.database import create_engine
 from runtime.settings import Settings
 from sample import corpus as sample
-from store.memories import load_memories, retain
-from store.scope_reads import candidate_pages, names_in_batch, open_mentions
+from store.memories import load_memories
+from store.memories import store_memories as retain
+from store.scope_reads import (
+    MAX_MENTION_PADDING,
+    MAX_RECENT_PADDING,
+    candidate_pages,
+    names_in_batch,
+    open_mentions,
+)
 
 SCOPE_SIZES = (100, 1_000, 10_000)
 BATCH = slice(350, 400)  # a batch from the middle of the sample: recurring names and new ones
@@ -217,3 +224,12 @@ async def planner_input(services: Services, scope_pages: int) -> dict:
         "estimated_input_tokens": estimate_tokens(chars),
         "context_read_ms_median": round(statistics.median(timings) * 1000, 1),
     }
+
+
+async def measure_prompt(services: Services, repeats: int) -> dict:
+    """One scope of each size of SCOPE_SIZES, each read TIMED_READS times (`repeats` does not apply),
+    and the bounds the context was read with."""
+    return {"scopes": [await planner_input(services, pages) for pages in SCOPE_SIZES],
+            "bounds": {"max_recent_padding": MAX_RECENT_PADDING, "max_mention_padding": MAX_MENTION_PADDING,
+                       "max_candidate_pages": Settings(WIKI_LLM="scripted").max_candidate_pages,
+                       "max_open_mentions": MAX_OPEN_MENTIONS}}

@@ -1,7 +1,6 @@
 """Read latency over HTTP on a 10,000-page scope: p50 / p95 of search, get_page and related.
 
-`python -m bench.reads` runs it alone (its own embedded Postgres) and updates `read_p95_ms` and
-`detail.reads` in bench/results.json, and docs/BENCHMARKS.md; `make bench` runs it with the rest.
+`python -m bench reads` runs this part alone.
 
 The scope is generated in SQL (seconds, not a compile of 10,000 pages): pages whose titles and
 bodies draw on an 8,000-word synthetic vocabulary (each word in ~100 pages, so a search ranks a
@@ -13,7 +12,6 @@ runs as its own process; one keep-alive client sends the requests one after the 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import random
@@ -30,9 +28,10 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import NullPool
 
+from bench.services import Services
 from domain.tokens import new_token
-from runtime.database import engine_for, migrate
-from runtime.devservices import EmbeddedPostgres, free_port
+from runtime.database import engine_for
+from runtime.devservices import free_port
 from store.api_tokens import create_token
 
 PAGES = 10_000
@@ -234,11 +233,7 @@ async def bench_reads(database_url: str, data_dir: Path) -> dict:
         await engine.dispose()
     async with wiki_serve(database_url, data_dir) as (base, _):
         figures = await measure(base, token)
-    from bench.report import git_commit
-
     return {
-        "commit": git_commit(),
-        "load_average": [round(value, 2) for value in os.getloadavg()],
         "scope": counts,
         "endpoints": figures,
         "targets_p95_ms": TARGETS_MS,
@@ -251,40 +246,9 @@ def read_p95(reads: dict) -> dict[str, float]:
     return {endpoint: figures["p95_ms"] for endpoint, figures in reads["endpoints"].items()}
 
 
-async def _standalone() -> dict:
-    with tempfile.TemporaryDirectory(prefix="wiki-bench-reads-") as tmp:
-        postgres = EmbeddedPostgres(pgdata=Path(tmp) / "pg", port=free_port())
-        postgres.ensure_running()
-        try:
-            engine = engine_for(postgres.url("postgres"), poolclass=NullPool, isolation_level="AUTOCOMMIT")
-            async with engine.connect() as conn:
-                await conn.execute(text("CREATE DATABASE bench_reads"))
-            await engine.dispose()
-            url = postgres.url("bench_reads")
-            engine = engine_for(url, poolclass=NullPool)
-            try:
-                await migrate(engine)
-            finally:
-                await engine.dispose()
-            return await bench_reads(url, Path(tmp) / "data")
-        finally:
-            postgres.stop()
-
-
-def main() -> None:
-    from bench import report
-
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    logging.getLogger("httpx").setLevel(logging.WARNING)
-    reads = asyncio.run(_standalone())
-    results = json.loads(report.RESULTS_PATH.read_text()) if report.RESULTS_PATH.exists() else {"detail": {}}
-    results["read_p95_ms"] = read_p95(reads)
-    results["detail"]["reads"] = reads
-    report.write_results(results)
-    if "overhead_ratio" in results:
-        report.write_markdown(results)
-    log.info("wrote read_p95_ms %s to %s", results["read_p95_ms"], report.RESULTS_PATH)
-
-
-if __name__ == "__main__":
-    main()
+async def measure_reads(services: Services, repeats: int) -> dict:
+    """The reads part on a fresh database of the bench's Postgres (`repeats` does not apply: each
+    endpoint gets REQUESTS_PER_ENDPOINT requests)."""
+    async with services.fresh_database() as url:
+        with tempfile.TemporaryDirectory(prefix="wiki-bench-reads-") as data_dir:
+            return await bench_reads(url, Path(data_dir))

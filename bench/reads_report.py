@@ -1,44 +1,42 @@
-"""The read-latency part of docs/BENCHMARKS.md (figures from bench/reads.py)."""
+"""The reads part's figures in bench/results.json and its section of the page (figures from bench/reads.py)."""
 
 from __future__ import annotations
 
-LABELS = {"search": "search", "get_page": "get_page", "related": "related"}
+from bench.formatting import SummaryRow
 
 
-def target_rows(results: dict) -> list[tuple[str, str, str, str, bool]]:
-    """Rows of the summary table: (metric, figure, value, target, met)."""
-    reads = results.get("detail", {}).get("reads")
-    if not reads:
-        return []
-    targets = reads["targets_p95_ms"]
-    return [("5", f"p95 of `{endpoint}` over HTTP, 10,000-page scope (`read_p95_ms.{endpoint}`)",
-             f"{value:.1f} ms", f"≤ {targets[endpoint]:.0f} ms", value <= targets[endpoint])
-            for endpoint, value in results["read_p95_ms"].items()]
+def headline(detail: dict) -> dict:
+    return {"read_p95_ms": {endpoint: figures["p95_ms"] for endpoint, figures in detail["endpoints"].items()}}
 
 
-def section(results: dict) -> str:
-    reads = results.get("detail", {}).get("reads")
-    if not reads:
-        return ""
+def rows(detail: dict) -> list[SummaryRow]:
+    targets = detail["targets_p95_ms"]
+    pages = detail["scope"]["wiki_pages"]
+    return [SummaryRow(f"p95 of `{endpoint}` over HTTP, {pages:,}-page scope", f"read_p95_ms.{endpoint}",
+                       f"{figures['p95_ms']:.1f} ms", f"≤ {targets[endpoint]:.0f} ms",
+                       figures["p95_ms"] <= targets[endpoint])
+            for endpoint, figures in detail["endpoints"].items()]
+
+
+def section(reads: dict) -> list[str]:
     scope = reads["scope"]
     lines = [
-        "## Reads over HTTP (target 5)",
+        "How fast an agent's reads are answered over HTTP on a large scope: p50 and p95 of `search`, `get_page` "
+        "and `related`.",
         "",
-        f"A generated scope of {scope['wiki_pages']:,} pages, {scope['wiki_page_sections']:,} sections, "
-        f"{scope['wiki_page_aliases']:,} aliases, {scope['wiki_page_links']:,} links (with reciprocal pairs and "
-        f"100 hub pages) and {scope['wiki_section_sources']:,} citations, served by `wiki serve`. "
-        f"{reads['method']}. Measured at commit `{reads.get('commit', '?')}` (this section can be newer than the "
-        "rest of the page: `python -m bench.reads` refreshes it alone).",
+        f"**How.** A generated scope (`bench/reads.py`, in SQL) of {scope['wiki_pages']:,} pages, "
+        f"{scope['wiki_page_sections']:,} sections, {scope['wiki_page_aliases']:,} aliases, "
+        f"{scope['wiki_page_links']:,} links (with reciprocal pairs and hub pages) and "
+        f"{scope['wiki_section_sources']:,} citations, served by `wiki serve`. {reads['method']}.",
         "",
         "| endpoint | p50 | p95 | max | target p95 | mean results |",
         "|---|---|---|---|---|---|",
     ]
     for endpoint, figures in reads["endpoints"].items():
         unit = "chars" if endpoint == "get_page" else "hits"
-        lines.append(f"| `{LABELS.get(endpoint, endpoint)}` | {figures['p50_ms']:.1f} ms | {figures['p95_ms']:.1f} ms | "
+        lines.append(f"| `{endpoint}` | {figures['p50_ms']:.1f} ms | {figures['p95_ms']:.1f} ms | "
                      f"{figures['max_ms']:.1f} ms | ≤ {reads['targets_p95_ms'][endpoint]:.0f} ms | "
                      f"{figures['mean_results']:.0f} {unit} |")
-    if "load_average" in reads:
-        lines += ["", f"Load average (1/5/15 min) during the run: {' / '.join(f'{v:.2f}' for v in reads['load_average'])} "
-                      "on 2 CPUs shared with other work: the latencies include waiting for a CPU."]
-    return "\n".join(lines)
+    lines += ["", "The client, the server and Postgres share the machine: with a load average above its CPU count "
+              "(see the run above) the latencies include waiting for a CPU."]
+    return lines

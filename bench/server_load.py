@@ -1,7 +1,8 @@
 """Load on `wiki serve`: mixed reads and retains from 20 tokens, on loopback, bounded in time.
 
-`python -m bench.server_load` runs it alone (its own embedded Postgres and Temporal dev server) and
-writes the `server_load_*` keys and `detail.server_load` of bench/results.json.
+It is the bench's `server_load` part: `python -m bench server_load` (or `python -m bench.server_load`)
+runs it alone and writes its `server_load_*` figures and `detail.server_load` into bench/results.json
+and its section of docs/BENCHMARKS.md (bench/server_load_report.py).
 
 One scope of PAGES generated pages (bench/reads.py's generator) is read and written by TOKENS
 write tokens, as a fleet of agents sharing a wiki would. `wiki serve --workers WORKERS` runs in its
@@ -22,7 +23,6 @@ import json
 import logging
 import os
 import random
-import statistics
 import tempfile
 import time
 from collections import Counter
@@ -36,6 +36,7 @@ from sqlalchemy.pool import NullPool
 
 from bench.cpu import CpuAccount
 from bench.reads import OWNER, TENANT, generate_scope, wiki_serve, word
+from bench.services import Services
 from domain.tokens import new_token
 from runtime.database import engine_for
 from store.api_tokens import create_token
@@ -280,10 +281,8 @@ async def bench_server_load(database_url: str, temporal_address: str, data_dir: 
                           environment={"TEMPORAL_ADDRESS": temporal_address}) as (base, pid):
         trees = {"server": pid, **({"postgres": postgres_pid} if postgres_pid else {})}
         figures = await measure(base, tokens, trees)
-    from bench.report import git_commit
-
     return {
-        "commit": git_commit(), "load_average_before": load_before,
+        "load_average_before": load_before,
         "load_average_after": [round(v, 2) for v in os.getloadavg()], "cpus": os.cpu_count(),
         "pages": PAGES, "tokens": TOKENS, "workers": WORKERS, "mix_percent": MIX,
         "targets": {"requests_per_second": 300, "p95_ms": P95_TARGET_MS, "errors": 0},
@@ -296,50 +295,15 @@ async def bench_server_load(database_url: str, temporal_address: str, data_dir: 
     }
 
 
-def results_keys(load: dict) -> dict:
-    """The top-level keys of bench/results.json this benchmark owns."""
-    held = load["held"] or {}
-    overload = load["overload"]
-    return {
-        "server_load_requests_per_second": held.get("ok_per_second", 0.0),
-        "server_load_p50_ms": held.get("p50_ms"),
-        "server_load_p95_ms": held.get("p95_ms"),
-        "server_load_p99_ms": held.get("p99_ms"),
-        "server_load_errors": held.get("errors"),
-        "server_overload_500s": sum(v for k, v in overload["statuses"].items() if k.startswith("5") and k != "503"),
-        "server_overload_hangs": overload["hangs"],
-        "server_overload_refusals": {k: v for k, v in overload["statuses"].items() if k in ("429", "503")},
-    }
-
-
-def merge_into_results(results: dict, load: dict) -> dict:
-    results.update(results_keys(load))
-    results.setdefault("detail", {})["server_load"] = load
-    return results
-
-
-async def _standalone() -> dict:
-    from bench.services import running_services
-
-    async with running_services() as services, services.fresh_database() as url:
+async def measure_server_load(services: Services, repeats: int) -> dict:
+    """The server_load part on a fresh database of the bench's Postgres (`repeats` does not apply: the
+    part steps through its rates once)."""
+    async with services.fresh_database() as url:
         with tempfile.TemporaryDirectory(prefix="wiki-bench-load-") as data_dir:
             return await bench_server_load(url, services.temporal_address, Path(data_dir), services.postgres.pid())
 
 
-def main() -> None:
-    from bench import report
-
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    logging.getLogger("httpx").setLevel(logging.WARNING)
-    load = asyncio.run(_standalone())
-    results = json.loads(report.RESULTS_PATH.read_text()) if report.RESULTS_PATH.exists() else {"detail": {}}
-    report.write_results(merge_into_results(results, load))
-    log.info("wrote %s to %s", json.dumps(results_keys(load)), report.RESULTS_PATH)
-    held = load["held"]
-    if held:
-        log.info("held %s req/s, p95 %s ms; median of the steps held: %s", held["ok_per_second"], held["p95_ms"],
-                 statistics.median(s["ok_per_second"] for s in load["steps"]))
-
-
 if __name__ == "__main__":
-    main()
+    from bench.__main__ import main
+
+    main(["server_load"])

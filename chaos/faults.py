@@ -40,7 +40,7 @@ from domain.errors import StepFailed
 from planners.claude_client import ModelClient
 from planners.claude_planner import parse_plan
 from planners.port import PlanReply
-from planners.scripted_planner import ScriptedPlanner
+from planners.scripted.planner import ScriptedPlanner
 from runtime.settings import Settings
 
 MODEL_ACTIVITIES = ("llm.plan_batch", "llm.write_section", "llm.judge_merges", "aggregation.plan")

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from chaos.outcome import Outcome
-from runtime.devservices import _postgres_bin, temporal_cli_path
+from runtime.devservices import postgres_bin_dir, temporal_cli_path
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 COLUMNS = ("#", "scenario", "runs", "injected", "final wiki identical to the reference", "rows lost",
@@ -80,7 +80,7 @@ def _memory_gib() -> str:
 
 def machine() -> str:
     temporal = _run([str(temporal_cli_path()), "--version"]).removeprefix("temporal version ")
-    postgres = _run([str(_postgres_bin() / "postgres"), "--version"]).removeprefix("postgres (PostgreSQL) ")
+    postgres = _run([str(postgres_bin_dir() / "postgres"), "--version"]).removeprefix("postgres (PostgreSQL) ")
     return (f"{platform.system()} {platform.release()} {platform.machine()}, {os.cpu_count()} CPUs, {_memory_gib()}; "
             f"Python {platform.python_version()}; Temporal CLI {temporal or 'unknown'}; "
             f"PostgreSQL {postgres or 'unknown'} (embedded)")

@@ -32,13 +32,13 @@ from chaos.measure import (
 )
 from chaos.processes import Fleet
 from chaos.services import Databases, TemporalServer, engine_for
-from domain.compile_messages import compile_workflow_id
 from domain.memory import MemoryIn
+from messages.compile import compile_workflow_id
 from runtime.database import migrate
 from runtime.devservices import EmbeddedPostgres
 from runtime.settings import Settings
 from runtime.temporal_client import signal_compile
-from store.memories import retain
+from store.memories import store_memories
 from tests.compile.helpers import poll as wait_until
 from tests.compile.helpers import sample_memories, wiki_snapshot
 
@@ -151,7 +151,7 @@ class Suite:
         engine = engine_for(url)
         try:
             await migrate(engine)
-            stored = await retain(engine, TENANT, OWNER, sample_memories(SAMPLE_MEMORIES))
+            stored = await store_memories(engine, TENANT, OWNER, sample_memories(SAMPLE_MEMORIES))
             if stored.changed != SAMPLE_MEMORIES:
                 raise ScenarioError(f"the seed holds {stored.changed} memories, not {SAMPLE_MEMORIES}")
         finally:
@@ -166,7 +166,7 @@ class Suite:
         url = await self.databases.create(VICTIM_DB, SEED_DB)
         engine = engine_for(url)
         try:
-            await retain(engine, *VICTIM, sample_memories(VICTIM_MEMORIES) + canary_memories())
+            await store_memories(engine, *VICTIM, sample_memories(VICTIM_MEMORIES) + canary_memories())
             settings = self.settings()
             with self.fleet("victim-seed", settings, url) as fleet:
                 fleet.product_worker()

@@ -37,8 +37,8 @@ from domain.context import (
 )
 from domain.plan import NewSection, Plan
 from planners.compact_plan import default_heading, default_slug, quote_line, quote_text
-from planners.scripted import scripted_plan, scripted_write_section
-from planners.scripted_aggregation import scripted_aggregation_plan
+from planners.scripted.aggregation import scripted_aggregation_plan
+from planners.scripted.leaf_plan import scripted_plan, scripted_write_section
 
 PAGES = "## Candidate pages already in this scope"
 MENTIONS = "## Open unresolved mentions in this scope"

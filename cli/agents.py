@@ -9,10 +9,9 @@ from typing import Annotated
 from uuid import UUID
 
 import typer
-from sqlalchemy import text
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app import tokens
 from app.reads import ReadScope
 from cli.common import (
     EXIT_USAGE,
@@ -30,9 +29,8 @@ from cli.common import (
 )
 from cli.output import out, print_json, table
 from domain.memory import validate_scope_part
-from domain.tokens import DEFAULT_RIGHTS, RIGHTS, new_token, parse_expiry
+from domain.tokens import DEFAULT_RIGHTS, RIGHTS, parse_expiry
 from runtime.settings import Settings, get_settings
-from store import api_tokens
 
 token_app = typer.Typer(help="Bearer tokens for `wiki serve` and `wiki mcp --http`, one scope each.",
                         no_args_is_help=True)
@@ -48,11 +46,8 @@ def parse_listen(value: str, option: str) -> tuple[str, int]:
 
 
 async def _schema_ready(engine: AsyncEngine) -> None:
-    try:
-        async with engine.connect() as conn:
-            await conn.execute(text("SELECT 1 FROM api_tokens LIMIT 0"))
-    except DBAPIError:
-        raise CliError("the database has no api_tokens table yet: run `wiki migrate` first") from None
+    if not await tokens.token_table_ready(engine):
+        raise CliError("the database has no api_tokens table yet: run `wiki migrate` first")
 
 
 def _stop(signum: int, frame: object) -> None:
@@ -187,15 +182,15 @@ def token_create(tenant: TenantOption, owner: OwnerOption,
         expires_at = parse_expiry(expires, datetime.now(UTC)) if expires is not None else None
     except ValueError as error:
         raise CliError(str(error), EXIT_USAGE) from None
-    token = new_token()
-    row = run(change(api_tokens.create_token, tenant, owner, token, name, rights, expires_at))
+    issued = run(change(tokens.issue_token, tenant, owner, name, rights, expires_at))
+    row = issued.row
     if json_output:
-        print_json({**row.model_dump(mode="json"), "token": token})
+        print_json({**row.model_dump(mode="json"), "token": issued.token})
         return
     until = f", until {row.expires_at:%Y-%m-%d %H:%M} UTC" if row.expires_at else ""
     out.print(f"{row.rights} token {row.id} for {tenant}/{owner}{until} (shown once; only its hash is stored):",
               soft_wrap=True)
-    sys.stdout.write(token + "\n")
+    sys.stdout.write(issued.token + "\n")
 
 
 @token_app.command("list")
@@ -207,7 +202,7 @@ def token_list(tenant: Annotated[str | None, typer.Option(help="Only this tenant
     get_settings()
     tenant = validate_scope_part("tenant", tenant) if tenant is not None else None
     owner = validate_scope_part("owner", owner) if owner is not None else None
-    rows = run(reading(lambda conn: api_tokens.list_tokens(conn, tenant, owner)))
+    rows = run(reading(lambda conn: tokens.list_tokens(conn, tenant, owner)))
     if json_output:
         print_json([row.model_dump(mode="json") for row in rows])
     elif rows:
@@ -229,7 +224,7 @@ def token_revoke(token_id: Annotated[str, typer.Argument(help="The token's id (f
         parsed = UUID(token_id)
     except ValueError:
         raise CliError(f"token id must be a UUID (got {token_id!r})", EXIT_USAGE) from None
-    row = run(change(api_tokens.revoke_token, parsed))
+    row = run(change(tokens.revoke_token, parsed))
     if row is None:
         raise CliError(f"no token {parsed}")
     out.print(f"revoked token {row.id} of {row.tenant}/{row.owner}", soft_wrap=True)

@@ -32,13 +32,12 @@ except ImportError:  # a Typer that does not vendor Click
 from app.operations import OperationRefused
 from app.retain import CompileNotSignalled
 from cli.output import safe_text
-from domain.memory import ScopeError, validate_scope_part
+from domain.memory import RetainError, ScopeError, validate_scope_part
 from domain.plan import PAGE_TYPES
 from runtime.database import create_engine
 from runtime.devservices import DevWorker, ServiceError
 from runtime.settings import ConfigError, Settings, mask_secrets
 from runtime.temporal_client import SearchAttributeMissing, connect, live_pollers
-from store.memories import RetainError
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2

@@ -26,8 +26,8 @@ from cli.common import (
 )
 from cli.output import out, print_workflow_location, table
 from cli.status import PROGRESS_POLL_SECONDS, progress_of
-from domain.compile_messages import Progress as CompileProgress
-from domain.compile_messages import Trigger
+from messages.compile import Progress as CompileProgress
+from messages.compile import Trigger
 from runtime.settings import Settings, get_settings
 from runtime.temporal_client import signal_compile
 from workflows.errors import one_sentence

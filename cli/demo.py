@@ -19,8 +19,8 @@ from cli.memories import print_retained
 from cli.output import out, print_workflow_location, table
 from cli.services import ensure_dev_services, migrate_configured, print_services, start_dev_worker
 from cli.status import ledger_table
-from domain.compile_messages import compile_workflow_id
 from domain.memory import MemoryIn
+from messages.compile import compile_workflow_id
 from runtime.settings import Settings, get_settings
 from runtime.temporal_client import signal_compile
 

@@ -15,6 +15,7 @@ from app.operations import (
     delete_lint_schedule,
     describe_lint_schedule,
     install_lint_schedule,
+    named_lint_findings,
     set_lint_schedule_paused,
     start_lint,
 )
@@ -31,7 +32,6 @@ from domain.lint import (
     summary_line,
 )
 from runtime.settings import Settings, get_settings
-from store import lint_checks
 from workflows.errors import one_sentence
 
 schedule_app = typer.Typer(help="The nightly lint Schedule on Temporal.", no_args_is_help=True)
@@ -73,8 +73,7 @@ async def _lint(settings: Settings, json_output: bool) -> tuple[LintReport, list
         raise CliError(f"lint failed: {one_sentence(error, 'no reason given')}") from None
     # The report counts; the names are read right after, for the first scopes it lists.
     async with database() as engine:
-        findings = [finding for scope in report.scopes[:NAMED_SCOPES]
-                    for finding in await lint_checks.named_findings(engine, scope.tenant, scope.owner)]
+        findings = await named_lint_findings(engine, report)
     return report, findings
 
 

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app import pages
+from app.pages import MemoryShown
 from app.retain import RetainOutcome, retain_and_signal
 from cli.common import (
     EXIT_USAGE,
@@ -28,10 +29,9 @@ from cli.common import (
     temporal,
 )
 from cli.output import Col, WideOption, out, print_json, print_workflow_location, safe_text, table, write_text
-from domain.compile_messages import compile_workflow_id
 from domain.memory import MemoryIn, parse_memory_lines
+from messages.compile import compile_workflow_id
 from runtime.settings import Settings, get_settings
-from store import wiki_reads
 
 memory_app = typer.Typer(help="One memory: show it whole, and the pages citing it.", no_args_is_help=True)
 
@@ -100,10 +100,6 @@ def retain_command(
                   soft_wrap=True)
 
 
-class MemoryShown(wiki_reads.MemoryView):
-    cited_by: list[wiki_reads.CitingSection]
-
-
 def _memory_markdown(memory: MemoryShown) -> str:
     lines = [f"# Memory {memory.id}", "",
              f"{memory.tenant}/{memory.owner} · dated {memory.dated:%Y-%m-%d %H:%M} UTC · "
@@ -124,14 +120,9 @@ def memory_show(memory: MemoryArgument, tenant: TenantOption, owner: OwnerOption
     tenant, owner = scope(tenant, owner)
     memory_id = parse_memory_id(memory)
 
-    async def read(conn: AsyncConnection) -> MemoryShown:
-        found = await wiki_reads.find_memory(conn, tenant, owner, memory_id)
-        if found is None:
-            raise CliError(f"no memory {memory_id} in {tenant}/{owner}")
-        cited_by = await wiki_reads.sections_citing(conn, tenant, owner, memory_id)
-        return MemoryShown(**found.model_dump(), cited_by=cited_by)
-
-    shown = run(reading(read))
+    shown = run(reading(lambda conn: pages.memory_shown(conn, tenant, owner, memory_id)))
+    if shown is None:
+        raise CliError(f"no memory {memory_id} in {tenant}/{owner}")
     if json_output:
         print_json(shown)
     else:
@@ -152,12 +143,9 @@ def memory_pages(
     tenant, owner = scope(tenant, owner)
     memory_id = parse_memory_id(memory)
 
-    async def read(conn: AsyncConnection) -> list[wiki_reads.CitingSection]:
-        if not await wiki_reads.memory_exists(conn, tenant, owner, memory_id):
-            raise CliError(f"no memory {memory_id} in {tenant}/{owner}")
-        return await wiki_reads.sections_citing(conn, tenant, owner, memory_id)
-
-    sections = run(reading(read))
+    sections = run(reading(lambda conn: pages.sections_citing(conn, tenant, owner, memory_id)))
+    if sections is None:
+        raise CliError(f"no memory {memory_id} in {tenant}/{owner}")
     if json_output:
         print_json(sections)
     elif sections:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from pydantic import Field
-from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app import pages
+from app.pages import PageWithSources, SourceMemory
 from cli.common import (
     EXIT_USAGE,
     CliError,
@@ -28,7 +28,6 @@ from cli.output import Col, WideOption, first_line, out, print_json, table, writ
 from domain.markup import safe_markdown
 from domain.search import MAX_SEARCH_LIMIT, MIN_TERM_LENGTH, normalize_search_terms
 from runtime.settings import get_settings
-from store import wiki_admin, wiki_reads
 
 page_app = typer.Typer(help="One page: show it, its backlinks; archive, restore or delete it.", no_args_is_help=True)
 
@@ -51,7 +50,7 @@ def search_command(
     if not normalize_search_terms(query):
         raise CliError(f"the query needs a word of at least {MIN_TERM_LENGTH} letters or digits (got {query!r})",
                        EXIT_USAGE)
-    hits = run(reading(lambda conn: wiki_reads.search_pages(conn, tenant, owner, query, limit)))
+    hits = run(reading(lambda conn: pages.search(conn, tenant, owner, query, limit)))
     if json_output:
         print_json(hits)  # with each hit's score
     elif hits:
@@ -64,7 +63,7 @@ def search_command(
         out.print(f"no page of {tenant}/{owner} matches {query!r}")
 
 
-def _source_line(source: wiki_reads.SourceMemory) -> str:
+def _source_line(source: SourceMemory) -> str:
     if source.content is None:
         return f"- {source.id} (no longer stored)"
     return f"- {source.dated:%Y-%m-%d} {source.id}: {first_line(source.content, 80)}"
@@ -85,20 +84,6 @@ def _page_markdown(page: PageWithSources, sources: bool) -> str:
     return safe_markdown("\n".join(lines)) + "\n"
 
 
-class PageWithSources(wiki_reads.PageView):
-    """The page, and with --sources the memories each section cites (by section slug)."""
-
-    sources: dict[str, list[wiki_reads.SourceMemory]] = Field(default_factory=dict)
-
-
-async def _existing_page(conn: AsyncConnection, tenant: str, owner: str, ref: str) -> wiki_reads.PageView:
-    page_type, slug = parse_page_ref(ref)
-    page = await wiki_reads.find_page(conn, tenant, owner, page_type, slug, include_archived=True)
-    if page is None:
-        raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
-    return page
-
-
 @page_app.command("show")
 @handled
 def page_show(
@@ -112,14 +97,10 @@ def page_show(
     """The page as markdown, sections in order (archived pages too, marked as such)."""
     get_settings()
     tenant, owner = scope(tenant, owner)
-    parse_page_ref(page_ref)
-
-    async def read(conn: AsyncConnection) -> PageWithSources:
-        page = await _existing_page(conn, tenant, owner, page_ref)
-        cited = await wiki_reads.section_sources(conn, tenant, owner, page.id) if sources else {}
-        return PageWithSources(**page.model_dump(), sources=cited)
-
-    view = run(reading(read))
+    page_type, slug = parse_page_ref(page_ref)
+    view = run(reading(lambda conn: pages.page_with_sources(conn, tenant, owner, page_type, slug, sources=sources)))
+    if view is None:
+        raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
     if json_output:
         print_json(view)
     else:
@@ -133,13 +114,10 @@ def page_backlinks(page_ref: PageArgument, tenant: TenantOption, owner: OwnerOpt
     """The active pages that link to this page."""
     get_settings()
     tenant, owner = scope(tenant, owner)
-    parse_page_ref(page_ref)
-
-    async def read(conn: AsyncConnection) -> list[wiki_reads.Backlink]:
-        found = await _existing_page(conn, tenant, owner, page_ref)
-        return await wiki_reads.backlinks(conn, tenant, owner, found.id)
-
-    links = run(reading(read))
+    page_type, slug = parse_page_ref(page_ref)
+    links = run(reading(lambda conn: pages.backlinks_of(conn, tenant, owner, page_type, slug)))
+    if links is None:
+        raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
     if json_output:
         print_json(links)
     elif links:
@@ -155,7 +133,7 @@ def _set_status(page_ref: str, tenant: str, owner: str, status: str) -> None:
     get_settings()
     tenant, owner = scope(tenant, owner)
     page_type, slug = parse_page_ref(page_ref)
-    if not run(change(wiki_admin.set_page_status, tenant, owner, page_type, slug, status)):
+    if not run(change(pages.set_page_status, tenant, owner, page_type, slug, status)):
         raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
 
 
@@ -183,7 +161,7 @@ def page_delete(page_ref: PageArgument, tenant: TenantOption, owner: OwnerOption
     tenant, owner = scope(tenant, owner)
     page_type, slug = parse_page_ref(page_ref)
     confirm(f"Delete {page_type}/{slug} of {tenant}/{owner} with all its sections and sources?", yes)
-    deleted = run(change(wiki_admin.delete_page, tenant, owner, page_type, slug))
+    deleted = run(change(pages.delete_page, tenant, owner, page_type, slug))
     if deleted is None:
         raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
     out.print(f"deleted {page_type}/{slug} of {tenant}/{owner} with {deleted.sections} sections, {deleted.aliases} "

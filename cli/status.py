@@ -40,9 +40,9 @@ from cli.common import (
     temporal,
 )
 from cli.output import Col, WideOption, out, print_json, print_workflow_location, table
-from domain.compile_messages import Progress as CompileProgress
-from domain.compile_messages import compile_workflow_id
 from domain.memory import validate_scope_part
+from messages.compile import Progress as CompileProgress
+from messages.compile import compile_workflow_id
 from runtime.settings import Settings, get_settings
 
 PROGRESS_POLL_SECONDS = 0.5

@@ -25,8 +25,7 @@ WEIGHTS = {"linked": 0.25, "supporting": 0.25, "temporal": 0.20, "coherence": 0.
 LINKED_PAGES_SATURATION = 20
 SUPPORTING_RECORDS_SATURATION = 30
 TEMPORAL_SPREAD_DAYS_SATURATION = 30
-# Readability saturates at a body of 1800 characters, as in every version of the original code
-# (its written description said "> 1200 chars"; the code's figure is kept).
+# Readability counts in full from a body of 1800 characters: a longer section is no readier to stand alone.
 BODY_LENGTH_SATURATION = 1800
 SECONDS_PER_DAY = 86_400
 HUBNESS_SUPPORT_DIVISOR = 10
@@ -103,14 +102,15 @@ def _clamp01(value: float) -> float:
     return min(value, 1.0)
 
 
-def _js_round(value: float) -> float:
-    # Math.round: nearest integer, halves towards +infinity (-2.5 -> -2), unlike Python's round().
+def _round_half_up(value: float) -> float:
+    # Halves towards +infinity (-2.5 -> -2). Python's round() takes halves to the even neighbour, so
+    # two scores a thousandth apart could round in opposite directions around a status threshold.
     floor = math.floor(value)
     return float(floor + 1 if value - floor >= 0.5 else floor)
 
 
 def _round3(value: float) -> float:
-    return _js_round(value * 1000) / 1000
+    return _round_half_up(value * 1000) / 1000
 
 
 def score_promotion(
@@ -124,7 +124,7 @@ def score_promotion(
     """How ready a rollup section is to become its own page, 0..1.
 
     0.25·linked/20 + 0.25·supporting/30 + 0.20·days/30 + 0.15·coherence + 0.15·body_length/1800,
-    each ratio clamped to [0, 1] (non-finite -> 0), rounded to 3 decimals like JS Math.round.
+    each ratio clamped to [0, 1] (non-finite -> 0), rounded half up to 3 decimals.
     Status: "promote_ready" at >= 0.55, "candidate" at >= 0.4, else "none".
     """
     contributions = {
@@ -149,14 +149,17 @@ def score_promotion(
     )
 
 
-def _parse_instant(value: str | None) -> datetime | None:
-    if not value:
+def parse_instant(value: object) -> datetime | None:
+    """An ISO-8601 time as an aware datetime; None for anything else (not a string, empty, malformed).
+
+    A time that names no zone is taken as UTC: every time the compiler stores is in UTC, so a
+    zone-less one can only have lost its "+00:00" on the way."""
+    if not isinstance(value, str) or not value:
         return None
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError:
         return None
-    # Date.parse reads a zone-less ISO date as UTC.
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
@@ -165,10 +168,10 @@ def _as_aware(moment: datetime) -> datetime:
 
 
 def _temporal_spread_days(first: str | None, last: str | None, now: datetime) -> float:
-    first_at = _parse_instant(first)
+    first_at = parse_instant(first)
     if first_at is None:
         return 0.0
-    last_at = _parse_instant(last) if last else _as_aware(now)
+    last_at = parse_instant(last) if last else _as_aware(now)
     if last_at is None:
         return 0.0
     return max(0.0, (last_at - first_at).total_seconds()) / SECONDS_PER_DAY
@@ -217,7 +220,7 @@ def next_promotion_status(current_status: PromotionStatus, score_status: ScoreSt
 
 # The score alone lets a three-child section spin off: supporting records and time span saturate
 # quickly on a dense city. A section needs at least this many linked children before it may become
-# its own page (a deliberate rule of ours; the original's page model spoke of "more than about 15").
+# its own page: fewer children make a list that reads better inside its parent.
 MIN_LINKED_PAGES_TO_PROMOTE = 10
 
 

@@ -43,7 +43,7 @@ class _PageLike(Protocol):
 
 
 class JsonResponseError(ValueError):
-    """The model's text held no parseable JSON; messages start with `parseJsonResponse:` like the original."""
+    """The model's text held no parseable JSON; messages start with `model reply:`."""
 
 
 def is_valid_uuid(value: object) -> bool:
@@ -86,7 +86,7 @@ def linkify_known_entities(body: str | None, refs: Iterable[_PageLike | tuple[st
     `(type, slug, title)` tuples. Exact, case-sensitive titles; only bold mentions; longest title
     first so "Austin Nature & Science Center" is not shadowed by "Austin"; a mention already inside
     `[**…**](` is left alone, so running it twice changes nothing. The title is inserted literally
-    (the original's replacement string turned "$$" into "$"): "Cash $$ Money" stays "Cash $$ Money".
+    (never read as a replacement pattern): "Cash $$ Money" stays "Cash $$ Money".
     """
     if not body:
         return ""
@@ -187,7 +187,7 @@ def cited_memory_ids(refs: Iterable[object], allowed: Iterable[str]) -> list[str
 
 
 def _reject_non_json_constant(name: str) -> Any:
-    # JSON.parse has no NaN/Infinity; Python's json would accept them.
+    # JSON has no NaN or Infinity; Python's json would accept them, and a model may write them.
     raise ValueError(f"invalid JSON constant {name}")
 
 
@@ -199,7 +199,7 @@ def _loads_or_raise(text: str) -> Any:
     try:
         return _loads(text)
     except ValueError as exc:
-        raise JsonResponseError(f"parseJsonResponse: invalid JSON: {exc}") from exc
+        raise JsonResponseError(f"model reply: invalid JSON: {exc}") from exc
 
 
 def _preview(text: str) -> str:
@@ -210,14 +210,13 @@ def parse_json_response(text: str) -> Any:
     """The JSON value in a model's text answer, without repair.
 
     Tries, in order: the trimmed text; the first ```/```json fenced block; the span from the first
-    `{` or `[` to the last matching closer. Raises `JsonResponseError` with
-    "parseJsonResponse: empty response" or "parseJsonResponse: no JSON found in response: <200 chars>…";
-    where the original let JSON.parse's SyntaxError escape (bad fenced or sliced JSON), this raises
-    "parseJsonResponse: invalid JSON: <reason>". NaN/Infinity are rejected as JSON.parse does.
+    `{` or `[` to the last matching closer. Raises `JsonResponseError` with "model reply: empty
+    response", "model reply: no JSON found in response: <200 chars>…", or, for a fenced block or span
+    that is not valid JSON, "model reply: invalid JSON: <reason>". NaN and Infinity are not JSON.
     """
     trimmed = text.strip()
     if not trimmed:
-        raise JsonResponseError("parseJsonResponse: empty response")
+        raise JsonResponseError("model reply: empty response")
     try:
         return _loads(trimmed)
     except ValueError:
@@ -232,4 +231,4 @@ def parse_json_response(text: str) -> Any:
         end = trimmed.rfind(closer)
         if end > start:
             return _loads_or_raise(trimmed[start : end + 1])
-    raise JsonResponseError(f"parseJsonResponse: no JSON found in response: {_preview(trimmed)}")
+    raise JsonResponseError(f"model reply: no JSON found in response: {_preview(trimmed)}")

@@ -38,6 +38,10 @@ class ScopeError(ValueError):
     pass
 
 
+class RetainError(ValueError):
+    """The batch was rejected as a whole; nothing was stored."""
+
+
 def parse_instant(name: str, value: Any) -> datetime:
     """An ISO 8601 date-time (UTC when it names no offset) that can be stored as given.
 

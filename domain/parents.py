@@ -4,19 +4,19 @@ No model call: a city shared by several memories, or a journal they belong to, s
 page ("Austin", "Summer in Paris 2026") that should gather them. The candidates feed the
 deterministic linker and the aggregation planner; they are suggestions, never writes.
 
-Unlike the original, record metadata is read where our memory store keeps it: the nested
-`place`/`journal` objects and `tags` at the top of `metadata`, plus the original's flat keys
-(`place_city`, `city`, `place_address`, `place_types`, `journal_id`, `journal_title`, `idea_tags`).
+Record metadata is read where the memory store keeps it: the nested `place`/`journal` objects and
+`tags` at the top of `metadata`, and the flat keys other memory sources write (`place_city`,
+`city`, `place_address`, `place_types`, `journal_id`, `journal_title`, `idea_tags`).
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+import regex
 from pydantic import BaseModel, Field
 
 from domain.aliases import slugify_title
@@ -29,7 +29,9 @@ _DOTTED_REGION = re.compile(r"(?:[A-Z][a-z]{0,2}\.){1,4}")
 _DOTTED_REGION_MAX_CHARS = 10
 _LEADING_POSTCODE = re.compile(r"^[0-9][0-9A-Za-z-]*\s+")
 _CSV_SEPARATORS = re.compile(r"[,;]")
-_PREPOSITION = re.compile(r"\b(?:in|at|on|near|from|of)\s+")
+# A capitalised word is an uppercase letter and at least one more letter, up to the next non-letter.
+_PLACE_AFTER_PREPOSITION = regex.compile(
+    r"\b(?:in|at|on|near|from|of)\s+(?P<place>\p{Lu}\p{L}+(?:\s+\p{Lu}\p{L}+)?)")
 _GEO_SUFFIX = re.compile(r",\s+\S")
 
 _NOT_A_PLACE = frozenset(
@@ -214,42 +216,18 @@ def extract_city_from_address(address: str | None) -> str | None:
     return _strip_leading_postcode(parts[-2]) or None
 
 
-def _capitalised_word_end(text: str, start: int) -> int | None:
-    # `\p{Lu}\p{L}+` followed by a non-letter: the whole letter run, at least two letters long.
-    end = start
-    while end < len(text) and text[end].isalpha():
-        end += 1
-    if end - start >= 2 and unicodedata.category(text[start]) == "Lu":
-        return end
-    return None
-
-
-def _whitespace_end(text: str, start: int) -> int:
-    end = start
-    while end < len(text) and text[end].isspace():
-        end += 1
-    return end
-
-
 def extract_city_from_summary(summary: str) -> str | None:
     """The place named after the first preposition in a summary, or None.
 
-    The original regex `\\b(?:in|at|on|near|from|of)\\s+(\\p{Lu}\\p{L}+(?:\\s+\\p{Lu}\\p{L}+)?)…`:
-    a lowercase preposition, then one or two capitalised words of at least two letters (accents
+    A lowercase preposition, then one or two capitalised words of at least two letters each (accents
     included: "Bogotá", "Montréal"); a trailing ", TX" is not part of it. Only the first match
     counts, and it is discarded when it is a pronoun or article ("The", "My", ...).
     """
-    for preposition in _PREPOSITION.finditer(summary):
-        start = preposition.end()
-        end = _capitalised_word_end(summary, start)
-        if end is None:
-            continue
-        second_start = _whitespace_end(summary, end)
-        if second_start > end:
-            end = _capitalised_word_end(summary, second_start) or end
-        token = summary[start:end].strip()
-        return None if token in _NOT_A_PLACE else token
-    return None
+    match = _PLACE_AFTER_PREPOSITION.search(summary)
+    if match is None:
+        return None
+    token = match.group("place")
+    return None if token in _NOT_A_PLACE else token
 
 
 def is_likely_city_token(token: str) -> bool:
@@ -272,8 +250,8 @@ def is_geo_qualified_extension(candidate: str, target: str) -> bool:
     """Whether `target` is `candidate` plus a region suffix: "Austin" -> "Austin, Texas".
 
     The gate on fuzzy parent-title matches: the target must start with the candidate as a whole
-    word, case-insensitively, and contain ", <something>". Unlike the original's ASCII-only `\\b`,
-    the word boundary is Unicode-aware, so "Bogotá" -> "Bogotá, Colombia" passes.
+    word, case-insensitively, and contain ", <something>". The word boundary is Unicode-aware, so
+    "Bogotá" -> "Bogotá, Colombia" passes.
     """
     if not candidate or not target:
         return False

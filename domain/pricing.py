@@ -1,7 +1,7 @@
 """Model prices and the cost of a call (USD per million tokens, Anthropic list prices).
 
-Every model call is priced by the model that served it, cache writes and reads included
-(the original priced everything at Haiku input/output rates).
+Every model call is priced by the model that served it, cache writes and reads included: a price
+taken from one model for all would misstate every run that mixes models or reuses a cached prompt.
 """
 
 from __future__ import annotations
@@ -10,12 +10,20 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
-from domain.compile_messages import TokenCounts
-
 TOKENS_PER_PRICE_UNIT = 1_000_000
 # Message Batches are billed at half the list price, on every token type (input, output, cache
 # writes and reads alike).
 BATCH_DISCOUNT = 0.5
+
+
+class TokenCounts(BaseModel):
+    """A call's token counts (as the API reports them) and its cost: what a model activity returns."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cost_usd: float = 0.0
 
 
 class ModelPrice(BaseModel):

@@ -35,7 +35,7 @@ from runtime.devservices import EmbeddedPostgres, free_port, temporal_cli_path
 from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
 from runtime.settings import Settings
 from runtime.temporal_client import signal_compile
-from store.memories import retain
+from store.memories import store_memories
 
 
 class Identity(BaseModel):
@@ -68,7 +68,7 @@ async def _compile(client: Client, settings: Settings, tenant: str, owner: str, 
 async def _tenant(client: Client, engine: AsyncEngine, settings: Settings, corpus: TenantCorpus,
                   other_secrets: list[str], check_identity: bool) -> TenantResult:
     started = time.monotonic()
-    await retain(engine, corpus.tenant, corpus.owner, [MemoryIn.model_validate(m) for m in corpus.memories])
+    await store_memories(engine, corpus.tenant, corpus.owner, [MemoryIn.model_validate(m) for m in corpus.memories])
     await _compile(client, settings, corpus.tenant, corpus.owner)
     seconds = time.monotonic() - started
     first = await read_snapshot(engine, corpus.tenant, corpus.owner)

@@ -15,9 +15,9 @@ from pydantic import BaseModel, ValidationError
 from domain.context import MemoryRecord, PlannerContext
 from domain.errors import ModelInterrupted, ModelTruncated, PlanInvalid, StepFailed
 from domain.guards import JsonResponseError, parse_json_response
+from domain.merge_questions import MergeQuestion
 from domain.plan import Plan
 from domain.pricing import TokenUsage, estimate_tokens, priced
-from domain.resolution import MergeQuestion
 from domain.resolved_plan import SectionTask
 from planners.claude_client import ModelClient, ModelReply
 from planners.compact_plan import CompactPlan, to_plan

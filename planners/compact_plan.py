@@ -44,7 +44,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from domain.aliases import normalize_alias, slugify_title
 from domain.context import MemoryRecord
 from domain.plan import PAGE_TYPES, Plan
-from planners.scripted_text import first_sentence, humanize, memory_date
+from planners.memory_text import first_sentence, humanize, memory_date
 from planners.templates import section_template
 
 QUOTE_PREFIX = "@"

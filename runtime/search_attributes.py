@@ -5,7 +5,7 @@ Only temporalio and the domain are imported here.
 
 from temporalio.common import SearchAttributeIndexedValueType, SearchAttributeKey
 
-from domain.compile_messages import WIKI_RUN_ATTRIBUTE
+from messages.compile import WIKI_RUN_ATTRIBUTE
 
 WIKI_TENANT = SearchAttributeKey.for_keyword("WikiTenant")
 WIKI_OWNER = SearchAttributeKey.for_keyword("WikiOwner")

@@ -14,7 +14,8 @@ from temporalio.common import SearchAttributePair, TypedSearchAttributes, Workfl
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError, RPCStatusCode
 
-from domain.compile_messages import (
+from domain.model_ids import model_id_problem
+from messages.compile import (
     CompileInput,
     CompileOptions,
     RunCaps,
@@ -24,7 +25,6 @@ from domain.compile_messages import (
     compile_workflow_id,
     run_summary,
 )
-from domain.model_ids import model_id_problem
 from runtime.search_attributes import WIKI_OWNER, WIKI_RUN, WIKI_TENANT, WIKI_TRIGGER
 from runtime.settings import ConfigError, Settings, get_settings
 

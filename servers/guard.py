@@ -37,9 +37,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.reads import ReadScope
+from app.tokens import TokenScope, scope_of_token
 from domain.tokens import Rights, allows
 from runtime.settings import Settings
-from store.api_tokens import TokenScope, scope_of_token
 
 BUSY_MESSAGE = "the server is busy; retry after the time in Retry-After"
 DATABASE_ERRORS = (PoolTimeout, DBAPIError, OSError)

@@ -30,8 +30,23 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app import reads
-from app.reads import BadInput, CompileUnavailable, NotFound, TemporalConnector
-from domain.memory import MAX_METADATA_DEPTH, MemoryIn, ScopeError, json_outline_problem, parse_json
+from app.reads import BadInput, NotFound
+from app.retain import (
+    MAX_RETAIN_MEMORIES,
+    CompileUnavailable,
+    RetainSummary,
+    TemporalConnector,
+    parse_memories,
+    retain_for_agent,
+)
+from domain.memory import (
+    MAX_METADATA_DEPTH,
+    MemoryIn,
+    RetainError,
+    ScopeError,
+    json_outline_problem,
+    parse_json,
+)
 from domain.related import MAX_MAX_HOPS, MAX_RELATED_LIMIT
 from domain.search import MAX_SEARCH_LIMIT
 from runtime.settings import Settings
@@ -43,7 +58,6 @@ from servers.guard import (
     ServerCounters,
     caller_of,
 )
-from store.memories import RetainError
 
 log = logging.getLogger(__name__)
 PageType = Literal["entity", "topic", "decision"]
@@ -59,8 +73,8 @@ class ErrorBody(BaseModel):
 
 class RetainRequest(BaseModel):
     memories: list[MemoryIn] = Field(
-        min_length=1, max_length=reads.MAX_RETAIN_MEMORIES,
-        description=f"Memories to store (1 to {reads.MAX_RETAIN_MEMORIES}): content (required, at most 32 KiB), "
+        min_length=1, max_length=MAX_RETAIN_MEMORIES,
+        description=f"Memories to store (1 to {MAX_RETAIN_MEMORIES}): content (required, at most 32 KiB), "
                     "optional id (UUID), metadata (a JSON object, at most 64 KiB; `entities` names what the memory "
                     "is about) and occurred_at (ISO 8601), as `wiki retain` reads them.")
 
@@ -121,9 +135,9 @@ def _retain_memories(body: bytes) -> list[Any]:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         raise BadInput("the request body must be JSON encoded as UTF-8") from None
-    problem = json_outline_problem(text, _BODY_DEPTH, reads.MAX_RETAIN_MEMORIES)
+    problem = json_outline_problem(text, _BODY_DEPTH, MAX_RETAIN_MEMORIES)
     if problem:
-        raise BadInput(f"{problem} (send at most {reads.MAX_RETAIN_MEMORIES} memories per call)"
+        raise BadInput(f"{problem} (send at most {MAX_RETAIN_MEMORIES} memories per call)"
                        if problem.startswith("at most") else problem)
     try:
         value = parse_json(text)
@@ -266,20 +280,20 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
         """Pages and sections created or changed after `since`, oldest first, paged by `next_cursor`."""
         return await reads.changes_since(caller.conn or engine, caller.scope, since, limit, cursor)
 
-    @api.post("/v1/memories", response_model=reads.RetainSummary, status_code=202, tags=["write"],
+    @api.post("/v1/memories", response_model=RetainSummary, status_code=202, tags=["write"],
               openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
                   "schema": {"$ref": "#/components/schemas/RetainRequest"}}}}},
               responses={403: {"model": ErrorBody, "description": "A read token"},
                          413: {"model": ErrorBody, "description": "Body too large"},
                          503: {"model": ErrorBody, "description": "Overloaded, or Temporal unreachable; nothing "
                                                                   "stored"}})
-    async def retain(caller: Authorised, request: Request) -> reads.RetainSummary:
+    async def retain(caller: Authorised, request: Request) -> RetainSummary:
         """Store memories (all or nothing, idempotent on id) and wake this wiki's compile; needs a write token.
 
         The body is read only after the token is checked, and refused before parsing when it is over the
         size limit, nests too deep or carries too many memories."""
-        memories = reads.parse_memories(_retain_memories(await request.body()))
-        return await reads.retain(engine, caller.scope, memories, connect_once, settings)
+        memories = parse_memories(_retain_memories(await request.body()))
+        return await retain_for_agent(engine, caller.scope, memories, connect_once, settings)
 
     def openapi() -> dict[str, Any]:
         if api.openapi_schema is None:

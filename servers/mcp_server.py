@@ -25,16 +25,21 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
-from app import reads
-from app.reads import BadInput, CompileUnavailable, NotFound, ReadScope, TemporalConnector
-from domain.memory import MemoryIn, ScopeError
+from app import reads, tokens
+from app.reads import BadInput, NotFound, ReadScope
+from app.retain import (
+    MAX_RETAIN_MEMORIES,
+    CompileUnavailable,
+    RetainSummary,
+    TemporalConnector,
+    retain_for_agent,
+)
+from domain.memory import MemoryIn, RetainError, ScopeError
 from domain.related import MAX_MAX_HOPS, MAX_RELATED_LIMIT
 from domain.search import MAX_SEARCH_LIMIT
 from domain.tokens import allows
 from runtime.settings import Settings
 from servers.guard import BUSY_MESSAGE, CURRENT_CALLER, GuardRules, RequestGuard, ServerCounters
-from store.api_tokens import scope_of_token
-from store.memories import RetainError
 
 INSTRUCTIONS = (
     "This server reads one agent's compiled wiki: pages (entity, topic, decision) made of sections, each "
@@ -59,8 +64,7 @@ class TokenScopes:
         if checked is not None and checked[0] == token:
             found = checked[1]
         else:
-            async with self.engine.connect() as conn:
-                found = await scope_of_token(conn, token)
+            found = await tokens.scope_of_token(self.engine, token)
         if found is None or found.expired:
             return None
         return AccessToken(token=token, client_id=str(found.token_id), scopes=[found.rights],
@@ -164,13 +168,13 @@ def build_server(engine: AsyncEngine, scope_of: ScopeOf, connect_temporal: Tempo
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                                              open_world_hint=False))
-    async def retain(memories: Annotated[list[MemoryIn], Field(min_length=1, max_length=reads.MAX_RETAIN_MEMORIES,
+    async def retain(memories: Annotated[list[MemoryIn], Field(min_length=1, max_length=MAX_RETAIN_MEMORIES,
                                                                description="Objects with content (required), "
                                                                "optional id, metadata, occurred_at.")],
-                     ) -> reads.RetainSummary:
+                     ) -> RetainSummary:
         """Store new memories (idempotent on id) and wake the wiki's compile, which folds them into pages."""
         may_write()
-        return await guarded(reads.retain(engine, scope_of(), memories, connect_once, settings))
+        return await guarded(retain_for_agent(engine, scope_of(), memories, connect_once, settings))
 
     return server
 

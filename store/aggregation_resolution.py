@@ -27,7 +27,6 @@ from domain.aggregation import (
     score_section_aggregation,
 )
 from domain.aliases import format_heading_from_slug, seed_aliases_for_title, slugify_title
-from domain.compile_messages import AggregationResolveResult, ResolvePlanResult
 from domain.guards import is_meaningful_change, is_valid_uuid
 from domain.ids import page_id as deterministic_page_id
 from domain.plan import LinkedPageRef, ParentSectionUpdate, Plan, SectionPromotion
@@ -40,6 +39,7 @@ from domain.resolved_plan import (
     ResolvedPlan,
     RollupAggregation,
 )
+from messages.compile import AggregationResolveResult, ResolvePlanResult
 from store.plan_resolution import (
     Resolution,
     add_aliases,

@@ -1,9 +1,10 @@
 """Reads and writes of the aggregation pass: the pages it considers, hubs, rollups, hubness.
 
 The pass's plan itself is resolved in `store/aggregation_resolution.py` and its leaf-like writes
-(pages, sections, sources) go through `store/plan_apply.py`; what is particular to aggregation is
-here: parent edges mirrored as links, section aggregation metadata scored from the section's own
-provenance, and hubness recomputed for every page the pass touched.
+(pages, sections, sources) go through `store/plan_apply.py`, its links through `store/plan_links.py`;
+what is particular to aggregation is here: parent edges mirrored as links, section aggregation
+metadata scored from the section's own provenance, and hubness recomputed for every page the pass
+touched.
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ from domain.aggregation import (
     next_promotion_status,
     score_section_aggregation,
 )
-from domain.compile_messages import AggregationApplyResult
 from domain.context import AggregationPage, AggregationParentCandidate
 from domain.resolved_plan import PromotedAggregation, ResolvedPlan, RollupAggregation
-from store.plan_apply import insert_reference_links
+from messages.compile import AggregationApplyResult
+from store.plan_links import insert_reference_links
 
 MAX_CHILD_CANDIDATES = 500
 

@@ -7,6 +7,7 @@ from datetime import datetime
 
 from pydantic import BaseModel
 from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.tokens import DEFAULT_RIGHTS, looks_like_token, shown_prefix, token_hash
@@ -32,6 +33,15 @@ class TokenRow(BaseModel):
     created_at: datetime
     expires_at: datetime | None
     revoked_at: datetime | None
+
+
+async def tokens_table_ready(conn: AsyncConnection) -> bool:
+    """Whether the tokens table can be read (a database never migrated has none)."""
+    try:
+        await conn.execute(text("SELECT 1 FROM api_tokens LIMIT 0"))
+    except DBAPIError:
+        return False
+    return True
 
 
 async def create_token(conn: AsyncConnection, tenant: str, owner: str, token: str, name: str = "",

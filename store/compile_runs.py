@@ -18,8 +18,8 @@ from sqlalchemy.exc import DataError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain import ids
-from domain.compile_messages import CursorPosition, RunRecord, Scope
 from domain.errors import ApplyRejected
+from messages.compile import CursorPosition, RunRecord, Scope
 
 # Staged plans are only needed while their run can still retry an activity.
 STAGING_RETENTION_DAYS = 7

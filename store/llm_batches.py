@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from domain.compile_messages import Scope
+from messages.compile import Scope
 
 
 class BatchRequestRow(BaseModel):

@@ -21,11 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.context import MemoryRecord
 from domain.guards import is_valid_uuid
-from domain.memory import MemoryIn, validate_scope_part
-
-
-class RetainError(ValueError):
-    """The batch was rejected as a whole; nothing was stored."""
+from domain.memory import MemoryIn, RetainError, validate_scope_part
 
 
 @dataclass
@@ -67,7 +63,7 @@ def _prepare(tenant: str, owner: str, memories: list[MemoryIn]) -> list[tuple[uu
     return [pair for _, pair in indexed]
 
 
-async def retain(engine: AsyncEngine, tenant: str, owner: str, memories: list[MemoryIn]) -> RetainResult:
+async def store_memories(engine: AsyncEngine, tenant: str, owner: str, memories: list[MemoryIn]) -> RetainResult:
     """Store a whole batch in one transaction, idempotent on memory id.
 
     Same id and same content/metadata: no-op. Same id with new content: updated, `updated_at` moves

@@ -12,7 +12,7 @@ from collections import defaultdict
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from domain.resolution import MergeQuestion, MergeSide
+from domain.merge_questions import MergeQuestion, MergeSide
 from store.page_matching import AskedMerge
 
 EVIDENCE_MEMORIES = 6

@@ -24,7 +24,8 @@ from pydantic import BaseModel, Field
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from domain.resolution import MergeDecision, MergeSide, NameSet, Rung, search_keys
+from domain.merge_questions import MergeDecision, MergeSide
+from domain.resolution import NameSet, Rung, search_keys
 
 CANDIDATES_PER_KEY = 5
 TRIGRAM_CANDIDATE_THRESHOLD = 0.3

@@ -2,7 +2,7 @@
 
 Order: pages and their sections (bodies linkified, wikilinks stripped, provenance only from
 citations), aliases, unresolved mentions, promotions, then the links (the planner's, the
-deterministic parent and co-mention ones), the title of every touched page from its citations
+deterministic parent and co-mention ones: store/plan_links.py), the title of every touched page from its citations
 (store/page_titles.py), and finally `body_md` re-rendered from the section rows of every touched
 page. Every statement is an upsert keyed by natural keys with deterministic ids, so applying the
 same plan again changes nothing — but the caller's cursor compare-and-set makes sure it never does.
@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -30,16 +30,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain import ids
 from domain.aliases import normalize_alias
-from domain.compile_messages import ApplyBatchResult
 from domain.guards import PageRef, linkify_known_entities, strip_wikilinks, without_repeated_lines
-from domain.links import co_mention_context, co_mention_pairs, deterministic_link_context
 from domain.markup import safe_markdown, safe_title
-from domain.parents import (
-    derive_parent_candidates,
-    derive_parent_candidates_from_page_summaries,
-    is_geo_qualified_extension,
-)
-from domain.plan import PageLink
 from domain.render import render_body_markdown
 from domain.resolved_plan import (
     DirectSection,
@@ -49,15 +41,12 @@ from domain.resolved_plan import (
     ResolvedPlan,
     WriterSection,
 )
-from store.memories import load_memories
+from messages.compile import ApplyBatchResult
 from store.page_titles import retitle_by_attestation
+from store.plan_links import write_plan_links
 
 MAX_SAMPLE_CONTEXTS = 5
-PARENT_TITLE_FUZZY_THRESHOLD = 0.5
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
-
-# (from page id, to page id, context) of a `reference` link
-Link = tuple[str, str, str | None]
 
 
 @dataclass
@@ -83,7 +72,12 @@ async def apply_resolved_plan(conn: AsyncConnection, tenant: str, owner: str, pl
     await _write_pages(state, plan, drafts)
     await _upsert_mentions(state, plan.mentions)
     await _mark_promoted(state, plan.promotions)
-    await _write_links(state, plan, deterministic_linking=deterministic_linking)
+    links = await write_plan_links(conn, tenant, owner, plan, touched=state.touched,
+                                   page_ids_by_key=state.page_ids_by_key, deterministic_linking=deterministic_linking)
+    state.result.links_upserted = links.planner
+    state.result.links_written_deterministic = links.deterministic
+    state.result.links_written_co_mention = links.co_mention
+    state.result.dropped_invalid_ids += links.dropped_invalid_ids
     await retitle_by_attestation(conn, tenant, owner, list(state.touched))
     await _render_bodies(state)
     state.result.touched_page_ids = [UUID(p) for p in state.touched]
@@ -472,179 +466,6 @@ async def _mark_promoted(state: _Apply, promotions: list[MentionPromotion]) -> N
             WHERE m.id = p.id AND m.tenant_id = :tenant AND m.owner_id = :owner AND m.status = 'open'
         """), {"ids": [mention_id for mention_id, _ in promoted], "pages": [page for _, page in promoted],
                "tenant": state.tenant, "owner": state.owner})
-
-
-# ---------------------------------------------------------------------------------------------- links
-
-
-async def insert_reference_links(conn: AsyncConnection, links: Iterable[Link]) -> set[tuple[str, str]]:
-    """`reference` links in one statement; the (from, to) pairs it inserted. Self-links and pairs that
-    exist already are left out, and a pair listed twice is written with its first context."""
-    contexts: dict[tuple[str, str], str | None] = {}
-    for from_page, to_page, context in links:
-        pair = (str(UUID(from_page)), str(UUID(to_page)))
-        if pair[0] != pair[1]:
-            contexts.setdefault(pair, context)
-    if not contexts:
-        return set()
-    rows = await conn.execute(text("""
-        INSERT INTO wiki_page_links (id, from_page_id, to_page_id, kind, context)
-        SELECT id, from_page_id, to_page_id, 'reference', context
-        FROM unnest(CAST(:ids AS uuid[]), CAST(:froms AS uuid[]), CAST(:tos AS uuid[]), CAST(:contexts AS text[]))
-            AS linked(id, from_page_id, to_page_id, context)
-        ON CONFLICT (from_page_id, to_page_id, kind) DO NOTHING
-        RETURNING from_page_id, to_page_id
-    """), {"ids": [ids.link_id(UUID(f), UUID(t), "reference") for f, t in contexts],
-           "froms": [f for f, _ in contexts], "tos": [t for _, t in contexts], "contexts": list(contexts.values())})
-    return {(str(row.from_page_id), str(row.to_page_id)) for row in rows}
-
-
-async def _write_links(state: _Apply, plan: ResolvedPlan, *, deterministic_linking: bool) -> None:
-    """The planner's links, then the deterministic parent and co-mention links, in one statement.
-
-    A pair is counted once, by the first kind of link that proposes it, with that link's context:
-    what writing the three kinds one after the other would count and keep."""
-    planner_links = await _planner_links(state, plan.links)
-    parent_links: list[Link] = []
-    co_mention_links: list[Link] = []
-    if deterministic_linking:
-        parent_links = await _deterministic_parent_links(state, [UUID(m) for m in plan.memory_ids])
-        co_mention_links = await _co_mention_links(state)
-    inserted = await insert_reference_links(state.conn, [*planner_links, *parent_links, *co_mention_links])
-    counted: set[tuple[str, str]] = set()
-    state.result.links_upserted = _newly_inserted(planner_links, inserted, counted)
-    state.result.links_written_deterministic = _newly_inserted(parent_links, inserted, counted)
-    state.result.links_written_co_mention = _newly_inserted(co_mention_links, inserted, counted)
-
-
-def _newly_inserted(links: list[Link], inserted: set[tuple[str, str]], counted: set[tuple[str, str]]) -> int:
-    """How many of `links` were inserted, leaving out pairs already in `counted` (which it extends)."""
-    pairs = {(str(UUID(f)), str(UUID(t))) for f, t, _ in links} - counted
-    counted |= pairs
-    return len(pairs & inserted)
-
-
-async def _planner_links(state: _Apply, links: list[PageLink]) -> list[Link]:
-    """The plan's links between pages of this batch or active pages of the scope, by (type, slug)."""
-    endpoints = [((link.fromType, link.fromSlug.strip()), (link.toType, link.toSlug.strip())) for link in links]
-    unknown = list(dict.fromkeys(key for pair in endpoints for key in pair if key not in state.page_ids_by_key))
-    if unknown:
-        rows = await state.conn.execute(text("""
-            SELECT p.id, p.type, p.slug FROM wiki_pages p
-            JOIN unnest(CAST(:types AS text[]), CAST(:slugs AS text[])) AS wanted(type, slug)
-              ON p.type = wanted.type AND p.slug = wanted.slug
-            WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
-        """), {"tenant": state.tenant, "owner": state.owner, "types": [t for t, _ in unknown],
-               "slugs": [s for _, s in unknown]})
-        for row in rows:
-            state.page_ids_by_key[(row.type, row.slug)] = str(row.id)
-    resolved: list[Link] = []
-    for link, (from_key, to_key) in zip(links, endpoints, strict=True):
-        from_page, to_page = state.page_ids_by_key.get(from_key), state.page_ids_by_key.get(to_key)
-        if from_page is None or to_page is None:
-            state.result.dropped_invalid_ids += 1  # a link to a page that does not exist in this scope
-            continue
-        resolved.append((from_page, to_page, link.context))
-    return resolved
-
-
-async def _touched_pages(state: _Apply) -> list[Any]:
-    rows = await state.conn.execute(text("""
-        SELECT p.id, p.type, p.title, p.summary,
-               coalesce((SELECT array_agg(alias ORDER BY alias) FROM wiki_page_aliases WHERE page_id = p.id), '{}')
-                   AS tags
-        FROM wiki_pages p WHERE p.id = ANY(CAST(:ids AS uuid[])) ORDER BY p.slug
-    """), {"ids": list(state.touched)})
-    return list(rows)
-
-
-async def _parent_pages(state: _Apply, titles: list[str]) -> dict[str, Any]:
-    """The parent page of each candidate title: the exact title (a topic first), else the most similar
-    title that is the candidate plus a region ("Austin" -> "Austin, Texas")."""
-    exact = await state.conn.execute(text("""
-        SELECT DISTINCT ON (title) id, type, slug, title FROM wiki_pages
-        WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'active'
-          AND title = ANY(CAST(:titles AS text[])) AND type IN ('topic', 'entity')
-        ORDER BY title, (type = 'topic') DESC, slug
-    """), {"tenant": state.tenant, "owner": state.owner, "titles": titles})
-    parents = {row.title: row for row in exact}
-    unmatched = [title for title in titles if title not in parents]
-    if unmatched:
-        fuzzy = await state.conn.execute(text("""
-            SELECT candidate.title AS candidate, nearest.id, nearest.type, nearest.slug, nearest.title
-            FROM unnest(CAST(:titles AS text[])) WITH ORDINALITY AS candidate(title, n)
-            CROSS JOIN LATERAL (
-                SELECT p.id, p.type, p.slug, p.title, similarity(p.title, candidate.title) AS score
-                FROM wiki_pages p
-                WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
-                  AND p.type IN ('topic', 'entity')
-                  AND p.title % candidate.title AND similarity(p.title, candidate.title) >= :threshold
-                ORDER BY similarity(p.title, candidate.title) DESC, p.slug LIMIT 5
-            ) AS nearest
-            ORDER BY candidate.n, nearest.score DESC, nearest.slug
-        """), {"tenant": state.tenant, "owner": state.owner, "titles": unmatched,
-               "threshold": PARENT_TITLE_FUZZY_THRESHOLD})
-        for row in fuzzy:
-            if row.candidate not in parents and is_geo_qualified_extension(row.candidate, row.title):
-                parents[row.candidate] = row
-    return parents
-
-
-async def _deterministic_parent_links(state: _Apply, memory_ids: list[UUID]) -> list[Link]:
-    """Entity leaf pages of this batch -> their city / journal topic, by the parent candidates of the
-    batch's memories and of the touched pages' summaries."""
-    if not state.touched:
-        return []
-    records = await load_memories(state.conn, state.tenant, state.owner, memory_ids)
-    pages = await _touched_pages(state)
-    entity_pages = [p for p in pages if p.type == "entity"]
-    candidates = derive_parent_candidates(records) + derive_parent_candidates_from_page_summaries(
-        [_SummaryPage(str(p.id), p.title, p.summary, list(p.tags)) for p in pages])
-    if not candidates:
-        return []
-    parents = await _parent_pages(state, list(dict.fromkeys(c.parent_title for c in candidates)))
-    links: list[Link] = []
-    for candidate in candidates:
-        parent = parents.get(candidate.parent_title)
-        if parent is None:
-            continue
-        supporting = set(candidate.source_record_ids)
-        if candidate.source_kind == "summary":
-            leaves = [p for p in entity_pages if str(p.id) in supporting]
-        else:
-            leaves = [p for p in entity_pages if supporting & set(state.touched[str(p.id)])]
-        context = deterministic_link_context(candidate.reason, parent.slug)
-        links += [(str(leaf.id), str(parent.id), context) for leaf in leaves]
-    return links
-
-
-@dataclass
-class _SummaryPage:
-    id: str
-    title: str
-    summary: str | None
-    tags: list[str]
-
-
-async def _co_mention_links(state: _Apply) -> list[Link]:
-    """Entity pages citing the same memory link to each other, at most 10 directed edges per memory."""
-    cited = sorted({ref for refs in state.touched.values() for ref in refs})
-    if not cited:
-        return []
-    rows = await state.conn.execute(text("""
-        SELECT DISTINCT s.source_ref, p.slug, p.id
-        FROM wiki_section_sources s
-        JOIN wiki_page_sections sec ON sec.id = s.section_id
-        JOIN wiki_pages p ON p.id = sec.page_id
-        WHERE s.source_kind = 'memory_unit' AND s.source_ref = ANY(CAST(:refs AS text[]))
-          AND p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active' AND p.type = 'entity'
-        ORDER BY s.source_ref, p.slug
-    """), {"refs": cited, "tenant": state.tenant, "owner": state.owner})
-    pages_by_memory: dict[str, list[tuple[str, str]]] = {}
-    for row in rows:
-        pages_by_memory.setdefault(row.source_ref, []).append((row.slug, str(row.id)))
-    return [(from_page, to_page, co_mention_context(memory_id))
-            for from_page, to_page, memory_id in co_mention_pairs(pages_by_memory)]
 
 
 # ---------------------------------------------------------------------------------------------- bodies

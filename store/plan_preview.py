@@ -18,8 +18,8 @@ from uuid import UUID
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from domain.compile_messages import Scope
 from domain.resolved_plan import ResolvedPlan
+from messages.compile import Scope
 from store.plan_apply import apply_resolved_plan
 from store.plan_staging import staged_plan
 

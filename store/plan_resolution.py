@@ -33,13 +33,13 @@ from domain.aliases import (
     seed_aliases_for_title,
     slugify_title,
 )
-from domain.compile_messages import ResolvePlanResult
 from domain.guards import cited_memory_ids, is_meaningful_change, is_valid_uuid, strip_wikilinks
 from domain.ids import page_id as deterministic_page_id
+from domain.merge_questions import MergeSide
 from domain.plan import NewPage, NewSection, PageLink, Plan
 from domain.promotion import promotion_allowed
 from domain.render import first_sentence
-from domain.resolution import Match, MergeSide, NameSet, Rung, ranked_matches
+from domain.resolution import Match, NameSet, Rung, ranked_matches
 from domain.resolved_plan import (
     DirectSection,
     HierarchyEdge,
@@ -54,6 +54,7 @@ from domain.resolved_plan import (
     SectionTask,
     WriterSection,
 )
+from messages.compile import ResolvePlanResult
 from store.page_matching import AskedMerge, Candidate, Judgement, candidates_by_keys, pair_key
 
 NameKey = tuple[str, ...]  # a proposal's names as written, title first

@@ -17,11 +17,11 @@ from pydantic import BaseModel
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from domain.compile_messages import Scope
 from domain.errors import ScopeViolation
+from domain.merge_questions import MergeDecision
 from domain.plan import Plan
-from domain.resolution import MergeDecision
 from domain.resolved_plan import ResolvedPlan, SectionTask
+from messages.compile import Scope
 
 PlanStatus = Literal["planned", "resolved", "applied"]
 

@@ -82,6 +82,7 @@ MODEL_LIMITS = "tests/compile/test_model_limits.py"
 SHUTDOWN = "tests/compile/test_shutdown.py::test_sigterm_lets_a_worker_finish_its_model_call_and_exit_cleanly"
 CLI_RETAIN = "tests/operators/test_cli_retain.py::test_wiki_retain_starts_the_scope_compile_on_temporal"
 RESUME_REJECTED = "tests/compile/test_resume.py::test_a_compile_resumed_after_apply_rejected_equals_an_uninterrupted_one"
+RECORDED_HISTORIES = "tests/test_replay.py::test_recorded_history_replays"
 LINT_CAP = "tests/operators/test_lint.py::test_lint_hands_a_scope_at_most_twenty_promotions_a_night_most_seen_first"
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -161,7 +162,7 @@ MUTANTS: tuple[Mutant, ...] = (
         # Three guards keep them from waiting, all broken here: their options carry no quiet period, the
         # debounce is only for a retain-started run, and the urgent wake-up that starts them ends it.
         (Edit("workflows/compile.py", "CompileWorkflow._debounce",
-              _r(' or self._inp.trigger != "memory_retain" or self._asked_for_now():'), ":"),
+              _r(' or self._inp.trigger != "memory_retain" or self._urgent_wake:'), ":"),
          Edit("runtime/temporal_client.py", "signal_compile", _r('debounce=trigger == "memory_retain"'),
               "debounce=True")),
         (DEBOUNCE_ADMIN,),
@@ -210,9 +211,15 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "local-step-failure-unhandled",
         "a database step that fails for good ends the run like any failure (ledger row closed, CompileFailed)",
-        (Edit("workflows/compile.py", "_step_failure", r"return isinstance\(error, ActivityError\) or .*",
-              "return isinstance(error, ActivityError)"),),
-        (RESUME_REJECTED, "tests/test_replay.py::test_committed_history_replays"),
+        (Edit("workflows/compile.py", "CompileWorkflow.run", _r("except (ActivityError, ApplicationError) as error:"),
+              "except ActivityError as error:"),),
+        (RESUME_REJECTED, RECORDED_HISTORIES),
+    ),
+    Mutant(
+        "workflow-change-unpatched",
+        "a workflow change that breaks a recorded history fails the tests until the versioning rule handles it",
+        (Edit("workflows/compile.py", "CompileWorkflow._aggregate", first_statement="return"),),
+        (RECORDED_HISTORIES,),
     ),
 )
 

@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 LAYERS: dict[str, int] = {
     "domain": 0,
+    "messages": 0,
     "sample": 0,
     "store": 1,
     "planners": 1,
@@ -41,18 +42,36 @@ LAYERS: dict[str, int] = {
 # Stricter than the rank rule: the only project folders these may import from.
 ONLY_FROM: dict[str, frozenset[str]] = {
     "domain": frozenset({"domain"}),
-    "store": frozenset({"store", "domain"}),
-    "planners": frozenset({"planners", "domain"}),
+    "messages": frozenset({"messages", "domain"}),
+    "store": frozenset({"store", "messages", "domain"}),
+    "planners": frozenset({"planners", "messages", "domain"}),
+}
+# Layers these may not import although the rank rule allows it: the commands and the servers reach the
+# database only through app/ use cases, so a store/ change has one caller to keep right.
+NEVER_FROM: dict[str, frozenset[str]] = {
+    "cli": frozenset({"store"}),
+    "servers": frozenset({"store"}),
 }
 # claude_sim: the Claude simulator (a test and benchmark tool the product reaches only over HTTP).
 OUTSIDE_LAYERS = ("tests", "bench", "chaos", "evals", "claude_sim")
 FORBIDDEN_LIBRARIES: dict[str, frozenset[str]] = {
     "domain": frozenset({"temporalio", "sqlalchemy", "asyncpg", "anthropic", "httpx"}),
+    "messages": frozenset({"temporalio", "sqlalchemy", "asyncpg", "anthropic", "httpx"}),
     "store": frozenset({"temporalio"}),
     "planners": frozenset({"temporalio"}),
 }
+# (file, name) of private names imported from another project module, each with its reason.
+PRIVATE_IMPORTS_ALLOWED: frozenset[tuple[str, str]] = frozenset({
+    # The workflow change that removes this name is made on the workflows branch.
+    ("workflows/compile.py", "_Unplannable"),
+    # bench/ helpers shared between benchmark modules under private names; listed so no new one is added.
+    ("bench/candidates.py", "_cost_summary"),
+    ("bench/candidates.py", "_text"),
+    ("bench/cost_realistic.py", "_environment"),
+    ("bench/cost_realistic.py", "_ledger"),
+    ("bench/many_scopes.py", "_environment"),
+})
 MAX_LINES = 700
-LONG_FILE_EXEMPT = frozenset({"sample/corpus.py"})  # the sample corpus: data written as code
 
 
 @dataclass(frozen=True)
@@ -158,6 +177,8 @@ def layer_violations(root: Path) -> list[str]:
             elif layer in ONLY_FROM and target_top not in ONLY_FROM[layer]:
                 allowed = ", ".join(f"{name}/" for name in sorted(ONLY_FROM[layer]))
                 violations.append(f"{where} imports {item.target}; {layer}/ may import only from {allowed}")
+            elif target_top in NEVER_FROM.get(layer, frozenset()):
+                violations.append(f"{where} imports {item.target}; {layer}/ reaches {target_top}/ only through app/")
     return violations
 
 
@@ -170,6 +191,25 @@ def library_violations(root: Path) -> list[str]:
             if _top(item.target) in forbidden:
                 violations.append(f"{item.file}:{item.line}: `{item.statement}` — {_top(module)}/ must not "
                                   f"import {_top(item.target)}")
+    return violations
+
+
+def private_import_violations(root: Path) -> list[str]:
+    """Private names (`_name`) imported from another project module: a name used outside its module is
+    not private, and a refactor of its module would break a caller it cannot see."""
+    root_modules = discover(root)
+    project_tops = {_top(module) for module in root_modules}
+    violations = []
+    for relative in root_modules.values():
+        tree = ast.parse((root / relative).read_text(encoding="utf-8"), filename=str(relative))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom) or (node.level == 0 and _top(node.module or "") not in project_tops):
+                continue
+            for alias in node.names:
+                private = alias.name.startswith("_") and not alias.name.startswith("__")
+                if private and (relative.as_posix(), alias.name) not in PRIVATE_IMPORTS_ALLOWED:
+                    violations.append(f"{relative.as_posix()}:{node.lineno}: "
+                                      f"`{_render(node, [alias.name])}` — {alias.name} is private to its module")
     return violations
 
 
@@ -267,8 +307,6 @@ def cycle_violations(root: Path) -> list[str]:
 def long_file_violations(root: Path) -> list[str]:
     violations = []
     for relative in discover(root).values():
-        if relative.as_posix() in LONG_FILE_EXEMPT:
-            continue
         lines = len((root / relative).read_text(encoding="utf-8").splitlines())
         if lines > MAX_LINES:
             violations.append(f"{relative.as_posix()}:{MAX_LINES + 1}: {lines} lines (at most {MAX_LINES})")
@@ -299,13 +337,19 @@ def test_layers_import_only_their_own_or_lower_layers():
 def test_inner_layers_stay_free_of_temporal_and_io_libraries():
     violations = library_violations(ROOT)
     assert not violations, _report(
-        "store/, planners/ and domain/ never import temporalio; domain/ never imports sqlalchemy, "
-        "asyncpg, anthropic or httpx", violations)
+        "store/, planners/, messages/ and domain/ never import temporalio; domain/ and messages/ never import "
+        "sqlalchemy, asyncpg, anthropic or httpx", violations)
 
 
 def test_no_import_cycles():
     violations = cycle_violations(ROOT)
     assert not violations, _report("no import cycle among project modules", violations)
+
+
+def test_no_private_name_is_imported_from_another_module():
+    violations = private_import_violations(ROOT)
+    assert not violations, _report("a private name (`_x`) stays in its module: give it a public name to "
+                                   "share it", violations)
 
 
 def test_no_source_file_over_700_lines():
@@ -345,6 +389,8 @@ def test_checker_finds_hidden_relative_and_submodule_imports(tmp_path):
         "activities/helpers.py": "from activities import steps\n",
         "tests/__init__.py": "",
         "tests/fixtures.py": "",
+        "cli/__init__.py": "",
+        "cli/command.py": "from app import use_case\ndef f():\n    from store.repo import x\n",
     })
     layers = layer_violations(root)
     assert any(v.startswith("domain/rules.py:2: `from runtime import settings`") and "runtime.settings" in v
@@ -354,16 +400,34 @@ def test_checker_finds_hidden_relative_and_submodule_imports(tmp_path):
     assert any(v.startswith("workflows/flow.py:3: `from app import use_case`") and "higher layer" in v
                for v in layers), layers
     assert any(v.startswith("activities/steps.py:2:") and "outside the layering" in v for v in layers), layers
-    assert len(layers) == 4, layers
+    assert any(v.startswith("cli/command.py:3: `from store.repo import x`") and "only through app/" in v
+               for v in layers), layers
+    assert len(layers) == 5, layers
     assert library_violations(root) == ["store/repo.py:2: `import temporalio` — store/ must not import temporalio"]
     cycles = cycle_violations(root)
     assert len(cycles) == 1 and cycles[0].startswith("activities.helpers -> activities.steps"), cycles
     assert "activities/steps.py:1 `from . import helpers`" in cycles[0], cycles
 
 
-def test_checker_counts_lines_and_exempts_the_corpus(tmp_path):
+def test_checker_finds_private_names_imported_from_project_modules(tmp_path):
+    root = _tree(tmp_path, {
+        "store/__init__.py": "",
+        "store/repo.py": "def _helper(): ...\n__all__ = []\n",
+        "app/__init__.py": "",
+        "app/use_case.py": ("from store.repo import _helper\n"
+                            "from . import __all__ as exported\n"
+                            "from json import _default_decoder\n"
+                            "def f():\n    from ..store import _repo\n"),
+    })
+    assert private_import_violations(root) == [
+        "app/use_case.py:1: `from store.repo import _helper` — _helper is private to its module",
+        "app/use_case.py:5: `from ..store import _repo` — _repo is private to its module",
+    ]
+
+
+def test_checker_counts_lines_of_source_files_only(tmp_path):
     body = "x = 1\n" * (MAX_LINES + 1)
-    root = _tree(tmp_path, {"bench/big.py": body, "sample/corpus.py": body, "store/ok.py": "x = 1\n" * MAX_LINES,
+    root = _tree(tmp_path, {"bench/big.py": body, "sample/catalogue.yaml": body, "store/ok.py": "x = 1\n" * MAX_LINES,
                             "docs/data.json": body, "newfolder/thing.py": ""})
     assert long_file_violations(root) == [f"bench/big.py:{MAX_LINES + 1}: {MAX_LINES + 1} lines (at most {MAX_LINES})"]
     assert unplaced_folders(root) == ["newfolder/ holds Python files but is neither a layer nor outside the layering"]

@@ -1,11 +1,10 @@
 """The many-scopes benchmark's arithmetic: how much of the simulator's quota a run used, and how its
-figures are merged into bench/results.json and docs/BENCHMARKS.md without touching other metrics'."""
+figures are merged into bench/results.json and shown on docs/BENCHMARKS.md without touching other parts'."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from bench import many_scopes_report, quota
+from bench import many_scopes_report, page, quota
+from bench.parts import with_part
 from claude_sim import Call, Limits, Usage
 
 LIMITS = Limits(requests_per_minute=60, input_tokens_per_minute=6_000, output_tokens_per_minute=1_200)
@@ -53,28 +52,24 @@ def _section(utilisation: float) -> dict:
     return many_scopes_report.build({2: [run]}, workload)
 
 
-def test_merge_keeps_other_metrics_keys_and_says_what_the_metric_went_through() -> None:
-    results = {"overhead_ratio": 1.5, "measured_through": "anthropic-sdk",
-               "detail": {"reads": {"kept": True}, "figures_from": {"cost": "kept"}}}
-    merged = many_scopes_report.merge_into_results(results, _section(0.9))
-    assert merged["overhead_ratio"] == 1.5 and merged["detail"]["reads"] == {"kept": True}
-    assert merged["detail"]["figures_from"]["cost"] == "kept"
+RUN = {"commit": "a" * 40, "date": "2026-01-01T00:00:00+00:00", "seconds": 100.0, "machine": None,
+       "load_average": None, "repeats": 1}
+
+
+def test_merge_keeps_other_parts_and_says_what_the_part_went_through() -> None:
+    realistic = {"wall_seconds": 250.0, "model_critical_path_seconds": 240.0, "overhead_ratio": 1.042, "run": RUN}
+    results = with_part({}, "realistic", realistic)
+    merged = with_part(results, "many_scopes", {**_section(0.9), "run": RUN})
+    assert merged["detail"]["realistic"] == realistic and merged["wall_700_realistic_seconds"] == 250.0
     assert merged["rate_limit_utilisation"] == 0.9 and merged["memories_per_second"] == 5.0
     assert merged["measured_through_by_metric"] == {"3": "anthropic-sdk"}
     assert merged["detail"]["many_scopes"]["measured_through"] == "anthropic-sdk"
 
 
-def test_the_page_gets_this_metrics_parts_replaced_and_nothing_else(tmp_path: Path) -> None:
-    doc = tmp_path / "BENCHMARKS.md"
-    doc.write_text("# Benchmarks\n\n## Summary\n\n| 2 | other | 1 | 1 | met |\n| 3 | old row | 1% | ≥ 85% | met |\n"
-                   "| 4 | cost | $1 | – | met |\n\n## 3. Many scopes under a limit\n\nold text\n\n## 4. Cost\n\nkept\n\n"
-                   "## How\n\n- **Metric 3**: old method\n- **Metric 4**: kept\n")
-    results = many_scopes_report.merge_into_results({}, _section(0.7))
-    many_scopes_report.write_sections(results, doc)
-    once = doc.read_text()
-    many_scopes_report.write_sections(results, doc)
-    assert doc.read_text() == once
-    assert "old row" not in once and "old text" not in once and "old method" not in once
-    assert "| 2 | other |" in once and "| 4 | cost |" in once and "## 4. Cost\n\nkept" in once
-    assert "| 70% | ≥ 85% | **missed** |" in once and "- **Metric 4**: kept" in once
-    assert once.count(many_scopes_report.START) == 1 and "## 3. Many scopes sharing one model quota" in once
+def test_the_page_shows_the_part_with_its_verdict_and_its_run() -> None:
+    results = with_part({}, "many_scopes", {**_section(0.7), "run": RUN})
+    text = page.render(results)
+    assert "| `many_scopes` | model quota used (output tokens per minute, the binding limit), 2 worker processes | " \
+           "`rate_limit_utilisation` | 70% | ≥ 85% | **missed** |" in text
+    assert "## 3. Many scopes sharing one model quota\n\n*Run: commit `aaaaaaaaaa`, 2026-01-01 00:00 UTC," in text
+    assert "**Why (missed: 2 worker processes 70%).**" in text

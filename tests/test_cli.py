@@ -22,8 +22,8 @@ from typer.testing import CliRunner, Result
 from app.retain import CompileNotSignalled, retain_and_signal
 from cli import common as cli_common
 from cli import main as cli
-from domain.compile_messages import CompileInput, WakeUp
 from domain.memory import MemoryIn
+from messages.compile import CompileInput, WakeUp
 from runtime.settings import get_settings, mask_secrets
 from store.memories import RetainResult
 

@@ -1,10 +1,14 @@
-"""Service probes a loaded machine cannot fool (issue 16): a port slow to accept is still open, and a
-Postgres of ours that is slow to answer is waited for, never taken for a stranger on its port."""
+"""Service probes a loaded machine cannot fool: a port slow to accept is still open, a Postgres of ours
+that is slow to answer is waited for, never taken for a stranger on its port, and a pid file is
+believed only for a live process running what it names."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -13,7 +17,7 @@ from typer.testing import CliRunner
 
 from cli import main as cli
 from runtime import devservices
-from runtime.devservices import EmbeddedPostgres, port_is_open
+from runtime.devservices import DevWorker, EmbeddedPostgres, port_is_open
 from runtime.settings import get_settings
 
 
@@ -25,7 +29,7 @@ def test_a_listener_slow_to_accept_is_still_open():
         # One connection waits in the accept queue and fills it: the kernel drops the next SYN and the
         # client retries it a second later, as with a server too busy to accept.
         with socket.create_connection(("127.0.0.1", port)):
-            assert not port_is_open("127.0.0.1", port, timeout=0.2)  # the old probe: "not open"
+            assert not port_is_open("127.0.0.1", port, timeout=0.2)  # a probe this short: "not open"
 
             def accept_soon() -> None:
                 for _ in range(2):
@@ -36,6 +40,24 @@ def test_a_listener_slow_to_accept_is_still_open():
             accepting.start()
             assert port_is_open("127.0.0.1", port)
             accepting.join(timeout=10)
+
+
+def test_a_worker_pid_file_is_believed_only_for_a_live_worker_process(tmp_path: Path):
+    worker = DevWorker(data_dir=tmp_path)
+    worker.pid_path.write_text(f"{os.getpid()}\nwiki-compile\n")  # alive, but not `python -m worker`
+    assert worker.pid() is None and not worker.is_running()
+    # A process whose command line carries `-m worker`, as `wiki worker` in the background does.
+    process = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()", "-m", "worker"],
+                               stdin=subprocess.PIPE)
+    try:
+        worker.pid_path.write_text(f"{process.pid}\nwiki-compile\n")
+        assert worker.pid() == process.pid and worker.is_running()
+        process.stdin.close()  # it exits; waitid without reaping leaves it a zombie, dead all the same
+        os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOWAIT)
+        assert worker.pid() is None and not worker.is_running()
+    finally:
+        process.wait()
+    assert worker.pid() is None  # and once reaped, no process has that pid
 
 
 def test_a_closed_port_is_closed():

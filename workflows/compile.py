@@ -18,17 +18,16 @@ from typing import Any, TypeVar
 from uuid import UUID
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy, SearchAttributeKey, SearchAttributePair
+from temporalio.common import SearchAttributeKey, SearchAttributePair
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from activities.aggregation import Aggregation
-    from activities.batches import MessageBatches
     from activities.compile_steps import CompileSteps
     from activities.planning import Planning
     from domain import errors
     from domain.aggregation import MAX_AGGREGATION_PAGES
-    from domain.compile_messages import (
+    from messages.compile import (
         WIKI_RUN_ATTRIBUTE,
         AggregationApplyInput,
         AggregationApplyResult,
@@ -38,91 +37,44 @@ with workflow.unsafe.imports_passed_through():
         ApplyBatchInput,
         ApplyBatchResult,
         BatchRef,
-        CollectPlanInput,
         CompileInput,
         CursorPosition,
         FinishRunInput,
         JudgeMergesInput,
         JudgeMergesResult,
         NextBatchInput,
-        PlanBatchInput,
-        PlanBatchResult,
-        PollBatchInput,
         Progress,
         ResolvePlanInput,
         ResolvePlanResult,
         RunRecord,
         SubmittedPlan,
-        TokenCounts,
         WakeUp,
         WriteSectionInput,
         WriteSectionResult,
         run_summary,
     )
-    from domain.run_metrics import RunMetrics
-    from workflows.errors import compile_failure, one_sentence
+    from messages.run_metrics import RunMetrics
+    from workflows.errors import compile_failure, failure_type, one_sentence, spent_tokens
+    from workflows.policies import (
+        DATABASE_STEP_RETRY,
+        DATABASE_STEP_TIMEOUT,
+        MODEL_CALL_ATTEMPT_TIMEOUT,
+        MODEL_CALL_INTERRUPTED_ATTEMPTS,
+        MODEL_CALL_RETRY,
+    )
 
-from workflows.compile_overlap import OVERLAP_PLANNING_PATCH, OverlappedBatches, _Unplannable
+from workflows.compile_overlap import OverlappedBatches
+from workflows.compile_planning import BatchPlanning
 
 T = TypeVar("T")
 
-DB_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1),
-    backoff_coefficient=2.0,
-    maximum_interval=timedelta(seconds=30),
-    non_retryable_error_types=[errors.CURSOR_MOVED, errors.SCOPE_VIOLATION],
-)
-LLM_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=2),
-    backoff_coefficient=2.0,
-    maximum_interval=timedelta(minutes=2),
-    non_retryable_error_types=[errors.LLM_REJECTED, errors.LLM_TRUNCATED, errors.PLAN_INVALID],
-)
-# An interrupted call (deadline, stall, broken stream) may have been billed: the workflow sees it,
-# counts its tokens, and retries it itself (a plan: once, then the batch is split).
-LLM_RETRY_SEEING_INTERRUPTIONS = RetryPolicy(
-    initial_interval=LLM_RETRY.initial_interval,
-    backoff_coefficient=LLM_RETRY.backoff_coefficient,
-    maximum_interval=LLM_RETRY.maximum_interval,
-    non_retryable_error_types=[*LLM_RETRY.non_retryable_error_types, errors.LLM_INTERRUPTED],
-)
-DB_TIMEOUT = timedelta(minutes=2)
-LLM_ATTEMPT_TIMEOUT = timedelta(minutes=5)
-# A streamed call ends by its own deadline (at most 15 minutes, planners/claude_client.py): the
-# attempt's timeout leaves it room; heartbeats still notice a dead worker within seconds.
-LLM_STREAMED_ATTEMPT_TIMEOUT = timedelta(minutes=20)
-# Attempts the workflow gives an interrupted section write or aggregation plan.
-INTERRUPTED_CALL_ATTEMPTS = 3
-# Histories recorded before the aggregation pass existed replay without it.
-AGGREGATION_PATCH = "aggregation-pass"
-# Histories recorded before this wrote sections in fixed groups rather than a sliding window.
-SLIDING_WRITES_PATCH = "sliding-window-section-writes"
-# Histories recorded before this continued as new even when the capped batch drained the cursor.
-FINISH_WHEN_DRAINED_PATCH = "finish-when-drained"
-# Histories recorded before this completed even when woken during the final aggregation pass or ledger write.
-SERVE_LATE_WAKEUPS_PATCH = "serve-late-wakeups"
-# Histories recorded before this ran the database activities as regular (server-dispatched) activities.
-LOCAL_DB_PATCH = "local-database-activities"
-# Histories recorded before this let Temporal retry interrupted model calls, with a 5-minute attempt.
-INTERRUPTED_CALLS_PATCH = "interrupted-model-calls"
-# Histories recorded before this restarted the debounce on an admin, bootstrap or lint wake-up too.
-URGENT_WAKE_PATCH = "urgent-wake-ends-debounce"
 # Only a retain waits for a quiet period; any other wake-up is someone asking for the compile now.
 _PATIENT_TRIGGERS = ("memory_retain",)
 WIKI_RUN = SearchAttributeKey.for_int(WIKI_RUN_ATTRIBUTE)
-# Histories recorded before this failed the run at once, leaving its ledger row open, when a local
-# (database) activity failed for good: its failure arrives as the bare ApplicationError, not an ActivityError.
-LOCAL_FAILURES_PATCH = "finish-after-local-activity-failure"
-# Histories recorded before this planned every batch interactively.
-MESSAGE_BATCHES_PATCH = "message-batches"
-# A Message Batch is answered within 24 hours; the poll's retries may take that long, plus a margin.
-BATCH_POLL_BUDGET = timedelta(hours=25)
-# Histories recorded before this resolved every plan without judging its ambiguous merges first.
-MERGE_JUDGE_PATCH = "merge-judge"
 
 
 @workflow.defn(name="CompileWorkflow")
-class CompileWorkflow(OverlappedBatches):
+class CompileWorkflow(OverlappedBatches, BatchPlanning):
     @workflow.init
     def __init__(self, inp: CompileInput) -> None:
         self._inp = inp
@@ -209,7 +161,7 @@ class CompileWorkflow(OverlappedBatches):
                 # Wake-ups arrived while compiling: another pass before finishing.
             await self._aggregate()
             await self._finish("succeeded")
-            if self._pending and workflow.patched(SERVE_LATE_WAKEUPS_PATCH):
+            if self._pending:
                 # Woken during the aggregation pass or the ledger write: those memories are not compiled
                 # yet and completing would drop the wake-up, so a next run serves it.
                 await workflow.wait_condition(workflow.all_handlers_finished)
@@ -218,8 +170,8 @@ class CompileWorkflow(OverlappedBatches):
                 self._continue(self._next_run_input(carried_wakeups=self._pending))
             return self._metrics.as_ledger()
         except (ActivityError, ApplicationError) as error:
-            if not _step_failure(error):
-                raise
+            # A step that failed for good: a regular activity's ActivityError, or the bare ApplicationError
+            # a local activity fails with (the run's own code raises none).
             message = compile_failure(error, self._inp.options.llm_retry_budget_seconds)
             self._metrics.error = message
             await self._finish("failed", message)
@@ -228,7 +180,7 @@ class CompileWorkflow(OverlappedBatches):
     async def _debounce(self) -> None:
         """Wait until no retain arrived for `debounce_seconds`; any other wake-up ends the wait at once."""
         quiet = self._inp.options.debounce_seconds
-        if quiet <= 0 or self._inp.trigger != "memory_retain" or self._asked_for_now():
+        if quiet <= 0 or self._inp.trigger != "memory_retain" or self._urgent_wake:
             return
         self._phase = "debouncing"
         try:
@@ -242,21 +194,14 @@ class CompileWorkflow(OverlappedBatches):
                                                   timeout=timedelta(seconds=quiet), timeout_summary="debounce")
                 except TimeoutError:
                     return
-                if self._asked_for_now():
+                if self._urgent_wake:
                     return
         finally:
             self._debounce_until = None
 
-    def _asked_for_now(self) -> bool:
-        # Checked only once such a wake-up is pending, so histories without one replay unchanged.
-        return self._urgent_wake and workflow.patched(URGENT_WAKE_PATCH)
-
     async def _compile_until_drained_or_cap(self) -> str | None:
         """Batches until the cursor is drained (None) or a cap is hit (its name)."""
-        # The patch first: replaying a history from before it, `_batch_mode` is still first asked (and its
-        # own patch checked) where it was then, inside `_plan`.
-        if (self._inp.options.overlap_planning and workflow.patched(OVERLAP_PLANNING_PATCH)
-                and not self._batch_mode()):
+        if self._inp.options.overlap_planning and not self._batch_mode():
             return await self._compile_overlapped()
         caps = self._inp.options.caps
         record_cap = caps.max_records
@@ -277,22 +222,20 @@ class CompileWorkflow(OverlappedBatches):
             self._promotions = [m for m in self._promotions if m not in promotions]
             self._batches_done += 1
             self._metrics.batches = self._batches_done
-            drained = len(batch.memory_ids) < limit
-            if drained and workflow.patched(FINISH_WHEN_DRAINED_PATCH):
+            if len(batch.memory_ids) < limit:
                 return None  # nothing left to read: a cap would only start an empty next run
-            cap = self._cap_hit(drained)
+            cap = self._cap_hit()
             if cap is not None:
                 return cap
-            if drained:
-                return None
 
-    def _cap_hit(self, drained: bool) -> str | None:
+    def _cap_hit(self) -> str | None:
+        """The cap a run that has not drained the cursor has reached, if any."""
         caps = self._inp.options.caps
         if self._metrics.pages_created >= caps.max_new_pages:
             return "max_new_pages"
         if self._metrics.sections_rewritten >= caps.max_sections_rewritten:
             return "max_sections_rewritten"
-        if not drained and self._metrics.records_read >= caps.max_records:
+        if self._metrics.records_read >= caps.max_records:
             return "max_records"
         if workflow.info().is_continue_as_new_suggested():
             return "history_size"
@@ -315,102 +258,6 @@ class CompileWorkflow(OverlappedBatches):
             self._cursor = cursor
         self._metrics.records_read += count
 
-    async def _plan_parts(self, batch: BatchRef, start: int, end: int, batch_no: int, promotions: list[UUID],
-                          after_plan: UUID | None = None) -> list[tuple[int, int, UUID | None]]:
-        """Plan memories [start, end); on truncation or twice-invalid output split in halves, in order.
-        `after_plan`: planned ahead, against the wiki as that resolved, unapplied plan leaves it."""
-        try:
-            plan_id = await self._plan(batch, start, end, batch_no, promotions, after_plan)
-            return [(start, end, plan_id)]
-        except _Unplannable:
-            if end - start <= 1:
-                return [(start, end, None)]
-            middle = (start + end) // 2
-            self._metrics.batch_splits += 1
-            first = await self._plan_parts(batch, start, middle, batch_no, promotions, after_plan)
-            return first + await self._plan_parts(batch, middle, end, batch_no, [], after_plan)
-
-    async def _plan(self, batch: BatchRef, start: int, end: int, batch_no: int, promotions: list[UUID],
-                    after_plan: UUID | None = None) -> UUID:
-        memory_ids = batch.memory_ids[start:end]
-        part = f"{start}-{end}"
-        self._phase = "planning"
-        for attempt in (1, 2):
-            plan_id = workflow.uuid4()
-            request = PlanBatchInput(
-                scope=self._inp.scope, plan_id=plan_id, run_id=workflow.info().run_id, memory_ids=memory_ids,
-                model_id=self._model_id, max_candidate_pages=self._inp.options.caps.max_candidate_pages,
-                promotion_mention_ids=promotions, after_plan_id=after_plan,
-                deterministic_linking_enabled=self._inp.options.deterministic_linking_enabled,
-            )
-            summary = f"plan batch {batch_no} ({len(memory_ids)} memories" + (
-                f", part {part})" if end - start < len(batch.memory_ids) else ")")
-            try:
-                if self._batch_mode():
-                    result = await self._plan_in_batch(request, summary)
-                else:
-                    result = await self._llm(Planning.plan_batch, request, summary)
-            except ActivityError as error:
-                kind = _error_type(error)
-                if kind == errors.LLM_TRUNCATED:
-                    self._metrics.truncations += 1
-                    self._metrics.add_usage(_spent_tokens(error))
-                    raise _Unplannable() from error
-                if kind in (errors.PLAN_INVALID, errors.LLM_INTERRUPTED):
-                    if kind == errors.PLAN_INVALID:
-                        self._metrics.invalid_plans += 1
-                    else:
-                        self._metrics.interrupted_calls += 1
-                    self._metrics.add_usage(_spent_tokens(error))
-                    if attempt == 1:
-                        self._metrics.llm_retries += 1
-                        continue
-                    raise _Unplannable() from error
-                raise
-            self._metrics.planner_calls += 1
-            self._metrics.add_usage(result.usage)
-            self._metrics.dropped_invalid_ids += result.dropped_invalid_links
-            self._metrics.planner_input_chars += result.planner_input_chars
-            self._merge_proposals[result.plan_id] = result.merge_proposals
-            return result.plan_id
-        raise _Unplannable()
-
-    def _batch_mode(self) -> bool:
-        """Whether leaf plans go through Message Batches: a bulk trigger (bootstrap, rebuild) with batch
-        mode on. Checked for the patch only then, so interactive histories replay unchanged."""
-        return (self._inp.trigger in self._inp.options.batch_triggers
-                and workflow.patched(MESSAGE_BATCHES_PATCH))
-
-    async def _plan_in_batch(self, request: PlanBatchInput, summary: str) -> PlanBatchResult:
-        """Submit the plan request to a Message Batch, poll until the batch ends, collect the plan. A
-        request the batch could not answer (errored, expired) is planned interactively instead."""
-        submitted = self._pending_batch
-        if submitted is None or submitted.custom_id != str(request.plan_id):
-            submitted = await self._llm(MessageBatches.submit, request, f"{summary}: submit to a Message Batch")
-            self._pending_batch = submitted
-        interval = timedelta(seconds=self._inp.options.batch_poll_seconds)
-        await workflow.execute_activity(
-            MessageBatches.poll, PollBatchInput(batch_id=submitted.batch_id),
-            start_to_close_timeout=timedelta(minutes=1), schedule_to_close_timeout=BATCH_POLL_BUDGET,
-            task_queue=self._inp.options.llm_task_queue,
-            retry_policy=RetryPolicy(initial_interval=interval, backoff_coefficient=1.0, maximum_interval=interval,
-                                     non_retryable_error_types=[errors.LLM_REJECTED]),
-            summary=f"{summary}: wait for Message Batch {submitted.batch_id}",
-        )
-        try:
-            result: PlanBatchResult = await self._llm(
-                MessageBatches.collect,
-                CollectPlanInput(scope=self._inp.scope, plan_id=request.plan_id, custom_id=submitted.custom_id),
-                f"{summary}: collect from Message Batch {submitted.batch_id}")
-        except ActivityError as error:
-            if _error_type(error) != errors.BATCH_REQUEST_FAILED:
-                raise
-            result = await self._llm(Planning.plan_batch, request, f"{summary} (interactive: the batch failed it)")
-        finally:
-            self._pending_batch = None
-        self._metrics.batched_planner_calls += 1
-        return result
-
     async def _resolve_write_apply(self, batch_no: int, plan_id: UUID, cursor: CursorPosition,
                                    cursor_next: CursorPosition) -> None:
         resolved = await self._judge_and_resolve(batch_no, plan_id)
@@ -418,7 +265,7 @@ class CompileWorkflow(OverlappedBatches):
         await self._apply(batch_no, plan_id, cursor, cursor_next)
 
     async def _judge_and_resolve(self, batch_no: int, plan_id: UUID) -> ResolvePlanResult:
-        if workflow.patched(MERGE_JUDGE_PATCH) and self._merge_proposals.pop(plan_id, None) != 0:
+        if self._merge_proposals.pop(plan_id, None) != 0:
             await self._judge_merges(batch_no, plan_id)
         self._phase = "resolving"
         resolved: ResolvePlanResult = await self._db(
@@ -440,7 +287,7 @@ class CompileWorkflow(OverlappedBatches):
         except ActivityError as error:
             # No decisions: the resolver merges no ambiguous pair of this batch, which is always safe.
             self._metrics.merge_judge_failures += 1
-            self._metrics.add_usage(_spent_tokens(error))
+            self._metrics.add_usage(spent_tokens(error))
             return
         self._metrics.merge_questions += judged.questions
         self._metrics.merge_judge_calls += 1 if judged.questions else 0
@@ -451,30 +298,20 @@ class CompileWorkflow(OverlappedBatches):
         if not tasks:
             return
         self._phase = "writing sections"
-        width = self._inp.options.caps.section_writer_concurrency
 
-        def write(index: int, key: str):
-            return self._llm_retrying_interruptions(
-                Planning.write_section,
-                WriteSectionInput(scope=self._inp.scope, plan_id=plan_id, task_key=key, model_id=self._model_id),
-                f"write section {index + 1}/{len(tasks)} of {label}",
-            )
+        # A sliding window: the next write starts as soon as any finishes (fixed groups would wait for
+        # their slowest member, which made the model's critical path ~1.7x longer).
+        slots = asyncio.Semaphore(self._inp.options.caps.section_writer_concurrency)
 
-        if workflow.patched(SLIDING_WRITES_PATCH):
-            # A sliding window: the next write starts as soon as any finishes (fixed groups waited
-            # for their slowest member, which made the model's critical path ~1.7x longer).
-            slots = asyncio.Semaphore(width)
+        async def write(index: int, key: str) -> WriteSectionResult:
+            async with slots:
+                return await self._llm_retrying_interruptions(
+                    Planning.write_section,
+                    WriteSectionInput(scope=self._inp.scope, plan_id=plan_id, task_key=key, model_id=self._model_id),
+                    f"write section {index + 1}/{len(tasks)} of {label}",
+                )
 
-            async def write_in_slot(index: int, key: str) -> WriteSectionResult:
-                async with slots:
-                    return await write(index, key)
-
-            results = await asyncio.gather(*[write_in_slot(i, key) for i, key in enumerate(tasks)])
-        else:
-            results = []
-            for offset in range(0, len(tasks), width):
-                results += await asyncio.gather(*[write(offset + i, key)
-                                                  for i, key in enumerate(tasks[offset:offset + width])])
+        results = await asyncio.gather(*[write(i, key) for i, key in enumerate(tasks)])
         for result in results:
             self._metrics.section_writer_calls += 1
             self._metrics.add_usage(result.usage)
@@ -503,8 +340,6 @@ class CompileWorkflow(OverlappedBatches):
         ledger (`aggregation_error`) and never undoes the leaf work, which is already committed.
         """
         if self._metrics.records_read == 0 or not self._inp.options.aggregation_enabled:
-            return
-        if not workflow.patched(AGGREGATION_PATCH):
             return
         self._phase = "aggregating"
         self._details("aggregation pass: hubs, rollups, section promotion")
@@ -535,12 +370,10 @@ class CompileWorkflow(OverlappedBatches):
             )
             self._metrics.add_aggregation_apply(applied)
         except (ActivityError, ApplicationError) as error:
-            if not _step_failure(error):
-                raise
             self._metrics.aggregation_error = one_sentence(error)
-            if _error_type(error) != errors.LLM_INTERRUPTED:  # interruptions are counted where retried
+            if failure_type(error) != errors.LLM_INTERRUPTED:  # interruptions are counted where retried
                 # An unusable aggregation reply was still paid for: counted with the pass's tokens.
-                self._metrics.add_aggregation_usage(_spent_tokens(error))
+                self._metrics.add_aggregation_usage(spent_tokens(error))
 
     # ------------------------------------------------------------------ endings
 
@@ -603,7 +436,7 @@ class CompileWorkflow(OverlappedBatches):
 
     async def _db(self, step: Callable[[Any, Any], Awaitable[T]], arg: Any, *, summary: str,
                   local: bool = False) -> T:
-        if local and workflow.patched(LOCAL_DB_PATCH):
+        if local:
             # The steps of a batch are short and strictly sequential: run them in the workflow's own
             # worker, which saves a server round trip (schedule, dispatch, poll, complete, new workflow
             # task) on each. Their results are recorded only when the workflow task completes, so a failed
@@ -612,22 +445,20 @@ class CompileWorkflow(OverlappedBatches):
             # forward). The ledger's start and finish stay regular activities, so a run's cleanup never
             # happens inside a workflow task that could still run a batch's steps again.
             return await workflow.execute_local_activity(
-                step, arg, start_to_close_timeout=DB_TIMEOUT, retry_policy=DB_RETRY,
+                step, arg, start_to_close_timeout=DATABASE_STEP_TIMEOUT, retry_policy=DATABASE_STEP_RETRY,
                 summary=summary,
             )
         return await workflow.execute_activity(
-            step, arg, start_to_close_timeout=DB_TIMEOUT, retry_policy=DB_RETRY,
+            step, arg, start_to_close_timeout=DATABASE_STEP_TIMEOUT, retry_policy=DATABASE_STEP_RETRY,
             heartbeat_timeout=self._heartbeat_timeout, summary=summary,
         )
 
     async def _llm(self, step: Callable[[Any, Any], Awaitable[T]], arg: Any, summary: str) -> T:
-        streamed = workflow.patched(INTERRUPTED_CALLS_PATCH)
         return await workflow.execute_activity(
-            step, arg, start_to_close_timeout=LLM_STREAMED_ATTEMPT_TIMEOUT if streamed else LLM_ATTEMPT_TIMEOUT,
+            step, arg, start_to_close_timeout=MODEL_CALL_ATTEMPT_TIMEOUT,
             heartbeat_timeout=self._heartbeat_timeout,
             schedule_to_close_timeout=timedelta(seconds=self._inp.options.llm_retry_budget_seconds),
-            task_queue=self._inp.options.llm_task_queue,
-            retry_policy=LLM_RETRY_SEEING_INTERRUPTIONS if streamed else LLM_RETRY, summary=summary,
+            task_queue=self._inp.options.llm_task_queue, retry_policy=MODEL_CALL_RETRY, summary=summary,
         )
 
     async def _llm_retrying_interruptions(self, step: Callable[[Any, Any], Awaitable[T]], arg: Any,
@@ -638,35 +469,14 @@ class CompileWorkflow(OverlappedBatches):
             try:
                 return await self._llm(step, arg, summary)
             except ActivityError as error:
-                if _error_type(error) != errors.LLM_INTERRUPTED:
+                if failure_type(error) != errors.LLM_INTERRUPTED:
                     raise
                 self._metrics.interrupted_calls += 1
-                self._metrics.add_usage(_spent_tokens(error))
-                if attempt >= INTERRUPTED_CALL_ATTEMPTS:
+                self._metrics.add_usage(spent_tokens(error))
+                if attempt >= MODEL_CALL_INTERRUPTED_ATTEMPTS:
                     raise
                 self._metrics.llm_retries += 1
                 attempt += 1
 
 
-def _step_failure(error: ActivityError | ApplicationError) -> bool:
-    """Whether `error` is an activity's failure: a regular activity's ActivityError, or the
-    ApplicationError a local activity fails with (raised inside the run's own code it is not caught
-    anywhere else, so here it can only come from a local activity)."""
-    return isinstance(error, ActivityError) or workflow.patched(LOCAL_FAILURES_PATCH)
-
-
-def _error_type(error: ActivityError) -> str | None:
-    cause = error.cause
-    return cause.type if isinstance(cause, ApplicationError) else None
-
-
-def _spent_tokens(error: ActivityError | ApplicationError) -> TokenCounts:
-    """Priced tokens of a failed model call, when the activity attached them to its error."""
-    failure = error.cause if isinstance(error, ActivityError) else error
-    details = failure.details if isinstance(failure, ApplicationError) else ()
-    if details and isinstance(details[0], dict):
-        return TokenCounts.model_validate(details[0])
-    return TokenCounts()
-
-
-__all__ = ["CompileWorkflow", "TokenCounts"]
+__all__ = ["CompileWorkflow"]

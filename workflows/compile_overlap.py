@@ -34,14 +34,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from activities.compile_steps import CompileSteps
-    from domain.compile_messages import BatchRef, NextBatchInput, ResolvePlanResult
-
-# Histories recorded before this planned each batch only after the previous one was applied.
-OVERLAP_PLANNING_PATCH = "overlap-planning"
-
-
-class _Unplannable(Exception):
-    """A batch part the model cannot plan whole (truncated or invalid twice): split it."""
+    from messages.compile import BatchRef, NextBatchInput, ResolvePlanResult
 
 
 @dataclass
@@ -92,7 +85,7 @@ class OverlappedBatches:
             self._metrics.batches = self._batches_done
             if len(batch.memory_ids) < limit:
                 return None  # drained (never planned ahead)
-            cap = self._cap_hit(False)
+            cap = self._cap_hit()
             if cap is not None:
                 if isinstance(ahead, _Ahead):
                     self._metrics.plans_ahead_discarded += 1

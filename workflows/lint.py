@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
 from typing import Any, TypeVar
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
@@ -39,14 +37,9 @@ with workflow.unsafe.imports_passed_through():
         summary_line,
     )
     from workflows.errors import one_sentence
+    from workflows.policies import LINT_STEP_HEARTBEAT_TIMEOUT, LINT_STEP_RETRY, LINT_STEP_TIMEOUT
 
-# Bounded: a lint that cannot reach the database fails tonight and is visible, instead of retrying
-# until tomorrow's run (which the schedule would skip while this one is open).
-LINT_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), backoff_coefficient=2.0,
-                         maximum_interval=timedelta(seconds=30), maximum_attempts=5)
 T = TypeVar("T")
-DB_TIMEOUT = timedelta(minutes=5)
-HEARTBEAT_TIMEOUT = timedelta(seconds=30)
 
 
 @workflow.defn(name="LintWorkflow")
@@ -100,6 +93,6 @@ class LintWorkflow:
 
     async def _activity(self, step: Callable[[Any, Any], Awaitable[T]], arg: Any, summary: str) -> T:
         return await workflow.execute_activity(
-            step, arg, start_to_close_timeout=DB_TIMEOUT,
-            heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=LINT_RETRY, summary=summary,
+            step, arg, start_to_close_timeout=LINT_STEP_TIMEOUT,
+            heartbeat_timeout=LINT_STEP_HEARTBEAT_TIMEOUT, retry_policy=LINT_STEP_RETRY, summary=summary,
         )

@@ -26,7 +26,7 @@ from app.retain import retain_and_signal
 from chaos.measure import cross_scope_rows, isolation_breaches, ledger_rows, ledger_sum, pending_memories
 from chaos.outcome import Outcome
 from chaos.suite import OWNER, Suite, poll
-from domain.compile_messages import Progress, compile_workflow_id
+from messages.compile import Progress, compile_workflow_id
 from runtime.settings import Settings
 from tests.compile.helpers import sample_memories
 

@@ -22,7 +22,7 @@ from chaos.measure import compare, cross_scope_rows, isolation_breaches, ledger_
 from chaos.outcome import Outcome
 from chaos.suite import CANARY, VICTIM, VICTIM_DB, VICTIM_MEMORIES, Suite
 from domain.memory import MemoryIn
-from store.memories import retain
+from store.memories import store_memories
 from tests.compile.helpers import sample_memories, wiki_snapshot
 
 ATTACKER = ("attacker", "alice")
@@ -73,7 +73,7 @@ async def run(suite: Suite) -> Outcome:
         targets = await _victim_targets(engine)
         victim_before = await wiki_snapshot(engine, *VICTIM)
         orders = injection_memories(targets)
-        await retain(engine, *ATTACKER, sample_memories(VICTIM_MEMORIES) + orders)
+        await store_memories(engine, *ATTACKER, sample_memories(VICTIM_MEMORIES) + orders)
         settings = suite.settings(WIKI_LLM_TASK_QUEUE=f"chaos-llm-{suite.rng.getrandbits(32):08x}")
         with suite.fleet("injection", settings, url, CHAOS_FAULT="obey", CHAOS_JOURNAL=str(journal.path)) as fleet:
             fleet.fault_worker()

@@ -2,8 +2,8 @@
 
 Every execution on the suite's Temporal server — every run of every scenario, continued-as-new
 runs, runs interrupted by kills and outages — is fetched and replayed with `Replayer` (the
-worker's workflows, the pydantic data converter); so are the histories committed in
-tests/histories/ (which CI replays too). Any non-determinism fails the scenario.
+worker's workflows, the pydantic data converter); so are the recordings kept in
+tests/histories/<version>/ (which CI replays too). Any non-determinism fails the scenario.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ async def run(suite: Suite) -> Outcome:
     executions = [execution async for execution in suite.client.list_workflows()]
     types = Counter(execution.workflow_type for execution in executions)
     histories = [await suite.client.get_workflow_handle(e.id, run_id=e.run_id).fetch_history() for e in executions]
-    committed = [WorkflowHistory.from_json(path.stem, path.read_text()) for path in sorted(COMMITTED.glob("*.json"))]
+    committed = [WorkflowHistory.from_json(path.stem, path.read_text()) for path in sorted(COMMITTED.glob("*/*.json"))]
     results = await replayer.replay_workflows(_each(histories + committed), raise_on_replay_failure=False)
     failures = [f"run {run_id}: {error}" for run_id, error in results.replay_failures.items()]
     events = sum(len(history.events) for history in histories)

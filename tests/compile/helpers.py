@@ -16,7 +16,7 @@ from domain.memory import MemoryIn
 from runtime.settings import Settings
 from runtime.temporal_client import live_pollers, signal_compile
 from sample.corpus import generate_sample
-from store.memories import retain
+from store.memories import store_memories
 
 
 def test_settings(**overrides) -> Settings:
@@ -46,7 +46,7 @@ def sample_memories(count: int, seed: int = 7) -> list[MemoryIn]:
 
 
 async def retain_sample(engine: AsyncEngine, tenant: str, owner: str, count: int, seed: int = 7) -> int:
-    result = await retain(engine, tenant, owner, sample_memories(count, seed))
+    result = await store_memories(engine, tenant, owner, sample_memories(count, seed))
     return result.changed
 
 

@@ -16,7 +16,6 @@ from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain import ids
-from domain.compile_messages import ApplyBatchResult
 from domain.plan import PageLink
 from domain.resolved_plan import (
     DirectSection,
@@ -26,6 +25,7 @@ from domain.resolved_plan import (
     ResolvedPage,
     ResolvedPlan,
 )
+from messages.compile import ApplyBatchResult
 from store.plan_apply import apply_resolved_plan
 
 TENANT, OWNER = "t-apply", "alice"

@@ -18,12 +18,12 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.compile_steps import CompileSteps
 from domain import errors, ids
-from domain.compile_messages import ApplyBatchInput, CursorPosition, NextBatchInput, ResolvePlanInput, Scope
 from domain.memory import MemoryIn
 from domain.plan import NewPage, NewSection, Plan
+from messages.compile import ApplyBatchInput, CursorPosition, NextBatchInput, ResolvePlanInput, Scope
 from store import plan_staging
 from store.compile_runs import read_cursor
-from store.memories import retain
+from store.memories import store_memories
 from tests.compile.helpers import wiki_snapshot
 
 TENANT = "rerun"
@@ -40,7 +40,7 @@ def new_page_plan(memory_id: str) -> Plan:
 async def staged_new_page(engine, store: CompileSteps, env: ActivityEnvironment):
     """A scope with one memory and a staged plan that creates one page from it."""
     scope = Scope(tenant=TENANT, owner=f"o-{uuid.uuid4().hex[:8]}")
-    await retain(engine, scope.tenant, scope.owner, [
+    await store_memories(engine, scope.tenant, scope.owner, [
         MemoryIn(content="Queued two hours at Franklin Barbecue for brisket.", metadata={})])
     batch = await env.run(store.next_batch, NextBatchInput(scope=scope, limit=50))
     plan_id = uuid.uuid4()
@@ -70,7 +70,7 @@ async def test_resolve_and_apply_run_again_after_the_apply_answer_as_the_first_t
 
 async def test_a_skipped_memory_applied_again_after_the_cursor_moved_on_is_already_applied(engine):
     scope = Scope(tenant=TENANT, owner=f"o-{uuid.uuid4().hex[:8]}")
-    await retain(engine, scope.tenant, scope.owner, [MemoryIn(content=f"Memory {n}.", metadata={}) for n in range(3)])
+    await store_memories(engine, scope.tenant, scope.owner, [MemoryIn(content=f"Memory {n}.", metadata={}) for n in range(3)])
     store = CompileSteps(engine)
     env = ActivityEnvironment()
     batch = await env.run(store.next_batch, NextBatchInput(scope=scope, limit=50))
@@ -135,7 +135,7 @@ async def test_an_apply_carrying_a_plan_after_the_cursor_moved_writes_nothing(en
     moved the cursor (another compile, a reset), the batch's rows are not written at all."""
     store, env = CompileSteps(engine), ActivityEnvironment()
     scope = Scope(tenant=TENANT, owner=f"o-{uuid.uuid4().hex[:8]}")
-    await retain(engine, scope.tenant, scope.owner, [
+    await store_memories(engine, scope.tenant, scope.owner, [
         MemoryIn(content=f"Visit {n} to Franklin Barbecue.", metadata={}) for n in range(3)])
     # Stored within one millisecond: the three positions share their timestamp and differ by id only.
     async with engine.begin() as conn:

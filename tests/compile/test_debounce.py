@@ -13,9 +13,9 @@ import uuid
 import pytest
 
 from app.retain import retain_and_signal
-from domain.compile_messages import Progress
+from messages.compile import Progress
 from runtime.temporal_client import signal_compile
-from store.memories import retain
+from store.memories import store_memories
 from tests.compile.helpers import ledger, poll, running_worker, sample_memories
 from tests.compile.helpers import test_settings as settings_for
 
@@ -66,7 +66,7 @@ async def test_admin_and_bootstrap_compiles_do_not_wait_for_the_debounce(client,
     async with running_worker(client, engine, settings):
         handles = []
         for trigger, (tenant, owner) in scopes.items():
-            await retain(engine, tenant, owner, sample_memories(5))
+            await store_memories(engine, tenant, owner, sample_memories(5))
             # What `wiki compile` (and `--bootstrap`) sends.
             handles.append(await signal_compile(client, tenant, owner, trigger=trigger, settings=settings))
         try:

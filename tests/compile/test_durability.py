@@ -27,13 +27,13 @@ from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
-from domain.compile_messages import Progress, compile_workflow_id
 from domain.memory import MemoryIn
+from messages.compile import Progress, compile_workflow_id
 from runtime.history_events import local_activity
 from runtime.search_attributes import WIKI_OWNER, WIKI_RUN, WIKI_TENANT, WIKI_TRIGGER
 from runtime.settings import Settings
 from runtime.temporal_client import compile_options, signal_compile
-from store.memories import retain
+from store.memories import store_memories
 from tests.compile.helpers import (
     compile_scope,
     ledger,
@@ -257,7 +257,7 @@ async def test_retains_during_a_compile_lose_no_wake_up(client, engine, debounce
     while_batching, while_finishing = [later[i::20] for i in range(10)], [later[i::20] for i in range(10, 20)]
 
     async def retain_and_wake(burst: list[MemoryIn]) -> int:
-        stored = (await retain(engine, tenant, owner, burst)).changed
+        stored = (await store_memories(engine, tenant, owner, burst)).changed
         await signal_compile(client, tenant, owner, memory_count=stored, settings=settings)
         return stored
 

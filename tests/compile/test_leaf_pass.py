@@ -8,7 +8,7 @@ from sqlalchemy import text
 
 from domain.memory import MemoryIn
 from domain.render import render_body_markdown
-from store.memories import retain
+from store.memories import store_memories
 from tests.compile.helpers import (
     compile_scope,
     ledger,
@@ -121,9 +121,9 @@ async def test_variants_land_on_the_existing_pages(client, engine):
         _memory("Read the paper at Barton Spring Pool.", typo, when="2026-05-04T09:00:00Z"),
     ]
     async with running_worker(client, engine, settings):
-        await retain(engine, "t1", "bob", first)
+        await store_memories(engine, "t1", "bob", first)
         await compile_scope(client, settings, "t1", "bob")
-        await retain(engine, "t1", "bob", later)
+        await store_memories(engine, "t1", "bob", later)
         await compile_scope(client, settings, "t1", "bob")
     rows = await ledger(engine, "t1", "bob")
     # The planner recognised both (an alias the metadata gives; a typo the resolution ladder reads).

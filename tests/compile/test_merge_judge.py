@@ -17,9 +17,9 @@ from temporalio.worker import Worker
 
 from app.worker import WORKFLOWS, activities_for
 from domain import errors
-from domain.compile_messages import JudgeMergesInput, JudgeMergesResult
 from domain.memory import MemoryIn
-from store.memories import retain
+from messages.compile import JudgeMergesInput, JudgeMergesResult
+from store.memories import store_memories
 from tests.compile.helpers import compile_scope, ledger, ledger_total, running_worker, test_settings
 
 START = datetime(2026, 4, 1, 12, tzinfo=UTC)
@@ -58,10 +58,10 @@ async def paris_aliases(engine, tenant: str) -> list[str]:
 
 
 async def compile_in_two_batches(client, engine, settings, tenant: str, worker_for) -> None:
-    await retain(engine, tenant, "alice", paris_visits())
+    await store_memories(engine, tenant, "alice", paris_visits())
     async with worker_for():
         await compile_scope(client, settings, tenant, "alice")
-        await retain(engine, tenant, "alice", qualified_cities())
+        await store_memories(engine, tenant, "alice", qualified_cities())
         await compile_scope(client, settings, tenant, "alice")
 
 

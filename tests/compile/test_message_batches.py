@@ -14,7 +14,7 @@ from domain.errors import ModelRejected
 from domain.pricing import TokenUsage, cost_usd
 from planners.claude_client import BatchItem, ModelClient
 from runtime.temporal_client import batch_triggers, signal_compile
-from store.memories import retain
+from store.memories import store_memories
 from tests.compile.helpers import compile_scope, ledger, poll, sample_memories, wiki_snapshot
 from tests.compile.test_model_path import (
     API_KEY,
@@ -64,7 +64,7 @@ async def test_a_bootstrap_in_batch_mode_writes_the_interactive_wiki_at_half_the
         client: Client, engine, second_engine, sim) -> None:
     memories = sample_memories(60)
     for database in (engine, second_engine):
-        await retain(database, TENANT, OWNER, memories)
+        await store_memories(database, TENANT, OWNER, memories)
     sim.config.batch_processing_seconds = 1.0
     async with model_worker(client, engine, "anthropic", WIKI_LLM_BATCH_MODE="off",
                             WIKI_RECORD_PAGE_SIZE=30) as settings:
@@ -119,7 +119,7 @@ async def test_a_worker_restart_between_submit_and_results_still_completes(clien
 async def test_many_scopes_requests_travel_in_one_message_batch(client: Client, engine, sim) -> None:
     owners = ("ana", "ben", "cy")
     for owner in owners:
-        await retain(engine, TENANT, owner, sample_memories(5, seed=len(owner) + ord(owner[0])))
+        await store_memories(engine, TENANT, owner, sample_memories(5, seed=len(owner) + ord(owner[0])))
     sim.config.batch_processing_seconds = 0.2
     window = {**BATCH, "WIKI_LLM_BATCH_WINDOW_SECONDS": 2.0}
     async with model_worker(client, engine, "anthropic", **window) as settings:

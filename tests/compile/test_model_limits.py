@@ -17,7 +17,7 @@ from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
 from app.worker import build_workers
-from domain.compile_messages import CompileInput, Scope, compile_workflow_id
+from messages.compile import CompileInput, Scope, compile_workflow_id
 from runtime.temporal_client import compile_options, signal_compile
 from tests.compile.helpers import ledger, wiki_snapshot
 from tests.compile.helpers import test_settings as settings_for

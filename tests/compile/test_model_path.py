@@ -28,11 +28,11 @@ from domain.memory import MemoryIn
 from domain.pricing import TokenUsage, cost_usd
 from runtime.settings import ConfigError, Settings
 from runtime.temporal_client import signal_compile
-from store.memories import retain
+from store.memories import store_memories
 from tests.compile.helpers import compile_scope, ledger, running_worker, sample_memories, wiki_snapshot
 from tests.compile.helpers import test_settings as settings_for
 from tests.conftest import SIM_ACCESS_KEY
-from workflows.compile import LLM_RETRY
+from workflows.policies import MODEL_CALL_RETRY
 
 TENANT, OWNER = "t-model", "alice"
 API_KEY = "sim-anthropic-key"
@@ -78,7 +78,7 @@ async def retain_trip(engine: AsyncEngine, count: int) -> list[str]:
                          occurred_at=f"2026-05-{day:02d}T09:00:00Z",
                          metadata={"entities": [{"name": "Lisbon", "type": "topic", "kind": "city"}]})
                 for day in range(1, count + 1)]
-    result = await retain(engine, TENANT, OWNER, memories)
+    result = await store_memories(engine, TENANT, OWNER, memories)
     return [str(memory_id) for memory_id in result.inserted]
 
 
@@ -146,7 +146,7 @@ async def test_the_wiki_equals_the_scripted_runs_and_the_ledger_is_what_was_bill
         client, engine, second_engine, sim, provider) -> None:
     memories = sample_memories(90)
     for database in (engine, second_engine):
-        await retain(database, TENANT, OWNER, memories)
+        await store_memories(database, TENANT, OWNER, memories)
     scripted = settings_for(WIKI_AGGREGATION_PASS_ENABLED=False, WIKI_RECORD_PAGE_SIZE=30)
     async with running_worker(client, engine, scripted):
         await compile_scope(client, scripted, TENANT, OWNER)
@@ -200,7 +200,7 @@ async def test_the_wiki_equals_the_scripted_runs_and_the_ledger_is_what_was_bill
 
 
 async def test_the_aggregation_pass_goes_through_the_simulator_and_is_priced(client, engine, sim) -> None:
-    await retain(engine, TENANT, OWNER, sample_memories(60))
+    await store_memories(engine, TENANT, OWNER, sample_memories(60))
     async with model_worker(client, engine, "anthropic", WIKI_AGGREGATION_PASS_ENABLED=True) as settings:
         await compile_scope(client, settings, TENANT, OWNER)
 
@@ -217,7 +217,7 @@ async def test_the_aggregation_pass_goes_through_the_simulator_and_is_priced(cli
 async def test_throttling_waits_the_providers_delay_and_transient_failures_back_off(
         client, engine, sim, provider) -> None:
     ids = await retain_trip(engine, 4)
-    retry_after = LLM_RETRY.initial_interval.total_seconds() + 1
+    retry_after = MODEL_CALL_RETRY.initial_interval.total_seconds() + 1
     sim.fail_next("rate_limit", "planner", retry_after=retry_after)
     sim.fail_next("model_error" if provider == "bedrock" else "overloaded", "planner")
     async with model_worker(client, engine, provider) as settings:
@@ -227,7 +227,7 @@ async def test_throttling_waits_the_providers_delay_and_transient_failures_back_
     assert (first.status, second.status, third.status) == (429, 424 if provider == "bedrock" else 529, 200)
     if provider == "anthropic":  # Bedrock sends no retry-after: its throttling backs off like the rest
         assert second.at - first.at >= retry_after
-    assert third.at - second.at >= LLM_RETRY.initial_interval.total_seconds()
+    assert third.at - second.at >= MODEL_CALL_RETRY.initial_interval.total_seconds()
     run = await only_run(engine)
     assert run["status"] == "succeeded"
     assert await cursor_record(engine) == ids[-1]
@@ -291,7 +291,7 @@ async def test_an_unusable_plan_splits_the_batch_and_is_still_priced(client, eng
 
 
 async def test_a_truncated_aggregation_reply_is_recorded_and_priced(client, engine, sim) -> None:
-    await retain(engine, TENANT, OWNER, sample_memories(40))
+    await store_memories(engine, TENANT, OWNER, sample_memories(40))
     sim.fail_next("truncate", "aggregation")
     async with model_worker(client, engine, "anthropic", WIKI_AGGREGATION_PASS_ENABLED=True) as settings:
         await compile_scope(client, settings, TENANT, OWNER)
@@ -376,7 +376,7 @@ def test_a_model_id_of_the_wrong_provider_stops_start_up_naming_the_setting() ->
 
 async def test_ids_the_scope_does_not_own_are_dropped_and_counted_never_written(client, engine, sim) -> None:
     async with model_worker(client, engine, "anthropic") as settings:
-        other_ids = await retain(engine, "other", OWNER, [MemoryIn(content="Lisbon again.")])
+        other_ids = await store_memories(engine, "other", OWNER, [MemoryIn(content="Lisbon again.")])
         foreign_memory = str(other_ids.inserted[0])
         ids = await retain_trip(engine, 4)
 

@@ -22,10 +22,10 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 
 from domain.aliases import normalize_alias
-from domain.compile_messages import PlanBatchInput, compile_workflow_id
 from domain.memory import MemoryIn
 from evals.corpus import generate
-from store.memories import retain
+from messages.compile import PlanBatchInput, compile_workflow_id
+from store.memories import store_memories
 from tests.compile.helpers import compile_scope, running_worker, test_settings
 from tests.golden.dump import dump_scope, encode, first_difference
 from tests.golden.make_fixture import FIXTURE, compile_sample
@@ -84,7 +84,7 @@ async def test_overlapped_compile_writes_the_sequential_wiki(client, engine, cap
     caplog.set_level(logging.WARNING, logger="activities.planning")
     corpus = generate(SEED, SIZE).tenants[0]
     tenant, owner = corpus.tenant, f"{corpus.owner}-overlap"
-    await retain(engine, tenant, owner, [MemoryIn.model_validate(m) for m in corpus.memories])
+    await store_memories(engine, tenant, owner, [MemoryIn.model_validate(m) for m in corpus.memories])
 
     sequential = await _compile(client, engine, tenant, owner, overlap=False)
     sequential_runs = await _ledgers(engine, tenant, owner)

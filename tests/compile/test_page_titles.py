@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain import ids
 from domain.memory import MemoryIn
 from domain.resolved_plan import DirectSection, ResolvedPage, ResolvedPlan
-from store.memories import retain
+from store.memories import store_memories
 from store.plan_apply import apply_resolved_plan
 
 OWNER = "alice"
@@ -30,7 +30,7 @@ async def memories(engine: AsyncEngine, scope: str, *spellings: str | tuple[str,
         name, page_type = spelling if isinstance(spelling, tuple) else (spelling, "entity")
         rows.append(MemoryIn(id=uuid.uuid4(), content=f"Lunch at {name}.", occurred_at=DAY + timedelta(days=day),
                              metadata={"entities": [{"name": name, "type": page_type, "kind": "restaurant"}]}))
-    await retain(engine, scope, OWNER, rows)
+    await store_memories(engine, scope, OWNER, rows)
     return [str(row.id) for row in rows]
 
 
@@ -90,7 +90,7 @@ async def test_only_the_pages_own_names_of_its_own_type_count(engine):
 async def test_a_page_whose_memories_name_nothing_keeps_its_planners_title(engine):
     scope = tenant()
     refs = [str(uuid.uuid4())]
-    await retain(engine, scope, OWNER, [MemoryIn(id=uuid.UUID(refs[0]), content="Dinner at Odd Duck.", occurred_at=DAY)])
+    await store_memories(engine, scope, OWNER, [MemoryIn(id=uuid.UUID(refs[0]), content="Dinner at Odd Duck.", occurred_at=DAY)])
     await apply(engine, scope, page(scope, "odd-duck", "Odd Duck", refs, ["odd duck"]))
 
     assert [title for _, _, title in await stored(engine, scope)] == ["Odd Duck"]

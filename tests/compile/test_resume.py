@@ -19,7 +19,7 @@ from temporalio.exceptions import ApplicationError
 from app.operations import resume_scope
 from domain import errors
 from runtime.temporal_client import signal_compile
-from store.memories import retain
+from store.memories import store_memories
 from tests.compile.helpers import ledger, running_worker, sample_memories
 from tests.compile.helpers import test_settings as settings_for
 from tests.compile.test_durability import UNCAPPED, assert_same_wiki, comparable_wiki, cursor_record_id
@@ -44,7 +44,7 @@ def leaf_settings():
 
 
 async def uninterrupted(client, engine, settings, tenant: str) -> dict[str, list[tuple]]:
-    await retain(engine, tenant, OWNER, sample_memories(COUNT))
+    await store_memories(engine, tenant, OWNER, sample_memories(COUNT))
     async with running_worker(client, engine, settings):
         await (await signal_compile(client, tenant, OWNER, trigger="admin", settings=settings)).result()
     return await comparable_wiki(engine, tenant, OWNER)
@@ -63,7 +63,7 @@ async def test_a_compile_resumed_after_the_model_failed_equals_an_uninterrupted_
     settings = leaf_settings()
     reference = await uninterrupted(client, second_engine, settings, tenant)
 
-    await retain(engine, tenant, OWNER, sample_memories(COUNT))
+    await store_memories(engine, tenant, OWNER, sample_memories(COUNT))
     async with worker_with_rejecting_planner(client, engine, settings, good_calls=2):
         handle = await signal_compile(client, tenant, OWNER, trigger="admin", settings=settings)
         with pytest.raises(WorkflowFailureError):
@@ -90,7 +90,7 @@ async def test_a_compile_resumed_after_apply_rejected_equals_an_uninterrupted_on
         late = next(row for row in cited if min(order.index(ref) for ref in row.refs) >= 2 * PAGE_SIZE)
 
     # Another scope's row already holds that page's id: the batch creating the page is refused whole.
-    await retain(engine, tenant, OWNER, sample_memories(COUNT))
+    await store_memories(engine, tenant, OWNER, sample_memories(COUNT))
     async with engine.begin() as conn:
         await conn.execute(text("INSERT INTO wiki_pages (id, tenant_id, owner_id, type, slug, title) "
                                 "VALUES (:id, 'squatter', 'bob', :type, 'squatter', 'Squatter')"),

@@ -230,30 +230,30 @@ class TestParseJsonResponse:
     def test_slices_from_the_first_opener_to_the_last_matching_closer(self) -> None:
         assert parse_json_response('Plan: [1, {"b": 2}] done') == [1, {"b": 2}]
         # No repair: a stray closer after the object is swallowed by the slice, which then fails.
-        with pytest.raises(JsonResponseError, match=r"^parseJsonResponse: invalid JSON"):
+        with pytest.raises(JsonResponseError, match=r"^model reply: invalid JSON"):
             parse_json_response('Plan: {"a": [1]} trailing } text')
 
     def test_empty_input(self) -> None:
-        with pytest.raises(JsonResponseError, match=r"^parseJsonResponse: empty response$"):
+        with pytest.raises(JsonResponseError, match=r"^model reply: empty response$"):
             parse_json_response("  \n ")
 
     def test_no_json(self) -> None:
         with pytest.raises(
-            JsonResponseError, match=r"^parseJsonResponse: no JSON found in response: no json here"
+            JsonResponseError, match=r"^model reply: no JSON found in response: no json here"
         ):
             parse_json_response("no json here at all")
 
     def test_long_text_without_json_is_previewed_with_an_ellipsis(self) -> None:
         with pytest.raises(JsonResponseError) as excinfo:
             parse_json_response("x" * 300)
-        assert str(excinfo.value) == "parseJsonResponse: no JSON found in response: " + "x" * 200 + "…"
+        assert str(excinfo.value) == "model reply: no JSON found in response: " + "x" * 200 + "…"
 
     def test_broken_fenced_json_does_not_fall_back_to_slicing(self) -> None:
-        with pytest.raises(JsonResponseError, match=r"^parseJsonResponse: invalid JSON"):
+        with pytest.raises(JsonResponseError, match=r"^model reply: invalid JSON"):
             parse_json_response('```json\n{"a": }\n```\n{"b": 1}')
 
     def test_broken_sliced_json_raises(self) -> None:
-        with pytest.raises(JsonResponseError, match=r"^parseJsonResponse: invalid JSON"):
+        with pytest.raises(JsonResponseError, match=r"^model reply: invalid JSON"):
             parse_json_response('Plan: {"a": 1,}')
 
     def test_nan_is_not_json(self) -> None:

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from domain.errors import PlanInvalid
-from domain.resolution import MergeQuestion, MergeSide, Rung
+from domain.merge_questions import MergeQuestion, MergeSide
+from domain.resolution import Rung
 from planners.judge_prompt import JUDGE_REPLY_SCHEMA, build_judge_prompt, parse_judge_reply
 
 

@@ -4,20 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from domain.resolution import (
-    MergeQuestion,
-    MergeSide,
-    NameSet,
-    Rung,
-    compare,
-    compare_names,
-    infer_kind,
-    is_informative,
-    osa_distance,
-    parse_name,
-    scripted_judgement,
-    search_keys,
-)
+from domain.merge_questions import MergeQuestion, MergeSide
+from domain.names import infer_kind, parse_name
+from domain.resolution import NameSet, Rung, compare, compare_names, is_informative, search_keys
+from planners.scripted.judgement import scripted_judgement
 
 RESTAURANT_IN_AUSTIN = "Restaurant in Austin, TX."
 
@@ -155,8 +145,11 @@ def test_information_gates() -> None:
     assert not is_informative("aaaaaaa")
     assert is_informative("biscuit")
     assert is_informative("odd duck")
-    assert osa_distance("margeurite", "marguerite") == 1
-    assert osa_distance("uchi", "uchiko") == 2
+    # An adjacent transposition is one edit, like a deletion; two edits need a word of ten letters or more.
+    assert compare_names(parse_name("Margeurite"), parse_name("Marguerite")).rung is Rung.TYPO
+    assert compare_names(parse_name("Margeurite Lowe"), parse_name("Marguerite Lowe")).rung is Rung.TYPO
+    assert compare_names(parse_name("Marguerte Lowe"), parse_name("Marguerite Lowe")).rung is Rung.TYPO
+    assert compare_names(parse_name("Margaerte Lowe"), parse_name("Marguerite Lowe")).rung is not Rung.TYPO
 
 
 def test_kinds_are_read_from_summaries_and_descriptors() -> None:

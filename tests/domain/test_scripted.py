@@ -12,7 +12,7 @@ import pytest
 from domain.aliases import normalize_alias
 from domain.context import CandidatePage, CandidateSection, MemoryRecord, OpenMention, PlannerContext
 from domain.plan import Plan
-from planners.scripted import scripted_plan, scripted_write_section
+from planners.scripted.leaf_plan import scripted_plan, scripted_write_section
 
 UUID_IN_TEXT = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
 BASE_TIME = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

@@ -8,7 +8,7 @@ from domain.aliases import slugify_title
 from domain.context import AggregationPage, AggregationParentCandidate, AggregationSection
 from domain.plan import Plan
 from domain.render import render_rollup_list
-from planners.scripted_aggregation import scripted_aggregation_plan
+from planners.scripted.aggregation import scripted_aggregation_plan
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 AUSTIN_RECORDS = ["mem-austin-1", "mem-austin-2", "mem-austin-3"]

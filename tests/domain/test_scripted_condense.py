@@ -1,4 +1,4 @@
-"""Condensed sections (planners/scripted_condense.py) and the scripted writer that rebuilds them."""
+"""Condensed sections (planners/scripted/condense.py) and the scripted writer that rebuilds them."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 from domain.context import MemoryRecord
 from domain.resolved_plan import SectionTask
-from planners.scripted import scripted_rewrite_section, scripted_write_section
-from planners.scripted_condense import LATEST_OBSERVATIONS, condensed_body, log_body, visits_body
+from planners.scripted.condense import LATEST_OBSERVATIONS, condensed_body, log_body, visits_body
+from planners.scripted.leaf_plan import scripted_rewrite_section, scripted_write_section
 
 BASE = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 RETAINED = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)  # long after the memories happened

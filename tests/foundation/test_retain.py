@@ -8,8 +8,8 @@ import uuid
 import pytest
 from sqlalchemy import text
 
-from domain.memory import MemoryIn, ScopeError, parse_memory_lines
-from store.memories import Cursor, RetainError, RetainResult, load_memories, read_after, retain
+from domain.memory import MemoryIn, RetainError, ScopeError, parse_memory_lines
+from store.memories import Cursor, RetainResult, load_memories, read_after, store_memories
 
 
 async def _count(engine) -> int:
@@ -20,17 +20,17 @@ async def _count(engine) -> int:
 async def test_retain_is_idempotent_on_id_and_updates_changed_content(engine):
     first = MemoryIn(id=uuid.uuid4(), content="Had brisket at Franklin Barbecue.", metadata={"tags": ["bbq"]})
     second = MemoryIn(content="Walked Biscuit around Lady Bird Lake.")
-    result = await retain(engine, "t1", "o1", [first, second])
+    result = await store_memories(engine, "t1", "o1", [first, second])
     assert len(result.inserted) == 2 and result.changed == 2
 
-    again = await retain(engine, "t1", "o1", [first, second])
+    again = await store_memories(engine, "t1", "o1", [first, second])
     assert again.changed == 0 and len(again.unchanged) == 2
     assert await _count(engine) == 2
 
     async with engine.connect() as conn:
         before = (await conn.execute(text("SELECT updated_at FROM memory_units WHERE id = :i"), {"i": first.id})).scalar_one()
     edited = first.model_copy(update={"content": "Had brisket and turkey at Franklin Barbecue."})
-    changed = await retain(engine, "t1", "o1", [edited])
+    changed = await store_memories(engine, "t1", "o1", [edited])
     assert changed.updated == [first.id]
     async with engine.connect() as conn:
         row = (await conn.execute(text("SELECT content, updated_at FROM memory_units WHERE id = :i"), {"i": first.id})).one()
@@ -40,8 +40,8 @@ async def test_retain_is_idempotent_on_id_and_updates_changed_content(engine):
 async def test_retained_memories_are_read_in_occurrence_order_after_earlier_retains(engine):
     late = MemoryIn(content="second", occurred_at="2026-03-02T10:00:00Z")
     early = MemoryIn(content="first", occurred_at="2026-03-01T10:00:00Z")
-    await retain(engine, "t1", "o1", [late, early])
-    await retain(engine, "t1", "o1", [MemoryIn(content="third", occurred_at="2026-01-01T00:00:00Z")])
+    await store_memories(engine, "t1", "o1", [late, early])
+    await store_memories(engine, "t1", "o1", [MemoryIn(content="third", occurred_at="2026-01-01T00:00:00Z")])
     async with engine.connect() as conn:
         records, _ = await read_after(conn, "t1", "o1", Cursor(), limit=10)
     assert [r.content for r in records] == ["first", "second", "third"]
@@ -56,19 +56,19 @@ async def _memory_rows(engine, memory_id: uuid.UUID) -> list[tuple]:
 
 async def test_the_same_id_in_two_tenants_is_two_memories_neither_scope_sees_the_other(engine):
     shared = uuid.uuid4()
-    mine = await retain(engine, "t1", "o1", [MemoryIn(id=shared, content="mine")])
+    mine = await store_memories(engine, "t1", "o1", [MemoryIn(id=shared, content="mine")])
     # The second tenant's batch behaves exactly as on an empty store: the id is simply new to it.
-    theirs = await retain(engine, "t2", "o1", [MemoryIn(content="fine"), MemoryIn(id=shared, content="theirs")])
-    alone = await retain(engine, "t3", "o1", [MemoryIn(content="fine"), MemoryIn(id=uuid.uuid4(), content="theirs")])
+    theirs = await store_memories(engine, "t2", "o1", [MemoryIn(content="fine"), MemoryIn(id=shared, content="theirs")])
+    alone = await store_memories(engine, "t3", "o1", [MemoryIn(content="fine"), MemoryIn(id=uuid.uuid4(), content="theirs")])
     assert mine.inserted == [shared] and shared in theirs.inserted
     assert (len(theirs.inserted), len(theirs.updated), len(theirs.unchanged)) == (
         len(alone.inserted), len(alone.updated), len(alone.unchanged)) == (2, 0, 0)
     assert await _memory_rows(engine, shared) == [("t1", "o1", "mine"), ("t2", "o1", "theirs")]
 
     # An update in one scope leaves the other's memory, and what each scope reads, untouched.
-    edited = await retain(engine, "t2", "o1", [MemoryIn(id=shared, content="theirs, edited")])
+    edited = await store_memories(engine, "t2", "o1", [MemoryIn(id=shared, content="theirs, edited")])
     assert edited.updated == [shared]
-    assert await retain(engine, "t1", "o1", [MemoryIn(id=shared, content="mine")]) == RetainResult(unchanged=[shared])
+    assert await store_memories(engine, "t1", "o1", [MemoryIn(id=shared, content="mine")]) == RetainResult(unchanged=[shared])
     async with engine.connect() as conn:
         first = await load_memories(conn, "t1", "o1", [shared])
         second, _ = await read_after(conn, "t2", "o1", Cursor(), limit=10)
@@ -79,14 +79,14 @@ async def test_the_same_id_in_two_tenants_is_two_memories_neither_scope_sees_the
 async def test_conflicting_duplicates_in_one_batch_store_nothing(engine):
     same = uuid.uuid4()
     with pytest.raises(RetainError, match="twice"):
-        await retain(engine, "t1", "o1", [MemoryIn(id=same, content="a"), MemoryIn(id=same, content="b")])
+        await store_memories(engine, "t1", "o1", [MemoryIn(id=same, content="a"), MemoryIn(id=same, content="b")])
     assert await _count(engine) == 0
 
 
 @pytest.mark.parametrize("tenant", ["", "a b", "x" * 129, "t;drop", "tenant/1"])
 async def test_bad_scope_is_rejected(engine, tenant):
     with pytest.raises(ScopeError, match="tenant must be 1-128 characters"):
-        await retain(engine, tenant, "o1", [MemoryIn(content="x")])
+        await store_memories(engine, tenant, "o1", [MemoryIn(content="x")])
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from domain.memory import MemoryIn
 from runtime.database import downgrade, migrate
-from store.memories import Cursor, read_after, retain
+from store.memories import Cursor, read_after, store_memories
 
 
 async def _tables(engine) -> set[str]:
@@ -37,7 +37,7 @@ async def test_migrations_downgrade_to_base_and_upgrade_again(engine):
 async def test_downgrading_scoped_memory_ids_refuses_while_an_id_is_in_two_scopes(engine):
     shared = uuid.uuid4()
     for tenant in ("t1", "t2"):
-        await retain(engine, tenant, "o", [MemoryIn(id=shared, content=f"memory of {tenant}")])
+        await store_memories(engine, tenant, "o", [MemoryIn(id=shared, content=f"memory of {tenant}")])
     await downgrade(engine, "0003_scoped_memory_ids")  # later revisions first (they do not touch memory ids)
     with pytest.raises(RuntimeError, match="1 memory ids exist in more than one scope"):
         await downgrade(engine, "-1")  # one step: 0003_scoped_memory_ids, wherever the merge chains it

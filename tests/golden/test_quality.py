@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from domain.memory import MemoryIn
-from store.memories import retain
+from store.memories import store_memories
 from tests.compile.helpers import retain_sample, test_settings
 from tests.golden.dump import first_difference
 from tests.golden.quality import compile_again_and_rebuild, measure
@@ -37,7 +37,7 @@ HOSTILE = [
 async def test_the_wiki_is_exact_safe_and_rebuilt_identically(client, engine) -> None:
     settings = test_settings()
     await retain_sample(engine, TENANT, OWNER, SAMPLE)
-    await retain(engine, TENANT, OWNER, HOSTILE)
+    await store_memories(engine, TENANT, OWNER, HOSTILE)
     first, again, rebuilt = await compile_again_and_rebuild(client, engine, settings, TENANT, OWNER)
 
     assert first_difference(first, again) is None, "compiling again changed the wiki"

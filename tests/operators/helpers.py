@@ -9,9 +9,9 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain.compile_messages import compile_workflow_id
 from domain.memory import MemoryIn
-from store.memories import retain
+from messages.compile import compile_workflow_id
+from store.memories import store_memories
 
 
 async def execute(engine: AsyncEngine, sql: str, **params: Any) -> None:
@@ -95,7 +95,7 @@ async def ledger_row(engine: AsyncEngine, *, status: str, days_old: int, tenant:
 
 async def memories(engine: AsyncEngine, tenant: str, owner: str, contents: list[str]) -> list[str]:
     """Retain plain memories (no metadata hints: the scripted planner makes nothing of them)."""
-    result = await retain(engine, tenant, owner, [MemoryIn(content=c) for c in contents])
+    result = await store_memories(engine, tenant, owner, [MemoryIn(content=c) for c in contents])
     return [str(m) for m in result.inserted]
 
 

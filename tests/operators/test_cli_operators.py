@@ -17,7 +17,7 @@ from temporalio.worker import Worker
 from app.retain import retain_and_signal
 from app.worker import WORKFLOWS, activities_for
 from domain import errors
-from domain.compile_messages import PlanBatchInput, PlanBatchResult, compile_workflow_id
+from messages.compile import PlanBatchInput, PlanBatchResult, compile_workflow_id
 from runtime.settings import Settings
 from tests.compile.helpers import ledger, running_worker, sample_memories
 from tests.golden.dump import dump_scope, first_difference

@@ -10,7 +10,7 @@ import uuid
 import pytest
 
 from domain.memory import MemoryIn
-from store.memories import retain
+from store.memories import store_memories
 from tests.compile.helpers import compile_scope, running_worker
 from tests.operators import helpers as db
 from tests.operators.cli import one_error_line, scope, wiki
@@ -28,7 +28,7 @@ def franklin(content: str, day: int) -> MemoryIn:
 
 async def retain_franklin(engine, *contents: str, first_day: int = 1) -> list[str]:
     memories = [franklin(content, first_day + n) for n, content in enumerate(contents)]
-    result = await retain(engine, TENANT, "alice", memories)
+    result = await store_memories(engine, TENANT, "alice", memories)
     return [str(m) for m in result.inserted]
 
 

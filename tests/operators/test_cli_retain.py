@@ -7,7 +7,7 @@ from pathlib import Path
 
 from temporalio.api.enums.v1 import EventType
 
-from domain.compile_messages import compile_workflow_id
+from messages.compile import compile_workflow_id
 from runtime.search_attributes import WIKI_TENANT, WIKI_TRIGGER
 from tests.compile.helpers import ledger, running_worker, sample_memories
 from tests.operators.cli import scope, wiki

@@ -15,8 +15,8 @@ from app.operations import (
     install_lint_schedule,
     set_lint_schedule_paused,
 )
-from domain.compile_messages import compile_workflow_id
 from domain.lint import LintInput, LintReport
+from messages.compile import compile_workflow_id
 from runtime.search_attributes import WIKI_OWNER, WIKI_TENANT, WIKI_TRIGGER
 from tests.compile.helpers import running_worker
 from tests.compile.helpers import test_settings as worker_settings

@@ -28,10 +28,10 @@ from chaos.measure import cross_scope_rows, history_stats, ledger_rows, ledger_s
 from chaos.scenarios.prompt_injection import injection_memories
 from chaos.scenarios.throttling import attempts_match_history, check_retry_after
 from chaos.suite import CANARY, canary_memories
-from domain.compile_messages import compile_workflow_id
 from domain.memory import MemoryIn
+from messages.compile import compile_workflow_id
 from runtime.settings import Settings
-from store.memories import retain
+from store.memories import store_memories
 from store.wiki_reads import backlinks, find_page, search_pages, sections_citing
 from tests.compile.helpers import compile_scope, running_worker, sample_memories, test_settings, wiki_snapshot
 
@@ -88,7 +88,7 @@ async def test_two_tenants_with_the_same_memories_share_no_row_and_no_read(clien
     first, second = new_tenant("iso-a"), new_tenant("iso-b")
     memories = sample_memories(120)
     for tenant in (first, second):
-        assert (await retain(engine, tenant, OWNER, memories)).changed == len(memories)
+        assert (await store_memories(engine, tenant, OWNER, memories)).changed == len(memories)
     settings = test_settings()
     async with running_worker(client, engine, settings):
         # The second compiles once the first is complete: every page it proposes then has a page of
@@ -138,9 +138,9 @@ def visits(name: str, aliases: list[str]) -> list[MemoryIn]:
 
 async def test_a_name_only_another_tenant_has_a_page_for_never_merges_into_it(client, engine):
     first, second = new_tenant("merge-a"), new_tenant("merge-b")
-    await retain(engine, first, OWNER, visits("Franklin Barbecue", ["franklin bbq"]))
+    await store_memories(engine, first, OWNER, visits("Franklin Barbecue", ["franklin bbq"]))
     # A variant spelling whose aliases name the first tenant's page exactly (and nearly).
-    await retain(engine, second, OWNER, visits("Franklin Barbeque", ["Franklin Barbecue", "franklin bbq"]))
+    await store_memories(engine, second, OWNER, visits("Franklin Barbeque", ["Franklin Barbecue", "franklin bbq"]))
     settings = test_settings()
     async with running_worker(client, engine, settings):
         await compile_scope(client, settings, first, OWNER)
@@ -160,7 +160,7 @@ async def test_a_name_only_another_tenant_has_a_page_for_never_merges_into_it(cl
 
 async def test_a_planner_that_obeys_injected_orders_changes_nothing_outside_its_scope(client, engine, tmp_path: Path):
     victim, attacker = new_tenant("victim"), new_tenant("attacker")
-    await retain(engine, victim, OWNER, sample_memories(60) + canary_memories())
+    await store_memories(engine, victim, OWNER, sample_memories(60) + canary_memories())
     plain = test_settings()
     async with running_worker(client, engine, plain):
         await compile_scope(client, plain, victim, OWNER)
@@ -179,7 +179,7 @@ async def test_a_planner_that_obeys_injected_orders_changes_nothing_outside_its_
                 "SELECT id FROM memory_units WHERE tenant_id = :t AND owner_id = :o LIMIT 4"), scope)).scalars()],
         }
     assert targets["pages"] and targets["mentions"]
-    await retain(engine, attacker, OWNER, sample_memories(60) + injection_memories(targets))
+    await store_memories(engine, attacker, OWNER, sample_memories(60) + injection_memories(targets))
     journal = Journal(tmp_path / "obey.jsonl")
     settings = test_settings(WIKI_LLM_TASK_QUEUE=f"llm-{uuid.uuid4()}")
 
@@ -204,7 +204,7 @@ async def test_a_few_throttled_model_calls_wait_their_retry_after_and_change_not
     tenant = new_tenant("throttled")
     memories = sample_memories(60)
     for database in (engine, second_engine):
-        await retain(database, tenant, OWNER, memories)
+        await store_memories(database, tenant, OWNER, memories)
     plain = test_settings()
     async with running_worker(client, second_engine, plain):
         await compile_scope(client, plain, tenant, OWNER)

@@ -17,10 +17,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.retain import retain_and_signal
 from chaos.measure import cross_scope_rows, ledger_rows, ledger_sum, pending_memories
-from domain.compile_messages import compile_workflow_id, encode_scope_part
 from domain.memory import ScopeError, validate_scope_part
+from messages.compile import compile_workflow_id, encode_scope_part
 from runtime.search_attributes import WIKI_OWNER, WIKI_TENANT
-from store.memories import retain
+from store.memories import store_memories
 from store.wiki_reads import sections_citing
 from tests.compile.helpers import compile_scope, running_worker, sample_memories, test_settings
 from tests.reliability.test_isolation import new_tenant, structure
@@ -103,7 +103,7 @@ async def test_the_same_memory_ids_in_two_tenants_compile_into_two_wikis_citing_
     memories = [memory.model_copy(update={"id": uuid.uuid5(namespace, str(n))})
                 for n, memory in enumerate(sample_memories(120))]
     for tenant in (first, second):
-        stored = await retain(engine, tenant, OWNER, memories)
+        stored = await store_memories(engine, tenant, OWNER, memories)
         assert len(stored.inserted) == len(memories)  # the second tenant is told nothing of the first
     settings = test_settings()
     async with running_worker(client, engine, settings):

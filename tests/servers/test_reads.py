@@ -10,6 +10,7 @@ import pytest
 
 from app import reads
 from app.reads import BadInput, NotFound, ReadScope
+from app.retain import parse_memories
 from store.wiki_reads import PageSection, PageView
 from tests.operators import helpers as db
 from tests.servers.wiki import OWNER, seed_scope
@@ -192,14 +193,14 @@ async def test_metacharacter_queries_are_plain_text(engine, wiki):
 
 def test_retain_batches_are_bounded_and_validated():
     with pytest.raises(BadInput, match="empty"):
-        reads.parse_memories([])
+        parse_memories([])
     with pytest.raises(BadInput, match="at most 100"):
-        reads.parse_memories([{"content": f"m{i}"} for i in range(101)])
+        parse_memories([{"content": f"m{i}"} for i in range(101)])
     with pytest.raises(BadInput, match=r"memories\[1\]\.content.*32768"):
-        reads.parse_memories([{"content": "ok"}, {"content": "x" * 40_000}])
+        parse_memories([{"content": "ok"}, {"content": "x" * 40_000}])
     with pytest.raises(BadInput, match=r"memories\[0\]\.tenant"):
-        reads.parse_memories([{"content": "ok", "tenant": "globex"}])  # no field can name a scope
-    assert len(reads.parse_memories([{"content": "ok", "id": str(uuid.uuid4())}])) == 1
+        parse_memories([{"content": "ok", "tenant": "globex"}])  # no field can name a scope
+    assert len(parse_memories([{"content": "ok", "id": str(uuid.uuid4())}])) == 1
 
 
 def test_the_page_an_agent_reads_is_safe_whatever_the_rows_hold() -> None:

@@ -1,0 +1,86 @@
+"""An operator's view of a scope's wiki: search, a page with its sources and backlinks, a memory and
+the sections citing it, and archiving, restoring or deleting a page. `wiki search`, `wiki page …`
+and `wiki memory …` call these; each returns None where the scope has no such page or memory, and
+the caller says so.
+
+Unlike the agents' reads (app/reads.py), a page is named exactly (TYPE/SLUG) and archived pages are
+shown too: an operator restores what an agent no longer sees.
+"""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from pydantic import Field
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from store import wiki_admin, wiki_reads
+from store.wiki_admin import DeletedPage
+from store.wiki_reads import Backlink, CitingSection, MemoryView, PageView, SearchHit, SourceMemory
+
+__all__ = ["Backlink", "CitingSection", "DeletedPage", "MemoryShown", "PageWithSources", "SearchHit",
+           "SourceMemory", "backlinks_of", "delete_page", "memory_shown", "page_with_sources", "search",
+           "sections_citing", "set_page_status"]
+
+
+class PageWithSources(PageView):
+    """The page, and on request the memories each section cites (by section slug)."""
+
+    sources: dict[str, list[SourceMemory]] = Field(default_factory=dict)
+
+
+class MemoryShown(MemoryView):
+    cited_by: list[CitingSection]
+
+
+async def search(conn: AsyncConnection, tenant: str, owner: str, query: str, limit: int) -> list[SearchHit]:
+    """The scope's active pages matching the query, best first."""
+    return await wiki_reads.search_pages(conn, tenant, owner, query, limit)
+
+
+async def page_with_sources(conn: AsyncConnection, tenant: str, owner: str, page_type: str, slug: str, *,
+                            sources: bool) -> PageWithSources | None:
+    """The page (archived too), and with `sources` the memories each of its sections cites."""
+    page = await wiki_reads.find_page(conn, tenant, owner, page_type, slug, include_archived=True)
+    if page is None:
+        return None
+    cited = await wiki_reads.section_sources(conn, tenant, owner, page.id) if sources else {}
+    return PageWithSources(**page.model_dump(), sources=cited)
+
+
+async def backlinks_of(conn: AsyncConnection, tenant: str, owner: str, page_type: str,
+                       slug: str) -> list[Backlink] | None:
+    """The active pages linking to the page (archived or not); None when the scope has no such page."""
+    page = await wiki_reads.find_page(conn, tenant, owner, page_type, slug, include_archived=True)
+    if page is None:
+        return None
+    return await wiki_reads.backlinks(conn, tenant, owner, page.id)
+
+
+async def set_page_status(conn: AsyncConnection, tenant: str, owner: str, page_type: str, slug: str,
+                          status: str) -> bool:
+    """Archive (`archived`) or restore (`active`) a page; False when the scope has no such page."""
+    return await wiki_admin.set_page_status(conn, tenant, owner, page_type, slug, status)
+
+
+async def delete_page(conn: AsyncConnection, tenant: str, owner: str, page_type: str,
+                      slug: str) -> DeletedPage | None:
+    """Delete the page for good, with what hangs off it; None when the scope has no such page."""
+    return await wiki_admin.delete_page(conn, tenant, owner, page_type, slug)
+
+
+async def memory_shown(conn: AsyncConnection, tenant: str, owner: str, memory_id: UUID) -> MemoryShown | None:
+    """The memory whole, and the sections of active pages citing it."""
+    found = await wiki_reads.find_memory(conn, tenant, owner, memory_id)
+    if found is None:
+        return None
+    cited_by = await wiki_reads.sections_citing(conn, tenant, owner, memory_id)
+    return MemoryShown(**found.model_dump(), cited_by=cited_by)
+
+
+async def sections_citing(conn: AsyncConnection, tenant: str, owner: str,
+                          memory_id: UUID) -> list[CitingSection] | None:
+    """The sections of active pages citing the memory; None when the scope has no such memory."""
+    if not await wiki_reads.memory_exists(conn, tenant, owner, memory_id):
+        return None
+    return await wiki_reads.sections_citing(conn, tenant, owner, memory_id)

@@ -1,0 +1,185 @@
+"""What a name says: its core, what people add around it, and what kind of thing it names.
+
+A name is parsed into a core name and what people add around it:
+
+- a qualifier: "Uchi (Austin)", "Paris, Texas", "Contramar, Mexico City" (state and a few country
+  codes spelt out, so "TX" and "Texas" are one qualifier);
+- a leading article: "The Hotel San José";
+- a descriptive appositive: "Biscuit the dog", "Biscuit, our dog", "our dog Biscuit", "Dr. Okafor".
+
+A page's kind (a person, a pet, a venue, a region, a trip, a project, a decision) is read from its
+type, its names' descriptors and its summary's first words. The resolution ladder
+(domain/resolution.py) compares parsed names; the merge judges read kinds and places.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from pydantic import BaseModel, ConfigDict
+
+from domain.aliases import normalize_alias
+
+# ----------------------------------------------------------------------------------------- kinds
+
+# Words that say what a page is about, by class. Two pages whose kinds are of different classes
+# are different things whatever their names; sub-kinds (a hotel, a bar) only inform the judge.
+_KIND_CLASSES: dict[str, tuple[str, ...]] = {
+    "person": ("person", "friend", "sister", "brother", "mother", "father", "mom", "dad", "aunt", "uncle",
+               "cousin", "neighbor", "neighbour", "colleague", "coworker", "partner", "wife", "husband",
+               "boss", "chef", "doctor", "teacher", "son", "daughter", "grandmother", "grandfather", "niece",
+               "nephew", "boyfriend", "girlfriend", "roommate", "manager", "dr", "mr", "mrs", "ms", "prof"),
+    "pet": ("pet", "dog", "cat", "puppy", "kitten", "horse", "rabbit", "parrot"),
+    "venue": ("restaurant", "cafe", "coffee", "bar", "pub", "hotel", "park", "museum", "bakery", "shop",
+              "store", "market", "gallery", "diner", "brewery", "taqueria", "club", "theater", "theatre",
+              "pool", "garden", "beach", "lodging", "apartment", "venue", "lounge", "tavern", "trail",
+              "viewpoint", "library", "gym", "bookstore", "winery", "bistro", "pizzeria"),
+    "region": ("city", "town", "village", "capital", "region", "country", "state", "county", "neighborhood"),
+    "trip": ("trip", "journey", "vacation", "holiday", "journal"),
+    "project": ("project",),
+}
+_KIND_OF_WORD = {word: (cls, word) for cls, words in _KIND_CLASSES.items() for word in words}
+_SUMMARY_WORDS_READ = 12
+
+
+class Kind(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    cls: str  # person, pet, venue, region, trip, project, decision
+    word: str  # the word it was read from ("hotel", "sister"); the sub-kind
+
+
+@functools.lru_cache(maxsize=4096)
+def kind_of_word(word: str) -> Kind | None:
+    found = _KIND_OF_WORD.get(word)
+    return Kind(cls=found[0], word=found[1]) if found else None
+
+
+@functools.lru_cache(maxsize=65_536)
+def infer_kind(page_type: str, summary: str | None, descriptors: tuple[str, ...] = ()) -> Kind | None:
+    """What a page is about, from its type, its summary's first words and its names' descriptors
+    ("Biscuit the dog"); None when nothing says."""
+    if page_type == "decision":
+        return Kind(cls="decision", word="decision")
+    for descriptor in descriptors:
+        for word in descriptor.split():
+            if (kind := kind_of_word(word)) is not None:
+                return kind
+    for word in normalize_alias(summary or "").split()[:_SUMMARY_WORDS_READ]:
+        if (kind := kind_of_word(word)) is not None:
+            return kind
+    return None
+
+
+def kinds_conflict(a: Kind | None, b: Kind | None) -> bool:
+    return a is not None and b is not None and a.cls != b.cls
+
+
+# ----------------------------------------------------------------------------------- qualifiers
+
+_US_STATES = {
+    "al": "alabama", "ak": "alaska", "az": "arizona", "ar": "arkansas", "ca": "california", "co": "colorado",
+    "ct": "connecticut", "de": "delaware", "fl": "florida", "ga": "georgia", "hi": "hawaii", "id": "idaho",
+    "il": "illinois", "in": "indiana", "ia": "iowa", "ks": "kansas", "ky": "kentucky", "la": "louisiana",
+    "me": "maine", "md": "maryland", "ma": "massachusetts", "mi": "michigan", "mn": "minnesota",
+    "ms": "mississippi", "mo": "missouri", "mt": "montana", "ne": "nebraska", "nv": "nevada",
+    "nh": "new hampshire", "nj": "new jersey", "nm": "new mexico", "ny": "new york", "nc": "north carolina",
+    "nd": "north dakota", "oh": "ohio", "ok": "oklahoma", "or": "oregon", "pa": "pennsylvania",
+    "ri": "rhode island", "sc": "south carolina", "sd": "south dakota", "tn": "tennessee", "tx": "texas",
+    "ut": "utah", "vt": "vermont", "va": "virginia", "wa": "washington", "wv": "west virginia",
+    "wi": "wisconsin", "wy": "wyoming", "dc": "district of columbia",
+}
+_OTHER_PLACES = {
+    "uk": "united kingdom", "gb": "united kingdom", "england": "united kingdom", "us": "united states",
+    "usa": "united states", "u s a": "united states", "cdmx": "mexico city", "on": "ontario", "qc": "quebec",
+    "bc": "british columbia",
+}
+_QUALIFIER_NAMES = {**_US_STATES, **_OTHER_PLACES}
+_SHORT_FORMS: dict[str, list[str]] = {}
+for _short, _full in _QUALIFIER_NAMES.items():
+    _SHORT_FORMS.setdefault(_full, []).append(_short)
+
+
+def canonical_qualifier(qualifier: str) -> str:
+    """A qualifier's one spelling: state and a few country codes spelt out ("TX" -> "texas")."""
+    key = normalize_alias(qualifier)
+    return _QUALIFIER_NAMES.get(key, key)
+
+
+def qualifier_forms(qualifier: str) -> list[str]:
+    """Every way the qualifier may be written in evidence: "texas" -> ["texas", "tx"]."""
+    full = canonical_qualifier(qualifier)
+    return [full, *_SHORT_FORMS.get(full, [])] if full else []
+
+
+# ------------------------------------------------------------------------------------- parsing
+
+_POSSESSIVES = ("my", "our", "his", "her", "their", "the", "a", "an")
+HONORIFICS = ("dr", "mr", "mrs", "ms", "prof", "chef")
+_TRAILING_PARENS = re.compile(r"^(?P<base>.*\S)\s*\((?P<inner>[^()]*)\)\s*$")
+
+
+class ParsedName(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    normalized: str
+    core: str
+    qualifier: str = ""  # canonical ("texas")
+    descriptors: tuple[str, ...] = ()  # normalised ("our dog", "dr")
+
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        return tuple(self.core.split())
+
+
+def _is_descriptor(text: str) -> bool:
+    words = normalize_alias(text).split()
+    return bool(words) and (words[0] in _POSSESSIVES or all(kind_of_word(w) for w in words))
+
+
+@functools.lru_cache(maxsize=65_536)
+def parse_name(raw: str) -> ParsedName:
+    """A name's core, qualifier and descriptors. Works on raw names (the plan's titles and aliases)
+    and, with less to go on, on stored aliases, which are normalised and have lost their brackets."""
+    base, qualifier, descriptors = raw.strip(), "", []
+    if (match := _TRAILING_PARENS.match(base)) is not None:
+        base, inner = match.group("base"), match.group("inner")
+        if _is_descriptor(inner):
+            descriptors.append(normalize_alias(inner))
+        else:
+            qualifier = inner
+    head, comma, tail = base.rpartition(",")
+    if comma and head.strip() and tail.strip():
+        if _is_descriptor(tail):
+            descriptors.append(normalize_alias(tail))
+        elif not qualifier:
+            qualifier = tail
+        base = head
+    words = base.split()
+    # "our dog Biscuit", "my sister Marguerite"
+    if len(words) >= 3 and words[0].lower() in _POSSESSIVES[:5] and kind_of_word(normalize_alias(words[1])):
+        descriptors.append(normalize_alias(" ".join(words[:2])))
+        words = words[2:]
+    # "Biscuit the dog": a lower-case kind word after "the" (a capitalised one is part of the name).
+    if len(words) >= 3 and words[-2].lower() == "the" and words[-1].islower() and kind_of_word(words[-1]):
+        descriptors.append(normalize_alias(" ".join(words[-2:])))
+        words = words[:-2]
+    if len(words) >= 2 and normalize_alias(words[0]) in HONORIFICS:
+        descriptors.append(normalize_alias(words[0]))
+        words = words[1:]
+    if len(words) >= 2 and words[0].lower() == "the":
+        words = words[1:]
+    core = normalize_alias(" ".join(words))
+    return ParsedName(normalized=normalize_alias(raw), core=core, qualifier=canonical_qualifier(qualifier),
+                      descriptors=tuple(d for d in descriptors if d))
+
+
+# -------------------------------------------------------------------------------------- places
+
+_PLACE_IN_SUMMARY = re.compile(r"\b(?:in|at|near) ((?:[A-Z][\w'’.-]*)(?:,? [A-Z][\w'’.-]*)*)")
+
+
+def places_in(summary: str | None) -> list[str]:
+    """The places a summary puts a page in: "Restaurant in Austin, TX." -> ["Austin, TX"]."""
+    return [match.group(1) for match in _PLACE_IN_SUMMARY.finditer(summary or "")]

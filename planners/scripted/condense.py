@@ -1,0 +1,209 @@
+"""Section bodies that read as knowledge: what a section's memories say, condensed.
+
+The scripted planner writes a new section from the memories of its batch, and the scripted writer
+rewrites a section from every memory it cites (those cited before and the new ones), both with these
+functions. A body is therefore a function of the set of memories the section cites: the same
+memories give the same body, whatever the batches they came in, and nothing is appended twice.
+
+A log section (notes, highlights, a decision's context and consequences) becomes, in this order:
+- how many memories, and the span of days they cover;
+- what recurs: the names mentioned in at least two of them, most mentioned first ("Most mentioned"
+  on a topic, "Often together with" elsewhere), and lines that several memories say alike;
+- the latest observations, newest first, each dated by the day the memory happened.
+A visits section becomes the number of visits with their span, visits by month and the latest
+days; a rationale, the reasons given, counted and dated like a log.
+
+Every line comes from the cited memories, so the section's citations are exactly its evidence.
+Names are written in their best-attested form and in bold, so the apply step links each to its page
+(by title or alias). Determinism: memories are taken in (created_at, id) order, ties are broken by
+text, and nothing iterates a set.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from domain.aliases import normalize_alias, trigram_similarity
+from domain.context import MemoryRecord
+from planners.memory_text import as_utc, first_sentence, memory_date, sentence, sentences, truncate
+from planners.scripted.subjects import Subject, collect_subjects
+
+LATEST_OBSERVATIONS = 5
+MOST_MENTIONED = 5
+RECURRING_LINES = 3
+LATEST_VISIT_DAYS = 3
+SETTING_KINDS = ("city", "trip")
+# A name this close to the page's own title is the page itself under another spelling.
+OWN_NAME_SIMILARITY = 0.85
+
+# Section slugs whose body the scripted writer rebuilds from the cited memories, by page type.
+LOG_SECTIONS = {"entity": ("notes",), "topic": ("highlights",), "decision": ("context", "consequences")}
+VISITS_SECTION = "visits"
+RATIONALE_SECTION = "rationale"
+
+_REASON_MARKER = re.compile(r"\b(because|since|so that|in order to|to avoid)\b", re.IGNORECASE)
+_SPACES = re.compile(r"\s+")
+
+
+def reason_clause(content: str) -> str:
+    """The first stated reason, from its marker on ("… because parking is impossible." → "Because
+    parking is impossible."), so the rationale does not repeat the context's sentence."""
+    for part in sentences(content):
+        marker = _REASON_MARKER.search(part)
+        if marker:
+            clause = part[marker.start() :]
+            return sentence(truncate(clause[:1].upper() + clause[1:]))
+    return ""
+
+
+def condensed_body(page_type: str, slug: str, title: str, memories: Sequence[MemoryRecord]) -> str | None:
+    """The body of section `slug` of a `page_type` page titled `title`, from the memories it cites;
+    None for a section these rules do not write (a summary, a rollup list)."""
+    if slug == VISITS_SECTION and page_type == "entity":
+        return visits_body(memories)
+    if slug == RATIONALE_SECTION and page_type == "decision":
+        return log_body(memories, title, line_of=lambda memory: reason_clause(memory.content), names=False)
+    if slug in LOG_SECTIONS.get(page_type, ()):
+        return log_body(memories, title, leads=page_type == "topic")
+    return None
+
+
+# --------------------------------------------------------------------------- observations
+
+
+@dataclass(frozen=True)
+class _Observation:
+    memory_id: str
+    at: datetime
+    day: str
+    text: str  # the line, with its lead; "" when the memory gives no line
+
+    @property
+    def key(self) -> str:
+        return _SPACES.sub(" ", self.text.casefold()).strip()
+
+
+def _in_order(memories: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+    distinct = {str(memory.id): memory for memory in memories}
+    return sorted(distinct.values(), key=lambda memory: (as_utc(memory.created_at), str(memory.id)))
+
+
+def _is_own(subject: Subject, title: str) -> bool:
+    """Whether the subject is the page itself (its title, a variant of it, or a name whose aliases
+    include it)."""
+    own = normalize_alias(title)
+    if not own:
+        return False
+    return own in subject.names or any(trigram_similarity(name, own) >= OWN_NAME_SIMILARITY
+                                       for name in sorted(subject.names))
+
+
+def _bold(name: str) -> str:
+    return f"**{name}**"
+
+
+def _span(first: str, last: str) -> str:
+    return f"on {first}" if first == last else f"{first} to {last}"
+
+
+# --------------------------------------------------------------------------- log sections
+
+
+def log_body(memories: Sequence[MemoryRecord], title: str, *, leads: bool = False, names: bool = True,
+             line_of: Callable[[MemoryRecord], str] | None = None) -> str:
+    ordered = _in_order(memories)
+    if not ordered:
+        return ""
+    subjects = collect_subjects(ordered)
+    lead_of = _place_leads(subjects, title) if leads else {}
+    line = line_of or (lambda memory: first_sentence(memory.content))
+    observations = []
+    for memory in ordered:
+        text = line(memory)
+        lead = lead_of.get(str(memory.id), "")
+        observations.append(_Observation(memory_id=str(memory.id), at=as_utc(memory.created_at),
+                                         day=memory_date(memory), text=f"{lead}{text}" if text else ""))
+    lines = []
+    if len(ordered) > 1:
+        lines.append(f"- {len(ordered)} memories, {_span(observations[0].day, observations[-1].day)}.")
+    if names:
+        lines += _mention_lines(subjects, title, topic=leads)
+    shown, recurring = _recurring_lines([o for o in observations if o.text])
+    lines += recurring
+    lines += _latest_lines([o for o in observations if o.text and o.key not in shown])
+    return "\n".join(lines)
+
+
+def _place_leads(subjects: list[Subject], title: str) -> dict[str, str]:
+    """memory id -> "**Place**: " for memories whose place is not the page itself (a city or trip
+    page's lines lead with the place they are about)."""
+    leads: dict[str, str] = {}
+    for subject in subjects:
+        if _is_own(subject, title):
+            continue
+        for sighting in subject.sightings:
+            if sighting.is_place:
+                leads.setdefault(sighting.memory_id, f"{_bold(subject.title)}: ")
+    return leads
+
+
+def _mention_lines(subjects: list[Subject], title: str, *, topic: bool) -> list[str]:
+    # On a city or trip page, cities and trips are the setting of the memories (the trip's city), not
+    # something that recurs in them.
+    counted = [(len(subject.sightings), subject.title) for subject in subjects
+               if len(subject.sightings) > 1 and not subject.is_context and not _is_own(subject, title)
+               and not (topic and subject.kind in SETTING_KINDS)]
+    ranked = sorted(counted, key=lambda pair: (-pair[0], pair[1].casefold(), pair[1]))[:MOST_MENTIONED]
+    if not ranked:
+        return []
+    label = "Most mentioned" if topic else "Often together with"
+    return [f"- {label}: " + ", ".join(f"{_bold(name)} ({count})" for count, name in ranked) + "."]
+
+
+def _recurring_lines(observations: list[_Observation]) -> tuple[set[str], list[str]]:
+    """Lines several memories say alike (the most repeated first), and the keys of those shown."""
+    groups: dict[str, list[_Observation]] = {}
+    for observation in observations:
+        groups.setdefault(observation.key, []).append(observation)
+    repeated = [group for group in groups.values() if len(group) > 1]
+    repeated.sort(key=lambda group: (-len(group), -group[-1].at.timestamp(), group[0].key))
+    shown = repeated[:RECURRING_LINES]
+    lines = [f"- {group[-1].text} ({len(group)} times, {_span(group[0].day, group[-1].day)})" for group in shown]
+    return {group[0].key for group in shown}, lines
+
+
+def _latest_lines(observations: list[_Observation]) -> list[str]:
+    lines: list[str] = []
+    for observation in sorted(observations, key=lambda o: (o.at, o.memory_id), reverse=True):
+        line = f"- {observation.day}: {observation.text}"
+        if line not in lines:  # two memories of one day saying the same thing make one line
+            lines.append(line)
+        if len(lines) == LATEST_OBSERVATIONS:
+            break
+    return lines
+
+
+# --------------------------------------------------------------------------- visits
+
+
+def visits_body(memories: Sequence[MemoryRecord]) -> str:
+    ordered = _in_order(memories)
+    if not ordered:
+        return ""
+    days = [memory_date(memory) for memory in ordered]
+    if len(days) == 1:
+        return f"- Visited once, on {days[0]}."
+    span = f"all on {days[0]}" if days[0] == days[-1] else f"{days[0]} to {days[-1]}"
+    lines = [f"- Visited {len(days)} times, {span}."]
+    months = Counter(day[:7] for day in days)
+    if len(months) > 1:
+        lines.append("- By month: " + ", ".join(f"{month} ({count})" for month, count in sorted(months.items())) + ".")
+    per_day = Counter(days)
+    latest = sorted(per_day, reverse=True)[:LATEST_VISIT_DAYS]
+    lines.append("- Latest: " + ", ".join(day if per_day[day] == 1 else f"{day} ({per_day[day]})"
+                                         for day in latest) + ".")
+    return "\n".join(lines)
