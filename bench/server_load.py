@@ -1,7 +1,7 @@
 """Load on `wiki serve`: mixed reads and retains from 20 tokens, on loopback, bounded in time.
 
-It is the bench's `server_load` part: `python -m bench server_load` (or `python -m bench.server_load`)
-runs it alone and writes its `server_load_*` figures and `detail.server_load` into bench/results.json
+It is the bench's `server_load` part: `python -m bench server_load` (`make bench PARTS=server_load`) runs
+it alone and writes its `server_load_*` figures and `detail.server_load` into bench/results.json
 and its section of docs/BENCHMARKS.md (bench/server_load_report.py).
 
 One scope of PAGES generated pages (bench/reads.py's generator) is read and written by TOKENS
@@ -301,9 +301,3 @@ async def measure_server_load(services: Services, repeats: int) -> dict:
     async with services.fresh_database() as url:
         with tempfile.TemporaryDirectory(prefix="wiki-bench-load-") as data_dir:
             return await bench_server_load(url, services.temporal_address, Path(data_dir), services.postgres.pid())
-
-
-if __name__ == "__main__":
-    from bench.__main__ import main
-
-    main(["server_load"])

@@ -32,7 +32,7 @@ def safe_text(value: str) -> str:
     return _UNSAFE.sub("\ufffd", value)
 
 
-class _SafeConsole(Console):
+class SafeConsole(Console):
     """A console that never writes a control character it was given: whatever a command prints (a
     string, a table, a panel), the text of every segment is passed through `safe_text`. The console's
     own styling codes are separate control segments and pass unchanged."""
@@ -46,7 +46,7 @@ class _SafeConsole(Console):
 
 
 # Consoles resolve sys.stdout / sys.stderr at each print, so CliRunner's captured streams work.
-out = _SafeConsole(highlight=False, markup=False, emoji=False)
+out = SafeConsole(highlight=False, markup=False, emoji=False)
 
 
 def write_text(text: str) -> None:

@@ -16,7 +16,8 @@ from sqlalchemy.exc import DBAPIError
 
 from runtime.database import engine_for
 from runtime.devservices import EmbeddedPostgres
-from runtime.settings import Settings, mask_secrets
+from runtime.settings import get_settings, mask_secrets
+from tests.test_cli import cli_env, wiki  # noqa: F401 - the CLI tests' environment fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 # What a password may hold inside a URL (in either form): unreserved characters, some sub-delimiters
@@ -41,17 +42,21 @@ def test_every_url_password_is_masked_wherever_the_url_stands(password, form):
     assert "db.internal" in shown or "[::1]" in shown  # the rest stays readable
 
 
-def test_a_settings_error_never_echoes_a_url_password(monkeypatch):
+def test_a_settings_error_never_echoes_a_url_password():
     from runtime.database import to_asyncpg_url
     from runtime.settings import ConfigError
 
     with pytest.raises(ConfigError) as error:
         to_asyncpg_url("postgresql://wiki:hunter22@db:notaport/wiki")
     assert "hunter22" not in str(error.value)
-    from cli.services import _postgres_row
 
-    row = _postgres_row(Settings(DATABASE_URL="postgresql://wiki@127.0.0.1:1/wiki?password=hunter22"))
-    assert "hunter22" not in " ".join(row) and "password=***" in row[1]
+
+async def test_dev_status_masks_a_query_password(cli_env, monkeypatch):  # noqa: F811
+    monkeypatch.setenv("DATABASE_URL", "postgresql://wiki@127.0.0.1:9/wiki?sslmode=disable&password=hunter22")
+    get_settings.cache_clear()
+    result = await wiki("dev", "status")
+    assert result.exit_code == 0, result.output
+    assert "hunter22" not in result.output and "password=***" in result.stdout
 
 
 async def test_a_failed_statement_never_shows_its_parameters(database_url):

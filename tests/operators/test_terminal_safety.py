@@ -10,7 +10,7 @@ import re
 
 from rich.table import Table
 
-from cli.output import _SafeConsole, print_json, table
+from cli.output import SafeConsole, print_json, table
 from tests.operators import helpers as db
 from tests.test_cli import cli_env, wiki  # noqa: F401 - the CLI tests' environment fixture
 
@@ -40,7 +40,7 @@ async def test_no_command_prints_a_control_character_from_a_page(cli_env, engine
 
 def test_console_tables_and_json_escape_controls(capsys):
     buffer = io.StringIO()
-    console = _SafeConsole(file=buffer, width=80, color_system=None, highlight=False, markup=False)
+    console = SafeConsole(file=buffer, width=80, color_system=None, highlight=False, markup=False)
     console.print(EVIL)
     console.print(table("t", ["name"], [[EVIL]]))
     raw = Table("name")
