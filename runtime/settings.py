@@ -108,13 +108,12 @@ class Settings(BaseSettings):
     # Retains served at once (of http_max_in_flight): writes never take every connection from reads.
     http_max_concurrent_retains: int = Field(
         4, ge=1, le=1000, validation_alias=_env("WIKI_HTTP_MAX_CONCURRENT_RETAINS"))
-    # The largest request body read; a larger one is refused (413) before its first byte is read.
-    http_max_body_bytes: int = Field(
-        10 * 1024 * 1024, ge=1024, le=64 * 1024 * 1024, validation_alias=_env("WIKI_HTTP_MAX_BODY_BYTES"))
+    # The largest request body read, in KiB; a larger one is refused (413) before its first byte is read.
+    http_max_body_kib: int = Field(10 * 1024, ge=1, le=64 * 1024, validation_alias=_env("WIKI_HTTP_MAX_BODY_KIB"))
     # Each token's request rate: a bucket of `burst` requests refilled at `rate` per second (per server
     # process); an empty bucket is answered 429 with Retry-After.
     http_rate_per_second: float = Field(50, gt=0, le=100_000, validation_alias=_env("WIKI_HTTP_RATE_PER_SECOND"))
-    http_rate_burst: int = Field(100, ge=1, le=1_000_000, validation_alias=_env("WIKI_HTTP_RATE_BURST"))
+    http_rate_burst: int = Field(100, ge=1, le=100_000, validation_alias=_env("WIKI_HTTP_RATE_BURST"))
 
     data_dir: Path = Field(Path(".data"), validation_alias=_env("WIKI_DATA_DIR"))
     metrics_port: int | None = Field(None, ge=1, le=65535, validation_alias=_env("WIKI_METRICS_PORT"))
@@ -142,6 +141,10 @@ class Settings(BaseSettings):
         if problem:
             raise ValueError(f"WIKI_MODEL_ID: {problem}")
         return self
+
+    @property
+    def http_max_body_bytes(self) -> int:
+        return self.http_max_body_kib * 1024
 
     @model_validator(mode="after")
     def _requests_fit_the_pool(self) -> Settings:

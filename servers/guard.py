@@ -2,7 +2,7 @@
 route sees it, as one ASGI middleware (`RequestGuard`), in this order:
 
 1. A bearer token, or 401, before anything else (the body is never read for a stranger).
-2. A declared body length within WIKI_HTTP_MAX_BODY_BYTES, or 413 (411 without one), before a byte
+2. A declared body length within WIKI_HTTP_MAX_BODY_KIB, or 413 (411 without one), before a byte
    of it is read; the body is counted again as it is read.
 3. A turn (`Admission`): at most WIKI_HTTP_MAX_IN_FLIGHT requests are served at once, retains at most
    WIKI_HTTP_MAX_CONCURRENT_RETAINS of them; up to WIKI_HTTP_QUEUE_LIMIT more wait, each at most
