@@ -206,6 +206,13 @@ async def start_lint(client: Client, settings: Settings) -> WorkflowHandle:
 # ------------------------------------------------------------------------------------------- resume
 
 
+async def lint_checked_counts(engine: AsyncEngine) -> tuple[int, int]:
+    """(scopes, active pages) the lint checks."""
+    from store.lint_checks import checked_counts
+
+    return await checked_counts(engine)
+
+
 async def named_lint_findings(engine: AsyncEngine, report: LintReport) -> list[LintFinding]:
     """What the lint found, by name, in the first scopes its report lists (the report itself only counts)."""
     return [finding for scope in report.scopes[:NAMED_SCOPES]

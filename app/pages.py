@@ -84,3 +84,8 @@ async def sections_citing(conn: AsyncConnection, tenant: str, owner: str,
     if not await wiki_reads.memory_exists(conn, tenant, owner, memory_id):
         return None
     return await wiki_reads.sections_citing(conn, tenant, owner, memory_id)
+
+
+async def open_mentions(conn: AsyncConnection, tenant: str, owner: str, limit: int):
+    """The scope's open mentions, most seen first, and how many are open in all (`wiki mention list`)."""
+    return await wiki_reads.open_mentions(conn, tenant, owner, limit)

@@ -180,6 +180,10 @@ def _text_argument(name: str, value: str, high: int) -> str:
     return value.strip()
 
 
+# Every surface (MCP, HTTP, the CLI) checks a text argument the same way, with the same sentence.
+text_argument = _text_argument
+
+
 # ------------------------------------------------------------------------------------------ search
 
 
@@ -216,6 +220,19 @@ async def _resolve(conn: AsyncConnection, scope: ReadScope, name: str) -> _Resol
     best = matches[0]
     return _Resolved(await _page_view(conn, scope, best.type, best.slug), best.how,
                      [PageRef(type=m.type, slug=m.slug, title=m.title) for m in matches[1:]])
+
+
+async def page_key(conn: AsyncConnection, scope: ReadScope, name: str) -> tuple[str, str]:
+    """(type, slug) of the page a name designates, as `get_page` reads it: TYPE/SLUG as given (the page
+    need not exist, nor be active), else the best active page by slug, alias or title."""
+    name = _text_argument("page name", name, MAX_NAME_CHARS)
+    page_type, slash, slug = name.partition("/")
+    if slash and page_type in PAGE_TYPES and slug.strip():
+        return page_type, slug.strip()
+    matches = await agent_reads.pages_named(conn, scope.tenant, scope.owner, name, limit=1)
+    if not matches:
+        raise NotFound(f"no page named {name!r} in this wiki; search finds pages by words")
+    return matches[0].type, matches[0].slug
 
 
 async def _page_view(conn: AsyncConnection, scope: ReadScope, page_type: str, slug: str) -> wiki_reads.PageView:

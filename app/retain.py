@@ -79,6 +79,30 @@ async def retain_and_signal(
     return RetainOutcome(stored, handle)
 
 
+NAMES_SHOWN = 3
+
+
+def plain_memories_note(memories: list[MemoryIn], llm: str) -> str | None:
+    """One line on the memories whose metadata lists no entities, and what compiling them will do;
+    None when every memory lists its own."""
+    from planners.text_entities import extract_entities, names_entities  # only when there is something to say
+
+    plain = [memory for memory in memories if not names_entities(memory.metadata)]
+    if not plain:
+        return None
+    count = f"{len(plain)} of {len(memories)} memories list no metadata.entities"
+    if llm != "scripted":
+        return f"{count}: the model reads the people, places and things they name from their text"
+    names = list(dict.fromkeys(entity["name"] for memory in plain for entity in extract_entities(memory.content)))
+    if not names:
+        return (f"{count} and name nothing the offline planner can read (it reads capitalised names, "
+                "such as Lena or Franklin Barbecue): no page will cite them")
+    shown = ", ".join(names[:NAMES_SHOWN]) + (", …" if len(names) > NAMES_SHOWN else "")
+    return (f"{count}: the offline planner read {len(names)} name(s) from their text ({shown}); a name "
+            "seen in only one memory of a compile waits as an open mention (`wiki mention list`) until it "
+            "is seen often enough for a page")
+
+
 def parse_memories(raw: list[object]) -> list[MemoryIn]:
     """Memories as JSON objects, every one validated; the first problems are named by index."""
     if not raw:

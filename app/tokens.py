@@ -54,3 +54,8 @@ async def scope_of_token(db: Database, token: str) -> TokenScope | None:
     unknown or revoked). An expired one comes back with `expired` set, for the caller to refuse."""
     async with connection(db) as conn:
         return await api_tokens.scope_of_token(conn, token)
+
+
+async def tokens_matching(conn: AsyncConnection, reference: str, limit: int = 3) -> list[TokenRow]:
+    """Tokens whose id, or shown start, begins with `reference` (what `wiki token list` shows)."""
+    return await api_tokens.tokens_matching(conn, reference, limit)

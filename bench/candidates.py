@@ -1,12 +1,13 @@
 """Candidate pages sent against merges missed: the 700-memory sample at zero latency through the SDK
 and the simulator, once per recent-page padding (`store.scope_reads.MAX_RECENT_PADDING`).
 
-The bench part `candidates` (bench/parts.py): paddings PADDINGS and the product's own. A leaf plan is sent the pages its
-batch names (by alias, trigram and full text), then recently compiled pages up to the padding. For
-each padding: candidate pages per plan, planner input tokens per plan, cost per 1,000 memories, and
-what the wiki came out as — active pages, open mentions, proposed new pages merged into existing
-ones, and `duplicate_candidates_count` (pages that should have been one). A padding whose wiki
-matches the full padding's with fewer tokens missed no merge the padding would have caught.
+The bench part `candidates` (bench/parts.py): the paddings PADDINGS and the product's own. A leaf
+plan is sent the pages its batch names (by alias, trigram and full text), then recently compiled
+pages up to the padding. For each padding: candidate pages per plan, planner input tokens per plan,
+cost per 1,000 memories, and what the wiki came out as — active pages, open mentions, proposed new
+pages merged into existing ones, and `duplicate_candidates_count` (pages that should have been one).
+A padding whose wiki matches the full padding's with fewer tokens missed no merge the padding would
+have caught.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import logging
 
 import store.scope_reads as scope_reads
-from bench.cost_realistic import _cost_summary, _text, planner_prompt_parts
+from bench.cost_realistic import cost_summary, plain_text, planner_prompt_parts
 from bench.overhead import bench_settings, compile_sample
 from bench.services import Services
 
@@ -30,7 +31,7 @@ def candidates_per_plan(calls) -> float:
     for call in calls:
         if call.kind != "planner" or call.usage is None:
             continue
-        user = "".join(_text(m.get("content")) for m in call.body.get("messages", []) if m.get("role") == "user")
+        user = "".join(plain_text(m.get("content")) for m in call.body.get("messages", []) if m.get("role") == "user")
         block = user.split(CANDIDATE_HEADING, 1)[-1].split("\n## ", 1)[0] if CANDIDATE_HEADING in user else ""
         counts.append(sum(1 for line in block.splitlines() if line.startswith("- p")))
     return round(sum(counts) / len(counts), 1) if counts else 0.0
@@ -55,7 +56,7 @@ async def measure(services: Services, paddings: list[int]) -> list[dict]:
             run = await compile_sample(services, 0, calls_out=calls)
         finally:
             scope_reads.MAX_RECENT_PADDING = default
-        cost = _cost_summary(calls, int(run.ledger["records_read"]), model_id)
+        cost = cost_summary(calls, int(run.ledger["records_read"]), model_id)
         planner = cost["by_kind"]["planner"]
         rows.append({
             "padding": padding, "candidates_per_plan": candidates_per_plan(calls),

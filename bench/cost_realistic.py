@@ -21,7 +21,7 @@ import uuid
 
 from app.worker import build_model_client, build_worker
 from bench.history import PLAN, ChainAnalysis
-from bench.overhead import _environment, _ledger, bench_settings, compile_sample
+from bench.overhead import bench_environment, bench_settings, compile_sample, ledger_rows
 from bench.plan_tokens import plan_token_parts
 from bench.services import Services
 from claude_sim import ClaudeSimulator, SimConfig
@@ -82,7 +82,7 @@ def _by_kind(calls, memories: int, model_id: str) -> dict:
     return out
 
 
-def _cost_summary(calls, memories: int, model_id: str) -> dict:
+def cost_summary(calls, memories: int, model_id: str) -> dict:
     kinds = _by_kind(calls, memories, model_id)
     total = sum(k["usd"] for k in kinds.values())
     prompt = sum(k["input_tokens"] + k["cache_read_tokens"] + k["cache_write_tokens"] for k in kinds.values())
@@ -102,7 +102,7 @@ PROMPT_PARTS = {"## Candidate pages already in this scope": "candidate_pages",
                 "## Mentions that crossed the promotion threshold": "promotions"}
 
 
-def _text(content) -> str:
+def plain_text(content) -> str:
     if isinstance(content, str):
         return content
     return "".join(block.get("text", "") for block in content or [] if isinstance(block, dict))
@@ -113,8 +113,8 @@ def planner_prompt_parts(calls) -> dict[str, int]:
     totals: dict[str, int] = {}
     plans = [call for call in calls if call.kind == "planner" and call.usage is not None]
     for call in plans:
-        totals["system"] = totals.get("system", 0) + len(_text(call.body.get("system")).encode())
-        user = "".join(_text(m.get("content")) for m in call.body.get("messages", []) if m.get("role") == "user")
+        totals["system"] = totals.get("system", 0) + len(plain_text(call.body.get("system")).encode())
+        user = "".join(plain_text(m.get("content")) for m in call.body.get("messages", []) if m.get("role") == "user")
         part = "preamble"
         for block in user.split("\n\n"):
             head = block.split("\n", 1)[0]
@@ -129,7 +129,7 @@ async def measure_cost(services: Services, model_id: str) -> dict:
     memories = int(run.ledger["records_read"])
     batch = await measure_batch_cost(services, model_id)
     return {"model_id": model_id, "prices_usd_per_million_tokens": price_for(model_id).model_dump(exclude={"known"}),
-            **_cost_summary(calls, memories, model_id), "wall_seconds": round(run.wall_seconds, 1),
+            **cost_summary(calls, memories, model_id), "wall_seconds": round(run.wall_seconds, 1),
             "planner_prompt_bytes_per_call": planner_prompt_parts(calls),
             "planner_tokens_by_part": plan_token_parts(calls),
             "batches": run.batches, "duplicate_candidates_count": run.duplicate_candidates_count,
@@ -145,7 +145,7 @@ async def measure_batch_cost(services: Services, model_id: str) -> dict:
     run = await compile_sample(services, 0, calls_out=calls, trigger="bootstrap_import",
                                WIKI_LLM_BATCH_POLL_SECONDS="1", WIKI_LLM_BATCH_WINDOW_SECONDS="0")
     memories = int(run.ledger["records_read"])
-    return {**_cost_summary(calls, memories, model_id), "wall_seconds": round(run.wall_seconds, 1),
+    return {**cost_summary(calls, memories, model_id), "wall_seconds": round(run.wall_seconds, 1),
             "duplicate_candidates_count": run.duplicate_candidates_count, "wiki_digest": run.wiki_digest}
 
 
@@ -202,7 +202,7 @@ async def measure_growth(services: Services, model_id: str, thousands: int = GRO
     await simulator.start()
     measured: list[dict] = []
     try:
-        with _environment(ANTHROPIC_BASE_URL=simulator.base_url):
+        with bench_environment(ANTHROPIC_BASE_URL=simulator.base_url):
             settings = bench_settings(WIKI_LLM="anthropic", ANTHROPIC_API_KEY=next(iter(simulator.config.api_keys)))
             model_client = build_model_client(settings)
         try:
@@ -222,9 +222,9 @@ async def measure_growth(services: Services, model_id: str, thousands: int = GRO
                             if billed:
                                 calls = simulator.calls[mark:]
                                 measured.append({"thousand": end // 1000, "compile_seconds": round(seconds, 1),
-                                                 **_cost_summary(calls, end - start, model_id),
+                                                 **cost_summary(calls, end - start, model_id),
                                                  "planner_prompt_bytes_per_call": planner_prompt_parts(calls)})
-                    runs = await _ledger(engine, tenant, owner)
+                    runs = await ledger_rows(engine, tenant, owner)
                 finally:
                     await engine.dispose()
                     await worker_engine.dispose()

@@ -1,4 +1,5 @@
-"""The many-scopes part: many scopes compiled at once, sharing one model quota, by 1 and then 2 worker processes.
+"""The many-scopes part: many scopes compiled at once, sharing one model quota, by 1 and then 2
+worker processes.
 
 Each scope already has a wiki (its first 50 sample memories compiled once, in a template database
 every measured run copies) and 50 new memories waiting: so the measured compile rewrites existing
@@ -34,7 +35,7 @@ from sqlalchemy import text
 from app.worker import build_model_client, build_worker
 from bench import many_scopes_report, quota
 from bench.history import ChainAnalysis
-from bench.overhead import _environment, bench_settings, sample_memories
+from bench.overhead import bench_environment, bench_settings, sample_memories
 from bench.provenance import ROOT
 from bench.services import Services
 from claude_sim import ClaudeSimulator, Limits, SimConfig
@@ -154,7 +155,7 @@ async def warmed_scopes(services: Services, workload: Workload) -> AsyncIterator
     with no latency and no limits: preparation, not measurement) and has the next ones retained."""
     sample = sample_memories()
     async with services.fresh_database() as url, ClaudeSimulator(SimConfig()) as simulator:
-        with _environment(ANTHROPIC_BASE_URL=simulator.base_url):
+        with bench_environment(ANTHROPIC_BASE_URL=simulator.base_url):
             settings = bench_settings(WIKI_LLM="anthropic", ANTHROPIC_API_KEY=next(iter(simulator.config.api_keys)))
             model_client = build_model_client(settings)
         engine = create_engine(url)

@@ -20,7 +20,7 @@ import statistics
 import time
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -46,15 +46,12 @@ LEDGER_SUMS = (
     "input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_input_tokens", "cost_usd",
     "planner_input_chars", "alias_dedup_merged", "fuzzy_dedupe_merges", "ladder_merges", "judged_merges",
     "judged_apart", "llm_retries",
-    "aggregation_planner_calls", "parent_sections_updated", "sections_promoted",
 )
 # How a proposed new page was found to be an existing one (or judged apart from it), in the ledger.
 MERGE_COUNTERS = ("alias_dedup_merged", "fuzzy_dedupe_merges", "ladder_merges", "judged_merges", "judged_apart")
 # The model latencies L the overhead part compiles the sample at: none, and a fixed half second.
 LATENCIES_MS = (0, 500)
 log = logging.getLogger("bench.overhead")
-# Reads a compiled scope's wiki (engine, tenant, owner) before its database is dropped.
-WikiReader = Callable[[AsyncEngine, str, str], Awaitable[dict]]
 
 
 @dataclass
@@ -120,8 +117,6 @@ class SampleCompile:
     cpu_seconds: dict[str, float] = field(default_factory=dict)
     # What the simulator billed: calls, and the share of prompt tokens read from the cache.
     model: dict[str, float] = field(default_factory=dict)
-    # What the caller's `read_wiki` found in the compiled wiki.
-    wiki_read: dict = field(default_factory=dict)
 
     @property
     def batches(self) -> int:
@@ -182,7 +177,7 @@ def bench_settings(**env) -> Settings:
 
 
 @contextmanager
-def _environment(**values: str) -> Iterator[None]:
+def bench_environment(**values: str) -> Iterator[None]:
     previous = {name: os.environ.get(name) for name in values}
     os.environ.update(values)
     try:
@@ -218,25 +213,23 @@ def _billed(simulator: ClaudeSimulator) -> dict:
 
 async def compile_sample(services: Services, latency_ms: int, output_tokens_per_second: float = 0.0,
                          memories: list[MemoryIn] | None = None, calls_out: list | None = None,
-                         trigger: str = "admin", read_wiki: WikiReader | None = None, **env: str) -> SampleCompile:
+                         trigger: str = "admin", **env: str) -> SampleCompile:
     """The sample compiled through the SDK and the simulator: time to first token `latency_ms`, and
     `output_tokens_per_second` (0: a reply arrives whole after the first token). `calls_out`, if
     given, receives the simulator's calls (what it billed, call by call). `trigger` "bootstrap_import"
-    sends the leaf plans through Message Batches; `read_wiki` reads the compiled wiki into
-    `wiki_read`; `env` adds settings (WIKI_… names)."""
+    sends the leaf plans through Message Batches; `env` adds settings (WIKI_… names)."""
     tenant, owner = f"bench{uuid.uuid4().hex[:8]}", "eric"
     simulator = ClaudeSimulator(SimConfig(ttft_seconds=latency_ms / 1000,
                                           output_tokens_per_second=output_tokens_per_second))
     await simulator.start()
     try:
-        with _environment(ANTHROPIC_BASE_URL=simulator.base_url):
+        with bench_environment(ANTHROPIC_BASE_URL=simulator.base_url):
             settings = bench_settings(WIKI_LLM="anthropic", ANTHROPIC_API_KEY=next(iter(simulator.config.api_keys)),
                                       **env)
             model_client = build_model_client(settings)
         try:
             result = await _compile_sample(services, latency_ms, tenant, owner, settings, model_client,
-                                           memories if memories is not None else sample_memories(), trigger,
-                                           read_wiki)
+                                           memories if memories is not None else sample_memories(), trigger)
         finally:
             await model_client.aclose()
     finally:
@@ -248,8 +241,7 @@ async def compile_sample(services: Services, latency_ms: int, output_tokens_per_
 
 
 async def _compile_sample(services: Services, latency_ms: int, tenant: str, owner: str, settings: Settings,
-                          model_client, memories: list[MemoryIn], trigger: str = "admin",
-                          read_wiki: WikiReader | None = None) -> SampleCompile:
+                          model_client, memories: list[MemoryIn], trigger: str = "admin") -> SampleCompile:
     async with services.fresh_database() as url:
         setup_engine = create_engine(url)
         worker_engine = create_engine(url)
@@ -268,10 +260,9 @@ async def _compile_sample(services: Services, latency_ms: int, tenant: str, owne
                 await handle.result()
                 wall = time.monotonic() - started
                 cpu_seconds = cpu.stop()
-            runs = await _ledger(setup_engine, tenant, owner)
+            runs = await ledger_rows(setup_engine, tenant, owner)
             wiki_counts = await _wiki_counts(setup_engine, tenant, owner)
             wiki_digest = await _wiki_digest(setup_engine, tenant, owner)
-            wiki_read = await read_wiki(setup_engine, tenant, owner) if read_wiki is not None else {}
         finally:
             await setup_engine.dispose()
             await worker_engine.dispose()
@@ -283,11 +274,10 @@ async def _compile_sample(services: Services, latency_ms: int, tenant: str, owne
     return SampleCompile(latency_ms=latency_ms, wall_seconds=wall, chain=chain, round_trips=round_trips,
                          activity_seconds=timer.seconds,
                          ledger=totals, wiki_counts=wiki_counts, wiki_digest=wiki_digest, cpu_seconds=cpu_seconds,
-                         wiki_read=wiki_read,
                          duplicate_candidates_count=runs[-1]["metrics"].get("duplicate_candidates_count", 0))
 
 
-async def _ledger(engine: AsyncEngine, tenant: str, owner: str) -> list[dict]:
+async def ledger_rows(engine: AsyncEngine, tenant: str, owner: str) -> list[dict]:
     async with engine.connect() as conn:
         rows = await conn.execute(text(
             "SELECT workflow_id, run_id, status, metrics FROM wiki_compile_jobs WHERE tenant_id = :t AND owner_id = :o "

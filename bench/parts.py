@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench import (
-    aggregation,
     cost_report,
     many_scopes_report,
     overhead_report,
@@ -66,8 +65,6 @@ PARTS: tuple[Part, ...] = (
          cost_report.growth_headline, cost_report.growth_rows, cost_report.growth_section),
     Part("candidates", "Candidate pages sent against merges missed", measure_candidates,
          lambda detail: {}, cost_report.candidates_rows, cost_report.candidates_section),
-    Part("aggregation", "Hubs, rollups and promotions (3,000-memory sample)", aggregation.measure_aggregation,
-         aggregation.headline, aggregation.rows, aggregation.section),
     Part("reads", "Reads over HTTP", measure_reads, reads_report.headline, reads_report.rows, reads_report.section),
     Part("server_load", "The agent-facing server under load (mixed reads and retains, 20 tokens)", measure_server_load,
          server_load_report.headline, server_load_report.rows, server_load_report.section),

@@ -57,7 +57,8 @@ def realistic_section(realistic: dict) -> list[str]:
         + " Model calls go through the anthropic SDK, streamed over loopback HTTP to the simulator. " + CRITICAL_PATH,
         "",
         f"**Wall {seconds(realistic['wall_seconds'])}** (target ≤ {WALL_TARGET_SECONDS:g} s: "
-        f"{missed_by(realistic['wall_seconds'], WALL_TARGET_SECONDS, '', ' s')}); model critical path {seconds(critical)} (leaf plans made in turn "
+        f"{missed_by(realistic['wall_seconds'], WALL_TARGET_SECONDS, '', ' s')}); model critical path "
+        f"{seconds(critical)} (leaf plans made in turn "
         f"{seconds(parts['leaf_plans'])}, write phases with the next batch planned during them "
         f"{seconds(parts.get('overlapped_phases', 0.0))}, other write phases {seconds(parts['write_phases'])}, "
         f"aggregation plans {seconds(parts['aggregation_plans'])}); overhead ratio {realistic['overhead_ratio']} "
@@ -114,8 +115,8 @@ def overlap_section(overlap: dict) -> list[str]:
         "|---|---|---|",
         *[f"| {label} | {render(off)} | {render(on)} |" for label, render in rows],
         "",
-        f"Overlap took {seconds(saved)} off the model critical path ({saved / off['model_critical_path_seconds']:.1%}) "
-        f"and {seconds(off['wall_seconds'] - on['wall_seconds'])} off the wall. "
+        f"Overlap took {seconds(saved)} off the model critical path ({saved / off['model_critical_path_seconds']:.1%}); "
+        f"the wall went from {seconds(off['wall_seconds'])} to {seconds(on['wall_seconds'])}. "
         + ("The wiki was the same (equal digests of sections, provenance and bodies)." if overlap["same_wiki"] else
            "**The wiki differed** (the digests of sections, provenance or bodies)."),
     ]

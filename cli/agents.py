@@ -206,24 +206,44 @@ def token_list(tenant: Annotated[str | None, typer.Option(help="Only this tenant
     if json_output:
         print_json([row.model_dump(mode="json") for row in rows])
     elif rows:
+        # Ids shortened to what tells them apart here: `wiki token revoke` takes that start, or the token's.
         out.print(table("API tokens", ["id", "scope", "name", "rights", "starts with", "created", "expires",
                                        "revoked"],
-                        [(r.id, f"{r.tenant}/{r.owner}", r.name, r.rights, f"{r.prefix}…",
+                        [(f"{str(r.id)[:8]}…", f"{r.tenant}/{r.owner}", r.name, r.rights, f"{r.prefix}…",
                           f"{r.created_at:%Y-%m-%d %H:%M}", f"{r.expires_at:%Y-%m-%d %H:%M}" if r.expires_at else "",
                           f"{r.revoked_at:%Y-%m-%d %H:%M}" if r.revoked_at else "") for r in rows]))
     else:
         out.print("no token")
 
 
+MIN_REFERENCE_CHARS = 4
+
+
+def _token_by_start(reference: str) -> UUID:
+    """The one token whose id, or shown start, begins with `reference`."""
+    if len(reference) < MIN_REFERENCE_CHARS:
+        raise CliError(f"give a token's id or at least its first {MIN_REFERENCE_CHARS} characters as "
+                       f"`wiki token list` shows them (got {reference!r})", EXIT_USAGE)
+    rows = run(reading(lambda conn: tokens.tokens_matching(conn, reference)))
+    if not rows:
+        raise CliError(f"no token starts with {reference!r} (`wiki token list` shows them)")
+    if len(rows) > 1:
+        raise CliError(f"{reference!r} starts more than one token ({', '.join(str(r.id)[:8] for r in rows)}…): "
+                       "give more characters")
+    return rows[0].id
+
+
 @token_app.command("revoke")
 @handled
-def token_revoke(token_id: Annotated[str, typer.Argument(help="The token's id (from `wiki token list`).")]) -> None:
+def token_revoke(token_id: Annotated[str, typer.Argument(
+        metavar="TOKEN", help="The token's id, or its start as `wiki token list` shows it (id or token).")]) -> None:
     """Revoke a token: requests bearing it are refused from now on."""
     get_settings()
+    reference = token_id.strip().rstrip("…").strip()
     try:
-        parsed = UUID(token_id)
+        parsed = UUID(reference)
     except ValueError:
-        raise CliError(f"token id must be a UUID (got {token_id!r})", EXIT_USAGE) from None
+        parsed = _token_by_start(reference)
     row = run(change(tokens.revoke_token, parsed))
     if row is None:
         raise CliError(f"no token {parsed}")

@@ -13,34 +13,35 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 from uuid import UUID
 
 import typer
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
-from temporalio.client import Client
-from temporalio.service import RPCError
-from typer.core import TyperGroup
 
-try:
-    from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
-except ImportError:  # a Typer that does not vendor Click
-    from click.exceptions import ClickException, NoArgsIsHelpError, UsageError
-
-from app.operations import OperationRefused
-from app.retain import CompileNotSignalled
-from cli.output import safe_text
+# The group, exit codes and error printing live in cli/group.py, which `wiki --help` imports alone.
+from cli.group import EXIT_FAILURE, EXIT_USAGE, OneLineErrors, print_error, process  # noqa: E402, F401
 from domain.memory import RetainError, ScopeError, validate_scope_part
 from domain.plan import PAGE_TYPES
 from runtime.database import create_engine
-from runtime.devservices import DevWorker, ServiceError
 from runtime.settings import ConfigError, Settings, mask_secrets
-from runtime.temporal_client import SearchAttributeMissing, connect, live_pollers
 
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
+if TYPE_CHECKING:
+    from temporalio.client import Client
+
+# Failures reported as one line, by the module that defines them. A module is looked up only once
+# loaded (a command that raised one of these loaded it), so a read command never imports the
+# Temporal client just to name its errors.
+_USAGE_FAILURES: tuple[tuple[str, str], ...] = ()
+_OPERATIONAL_FAILURES = (("runtime.devservices", "ServiceError"), ("app.retain", "CompileNotSignalled"),
+                         ("app.operations", "OperationRefused"), ("runtime.temporal_client", "SearchAttributeMissing"),
+                         ("runtime.temporal_client", "TemporalNotHealthy"),
+                         ("temporalio.service", "RPCError"))
+
+
+def _loaded(kinds: tuple[tuple[str, str], ...]) -> tuple[type[BaseException], ...]:
+    return tuple(getattr(sys.modules[module], name) for module, name in kinds if module in sys.modules)
 
 T = TypeVar("T")
 
@@ -58,14 +59,6 @@ class CliError(Exception):
         self.code = code
 
 
-@dataclass
-class ProcessState:
-    temporal_used: bool = False
-
-
-process = ProcessState()
-
-
 # ------------------------------------------------------------------------------------------- errors
 
 
@@ -76,58 +69,9 @@ def message_of(error: BaseException) -> str:
     return str(error) or type(error).__name__
 
 
-def _print_error(message: str) -> None:
-    # An error may quote data (a name, a line of a file) or a URL: no control character, no password.
-    first, _, details = safe_text(mask_secrets(message)).strip().partition("\n")
-    print(f"error: {first}", file=sys.stderr)
-    if details:
-        print(details, file=sys.stderr)
-
-
 def _is_temporal_unreachable(error: RuntimeError) -> bool:
     # Client.connect reports an unreachable server as a bare RuntimeError with this wording.
     return str(error).startswith("Failed client connect")
-
-
-def _usage_message(error: UsageError) -> str:
-    """Click's message on one line, with where to read the usage."""
-    message = " ".join(error.format_message().split()).rstrip(".")
-    context = error.ctx
-    if context is not None:
-        message += f" (see `{context.command_path} --help`)"
-    return message
-
-
-class OneLineErrors(TyperGroup):
-    """The `wiki` group: a usage error is one `error:` line on stderr and exit 2, never Click's box.
-
-    Every invocation passes through here (the console script and Typer's CliRunner alike), so the
-    console's width is reset too: `--wide` lasts one command.
-    """
-
-    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:
-        from cli.output import set_wide
-
-        set_wide(False)
-        try:
-            result = super().main(args=args, prog_name=prog_name, complete_var=complete_var,
-                                  standalone_mode=False, **extra)
-        except NoArgsIsHelpError:
-            result = EXIT_USAGE  # the help is already printed
-        except UsageError as error:
-            _print_error(_usage_message(error))
-            result = EXIT_USAGE
-        except ClickException as error:
-            _print_error(" ".join(error.format_message().split()))
-            result = error.exit_code
-        except typer.Abort:
-            _print_error("aborted")
-            result = EXIT_FAILURE
-        code = result if isinstance(result, int) else 0
-        if not standalone_mode:
-            return code
-        sys.exit(code)
 
 
 def handled(function: Callable[..., T]) -> Callable[..., T]:
@@ -138,19 +82,26 @@ def handled(function: Callable[..., T]) -> Callable[..., T]:
         try:
             return function(*args, **kwargs)
         except CliError as error:
-            _print_error(str(error))
+            print_error(str(error))
             raise typer.Exit(error.code) from None
         except (ConfigError, ScopeError, RetainError) as error:
-            _print_error(str(error))
+            print_error(str(error))
             raise typer.Exit(EXIT_USAGE) from None
-        except (ServiceError, CompileNotSignalled, OperationRefused, SearchAttributeMissing, RPCError,
-                SQLAlchemyError, OSError) as error:
-            _print_error(message_of(error))
+        except (SQLAlchemyError, OSError) as error:
+            print_error(message_of(error))
             raise typer.Exit(EXIT_FAILURE) from None
-        except RuntimeError as error:
+        except Exception as error:
+            if isinstance(error, _loaded(_USAGE_FAILURES)):
+                print_error(str(error))
+                raise typer.Exit(EXIT_USAGE) from None
+            if isinstance(error, _loaded(_OPERATIONAL_FAILURES)):
+                print_error(message_of(error))
+                raise typer.Exit(EXIT_FAILURE) from None
+            if not isinstance(error, RuntimeError):
+                raise
             if not _is_temporal_unreachable(error):
                 raise
-            _print_error(f"cannot reach Temporal: {error}")
+            print_error(f"cannot reach Temporal: {error}")
             raise typer.Exit(EXIT_FAILURE) from None
 
     return run_command
@@ -193,8 +144,13 @@ async def change(function: Callable[..., Coroutine[Any, Any, T]], *args: Any) ->
 
 
 async def temporal(settings: Settings) -> Client:
+    from runtime.temporal_client import connect
+
+    def waiting(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
     process.temporal_used = True
-    return await connect(settings)
+    return await connect(settings, on_wait=waiting)
 
 
 # A background worker just (re)started imports, migrates and connects before its first poll.
@@ -225,6 +181,9 @@ async def require_worker(client: Client, settings: Settings, *, wait: bool = Tru
     With the embedded dev server the background worker is started first if it is not running (it died,
     or `wiki dev up` was never run), and given a bounded time to start polling.
     """
+    from runtime.devservices import DevWorker
+    from runtime.temporal_client import live_pollers
+
     queue = settings.task_queue
     worker = None if settings.temporal_address else DevWorker.from_settings(settings)
     patience = WORKER_GRACE_SECONDS if wait else 0.0

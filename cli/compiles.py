@@ -24,7 +24,7 @@ from cli.common import (
     scope,
     temporal,
 )
-from cli.output import out, print_workflow_location, table
+from cli.output import MODEL_ONLY_METRICS, cost_text, out, print_workflow_location, table
 from cli.status import PROGRESS_POLL_SECONDS, progress_of
 from messages.compile import Progress as CompileProgress
 from messages.compile import Trigger
@@ -56,10 +56,13 @@ async def wait_for_compile(handle: WorkflowHandle) -> dict[str, Any]:
         raise CliError(f"compile failed: {one_sentence(error, 'no reason given')}") from None
 
 
-def _print_metrics(metrics: dict[str, Any]) -> None:
+def _print_metrics(metrics: dict[str, Any], settings: Settings) -> None:
     if not metrics.get("records_read"):
         out.print("nothing new to compile: the wiki is up to date")
-    rows = [(key, value) for key, value in metrics.items() if value not in (0, 0.0, False, [], None)]
+    scripted = settings.llm == "scripted"
+    rows = [(key, value) for key, value in metrics.items() if value not in (0, 0.0, False, [], None)
+            and not (scripted and key in MODEL_ONLY_METRICS)]
+    rows.append(("cost", cost_text(float(metrics.get("cost_usd") or 0), settings)))
     out.print(table("Compile metrics", ["metric", "value"], rows))
     out.print("(the last run of the workflow; zero values omitted; `wiki status` shows the ledger)")
 
@@ -68,7 +71,7 @@ async def _follow_compile(settings: Settings, handle: WorkflowHandle, wait: bool
     """Where the compile can be watched; with `wait`, its metrics once it ends."""
     print_workflow_location(settings, handle.id)
     if wait:
-        _print_metrics(await wait_for_compile(handle))
+        _print_metrics(await wait_for_compile(handle), settings)
 
 
 async def _compile(settings: Settings, tenant: str, owner: str, trigger: Trigger, model: str | None,

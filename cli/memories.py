@@ -12,7 +12,7 @@ import typer
 
 from app import pages
 from app.pages import MemoryShown
-from app.retain import RetainOutcome, retain_and_signal
+from app.retain import RetainOutcome, plain_memories_note, retain_and_signal
 from cli.common import (
     EXIT_USAGE,
     CliError,
@@ -89,6 +89,9 @@ def retain_command(
     memories = read_memories(file)
     outcome = run(_retain(settings, tenant, owner, memories, compile_after))
     print_retained(outcome, tenant, owner)
+    note = plain_memories_note(memories, settings.llm)
+    if note is not None:
+        out.print(note, soft_wrap=True)
     workflow_id = compile_workflow_id(tenant, owner)
     if outcome.compile is not None:
         out.print(f"compile signalled: workflow {workflow_id}", soft_wrap=True)

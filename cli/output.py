@@ -8,19 +8,18 @@ import re
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 from urllib.parse import quote
 
 import typer
-from pydantic_core import to_jsonable_python
 from rich import box
 from rich.cells import cell_len
 from rich.console import Console
 from rich.segment import Segment
 from rich.table import Table
 
-from runtime.devservices import DevTemporal
-from runtime.settings import Settings
+if TYPE_CHECKING:  # imported where used: `wiki --help` and every command print through this module
+    from runtime.settings import Settings
 
 # Memory text, names and titles are untrusted: C0/C1 controls and bidirectional overrides could rewrite
 # the terminal (an ESC sequence) or reorder what a reader sees. Tabs and newlines are kept.
@@ -167,8 +166,23 @@ def first_line(value: str, limit: int = 100) -> str:
     return cut.rstrip(" ,;:.") + "…"
 
 
+SCRIPTED_COST = "scripted, no model cost"
+# What a run's metrics say only of model calls: with the scripted planner they are estimates of what
+# Claude would have cost, not costs.
+MODEL_ONLY_METRICS = ("cost_usd", "input_tokens", "output_tokens", "cache_creation_input_tokens",
+                      "cache_read_tokens", "aggregation_input_tokens", "aggregation_output_tokens",
+                      "aggregation_cost_usd")
+
+
+def cost_text(cost_usd: float, settings: Settings) -> str:
+    """A run's cost as the operator should read it: dollars for model calls, none for the scripted planner."""
+    return SCRIPTED_COST if settings.llm == "scripted" else f"${cost_usd:.4f}"
+
+
 def print_json(data: Any) -> None:
     """Machine-readable output on stdout, whole (never wrapped by the console)."""
+    from pydantic_core import to_jsonable_python
+
     if dataclasses.is_dataclass(data) and not isinstance(data, type):
         data = dataclasses.asdict(data)
     elif isinstance(data, list):
@@ -183,6 +197,8 @@ def workflow_ui_url(settings: Settings, workflow_id: str) -> str | None:
     """The workflow's page in the embedded Temporal UI; None for an external cluster (its UI is unknown)."""
     if settings.temporal_address:
         return None
+    from runtime.devservices import DevTemporal
+
     base = DevTemporal.from_settings(settings).ui_url
     return f"{base}/namespaces/{quote(settings.temporal_namespace, safe='')}/workflows/{quote(workflow_id, safe=':@')}"
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from app import pages
 from app.pages import PageWithSources, SourceMemory
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncConnection
 from cli.common import (
     EXIT_USAGE,
     CliError,
@@ -19,7 +22,6 @@ from cli.common import (
     confirm,
     handled,
     in_range,
-    parse_page_ref,
     reading,
     run,
     scope,
@@ -31,7 +33,9 @@ from runtime.settings import get_settings
 
 page_app = typer.Typer(help="One page: show it, its backlinks; archive, restore or delete it.", no_args_is_help=True)
 
-PageArgument = Annotated[str, typer.Argument(metavar="TYPE/SLUG", help="TYPE/SLUG, e.g. entity/franklin-barbecue.")]
+PageArgument = Annotated[str, typer.Argument(
+    metavar="PAGE", help="The page by TYPE/SLUG (entity/franklin-barbecue), slug, title or alias, as MCP and "
+                         "HTTP read it; an archived page by TYPE/SLUG only.")]
 
 
 @handled
@@ -47,9 +51,12 @@ def search_command(
     get_settings()
     tenant, owner = scope(tenant, owner)
     limit = in_range("limit", limit, 1, MAX_SEARCH_LIMIT)
-    if not normalize_search_terms(query):
-        raise CliError(f"the query needs a word of at least {MIN_TERM_LENGTH} letters or digits (got {query!r})",
-                       EXIT_USAGE)
+    from app import reads
+
+    try:  # the same check, and sentence, as MCP's and HTTP's search
+        query = reads.text_argument("query", query, reads.MAX_QUERY_CHARS)
+    except reads.BadInput as error:
+        raise CliError(str(error), EXIT_USAGE) from None
     hits = run(reading(lambda conn: pages.search(conn, tenant, owner, query, limit)))
     if json_output:
         print_json(hits)  # with each hit's score
@@ -59,6 +66,9 @@ def search_command(
                         [Col("#", "num"), Col("page", "key"), Col("title"), Col("matched alias")],
                         [(rank, f"{h.type}/{h.slug}", h.title, h.matched_alias or "")
                          for rank, h in enumerate(hits, 1)], boxed=False))
+    elif not normalize_search_terms(query):
+        out.print(f"no page of {tenant}/{owner} matches {query!r}: a search word needs at least "
+                  f"{MIN_TERM_LENGTH} letters or digits")
     else:
         out.print(f"no page of {tenant}/{owner} matches {query!r}")
 
@@ -69,19 +79,44 @@ def _source_line(source: SourceMemory) -> str:
     return f"- {source.dated:%Y-%m-%d} {source.id}: {first_line(source.content, 80)}"
 
 
-def _page_markdown(page: PageWithSources, sources: bool) -> str:
+def _sources_lines(cited: list[SourceMemory]) -> list[str]:
+    return ["", f"sources ({len(cited)}; `wiki memory show ID` shows one whole):" if cited else "sources: none",
+            *(_source_line(source) for source in cited)]
+
+
+def _page_markdown(page: PageWithSources, sources: bool, per_section: bool = False) -> str:
+    """The page; with `sources` the memories it cites, once for the page (a memory cited by three
+    sections is listed once), or under each section with `per_section`."""
     lines = [f"# {page.title}", "",
              f"{page.type}/{page.slug} · {page.status} · aliases: {', '.join(page.aliases) or 'none'}"]
     if page.summary:
         lines += ["", page.summary]
     for section in page.sections:
         lines += ["", f"## {section.heading}", "", section.body_md.strip()]
-        if sources:
-            cited = page.sources.get(section.slug, [])
-            lines += ["", f"sources ({len(cited)}; `wiki memory show ID` shows one whole):" if cited
-                      else "sources: none", *(_source_line(source) for source in cited)]
+        if sources and per_section:
+            lines += _sources_lines(page.sources.get(section.slug, []))
+    if sources and not per_section:
+        once = {source.id: source for section in page.sections for source in page.sources.get(section.slug, [])}
+        lines += _sources_lines(list(once.values()))
     # Whatever the rows hold, the markdown printed is safe (domain.markup).
     return safe_markdown("\n".join(lines)) + "\n"
+
+
+async def _page_key(conn: AsyncConnection, tenant: str, owner: str, ref: str) -> tuple[str, str]:
+    """TYPE/SLUG as given, else the page a title, alias or slug names, as MCP and HTTP read it."""
+    from app import reads
+
+    try:
+        return await reads.page_key(conn, reads.ReadScope.of(tenant, owner), ref)
+    except reads.BadInput as error:
+        raise CliError(str(error), EXIT_USAGE) from None
+    except reads.NotFound:
+        raise CliError(f"no page named {ref.strip()!r} in {tenant}/{owner}; `wiki search` finds pages by "
+                       "words") from None
+
+
+def _resolved_ref(tenant: str, owner: str, ref: str) -> tuple[str, str]:
+    return run(reading(lambda conn: _page_key(conn, tenant, owner, ref)))
 
 
 @page_app.command("show")
@@ -90,21 +125,24 @@ def page_show(
     page_ref: PageArgument,
     tenant: TenantOption,
     owner: OwnerOption,
-    sources: Annotated[bool, typer.Option(help="Under each section, the memories it cites: date, id and "
-                                               "first line.")] = False,
+    sources: Annotated[bool, typer.Option(help="The memories the page cites, each once: date, id and first "
+                                               "line.")] = False,
+    per_section: Annotated[bool, typer.Option("--per-section", help="With --sources: under each section, "
+                                                                     "the memories that section cites.")] = False,
     json_output: JsonOption = False,
 ) -> None:
     """The page as markdown, sections in order (archived pages too, marked as such)."""
     get_settings()
     tenant, owner = scope(tenant, owner)
-    page_type, slug = parse_page_ref(page_ref)
-    view = run(reading(lambda conn: pages.page_with_sources(conn, tenant, owner, page_type, slug, sources=sources)))
+    page_type, slug = _resolved_ref(tenant, owner, page_ref)
+    view = run(reading(lambda conn: pages.page_with_sources(conn, tenant, owner, page_type, slug,
+                                                            sources=sources or per_section)))
     if view is None:
         raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
     if json_output:
         print_json(view)
     else:
-        write_text(_page_markdown(view, sources))
+        write_text(_page_markdown(view, sources or per_section, per_section))
 
 
 @page_app.command("backlinks")
@@ -114,7 +152,7 @@ def page_backlinks(page_ref: PageArgument, tenant: TenantOption, owner: OwnerOpt
     """The active pages that link to this page."""
     get_settings()
     tenant, owner = scope(tenant, owner)
-    page_type, slug = parse_page_ref(page_ref)
+    page_type, slug = _resolved_ref(tenant, owner, page_ref)
     links = run(reading(lambda conn: pages.backlinks_of(conn, tenant, owner, page_type, slug)))
     if links is None:
         raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
@@ -132,7 +170,7 @@ def page_backlinks(page_ref: PageArgument, tenant: TenantOption, owner: OwnerOpt
 def _set_status(page_ref: str, tenant: str, owner: str, status: str) -> None:
     get_settings()
     tenant, owner = scope(tenant, owner)
-    page_type, slug = parse_page_ref(page_ref)
+    page_type, slug = _resolved_ref(tenant, owner, page_ref)
     if not run(change(pages.set_page_status, tenant, owner, page_type, slug, status)):
         raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
 
@@ -159,7 +197,7 @@ def page_delete(page_ref: PageArgument, tenant: TenantOption, owner: OwnerOption
     """Delete the page for good, with its sections, aliases, links and section sources."""
     get_settings()
     tenant, owner = scope(tenant, owner)
-    page_type, slug = parse_page_ref(page_ref)
+    page_type, slug = _resolved_ref(tenant, owner, page_ref)
     confirm(f"Delete {page_type}/{slug} of {tenant}/{owner} with all its sections and sources?", yes)
     deleted = run(change(pages.delete_page, tenant, owner, page_type, slug))
     if deleted is None:

@@ -39,7 +39,7 @@ from cli.common import (
     scope,
     temporal,
 )
-from cli.output import Col, WideOption, out, print_json, print_workflow_location, table
+from cli.output import Col, WideOption, cost_text, out, print_json, print_workflow_location, table
 from domain.memory import validate_scope_part
 from messages.compile import Progress as CompileProgress
 from messages.compile import compile_workflow_id
@@ -89,25 +89,32 @@ def _progress_table(progress: CompileProgress) -> Table:
         ("caps used this run", f"{progress.records_read}/{caps.max_records} memories, "
                                f"{progress.pages_created}/{caps.max_new_pages} new pages, "
                                f"{progress.sections_rewritten}/{caps.max_sections_rewritten} sections rewritten"),
-        ("tokens", f"{progress.input_tokens} in, {progress.output_tokens} out"),
-        ("cost so far", f"${progress.cost_usd:.4f}"),
+        *([] if get_settings().llm == "scripted" else
+          [("tokens", f"{progress.input_tokens} in, {progress.output_tokens} out")]),
+        ("cost so far", cost_text(progress.cost_usd, get_settings())),
         ("wake-ups waiting", progress.pending_wakeups),
     ]
     title = "Compile waiting for a quiet period" if progress.debounce_until else "Compile running now"
     return table(title, ["", "value"], rows)
 
 
+def _ledger_cost(metrics: dict) -> str:
+    if "cost_usd" not in metrics:
+        return ""
+    return "scripted" if get_settings().llm == "scripted" else f"${float(metrics['cost_usd']):.4f}"
+
+
 def ledger_table(title: str, rows: list[JobRow]) -> Table:
     """One line per workflow run, oldest first; compact enough for an 80-column terminal."""
     result = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for header in ("trigger", "status", "records\nread", "pages\ncreated", "sections\nrewritten", "cost $",
+    for header in ("trigger", "status", "records\nread", "pages\ncreated", "sections\nrewritten", "cost",
                    "started\n(UTC)"):
         result.add_column(header, no_wrap=True)
     for row in rows:
         metrics = row.metrics
         result.add_row(row.trigger, row.status, str(metrics.get("records_read", 0)),
                        str(metrics.get("pages_created", 0)), str(metrics.get("sections_rewritten", 0)),
-                       f"{float(metrics.get('cost_usd', 0)):.4f}", row.started_at.strftime("%m-%d %H:%M"))
+                       _ledger_cost(metrics), row.started_at.strftime("%m-%d %H:%M"))
     return result
 
 
@@ -175,6 +182,8 @@ class _Backlog:
 def _watch_line(progress: CompileProgress | None) -> str:
     if progress is None:
         return "waiting for the workflow's progress"
+    if get_settings().llm == "scripted":
+        return f"run {progress.run_no} {progress.phase}, batch {progress.batches_done}, scripted, no model cost"
     return (f"run {progress.run_no} {progress.phase}, batch {progress.batches_done}, "
             f"{progress.input_tokens + progress.output_tokens} tokens, ${progress.cost_usd:.4f}")
 
@@ -243,7 +252,7 @@ def _jobs_table(rows: list[JobRow]) -> Table:
         title += f" · {next(iter(scopes))}"
     columns = [Col("started\n(UTC)", "key"), *([Col("scope", "key")] if len(scopes) > 1 else []),
                *([Col("kind", "key")] if len(kinds) > 1 else []), Col("trigger", "key"), Col("status", "key"),
-               Col("read", "num"), Col("pages", "num"), Col("cost $", "num")]
+               Col("read", "num"), Col("pages", "num"), Col("cost", "num")]
     body = []
     for row in rows:
         metrics = row.metrics
@@ -251,7 +260,7 @@ def _jobs_table(rows: list[JobRow]) -> Table:
         body.append([row.started_at.strftime("%m-%d %H:%M"), *([scope_name] if len(scopes) > 1 else []),
                      *([row.kind] if len(kinds) > 1 else []), row.trigger, row.status + ("*" if row.error else ""),
                      str(metrics.get("records_read", "")), str(metrics.get("pages_created", "")),
-                     f"{float(metrics['cost_usd']):.4f}" if "cost_usd" in metrics else ""])
+                     _ledger_cost(metrics)])
     return table(title, columns, body, boxed=False)
 
 

@@ -265,8 +265,9 @@ def summary_line(report: LintReport) -> str:
         return f"lint failed: {report.error}"
     totals = report.totals
     findings = [f"{getattr(totals, c)} {_CHECK_LABELS[c]}" for c in CHECKS if getattr(totals, c)]
-    found = ", ".join(findings) if findings else "no findings"
-    return (f"lint: {found} in {totals.scopes} scope(s); {totals.promotion_compiles_started} compile(s) started "
+    # `totals.scopes` counts the scopes with a finding: the scopes checked are counted by the reader.
+    found = f"{', '.join(findings)} in {totals.scopes} scope(s)" if findings else "no findings"
+    return (f"lint: {found}; {totals.promotion_compiles_started} compile(s) started "
             f"for promotions; {totals.ledger_rows_pruned} ledger row(s) pruned")
 
 

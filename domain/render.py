@@ -8,6 +8,7 @@ from typing import Protocol
 
 from domain.guards import page_href
 from domain.markup import safe_markdown
+from domain.sentences import split_sentences
 
 FIRST_SENTENCE_FALLBACK_CHARS = 160
 # JS `.` stops at every line terminator, not only "\n"; `\Z` because Python's `$` also matches
@@ -44,16 +45,18 @@ def render_body_markdown(sections: Iterable[_Section]) -> str:
 def first_sentence(summary: str | None) -> str:
     """The first sentence of a summary, for rollup bullets.
 
-    Up to the first `.`, `!` or `?` followed by whitespace or the end, never crossing a line break.
-    Without one: the whole text, or its first 160 characters trimmed plus "…" when longer. Kept
-    quirk: "St. Louis has great BBQ." gives "St.". Blank -> "".
+    The first line's first sentence (domain/sentences.py: "St. Louis has great BBQ." is one) when the
+    line has a `.`, `!` or `?` followed by whitespace or the end. Without one: the whole text, or its
+    first 160 characters trimmed plus "…" when longer. Blank -> "".
     """
     text = (summary or "").strip()
     if not text:
         return ""
     match = _FIRST_SENTENCE.match(text)
     if match:
-        return match.group(0).strip()
+        # The line holds a terminator; its first sentence as a splitter that knows abbreviations reads it.
+        line = match.group(0) + text[match.end():].split("\n", 1)[0]
+        return next(iter(split_sentences(line)), match.group(0).strip())
     if len(text) > FIRST_SENTENCE_FALLBACK_CHARS:
         return f"{text[:FIRST_SENTENCE_FALLBACK_CHARS].strip()}…"
     return text

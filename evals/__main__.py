@@ -1,7 +1,8 @@
 """`make eval` / `python -m evals`: the adversarial corpus of two seeds through the real pipeline.
 
 Starts its own services (an embedded Postgres and a Temporal dev server in a temporary directory),
-compiles, recompiles and rebuilds each seed's two tenants, and writes evals/results.json and
+compiles, recompiles and rebuilds each seed's two tenants, compiles the same corpus again with every
+memory's metadata stripped (plain sentences only), and writes evals/results.json and
 docs/EVAL.md. About a minute on 2 cores.
 
     python -m evals [--size N] [--seeds DEV,HELD_OUT] [--out FILE]   # --out: results only, no docs
@@ -17,7 +18,7 @@ import time
 from pathlib import Path
 
 from evals import report
-from evals.corpus import generate
+from evals.corpus import generate, without_metadata
 from evals.run import evaluate, private_services
 
 DEVELOPMENT_SEED = 11  # the corpus the ladder was developed against
@@ -38,7 +39,14 @@ async def run(seeds: list[int], size: int) -> dict:
                 log.info("  %s: %d pages, %d duplicate pairs, merge recall %s, %d wrong merges, rebuild %s",
                          m.tenant, m.pages_active, m.duplicate_pairs, m.merge_recall.value, m.wrong_merges,
                          "identical" if result.rebuild and result.rebuild.identical else "differs")
-            runs.append({"seed": seed, "tenants": [r.model_dump(mode="json") for r in results]})
+            # The same corpus as plain sentences: what the offline reader of names makes of it.
+            plain = await evaluate(client, engine, without_metadata(generate(seed, size)), check_identity=False)
+            for result in plain:
+                m = result.metrics
+                log.info("  %s (no metadata): %d pages, %d duplicate pairs, merge recall %s", m.tenant,
+                         m.pages_active, m.duplicate_pairs, m.merge_recall.value)
+            runs.append({"seed": seed, "tenants": [r.model_dump(mode="json") for r in results],
+                         "plain_tenants": [r.model_dump(mode="json") for r in plain]})
     return {"size": size, "development_seed": seeds[0], "held_out_seed": seeds[-1], "runs": runs}
 
 

@@ -434,3 +434,18 @@ def tenant_corpus(seed: int, size: int, tenant: str) -> TenantCorpus:
 def generate(seed: int, size: int = 400, tenants: tuple[str, ...] = TENANTS) -> Corpus:
     """Two tenants (by default) of about `size` memories each, sharing the world's names."""
     return Corpus(seed=seed, size=size, tenants=[tenant_corpus(seed, size, tenant) for tenant in tenants])
+
+
+PLAIN_SUFFIX = "-plain"
+
+
+def without_metadata(corpus: Corpus) -> Corpus:
+    """The same corpus as plain text: every memory's metadata dropped (no entities, place or journal),
+    so what the planner knows comes from the sentences alone. Tenants take a suffix, so both versions
+    can be compiled side by side in one database."""
+    tenants = [tenant.model_copy(update={
+        "tenant": tenant.tenant + PLAIN_SUFFIX,
+        "memories": [{key: value for key, value in memory.items() if key != "metadata"} for memory in tenant.memories],
+    }) for tenant in corpus.tenants]
+    return corpus.model_copy(update={"tenants": tenants})
+

@@ -72,6 +72,28 @@ def _table(runs: list[tuple[str, list[dict[str, Any]]]]) -> list[str]:
     return lines
 
 
+# The figures compared between a corpus with its metadata and the same corpus as plain sentences.
+PLAIN_FIGURES = ("memories", "active pages", "duplicate pairs", "merge recall (variant names on their page)",
+                 "wrong merges", "provenance precision, entity", "provenance recall, entity",
+                 "provenance precision, topic", "provenance recall, topic", "secret leaks from the other tenant")
+
+
+def _plain_table(runs: list[dict[str, Any]]) -> list[str]:
+    """One row per figure, for each (seed, tenant) its value with metadata and as plain text."""
+    columns = []
+    for run in runs:
+        plain = {r["metrics"]["tenant"]: dict(rows_of(r)) for r in run.get("plain_tenants", [])}
+        for result in run["tenants"]:
+            tenant = result["metrics"]["tenant"]
+            columns.append((f"seed {run['seed']} {tenant}", dict(rows_of(result)), plain.get(f"{tenant}-plain", {})))
+    lines = ["| figure | " + " | ".join(f"{name}: metadata / plain" for name, _, _ in columns) + " |",
+             "|---|" + "---|" * len(columns)]
+    for figure in PLAIN_FIGURES:
+        lines.append(f"| {figure} | " + " | ".join(f"{meta.get(figure, '–')} / {plain.get(figure, '–')}"
+                                                   for _, meta, plain in columns) + " |")
+    return lines
+
+
 def write_results(results: dict[str, Any]) -> None:
     RESULTS_PATH.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
 
@@ -97,6 +119,16 @@ def write_markdown(results: dict[str, Any]) -> None:
         *_table([(f"seed {run['seed']}", run["tenants"]) for run in results["runs"]]),
         "",
     ]
+    if any(run.get("plain_tenants") for run in results["runs"]):
+        lines += [
+            "## The same corpus as plain sentences",
+            "",
+            "Every memory's metadata stripped (no entities, place or journal), so the scripted planner reads "
+            "names from the text alone (planners/text_entities.py). Compiled once, beside the run above.",
+            "",
+            *_plain_table(results["runs"]),
+            "",
+        ]
     if baseline is not None:
         lines += [
             f"## Before (commit {baseline['commit']}, the same corpora)",

@@ -98,7 +98,10 @@ compiler applies it.
 
 Everything you are shown belongs to exactly one scope (one tenant, one owner). Refer only to the \
 records, pages and mentions you are given. A record's metadata lists its entities as rows: [name, \
-kind, type] or [name, kind, type, [aliases]], null where a value is absent.
+kind, type] or [name, kind, type, [aliases]], null where a value is absent. Many records have no such \
+list: plain sentences name people, places, organisations, events and things too ("Lunch at Franklin \
+Barbecue with Lena" names a restaurant and a person), so read every record's text for the names it \
+mentions, listed or not, and treat them as you treat listed ones.
 
 ## Page types
 

@@ -13,12 +13,10 @@ from typing import Any
 
 from domain.context import MemoryRecord
 from domain.guards import strip_wikilinks
+from domain.sentences import split_sentences
 
 SENTENCE_MAX_CHARS = 240
 _UUID_ANYWHERE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
-
-
 
 def clean(text: Any) -> str:
     """Prose safe to write: no wikilinks, no ids, single spaces. Non-strings give ""."""
@@ -44,7 +42,7 @@ def truncate(text: str, limit: int = SENTENCE_MAX_CHARS) -> str:
 
 def sentences(content: str) -> list[str]:
     cleaned = clean(content)
-    return [part for part in _SENTENCE_BREAK.split(cleaned) if part] if cleaned else []
+    return list(split_sentences(cleaned)) if cleaned else []
 
 
 def first_sentence(content: str) -> str:

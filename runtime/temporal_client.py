@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from temporalio.api.enums.v1 import IndexedValueType, TaskQueueKind, TaskQueueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSearchAttributesRequest
 from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest, DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowHandle
 from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDConflictPolicy
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -39,12 +40,51 @@ def resolve_temporal_address(settings: Settings | None = None) -> str:
     return DevTemporal.from_settings(settings).ensure_running()
 
 
-async def connect(settings: Settings | None = None, **kwargs) -> Client:
+# How long a command waits for a Temporal server that answers but is still starting ("Frontend is not
+# healthy yet", its namespace not registered yet) before it gives up.
+HEALTH_WAIT_SECONDS = 60.0
+HEALTH_PROBE_EVERY_SECONDS = 0.25
+
+
+class TemporalNotHealthy(RuntimeError):
+    """The server answered, but was still not ready for requests after the bounded wait."""
+
+
+async def wait_until_healthy(client: Client, address: str, namespace: str, *,
+                             on_wait: Callable[[str], None] | None = None,
+                             timeout: float = HEALTH_WAIT_SECONDS) -> None:
+    """Return once the frontend says it is serving and the namespace is known; say once, through
+    `on_wait`, what is being waited for; fail in one sentence after `timeout` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    told = False
+    while True:
+        try:
+            healthy = await client.service_client.check_health(timeout=timedelta(seconds=5))
+            if healthy:
+                await client.workflow_service.describe_namespace(
+                    DescribeNamespaceRequest(namespace=namespace), timeout=timedelta(seconds=5))
+                return
+            problem = "its frontend is not serving yet"
+        except RPCError as error:
+            problem = " ".join(str(error).split()) or error.status.name
+        if loop.time() >= deadline:
+            raise TemporalNotHealthy(f"Temporal at {address} is still not ready after {timeout:.0f} s: {problem}")
+        if not told and on_wait is not None:
+            on_wait(f"waiting up to {timeout:.0f} s for Temporal at {address} to be ready ({problem})")
+            told = True
+        await asyncio.sleep(HEALTH_PROBE_EVERY_SECONDS)
+
+
+async def connect(settings: Settings | None = None, *, on_wait: Callable[[str], None] | None = None,
+                  **kwargs) -> Client:
+    """A client of a server ready for requests: one that is still starting is waited for (bounded)."""
     settings = settings or get_settings()
-    return await Client.connect(
-        resolve_temporal_address(settings), namespace=settings.temporal_namespace,
-        data_converter=pydantic_data_converter, **kwargs,
-    )
+    address = resolve_temporal_address(settings)
+    client = await Client.connect(address, namespace=settings.temporal_namespace,
+                                  data_converter=pydantic_data_converter, **kwargs)
+    await wait_until_healthy(client, address, settings.temporal_namespace, on_wait=on_wait)
+    return client
 
 
 def compile_options(settings: Settings, *, model_id: str | None = None, bootstrap: bool = False,

@@ -8,17 +8,20 @@ is the one the bearer token was created for (`wiki token create`), checked on ev
 
 from __future__ import annotations
 
+import inspect
+import json
 import logging
 from collections.abc import Callable
-from typing import Annotated, Literal
+from importlib import metadata
+from typing import Annotated, Any, Literal
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
-from pydantic import Field
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field, ValidationError
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -34,7 +37,7 @@ from app.retain import (
     TemporalConnector,
     retain_for_agent,
 )
-from domain.memory import MemoryIn, RetainError, ScopeError
+from domain.memory import MAX_CONTENT_BYTES, MAX_METADATA_BYTES, MemoryIn, RetainError, ScopeError
 from domain.related import MAX_MAX_HOPS, MAX_RELATED_LIMIT
 from domain.search import MAX_SEARCH_LIMIT
 from domain.tokens import allows
@@ -92,6 +95,87 @@ def _refused(error: Exception) -> ToolError:
     return ToolError(str(error))
 
 
+def _server_version() -> str:
+    try:
+        return metadata.version("wiki-compiler")
+    except metadata.PackageNotFoundError:
+        return "0.0.0"
+
+
+def _field_name(location: tuple[Any, ...]) -> str:
+    name = ""
+    for part in location:
+        name += f"[{part}]" if isinstance(part, int) else (f".{part}" if name else str(part))
+    return name
+
+
+def argument_sentence(error: ValidationError, schema: dict[str, Any] | None) -> str:
+    """The first thing wrong with a tool's arguments, in one sentence as the CLI and HTTP say it
+    ("limit must be between 1 and 50 (got 51)"): no framework dump, no links."""
+    first = error.errors(include_url=False)[0]
+    field = _field_name(tuple(first["loc"])) or "the arguments"
+    got = first.get("input")
+    bounds = ((schema or {}).get("properties") or {}).get(str(first["loc"][0]) if first["loc"] else "", {})
+    kind = first["type"]
+    if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than") \
+            and "minimum" in bounds and "maximum" in bounds:
+        return f"{field} must be between {bounds['minimum']} and {bounds['maximum']} (got {got!r})"
+    if kind == "missing":
+        return f"{field} is required"
+    if kind in ("int_parsing", "int_type", "int_from_float"):
+        return f"{field} must be a whole number (got {got!r})"
+    if kind == "literal_error":
+        return f"{field} must be {first['ctx']['expected']} (got {got!r})"
+    if kind in ("too_short", "too_long"):
+        limit = first["ctx"].get("min_length" if kind == "too_short" else "max_length")
+        return f"{field} must have {'at least' if kind == 'too_short' else 'at most'} {limit} item(s)"
+    message = str(first["msg"]).removeprefix("Value error, ")
+    message = message[:1].lower() + message[1:]
+    if first["loc"] and message.startswith(f"{first['loc'][-1]} "):
+        # "content must not be empty" names its field already: say where it is, once.
+        parent = _field_name(tuple(first["loc"][:-1]))
+        return f"{parent}: {message}" if parent else message
+    return f"{field}: {message}"
+
+
+class WikiServer(MCPServer):
+    """The SDK's server, with argument errors said in one sentence instead of pydantic's report."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            result = await super().call_tool(name, arguments, context)
+        except ToolError as error:
+            cause = error.__cause__
+            if isinstance(cause, ValidationError):
+                tool = self._tool_manager.get_tool(name)
+                raise ToolError(argument_sentence(cause, tool.parameters if tool else None)) from None
+            if isinstance(cause, ToolError):
+                raise ToolError(str(cause)) from None  # without the SDK's "Error executing tool" prefix
+            raise
+        if isinstance(result, CallToolResult) and result.structured_content is not None:
+            # Clients that read only text get the same data, as compact JSON rather than indented:
+            # the result is not paid for twice at full size in the agent's context.
+            compact = json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
+            result = result.model_copy(update={"content": [TextContent(type="text", text=compact)]})
+        return result
+
+
+def _described(fn: Callable) -> str:
+    # The docstring as one paragraph: the indentation of the source never reaches the agent.
+    return " ".join((inspect.getdoc(fn) or "").split())
+
+
+MEMORY_FIELDS = (
+    f"Memories to store, 1-{MAX_RETAIN_MEMORIES}: each {{content (required, at most "
+    f"{MAX_CONTENT_BYTES // 1024} KiB of UTF-8), id (optional UUID: the same id updates it), occurred_at "
+    "(optional ISO-8601 time), metadata (optional object, at most "
+    f"{MAX_METADATA_BYTES // 1024} KiB)}}. The compile reads metadata.entities "
+    "([{name, type: entity|topic|decision, kind, aliases}]: what the memory is about), metadata.place "
+    "({name, city, address}) and metadata.journal ({id, title}); without entities it reads the names "
+    "in the text."
+)
+
+
 def build_server(engine: AsyncEngine, scope_of: ScopeOf, connect_temporal: TemporalConnector, settings: Settings,
                  *, token_verifier: TokenScopes | None = None, public_url: str | None = None) -> MCPServer:
     """The six tools over `engine`, each in the scope `scope_of()` returns for the current request."""
@@ -101,8 +185,8 @@ def build_server(engine: AsyncEngine, scope_of: ScopeOf, connect_temporal: Tempo
         # The server only checks tokens it issued itself; the issuer URL is required by the SDK's
         # settings and names this server.
         auth = AuthSettings(issuer_url=url, resource_server_url=url, validate_token_resource=False)
-    server = MCPServer("wiki", instructions=INSTRUCTIONS, token_verifier=token_verifier, auth=auth,
-                       log_level="WARNING")
+    server = WikiServer("wiki", instructions=INSTRUCTIONS, token_verifier=token_verifier, auth=auth,
+                        log_level="WARNING", version=_server_version())
     temporal_client: list = []
 
     async def connect_once():
@@ -122,55 +206,76 @@ def build_server(engine: AsyncEngine, scope_of: ScopeOf, connect_temporal: Tempo
             logging.getLogger(__name__).warning("database error: %s", error.orig)
             raise ToolError("the database could not answer this call; retry in a few seconds") from None
 
-    @server.tool(annotations=READ_ONLY)
-    async def search(query: Annotated[str, Field(description="Words; a word may be a prefix.")],
-                     limit: Annotated[int, Field(ge=1, le=MAX_SEARCH_LIMIT)] = reads.DEFAULT_SEARCH_LIMIT,
+    def tool(annotations: ToolAnnotations):
+        def register(fn):
+            return server.tool(annotations=annotations, description=_described(fn))(fn)
+        return register
+
+    @tool(READ_ONLY)
+    async def search(query: Annotated[str, Field(description=f"Words to find, at most {reads.MAX_QUERY_CHARS} "
+                                                 "characters; a word may be a prefix (brisk finds brisket).")],
+                     limit: Annotated[int, Field(ge=1, le=MAX_SEARCH_LIMIT, description="At most this many pages, "
+                                                 f"best first (1-{MAX_SEARCH_LIMIT}).")]
+                     = reads.DEFAULT_SEARCH_LIMIT,
                      ) -> reads.SearchResult:
         """Find wiki pages by words (title, summary, body; aliases rank first). Returns type, slug, title,
         summary and score per page."""
         return await guarded(reads.search(engine, scope_of(), query, limit))
 
-    @server.tool(annotations=READ_ONLY)
-    async def get_page(name: Annotated[str, Field(description="TYPE/SLUG, slug, title or alias.")],
-                       offset: Annotated[int, Field(ge=0, description="next_offset of the previous call.")] = 0,
-                       max_chars: Annotated[int, Field(ge=200, le=reads.MAX_PAGE_CHARS)] = reads.DEFAULT_PAGE_CHARS,
+    @tool(READ_ONLY)
+    async def get_page(name: Annotated[str, Field(description="The page: TYPE/SLUG (entity/franklin-barbecue), "
+                                                  "slug, title or alias.")],
+                       offset: Annotated[int, Field(ge=0, description="Where to go on: next_offset of the "
+                                                    "previous call; 0 for the start.")] = 0,
+                       max_chars: Annotated[int, Field(ge=200, le=reads.MAX_PAGE_CHARS, description="At most this "
+                                                       f"many characters of markdown (200-{reads.MAX_PAGE_CHARS}).")]
+                       = reads.DEFAULT_PAGE_CHARS,
                        ) -> reads.PageDocument:
         """Read a page as markdown; each section heading ends with its id {#id}. A long page comes in
         parts: call again with offset=next_offset."""
         return await guarded(reads.get_page(engine, scope_of(), name, offset, max_chars))
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(READ_ONLY)
     async def get_sources(page: Annotated[str, Field(description="The page, named as for get_page.")],
-                          section: Annotated[str | None, Field(description="A section id; all when omitted.")] = None,
-                          limit: Annotated[int, Field(ge=1, le=reads.MAX_SOURCES_LIMIT)] = reads.DEFAULT_SOURCES_LIMIT,
+                          section: Annotated[str | None, Field(description="A section id (the {#id} of its "
+                                                               "heading); every section when omitted.")] = None,
+                          limit: Annotated[int, Field(ge=1, le=reads.MAX_SOURCES_LIMIT, description="At most this "
+                                                      f"many memories, newest first (1-{reads.MAX_SOURCES_LIMIT}).")]
+                          = reads.DEFAULT_SOURCES_LIMIT,
                           ) -> reads.SourcesResult:
         """The memories a page or one of its sections cites (the evidence), with text and date."""
         return await guarded(reads.get_sources(engine, scope_of(), page, section, limit))
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(READ_ONLY)
     async def related(page: Annotated[str, Field(description="The page, named as for get_page.")],
-                      limit: Annotated[int, Field(ge=1, le=MAX_RELATED_LIMIT)] = 10,
-                      direction: Literal["out", "in", "both"] = "both",
-                      max_hops: Annotated[int, Field(ge=1, le=MAX_MAX_HOPS)] = 3,
+                      limit: Annotated[int, Field(ge=1, le=MAX_RELATED_LIMIT, description="At most this many "
+                                                  f"pages, best first (1-{MAX_RELATED_LIMIT}).")] = 10,
+                      direction: Annotated[Literal["out", "in", "both"], Field(
+                          description="Which links to follow: out (pages this one links to), in (pages "
+                                      "linking to it) or both.")] = "both",
+                      max_hops: Annotated[int, Field(ge=1, le=MAX_MAX_HOPS, description="How many links away "
+                                                     f"to look (1-{MAX_MAX_HOPS}).")] = 3,
                       query: Annotated[str | None, Field(description="Words to favour; default the page's own.")]
                       = None) -> reads.RelatedResult:
         """Pages linked around a page (out: it links to; in: link to it), ranked by link influence,
         text relevance and recency."""
         return await guarded(reads.related(engine, scope_of(), page, limit, direction, max_hops, query))
 
-    @server.tool(annotations=READ_ONLY)
-    async def changes_since(since: Annotated[str, Field(description="ISO-8601 time, or a compile run id.")],
-                            limit: Annotated[int, Field(ge=1, le=reads.MAX_CHANGES_LIMIT)] = reads.DEFAULT_CHANGES_LIMIT,
+    @tool(READ_ONLY)
+    async def changes_since(since: Annotated[str, Field(description="An ISO-8601 time (2026-11-01T00:00:00Z), or "
+                                                        "a compile run id.")],
+                            limit: Annotated[int, Field(ge=1, le=reads.MAX_CHANGES_LIMIT, description="At most "
+                                                        f"this many pages (1-{reads.MAX_CHANGES_LIMIT}).")]
+                            = reads.DEFAULT_CHANGES_LIMIT,
                             cursor: Annotated[str | None, Field(description="next_cursor of the previous call.")]
                             = None) -> reads.ChangesResult:
         """Pages and sections created or changed after a time, with the memories newly cited."""
         return await guarded(reads.changes_since(engine, scope_of(), since, limit, cursor))
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
-                                             open_world_hint=False))
+    @tool(ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                          open_world_hint=False))
     async def retain(memories: Annotated[list[MemoryIn], Field(min_length=1, max_length=MAX_RETAIN_MEMORIES,
-                                                               description="Objects with content (required), "
-                                                               "optional id, metadata, occurred_at.")],
+                                                               description=MEMORY_FIELDS)],
                      ) -> RetainSummary:
         """Store new memories (idempotent on id) and wake the wiki's compile, which folds them into pages."""
         may_write()

@@ -74,6 +74,18 @@ async def revoke_token(conn: AsyncConnection, token_id: uuid.UUID) -> TokenRow |
     return None if row is None else _row(row)
 
 
+async def tokens_matching(conn: AsyncConnection, reference: str, limit: int = 3) -> list[TokenRow]:
+    """Tokens a reference names: the start of their id, or of what `wiki token list` shows of them
+    (the token's first characters), at most `limit`."""
+    rows = await conn.execute(text("""
+        SELECT id, tenant_id, owner_id, name, token_prefix, created_at, revoked_at FROM api_tokens
+        WHERE starts_with(CAST(id AS text), lower(:ref)) OR starts_with(token_prefix, :ref)
+           OR starts_with(:ref, token_prefix)
+        ORDER BY created_at, id LIMIT :limit
+    """), {"ref": reference, "limit": limit})
+    return [_row(row) for row in rows]
+
+
 async def scope_of_token(conn: AsyncConnection, token: str) -> TokenScope | None:
     """The scope and rights a token grants; None for anything but a live or expired token (malformed,
     unknown or revoked). An expired one comes back with `expired` set, for the caller to refuse."""

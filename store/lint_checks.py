@@ -277,3 +277,13 @@ async def named_findings(engine: AsyncEngine, tenant: str, owner: str,
                 findings.append(LintFinding(check=check, tenant=tenant, owner=owner, subject=list(row.subject),
                                             detail=row.detail))
     return findings
+
+
+async def checked_counts(engine: AsyncEngine) -> tuple[int, int]:
+    """(scopes, active pages) a lint checks: every scope with a page."""
+    async with engine.connect() as conn:
+        row = (await conn.execute(text(
+            "SELECT count(DISTINCT (tenant_id, owner_id)) AS scopes, "
+            "count(*) FILTER (WHERE status = 'active') AS pages FROM wiki_pages"))).one()
+    return int(row.scopes), int(row.pages)
+

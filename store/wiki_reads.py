@@ -263,3 +263,29 @@ async def section_sources(conn: AsyncConnection, tenant: str, owner: str,
         sources.setdefault(row.section_slug, []).append(
             SourceMemory(id=row.source_ref, dated=row.created_at, content=row.content))
     return sources
+
+
+class OpenMentionRow(BaseModel):
+    id: UUID
+    alias: str
+    suggested_type: str | None
+    mention_count: int
+    first_seen_at: datetime
+    last_seen_at: datetime
+    quote: str | None  # the newest held sighting's sentence
+
+
+async def open_mentions(conn: AsyncConnection, tenant: str, owner: str, limit: int) -> tuple[list[OpenMentionRow], int]:
+    """The scope's open mentions, most seen first (then most recent), and how many are open in all."""
+    params = {"tenant": tenant, "owner": owner, "limit": limit}
+    scoped = "tenant_id = :tenant AND owner_id = :owner AND status = 'open'"
+    total = (await conn.execute(text(f"SELECT count(*) FROM wiki_unresolved_mentions WHERE {scoped}"),
+                                params)).scalar_one()
+    rows = await conn.execute(text(f"""
+        SELECT id, alias, suggested_type, mention_count, first_seen_at, last_seen_at,
+               sample_contexts -> 0 ->> 'quote' AS quote
+        FROM wiki_unresolved_mentions WHERE {scoped}
+        ORDER BY mention_count DESC, last_seen_at DESC, alias_normalized, id
+        LIMIT :limit
+    """), params)
+    return [OpenMentionRow(**row._mapping) for row in rows], int(total)

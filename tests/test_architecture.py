@@ -61,16 +61,7 @@ FORBIDDEN_LIBRARIES: dict[str, frozenset[str]] = {
     "planners": frozenset({"temporalio"}),
 }
 # (file, name) of private names imported from another project module, each with its reason.
-PRIVATE_IMPORTS_ALLOWED: frozenset[tuple[str, str]] = frozenset({
-    # The workflow change that removes this name is made on the workflows branch.
-    ("workflows/compile.py", "_Unplannable"),
-    # bench/ helpers shared between benchmark modules under private names; listed so no new one is added.
-    ("bench/candidates.py", "_cost_summary"),
-    ("bench/candidates.py", "_text"),
-    ("bench/cost_realistic.py", "_environment"),
-    ("bench/cost_realistic.py", "_ledger"),
-    ("bench/many_scopes.py", "_environment"),
-})
+PRIVATE_IMPORTS_ALLOWED: frozenset[tuple[str, str]] = frozenset()
 MAX_LINES = 700
 
 

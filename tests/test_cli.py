@@ -20,10 +20,10 @@ from temporalio.service import RPCError, RPCStatusCode
 from typer.testing import CliRunner, Result
 
 from app.retain import CompileNotSignalled, retain_and_signal
-from cli import common as cli_common
 from cli import main as cli
 from domain.memory import MemoryIn
 from messages.compile import CompileInput, WakeUp
+from runtime import temporal_client
 from runtime.settings import get_settings, mask_secrets
 from store.memories import RetainResult
 
@@ -181,7 +181,7 @@ async def test_a_missing_file_is_bad_input(cli_env, tmp_path):
 async def test_retain_wakes_the_compile_only_when_something_changed(cli_env, engine, tmp_path, monkeypatch):
     client = FakeClient()
 
-    async def fake_connect(settings):
+    async def fake_connect(settings, **_):
         return client
 
     pollers = ["a-worker"]
@@ -189,8 +189,9 @@ async def test_retain_wakes_the_compile_only_when_something_changed(cli_env, eng
     async def fake_pollers(client, task_queue):
         return pollers
 
-    monkeypatch.setattr(cli_common, "connect", fake_connect)
-    monkeypatch.setattr(cli_common, "live_pollers", fake_pollers)
+    # Where the CLI looks them up when a command reaches Temporal (imported there, not at start-up).
+    monkeypatch.setattr(temporal_client, "connect", fake_connect)
+    monkeypatch.setattr(temporal_client, "live_pollers", fake_pollers)
     path = tmp_path / "memories.jsonl"
     path.write_text(jsonl(*GOOD_ROWS))
 

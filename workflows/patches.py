@@ -1,4 +1,4 @@
-"""Every patch id the workflows pass to `workflow.patched` or `workflow.deprecate_patch`, with the
+"""Every patch id the workflows pass to Temporal's `patched` or `deprecate_patch`, with the
 release it came in and what runs of the release before it do.
 
 The rule (docs/ARCHITECTURE.md, "Rolling out a workflow change"): a patch that comes in release N keeps both

@@ -2,7 +2,8 @@
 
 It stands in for Claude so the whole product runs offline (demo, tests, benchmarks) with the same
 output every time. It reads the hints the memory store keeps in each memory's metadata (entities
-with their type, kind and aliases; the place with its city; the journal) and produces the planner
+with their type, kind and aliases; the place with its city; the journal), or for a memory whose
+metadata lists no entities the names its text mentions (planners/text_entities.py), and produces the planner
 contract (`domain.plan.Plan`) so that every branch of the apply path gets exercised: page updates
 with new aliases, new pages, unresolved mentions, promotions, page links, and (through spelling
 variants it does not collapse itself) new-page proposals that the database resolver merges.
@@ -126,6 +127,13 @@ def _summary_of(subject: Subject, page_type: str, title: str) -> str:
     return sentence(f"Topic: {title}") if page_type == "topic" else "Mentioned in the agent's memories."
 
 
+def _beyond_summary(subject: Subject) -> str:
+    """What a new page's lead section says besides its summary (shown above it): the place's address."""
+    place = subject.place_metadata() or {}
+    address = clean(place.get("address"))
+    return sentence(f"Address: {address}") if address else ""
+
+
 def _section_memories(subject: Subject) -> list[MemoryRecord]:
     return [sighting.memory for sighting in subject.sightings]
 
@@ -168,6 +176,9 @@ class _SectionDraft:
     rationale: list[MemoryRecord] = field(default_factory=list)
     # Lines of held contexts whose memories could not be read (quotes only): merged as written.
     quoted: list[Bullet] = field(default_factory=list)
+    # The lead section (overview, summary): the summary itself where the page takes its summary from it
+    # (promotions), else only what the summary does not say already, and no lead section when that is nothing.
+    lead: str | None = None
 
 
 def _build_sections(page_type: str, title: str, draft: _SectionDraft) -> list[NewSection]:
@@ -185,10 +196,12 @@ def _build_sections(page_type: str, title: str, draft: _SectionDraft) -> list[Ne
             _condensed(page_type, "rationale", title, draft.rationale),
         ]
     elif page_type == "topic":
-        candidates = [_new_section(page_type, "summary", draft.summary, draft.summary_refs), log]
+        lead = draft.summary if draft.lead is None else draft.lead
+        candidates = [_new_section(page_type, "summary", lead, draft.summary_refs), log]
     else:
+        lead = draft.summary if draft.lead is None else draft.lead
         candidates = [
-            _new_section(page_type, "overview", draft.summary, draft.summary_refs),
+            _new_section(page_type, "overview", lead, draft.summary_refs),
             log,
             _condensed(page_type, "visits", title, draft.visits),
         ]
@@ -393,6 +406,7 @@ class _PlanDraft:
         title = subject.title
         slug = _slug_for(title)
         draft = _draft_from_subject(subject, subject.type, title)
+        draft.lead = _beyond_summary(subject)
         self.new_pages.append(
             NewPage(
                 type=subject.type,

@@ -1,8 +1,10 @@
 """What the scripted planner and writer read in memories: the names their metadata hints at, grouped.
 
 Each memory's metadata may name entities (with their type, kind and aliases), a place with its city,
-and a journal. A subject is one name across memories, its spelling variants collapsed: two names are
-one subject when any spelling or alias of one normalises like a spelling or alias of the other.
+and a journal; a memory whose metadata names no entities has them read from its text instead
+(planners/text_entities.py). A subject is one name across memories, its spelling variants collapsed:
+two names are one subject when any spelling or alias of one normalises like a spelling or alias of
+the other.
 Subjects are visited in memory order, then name order; nothing iterates a set.
 """
 
@@ -17,6 +19,7 @@ from domain.merge_questions import MergeSide
 from domain.plan import PAGE_TYPES
 from planners.memory_text import clean, title_case
 from planners.scripted.matching import same_subject, subject_side
+from planners.text_entities import extract_entities, names_entities
 
 PERSON_KINDS = ("person", "pet")
 
@@ -139,8 +142,16 @@ def place_of(memory: MemoryRecord) -> dict[str, Any]:
     return place if isinstance(place, dict) else {}
 
 
+def entities_of(memory: MemoryRecord) -> list[Any]:
+    """The entities a memory names: its metadata's list, else those its text names (planners/text_entities.py)."""
+    metadata = memory.metadata or {}
+    if names_entities(metadata):
+        return list(metadata["entities"])
+    return extract_entities(memory.content)
+
+
 def _entity_hints(memory: MemoryRecord, place_key: str) -> list[Hint]:
-    entities = (memory.metadata or {}).get("entities")
+    entities = entities_of(memory)
     hints: list[Hint] = []
     for raw in entities if isinstance(entities, list) else []:
         if not isinstance(raw, dict):

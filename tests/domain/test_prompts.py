@@ -421,3 +421,9 @@ def test_entities_are_written_as_rows_unless_one_has_another_key() -> None:
     assert rows == {"entities": [["Lena", "person", "entity", ["Lena Park"]], ["Paris", None, "topic"]], "tags": ["x"]}
     odd = {"entities": [{"name": "Lena", "rank": 1}]}
     assert entity_rows(odd) == odd
+
+
+def test_the_planner_is_told_that_plain_sentences_name_entities_too() -> None:
+    # Memories written as people write carry no entity list: the model must read names from the text.
+    assert "plain sentences name people, places" in PLANNER_SYSTEM
+    assert "read every record's text for the names it mentions, listed or not" in " ".join(PLANNER_SYSTEM.split())

@@ -58,8 +58,9 @@ class TestFirstSentence:
             ("  Korean-inspired restaurant in Toronto.  ", "Korean-inspired restaurant in Toronto."),
             ("Version 2.5 shipped. Then more.", "Version 2.5 shipped."),
             ("No terminator at all", "No terminator at all"),
-            # Kept quirk: an abbreviation ends the "sentence".
-            ("St. Louis has great BBQ.", "St."),
+            # An abbreviation ends no sentence.
+            ("St. Louis has great BBQ.", "St. Louis has great BBQ."),
+            ("Met Sam on Webster St with Dr. Patel. Then lunch.", "Met Sam on Webster St with Dr. Patel."),
         ],
     )
     def test_cuts_at_the_first_terminator_followed_by_space_or_end(

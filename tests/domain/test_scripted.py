@@ -138,7 +138,8 @@ def test_a_name_seen_in_two_memories_becomes_a_new_page_with_sections_by_type() 
     assert franklin.source_refs == [str(uuid.UUID(int=1)), str(uuid.UUID(int=2))]
     sections = {s.slug: s for s in franklin.sections}
     assert list(sections) == ["overview", "notes", "visits"]
-    assert sections["overview"].body_md == "Restaurant in Austin, TX."
+    # The overview says what the summary (shown above it) does not: the address.
+    assert sections["overview"].body_md == "Address: 900 E 11th St, Austin, TX 78702, USA."
     # Condensed: how many memories over which days, who recurs, then the latest lines, newest first.
     assert sections["notes"].body_md == (
         "- 2 memories, 2026-03-01 to 2026-03-02.\n"
@@ -507,7 +508,7 @@ def test_city_and_journal_topics_are_created_and_linked_from_places_and_people()
     pages = by_title(plan)
     assert pages["Austin"].type == "topic" and pages["Austin"].summary == "City: Austin."
     assert pages["Austin Trip 2026"].summary == "Trip: Austin Trip 2026."
-    assert [s.slug for s in pages["Austin"].sections] == ["summary", "highlights"]
+    assert [s.slug for s in pages["Austin"].sections] == ["highlights"]  # the summary is not repeated as a section
     assert links_of(plan) == {
         ("entity", "franklin-barbecue", "topic", "austin"),
         ("entity", "franklin-barbecue", "topic", "austin-trip-2026"),
@@ -660,3 +661,28 @@ def test_the_section_writer_is_idempotent() -> None:
 def test_the_section_writer_writes_a_new_section_from_the_proposal() -> None:
     assert scripted_write_section(None, "\n- A.\n") == "- A."
     assert scripted_write_section("", "") == ""
+
+
+@pytest.mark.parametrize("seed", [7, 8])
+def test_no_new_page_repeats_its_summary_in_a_section(seed: int) -> None:
+    from sample.corpus import generate_sample
+
+    rows = generate_sample(120, seed)
+    memories = [memory(n + 1, row["content"], day=n, **row.get("metadata", {})) for n, row in enumerate(rows)]
+    plan = scripted_plan(context(memories))
+    assert plan.newPages
+    for page in plan.newPages:
+        assert all(section.body_md.strip() != page.summary for section in page.sections), page.title
+
+
+def test_plain_memories_without_metadata_give_pages_for_names_they_share() -> None:
+    plan = scripted_plan(context([
+        memory(1, "Lunch at Franklin Barbecue with Lena: brisket again."),
+        memory(2, "Took Lena to Franklin Barbecue for her birthday.", day=1),
+        memory(3, "Lena said Kyoto was wonderful.", day=2),
+    ]))
+    pages = by_title(plan)
+    assert set(pages) == {"Franklin Barbecue", "Lena"}
+    assert pages["Lena"].summary == "A person." and pages["Franklin Barbecue"].summary == "A restaurant."
+    assert sorted(pages["Lena"].source_refs) == [str(uuid.UUID(int=n)) for n in (1, 2, 3)]
+    assert [m.alias for m in plan.unresolvedMentions] == ["Kyoto"]

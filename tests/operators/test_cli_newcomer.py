@@ -176,7 +176,7 @@ async def test_schedule_show_follows_install_and_pause(settings):
         (["jobs", "--json", "--bogus"], "No such option: --bogus"),
         (["frobnicate"], "No such command 'frobnicate'"),
         (["jobs", "--limit", "many"], "Invalid value for '--limit'"),
-        (["page", "show", "--tenant", "t", "--owner", "o"], "Missing argument 'TYPE/SLUG'"),
+        (["page", "show", "--tenant", "t", "--owner", "o"], "Missing argument 'PAGE'"),
         (["memory", "show", "--tenant", "t", "--owner", "o"], "Missing argument 'MEMORY_ID'"),
         (["sample", "--memories", "0"], "Invalid value for '--memories'"),
         (["compile", "--tenant", "t", "--owner", "o", "--model", " "], "--model must name a model"),
@@ -266,3 +266,9 @@ async def test_lint_names_the_pages_it_found(settings, client, engine):
                      "lint/alice broken links entity/alpha links to entity/beta, which is archived",
                      "lint/bob broken links entity/alpha links to a page of another scope"):
         assert fragment in flat, text.stdout
+    # The lint counts what it checked, not only the scopes where it found something.
+    checked = json.loads(report.stdout)["checked"]
+    assert checked["scopes"] >= 2 and checked["active_pages"] >= 6, checked
+    # (the text run comes after the JSON one, whose promotions may have added a page meanwhile)
+    pages, scopes = map(int, re.search(r"checked (\d+) active page\(s\) in (\d+) scope\(s\)", flat).groups())
+    assert pages >= checked["active_pages"] and scopes == checked["scopes"]

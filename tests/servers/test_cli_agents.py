@@ -48,7 +48,16 @@ async def test_a_token_is_shown_once_stored_as_a_hash_listed_by_prefix_and_revok
     async with engine.connect() as conn:
         assert await scope_of_token(conn, token) is None
     assert (await wiki("token", "revoke", str(uuid.uuid4()))).exit_code == 1
-    assert (await wiki("token", "revoke", "not-a-uuid")).exit_code == 2
+    assert (await wiki("token", "revoke", "xy")).exit_code == 2  # too short to name one token
+    assert (await wiki("token", "revoke", "not-a-token")).exit_code == 1
+    # What the list shows is enough to revoke: the id's start, or the token's, with its ellipsis.
+    globex_id = as_json["id"]
+    assert f"{globex_id[:8]}…" in (await wiki("token", "list", "--tenant", "globex")).stdout
+    by_id = await wiki("token", "revoke", f"{globex_id[:8]}…")
+    assert by_id.exit_code == 0 and f"revoked token {globex_id} of globex/{OWNER}" in by_id.stdout, by_id.output
+    third = json.loads((await wiki("token", "create", "--tenant", "initech", "--owner", OWNER, "--json")).stdout)
+    by_token = await wiki("token", "revoke", third["token"][:10] + "…")
+    assert by_token.exit_code == 0 and f"revoked token {third['id']}" in by_token.stdout, by_token.output
     bad = await wiki("token", "create", "--tenant", "a b", "--owner", OWNER)
     assert bad.exit_code == 2 and bad.stderr.startswith("error: tenant must be")
 
