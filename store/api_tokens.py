@@ -77,8 +77,8 @@ async def revoke_token(conn: AsyncConnection, token_id: uuid.UUID) -> TokenRow |
 async def tokens_matching(conn: AsyncConnection, reference: str, limit: int = 3) -> list[TokenRow]:
     """Tokens a reference names: the start of their id, or of what `wiki token list` shows of them
     (the token's first characters), at most `limit`."""
-    rows = await conn.execute(text("""
-        SELECT id, tenant_id, owner_id, name, token_prefix, created_at, revoked_at FROM api_tokens
+    rows = await conn.execute(text(f"""
+        SELECT {_COLUMNS} FROM api_tokens
         WHERE starts_with(CAST(id AS text), lower(:ref)) OR starts_with(token_prefix, :ref)
            OR starts_with(:ref, token_prefix)
         ORDER BY created_at, id LIMIT :limit
