@@ -59,16 +59,14 @@ def measure(database_url: str, data_dir: Path, repeats: int) -> dict:
 
 
 async def _standalone(repeats: int) -> dict:
-    from sqlalchemy.ext.asyncio import create_async_engine
-
-    from runtime.database import migrate
+    from runtime.database import engine_for, migrate
     from runtime.devservices import EmbeddedPostgres, free_port
 
     with tempfile.TemporaryDirectory(prefix="wiki-bench-cli-") as tmp:
         server = EmbeddedPostgres(pgdata=Path(tmp) / "pg" / "data", port=free_port(), durable=False)
         server.ensure_running()
         try:
-            engine = create_async_engine(server.url())
+            engine = engine_for(server.url())
             await migrate(engine)
             await engine.dispose()
             return await asyncio.to_thread(measure, server.url(), Path(tmp) / "data", repeats)
