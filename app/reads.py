@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.markup import safe_markdown
-from domain.memory import validate_scope_part
+from domain.memory import parse_instant, validate_scope_part
 from domain.plan import PAGE_TYPES
 from domain.related import (
     DEFAULT_RELATED_LIMIT,
@@ -177,6 +177,10 @@ def _text_argument(name: str, value: str, high: int) -> str:
         raise BadInput(f"{name} must be at most {high} characters (got {len(value)})")
     if "\x00" in value:
         raise BadInput(f"{name} must not contain NUL characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadInput(f"{name} must be valid Unicode text (it holds a lone surrogate)") from None
     return value.strip()
 
 
@@ -306,6 +310,9 @@ async def get_page(db: Database, scope: ReadScope, name: str, offset: int | None
 async def get_page_by_key(db: Database, scope: ReadScope, page_type: str, slug: str,
                           offset: int | None = None, max_chars: int | None = None,
                           min_confidence: float | None = None) -> PageDocument:
+    if page_type not in PAGE_TYPES:
+        raise BadInput(f"page type must be one of {', '.join(PAGE_TYPES)} (got {page_type[:40]!r})")
+    slug = _text_argument("slug", slug, MAX_NAME_CHARS)
     floor = _min_confidence(min_confidence)
     async with connection(db) as conn:
         view = await _page_view(conn, scope, page_type, slug)
@@ -402,7 +409,7 @@ def _decode_cursor(cursor: str) -> tuple[datetime, UUID]:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
         when, _, page_id = raw.partition("|")
-        return datetime.fromisoformat(when), UUID(page_id)
+        return parse_instant("cursor", when), UUID(page_id)
     except (ValueError, binascii.Error, UnicodeDecodeError):
         raise BadInput("cursor is not one this API returned; pass next_cursor back unchanged") from None
 
@@ -411,14 +418,14 @@ def parse_since(value: str) -> datetime | UUID:
     """An ISO-8601 time (UTC when it names no zone) or a compile run id."""
     value = _text_argument("since", value, 100)
     try:
-        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        pass
-    else:
-        return when if when.tzinfo else when.replace(tzinfo=UTC)
-    try:
         return UUID(value)
     except ValueError:
+        pass
+    try:
+        return parse_instant("since", value)
+    except ValueError as error:
+        if "out of range" in str(error):
+            raise BadInput(f"since {error}") from None
         raise BadInput(f"since must be an ISO-8601 time (2026-11-23T10:00:00Z) or a compile run id "
                        f"(got {value!r})") from None
 

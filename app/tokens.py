@@ -5,6 +5,7 @@ of the token a request bears.
 
 from __future__ import annotations
 
+from datetime import datetime
 from uuid import UUID
 
 from pydantic import BaseModel
@@ -12,7 +13,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app.reads import Database, connection
-from domain.tokens import new_token
+from domain.tokens import DEFAULT_RIGHTS, new_token
 from store import api_tokens
 from store.api_tokens import TokenRow, TokenScope
 
@@ -31,9 +32,11 @@ async def token_table_ready(engine: AsyncEngine) -> bool:
         return False
 
 
-async def issue_token(conn: AsyncConnection, tenant: str, owner: str, name: str = "") -> IssuedToken:
+async def issue_token(conn: AsyncConnection, tenant: str, owner: str, name: str = "",
+                      rights: str = DEFAULT_RIGHTS, expires_at: datetime | None = None) -> IssuedToken:
     token = new_token()
-    return IssuedToken(row=await api_tokens.create_token(conn, tenant, owner, token, name), token=token)
+    return IssuedToken(row=await api_tokens.create_token(conn, tenant, owner, token, name, rights, expires_at),
+                       token=token)
 
 
 async def list_tokens(conn: AsyncConnection, tenant: str | None = None, owner: str | None = None) -> list[TokenRow]:
@@ -47,7 +50,8 @@ async def revoke_token(conn: AsyncConnection, token_id: UUID) -> TokenRow | None
 
 
 async def scope_of_token(db: Database, token: str) -> TokenScope | None:
-    """The scope a live token grants; None for anything else (malformed, unknown or revoked)."""
+    """The scope and rights a token grants; None for anything but a live or expired token (malformed,
+    unknown or revoked). An expired one comes back with `expired` set, for the caller to refuse."""
     async with connection(db) as conn:
         return await api_tokens.scope_of_token(conn, token)
 

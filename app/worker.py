@@ -179,7 +179,7 @@ async def run_worker(settings: Settings | None = None, *, stop: asyncio.Event | 
     runtime = None
     if settings.metrics_port:
         runtime = Runtime(telemetry=TelemetryConfig(
-            metrics=PrometheusConfig(bind_address=f"0.0.0.0:{settings.metrics_port}")))
+            metrics=PrometheusConfig(bind_address=f"{settings.metrics_host}:{settings.metrics_port}")))
     client = await connect(settings, runtime=runtime) if runtime else await connect(settings)
     # Two workers (compile queue and model queue) may share this engine.
     engine = create_engine(pool_size=MAX_CONCURRENT_ACTIVITIES)

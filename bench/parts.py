@@ -20,6 +20,7 @@ from bench import (
     prompt_report,
     reads_report,
     realistic_report,
+    server_load_report,
 )
 from bench.candidates import measure_candidates
 from bench.cost_realistic import (
@@ -33,6 +34,7 @@ from bench.many_scopes import measure_many_scopes
 from bench.overhead import measure_overhead
 from bench.prompt_size import measure_prompt
 from bench.reads import measure_reads
+from bench.server_load import measure_server_load
 from bench.services import Services
 
 
@@ -67,6 +69,8 @@ PARTS: tuple[Part, ...] = (
     Part("reads", "Reads over HTTP", measure_reads, reads_report.headline, reads_report.rows, reads_report.section),
     Part("cli_startup", "The `wiki` command's start-up", cli_startup.measure_cli_startup,
          cli_startup.headline, cli_startup.rows, cli_startup.section, repeated=True),
+    Part("server_load", "The agent-facing server under load (mixed reads and retains, 20 tokens)", measure_server_load,
+         server_load_report.headline, server_load_report.rows, server_load_report.section),
 )
 BY_NAME = {part.name: part for part in PARTS}
 

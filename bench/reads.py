@@ -25,11 +25,12 @@ from pathlib import Path
 
 import httpx
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import NullPool
 
 from bench.services import Services
 from domain.tokens import new_token
+from runtime.database import engine_for
 from runtime.devservices import free_port
 from store.api_tokens import create_token
 
@@ -138,14 +139,16 @@ async def generate_scope(engine: AsyncEngine, pages: int = PAGES) -> dict[str, i
 
 
 @asynccontextmanager
-async def wiki_serve(database_url: str, data_dir: Path) -> AsyncIterator[str]:
-    """`wiki serve` in its own process; its base URL once it answers."""
+async def wiki_serve(database_url: str, data_dir: Path, *options: str,
+                     environment: dict[str, str] | None = None) -> AsyncIterator[tuple[str, int]]:
+    """`wiki serve` (with `options`) in its own process on a loopback port; its base URL once it
+    answers, and its pid."""
     port = free_port()
     wiki = str(Path(sys.executable).with_name("wiki"))
     process = await asyncio.create_subprocess_exec(
-        wiki, "serve", "--port", str(port), env={**os.environ, "DATABASE_URL": database_url,
-                                                 "WIKI_DATA_DIR": str(data_dir)},
-        stderr=asyncio.subprocess.PIPE)
+        wiki, "serve", "--host", "127.0.0.1", "--port", str(port), *options,
+        env={**os.environ, "DATABASE_URL": database_url, "WIKI_DATA_DIR": str(data_dir), **(environment or {})},
+        stderr=asyncio.subprocess.PIPE, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -161,10 +164,10 @@ async def wiki_serve(database_url: str, data_dir: Path) -> AsyncIterator[str]:
                 if time.monotonic() > deadline:
                     raise RuntimeError("wiki serve did not answer within 60 s")
                 await asyncio.sleep(0.1)  # waiting for another process to listen: nothing to await on
-        yield base
+        yield base, process.pid
     finally:
         process.terminate()
-        await asyncio.wait_for(process.wait(), 30)
+        await asyncio.wait_for(process.wait(), 60)
 
 
 def _requests(rng: random.Random, count: int) -> dict[str, list[tuple[str, dict]]]:
@@ -218,7 +221,7 @@ async def measure(base: str, token: str, count: int = REQUESTS_PER_ENDPOINT) -> 
 
 async def bench_reads(database_url: str, data_dir: Path) -> dict:
     """Generate the scope in `database_url` (migrated, empty), serve it, measure; the figures."""
-    engine = create_async_engine(database_url, poolclass=NullPool)
+    engine = engine_for(database_url, poolclass=NullPool)
     try:
         started = time.monotonic()
         counts = await generate_scope(engine)
@@ -228,7 +231,7 @@ async def bench_reads(database_url: str, data_dir: Path) -> dict:
             await create_token(conn, TENANT, OWNER, token, name="bench")
     finally:
         await engine.dispose()
-    async with wiki_serve(database_url, data_dir) as base:
+    async with wiki_serve(database_url, data_dir) as (base, _):
         figures = await measure(base, token)
     return {
         "scope": counts,

@@ -14,14 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from bench.cpu import CpuAccount, find_process
-from runtime.database import execute_as_admin, migrate
+from runtime.database import engine_for, execute_as_admin, migrate
 from runtime.devservices import EmbeddedPostgres, free_port, temporal_cli_path
 from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
 
@@ -65,7 +64,7 @@ class Services:
 
     async def _migrate_template(self) -> None:
         await self._admin(f"DROP DATABASE IF EXISTS {TEMPLATE_DB}", f"CREATE DATABASE {TEMPLATE_DB}")
-        engine = create_async_engine(self.postgres.url(TEMPLATE_DB), poolclass=NullPool)
+        engine = engine_for(self.postgres.url(TEMPLATE_DB), poolclass=NullPool)
         try:
             await migrate(engine)
         finally:

@@ -19,10 +19,11 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 
+from runtime import database
 from runtime.database import execute_as_admin
 from runtime.devservices import (
     EmbeddedPostgres,
@@ -115,6 +116,6 @@ class Databases:
 
 def engine_for(url: str) -> AsyncEngine:
     # pre_ping: the suite's own connections must survive the Postgres outage it causes.
-    return create_async_engine(url, pool_size=5, max_overflow=5, pool_pre_ping=True)
+    return database.engine_for(url, pool_size=5, max_overflow=5, pool_pre_ping=True)
 
 

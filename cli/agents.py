@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import sys
+from datetime import UTC, datetime
 from typing import Annotated
 from uuid import UUID
 
@@ -28,6 +29,7 @@ from cli.common import (
 )
 from cli.output import out, print_json, table
 from domain.memory import validate_scope_part
+from domain.tokens import DEFAULT_RIGHTS, RIGHTS, parse_expiry
 from runtime.settings import Settings, get_settings
 
 token_app = typer.Typer(help="Bearer tokens for `wiki serve` and `wiki mcp --http`, one scope each.",
@@ -86,7 +88,7 @@ async def _mcp(settings: Settings, fixed: ReadScope | None, listen: tuple[str, i
         server = build_server(engine, scope_from_token, connect, settings, token_verifier=TokenScopes(engine),
                               public_url=url)
         print(f"MCP over streamable HTTP at {url}/mcp (Authorization: Bearer <token>)", file=sys.stderr, flush=True)
-        await _uvicorn(http_app(server, host), host, port)
+        await _uvicorn(http_app(server, host, engine, settings), host, port)
 
 
 @handled
@@ -113,22 +115,49 @@ def mcp_command(
 async def _serve(settings: Settings, host: str, port: int) -> None:
     from servers.http_api import create_app
 
-    async with database() as engine:
+    async with database(pre_ping=False) as engine:
         await _schema_ready(engine)
         app = create_app(engine, lambda: temporal(settings), settings)
-        print(f"wiki API at http://{host}:{port}/v1 (OpenAPI: http://{host}:{port}/openapi.json)",
+        print(f"wiki API at http://{host}:{port}/v1 (docs: http://{host}:{port}/docs)",
               file=sys.stderr, flush=True)
         await _uvicorn(app, host, port)
 
 
+async def _database_ready() -> str:
+    async with database() as engine:
+        await _schema_ready(engine)
+        return engine.url.render_as_string(hide_password=False)
+
+
+def _serve_in_processes(host: str, port: int, workers: int) -> None:
+    """`workers` server processes sharing the port, each with its own pool (WIKI_DB_POOL_SIZE each) and
+    its own admission and rate limits; uvicorn restarts one that dies and stops them all on a signal."""
+    import os
+
+    import uvicorn
+
+    # The processes read the database the parent checked (the embedded one is started by then).
+    os.environ["DATABASE_URL"] = run(_database_ready())
+    get_settings.cache_clear()
+    print(f"wiki API at http://{host}:{port}/v1 in {workers} processes (docs: http://{host}:{port}/docs)",
+          file=sys.stderr, flush=True)
+    uvicorn.run("servers.http_api:app_from_settings", factory=True, host=host, port=port, workers=workers,
+                log_level="warning", access_log=False)
+
+
 @handled
 def serve_command(
-    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    host: Annotated[str, typer.Option(help="Address to listen on (loopback unless you open it up).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
+    workers: Annotated[int, typer.Option(help="Server processes (each with its own connection pool).",
+                                         min=1, max=64)] = 1,
 ) -> None:
     """The HTTP API over the wiki (search, pages, sources, related, changes, retain), per-scope bearer tokens."""
     settings = get_settings()
     host, port = parse_listen(f"{host}:{port}", "--host/--port")
+    if workers > 1:
+        _serve_in_processes(host, port, workers)
+        return
     run(_serve(settings, host, port))
 
 
@@ -136,18 +165,31 @@ def serve_command(
 @handled
 def token_create(tenant: TenantOption, owner: OwnerOption,
                  name: Annotated[str, typer.Option(help="A label to recognise the token by.")] = "",
+                 rights: Annotated[str, typer.Option(help="read: search and read pages; write: also retain "
+                                                          "memories; operator: also the server's counters.")]
+                 = DEFAULT_RIGHTS,
+                 expires: Annotated[str | None, typer.Option(help="When it stops working: a duration (90m, 12h, "
+                                                                 "30d, 2w) or a date (2027-01-31).")] = None,
                  json_output: JsonOption = False) -> None:
     """Create a token for one scope and print it once (only its hash is stored)."""
     get_settings()
     tenant, owner = scope(tenant, owner)
     if len(name) > 200:
         raise CliError("--name must be at most 200 characters", EXIT_USAGE)
-    issued = run(change(tokens.issue_token, tenant, owner, name))
+    if rights not in RIGHTS:
+        raise CliError(f"--rights must be one of {', '.join(RIGHTS)} (got {rights!r})", EXIT_USAGE)
+    try:
+        expires_at = parse_expiry(expires, datetime.now(UTC)) if expires is not None else None
+    except ValueError as error:
+        raise CliError(str(error), EXIT_USAGE) from None
+    issued = run(change(tokens.issue_token, tenant, owner, name, rights, expires_at))
     row = issued.row
     if json_output:
         print_json({**row.model_dump(mode="json"), "token": issued.token})
         return
-    out.print(f"token {row.id} for {tenant}/{owner} (shown once; only its hash is stored):", soft_wrap=True)
+    until = f", until {row.expires_at:%Y-%m-%d %H:%M} UTC" if row.expires_at else ""
+    out.print(f"{row.rights} token {row.id} for {tenant}/{owner}{until} (shown once; only its hash is stored):",
+              soft_wrap=True)
     sys.stdout.write(issued.token + "\n")
 
 
@@ -165,9 +207,10 @@ def token_list(tenant: Annotated[str | None, typer.Option(help="Only this tenant
         print_json([row.model_dump(mode="json") for row in rows])
     elif rows:
         # Ids shortened to what tells them apart here: `wiki token revoke` takes that start, or the token's.
-        out.print(table("API tokens", ["id", "scope", "name", "starts with", "created", "revoked"],
-                        [(f"{str(r.id)[:8]}…", f"{r.tenant}/{r.owner}", r.name, f"{r.prefix}…",
-                          f"{r.created_at:%Y-%m-%d %H:%M}",
+        out.print(table("API tokens", ["id", "scope", "name", "rights", "starts with", "created", "expires",
+                                       "revoked"],
+                        [(f"{str(r.id)[:8]}…", f"{r.tenant}/{r.owner}", r.name, r.rights, f"{r.prefix}…",
+                          f"{r.created_at:%Y-%m-%d %H:%M}", f"{r.expires_at:%Y-%m-%d %H:%M}" if r.expires_at else "",
                           f"{r.revoked_at:%Y-%m-%d %H:%M}" if r.revoked_at else "") for r in rows]))
     else:
         out.print("no token")

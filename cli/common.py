@@ -25,7 +25,7 @@ from cli.group import EXIT_FAILURE, EXIT_USAGE, OneLineErrors, print_error, proc
 from domain.memory import RetainError, ScopeError, validate_scope_part
 from domain.plan import PAGE_TYPES
 from runtime.database import create_engine
-from runtime.settings import ConfigError, Settings
+from runtime.settings import ConfigError, Settings, mask_secrets
 
 if TYPE_CHECKING:
     from temporalio.client import Client
@@ -115,15 +115,15 @@ def run(coroutine: Coroutine[Any, Any, T]) -> T:
 
 
 @asynccontextmanager
-async def database() -> AsyncIterator[AsyncEngine]:
+async def database(*, pre_ping: bool = True) -> AsyncIterator[AsyncEngine]:
     """The configured database (the embedded one, started if needed, when DATABASE_URL is unset)."""
-    engine = create_engine()
+    engine = create_engine(pre_ping=pre_ping)
     try:
         async with engine.connect():
             pass  # fail here, naming the database, rather than halfway through a command
     except (OSError, DBAPIError) as error:
         await engine.dispose()
-        where = engine.url.render_as_string(hide_password=True)
+        where = mask_secrets(engine.url.render_as_string(hide_password=True))
         raise CliError(f"cannot connect to the database at {where}: {message_of(error)}") from None
     try:
         yield engine

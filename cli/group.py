@@ -40,7 +40,12 @@ process = ProcessState()
 
 
 def print_error(message: str) -> None:
-    first, _, details = message.strip().partition("\n")
+    # An error may quote data (a name, a line of a file) or a URL: no control character, no password.
+    # Imported here, on the error path only, so `wiki --help` stays light.
+    from cli.output import safe_text
+    from runtime.settings import mask_secrets
+
+    first, _, details = safe_text(mask_secrets(message)).strip().partition("\n")
     print(f"error: {first}", file=sys.stderr)
     if details:
         print(details, file=sys.stderr)

@@ -28,7 +28,7 @@ from cli.common import (
     scope,
     temporal,
 )
-from cli.output import Col, WideOption, out, print_json, print_workflow_location, safe_text, table
+from cli.output import Col, WideOption, out, print_json, print_workflow_location, safe_text, table, write_text
 from domain.memory import MemoryIn, parse_memory_lines
 from messages.compile import compile_workflow_id
 from runtime.settings import Settings, get_settings
@@ -53,7 +53,7 @@ def read_memories(file: str) -> list[MemoryIn]:
     memories, errors = parse_memory_lines(_read_text(file).split("\n"))
     if errors:
         for error in errors:
-            print(f"line {error.line}: {error.message}", file=sys.stderr)
+            print(safe_text(f"line {error.line}: {error.message}"), file=sys.stderr)
         source = "stdin" if file == "-" else file
         raise CliError(f"{len(errors)} invalid line(s) in {source}; nothing was stored", EXIT_USAGE)
     return memories
@@ -129,7 +129,7 @@ def memory_show(memory: MemoryArgument, tenant: TenantOption, owner: OwnerOption
     if json_output:
         print_json(shown)
     else:
-        sys.stdout.write(_memory_markdown(shown))
+        write_text(_memory_markdown(shown))
 
 
 @memory_app.command("pages")

@@ -15,13 +15,42 @@ import typer
 from rich import box
 from rich.cells import cell_len
 from rich.console import Console
+from rich.segment import Segment
 from rich.table import Table
 
 if TYPE_CHECKING:  # imported where used: `wiki --help` and every command print through this module
     from runtime.settings import Settings
 
+# Memory text, names and titles are untrusted: C0/C1 controls and bidirectional overrides could rewrite
+# the terminal (an ESC sequence) or reorder what a reader sees. Tabs and newlines are kept.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def safe_text(value: str) -> str:
+    """`value` with control and direction-override characters shown as U+FFFD; tabs and newlines kept."""
+    return _UNSAFE.sub("\ufffd", value)
+
+
+class SafeConsole(Console):
+    """A console that never writes a control character it was given: whatever a command prints (a
+    string, a table, a panel), the text of every segment is passed through `safe_text`. The console's
+    own styling codes are separate control segments and pass unchanged."""
+
+    def render(self, renderable, options=None):
+        for segment in super().render(renderable, options):
+            if segment.control is None and _UNSAFE.search(segment.text):
+                yield Segment(safe_text(segment.text), segment.style)
+            else:
+                yield segment
+
+
 # Consoles resolve sys.stdout / sys.stderr at each print, so CliRunner's captured streams work.
-out = Console(highlight=False, markup=False, emoji=False)
+out = SafeConsole(highlight=False, markup=False, emoji=False)
+
+
+def write_text(text: str) -> None:
+    """Plain text on stdout as it is (no wrapping), control characters shown as U+FFFD."""
+    sys.stdout.write(safe_text(text))
 
 # `--wide`: lines as long as their content, for a wide terminal or a pipe into another tool.
 WIDE_COLUMNS = 4096
@@ -110,7 +139,7 @@ def table(title: str, columns: Iterable[str | Col], rows: Iterable[Iterable[Any]
           width: int | None = None) -> Table:
     """A table that fits the console's width (or `width`) without cutting a word across lines."""
     specs = [c if isinstance(c, Col) else Col(c) for c in columns]
-    body = [[str(cell) for cell in row] for row in rows]
+    body = [[safe_text(str(cell)) for cell in row] for row in rows]
     cells = [[row[i] for row in body] for i in range(len(specs))]
     if boxed:
         result = Table(title=title, title_justify="left")
@@ -126,16 +155,6 @@ def table(title: str, columns: Iterable[str | Col], rows: Iterable[Iterable[Any]
     for row in body:
         result.add_row(*row)
     return result
-
-
-# Memory text is untrusted: C0/C1 controls and bidirectional overrides could rewrite the terminal or
-# reorder what a reader sees. (Retain refuses most C0 controls already; C1 and bidi pass.)
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def safe_text(value: str) -> str:
-    """`value` with control and direction-override characters shown as U+FFFD; tabs and newlines kept."""
-    return _UNSAFE.sub("\ufffd", value)
 
 
 def first_line(value: str, limit: int = 100) -> str:
@@ -170,7 +189,10 @@ def print_json(data: Any) -> None:
     elif isinstance(data, list):
         data = [dataclasses.asdict(item) if dataclasses.is_dataclass(item) and not isinstance(item, type) else item
                 for item in data]
-    sys.stdout.write(json.dumps(to_jsonable_python(data), indent=2, ensure_ascii=False) + "\n")
+    text = json.dumps(to_jsonable_python(data), indent=2, ensure_ascii=False)
+    # json escapes C0 controls itself; C1 controls and direction overrides it writes raw (they are
+    # valid JSON), so they are escaped here: the document is the same, the terminal is safe.
+    sys.stdout.write(_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
 
 
 def workflow_ui_url(settings: Settings, workflow_id: str) -> str | None:

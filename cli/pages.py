@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -27,7 +26,7 @@ from cli.common import (
     run,
     scope,
 )
-from cli.output import Col, WideOption, first_line, out, print_json, table
+from cli.output import Col, WideOption, first_line, out, print_json, table, write_text
 from domain.markup import safe_markdown
 from domain.search import MAX_SEARCH_LIMIT, MIN_TERM_LENGTH, normalize_search_terms
 from runtime.settings import get_settings
@@ -157,7 +156,7 @@ def page_show(
     if json_output:
         print_json(view)
     else:
-        sys.stdout.write(_page_markdown(view, sources or per_section, per_section))
+        write_text(_page_markdown(view, sources or per_section, per_section))
 
 
 @page_app.command("backlinks")

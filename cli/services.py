@@ -11,7 +11,7 @@ from cli.common import database, handled, process, run
 from cli.output import Col, out, table
 from runtime.database import migrate
 from runtime.devservices import DevTemporal, DevWorker, EmbeddedPostgres, port_is_open
-from runtime.settings import Settings, get_settings
+from runtime.settings import Settings, get_settings, mask_secrets
 
 dev_app = typer.Typer(help="The embedded Postgres and Temporal dev server.", no_args_is_help=True)
 
@@ -33,11 +33,11 @@ def _reachable(host: str | None, port: int | None) -> str:
 def _postgres_row(settings: Settings) -> tuple[str, str, str]:
     if settings.database_url:
         url = make_url(settings.database_url)
-        return ("Postgres", url.render_as_string(hide_password=True),
+        return ("Postgres", mask_secrets(url.render_as_string(hide_password=True)),
                 f"{_reachable(url.host, url.port or 5432)} (external: DATABASE_URL)")
     postgres = EmbeddedPostgres.from_settings(settings)
     state = "running" if postgres.is_running() else "stopped"
-    return "Postgres", postgres.url().replace("+asyncpg", ""), f"{state} (embedded)"
+    return "Postgres", mask_secrets(postgres.url().replace("+asyncpg", "")), f"{state} (embedded)"
 
 
 def _temporal_rows(settings: Settings) -> list[tuple[str, str, str]]:

@@ -45,6 +45,10 @@ _WEB_ADDRESS = re.compile(r"(?:(?<![\w.+-])[a-z][a-z0-9+.-]{0,31}://|(?<![\w.@/-
 _INLINE_LINK = re.compile(r"!?\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]"
                           r"\(\s*((?:[^()\s]|\([^()\s]*\))*)(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)")
 LINK_REMOVED = "(link removed)"
+_DIRECTION_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_BODY_CONTROLS = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_DIRECTION_CONTROLS}]")
+_TITLE_CONTROLS = re.compile("[\\x00-\\x1f\\x7f-\\x9f]")
+_DIRECTION_ONLY = re.compile(f"[{_DIRECTION_CONTROLS}]")
 _BACKTICKS = re.compile(r"`+")
 
 
@@ -53,15 +57,21 @@ def neutralise_html(text: str) -> str:
     return _HTML_OPENER.sub("&lt;", text)
 
 
+def without_controls(text: str) -> str:
+    """One line of plain text: controls (line breaks too) become spaces, direction overrides go."""
+    return _DIRECTION_ONLY.sub("", _TITLE_CONTROLS.sub(" ", text))
+
+
 def safe_title(text: str) -> str:
-    """Rules 1 and 3, for a title (plain text, not markdown): no tag, no web address."""
-    return _without_addresses(neutralise_html(text))
+    """Rules 1 and 3, for a title (plain text, not markdown): one line, no control, no tag, no web address."""
+    return _without_addresses(neutralise_html(without_controls(text)))
 
 
 def safe_markdown(markdown: str | None) -> str:
-    """The body with raw HTML neutralised, links only to wiki routes and no web address."""
+    """The body without controls, with raw HTML neutralised, links only to wiki routes and no web address."""
     if not markdown:
         return ""
+    markdown = _BODY_CONTROLS.sub("", markdown)
     return "\n".join(_safe_line(line) for line in neutralise_html(markdown).split("\n"))
 
 

@@ -24,6 +24,13 @@ MAX_METADATA_DEPTH = 32
 SCOPE_PATTERN = re.compile(r"^[A-Za-z0-9_.:@-]{1,128}$")
 # NUL cannot be stored in Postgres text; the other C0 controls are never meaningful in a memory.
 _FORBIDDEN_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Metadata strings become names, titles and aliases, which end up on one line of a page or a
+# terminal: every C0 and C1 control but tab and line breaks is refused (an ESC sequence included).
+_FORBIDDEN_IN_METADATA = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# asyncpg stores these two instants as Postgres' -infinity and infinity, and nothing outside them
+# exists in Postgres' range either: a time is kept only strictly between them.
+_FIRST_INSTANT = datetime.min.replace(tzinfo=UTC)
+_LAST_INSTANT = datetime.max.replace(tzinfo=UTC)
 _MEMORY_ID_NAMESPACE = uuid.UUID("6f1b7b52-3c8e-4b8e-9a57-1d1f4c2e7a10")
 
 
@@ -33,6 +40,54 @@ class ScopeError(ValueError):
 
 class RetainError(ValueError):
     """The batch was rejected as a whole; nothing was stored."""
+
+
+def parse_instant(name: str, value: Any) -> datetime:
+    """An ISO 8601 date-time (UTC when it names no offset) that can be stored as given.
+
+    Only ISO 8601 strings (and datetimes built in code) are taken: a number, or a string of digits
+    such as "12345", is refused rather than read as a Unix time. A time whose UTC instant falls
+    outside the years 1 to 9999, or on the first or last representable instant (which the driver
+    stores as -infinity / infinity), is refused. The value keeps its own offset.
+    """
+    if isinstance(value, str):
+        text = value.strip()
+        if not re.fullmatch(r"[+-]?\d{4}-\d{2}-\d{2}([T ].*)?", text, re.ASCII | re.DOTALL):
+            raise ValueError(f"{name} must be an ISO 8601 date-time such as 2026-11-23T10:00:00Z (got {value[:40]!r})")
+        try:
+            value = datetime.fromisoformat(text.replace("z", "Z").replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(f"{name} is not a valid ISO 8601 date-time (got {text[:40]!r})") from None
+    elif not isinstance(value, datetime):
+        raise ValueError(f"{name} must be an ISO 8601 date-time string, not {type(value).__name__}")
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    try:
+        instant = value.astimezone(UTC)
+    except OverflowError:
+        instant = None
+    if instant is None or not _FIRST_INSTANT < instant < _LAST_INSTANT:
+        raise ValueError(f"{value.isoformat()} is out of range: in UTC it must fall strictly within the years "
+                         "1 to 9999")
+    return value
+
+
+def _metadata_control_problem(value: Any) -> str | None:
+    """Where a metadata string (key or value) holds a control character, walked without recursion."""
+    stack: list[tuple[Any, str]] = [(value, "metadata")]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            if _FORBIDDEN_IN_METADATA.search(item):
+                return where
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                if isinstance(key, str) and _FORBIDDEN_IN_METADATA.search(key):
+                    return f"{where} (a key)"
+                stack.append((child, f"{where}.{key}"))
+        elif isinstance(item, list | tuple):
+            stack.extend((child, f"{where}[{index}]") for index, child in enumerate(item))
+    return None
 
 
 def validate_scope_part(name: str, value: str) -> str:
@@ -88,27 +143,21 @@ class MemoryIn(BaseModel):
             raise ValueError("metadata contains NaN or Infinity, which JSON cannot represent") from None
         if "\\u0000" in encoded:
             raise ValueError("metadata contains a NUL character")
+        where = _metadata_control_problem(value)
+        if where is not None:
+            raise ValueError(f"{where[:120]} contains a control character (only tab and line breaks are allowed)")
         size = len(encoded.encode("utf-8"))
         if size > MAX_METADATA_BYTES:
             raise ValueError(f"metadata is {size} bytes; the limit is {MAX_METADATA_BYTES} (64 KiB)")
         return value
 
-    @field_validator("occurred_at")
+    @field_validator("occurred_at", mode="before")
     @classmethod
-    def _assume_utc(cls, value: datetime | None) -> datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=UTC)
+    def _iso_instant(cls, value: Any) -> datetime | None:
         # The database stores the instant in UTC, and a time near the end of year 9999 (or the start
         # of year 1) can leave the representable range only once its offset is applied. The value
         # keeps its own offset: derived ids are computed from it as given.
-        try:
-            value.astimezone(UTC)
-        except OverflowError:
-            raise ValueError(f"{value.isoformat()} is out of range: in UTC it falls outside the years 1 to 9999") \
-                from None
-        return value
+        return None if value is None else parse_instant("occurred_at", value)
 
     def resolved_id(self, tenant: str, owner: str) -> uuid.UUID:
         if self.id is not None:
@@ -125,7 +174,7 @@ class LineError(BaseModel):
 _TOO_DEEP = f"metadata nests more than {MAX_METADATA_DEPTH} levels deep"
 # A JSON string (escapes included), matched possessively so that no input makes the match backtrack.
 _JSON_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
-_JSON_BRACKET = re.compile(r"[\[\]{}]")
+_JSON_MARK = re.compile(r"[\[\]{},]")
 
 
 def _nesting_depth(value: Any) -> int:
@@ -143,19 +192,36 @@ def _nesting_depth(value: Any) -> int:
     return deepest
 
 
-def _line_too_deep(line: str) -> bool:
-    """Whether the line's arrays and objects nest deeper than a valid memory's, found without parsing:
-    string literals are blanked, then brackets counted in one linear scan. The line's own object is
-    one level more than its metadata."""
+def json_outline_problem(text: str, max_depth: int, max_items: int | None = None, items_depth: int = 2,
+                         ) -> str | None:
+    """What makes a JSON text too deep or too long to parse, found without parsing: string literals
+    are blanked, then brackets and commas counted in one linear scan. `max_depth` bounds how deep
+    arrays and objects nest; `max_items` bounds the elements of any array or object that sits at
+    `items_depth` (2: the list inside the top-level object)."""
     depth = 0
-    for bracket in _JSON_BRACKET.finditer(_JSON_STRING.sub('""', line)):
-        if bracket.group() in "[{":
+    items = 0
+    for mark in _JSON_MARK.finditer(_JSON_STRING.sub('""', text)):
+        char = mark.group()
+        if char in "[{":
             depth += 1
-            if depth > MAX_METADATA_DEPTH + 1:
-                return True
+            if depth > max_depth:
+                return _TOO_DEEP
+            if depth == items_depth:
+                items = 1
+        elif char == ",":
+            if depth == items_depth and max_items is not None:
+                items += 1
+                if items > max_items:
+                    return f"at most {max_items} items per call"
         else:
             depth -= 1
-    return False
+    return None
+
+
+def _line_too_deep(line: str) -> bool:
+    """Whether the line's arrays and objects nest deeper than a valid memory's. The line's own object
+    is one level more than its metadata."""
+    return json_outline_problem(line, MAX_METADATA_DEPTH + 1) is not None
 
 
 class _Unrepresentable(ValueError):
@@ -188,8 +254,14 @@ def _parse_line(line: str) -> Any:
         raise ValueError(f"the line is {size} bytes; the limit is {MAX_LINE_BYTES} (1 MiB)")
     if _line_too_deep(line):
         raise ValueError(_TOO_DEEP)
+    return parse_json(line)
+
+
+def parse_json(text: str) -> Any:
+    """Strict JSON (no NaN or Infinity, no number the store cannot hold); ValueError says what is wrong
+    and where, in one sentence. Size and depth are the caller's to check first."""
     try:
-        return json.loads(line, parse_constant=_parse_constant, parse_float=_parse_float, parse_int=_parse_int)
+        return json.loads(text, parse_constant=_parse_constant, parse_float=_parse_float, parse_int=_parse_int)
     except json.JSONDecodeError as error:
         # Some messages end with "at" already ("Unterminated string starting at").
         where = "column" if error.msg.endswith(" at") else "at column"

@@ -19,7 +19,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
 from pydantic import BaseModel
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
@@ -30,7 +30,7 @@ from domain.memory import MemoryIn
 from evals.corpus import Corpus, TenantCorpus
 from evals.metrics import TenantMetrics, score
 from evals.snapshot import read_snapshot, rows_for_identity
-from runtime.database import migrate
+from runtime.database import engine_for, migrate
 from runtime.devservices import EmbeddedPostgres, free_port, temporal_cli_path
 from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
 from runtime.settings import Settings
@@ -105,7 +105,7 @@ async def private_services(prefix: str = "wiki-eval-") -> AsyncIterator[tuple[Cl
         server = EmbeddedPostgres(pgdata=tmp / "pg" / "data", port=free_port(), durable=False)
         server.ensure_running()
         stack.callback(server.stop)
-        engine = create_async_engine(server.url(), pool_size=20, max_overflow=10)
+        engine = engine_for(server.url(), pool_size=20, max_overflow=10)
         stack.push_async_callback(engine.dispose)
         await migrate(engine)
         env = await WorkflowEnvironment.start_local(

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 
 from alembic import context
-from sqlalchemy.ext.asyncio import create_async_engine
 
 
 def _run(connection) -> None:
@@ -16,7 +15,9 @@ def _run(connection) -> None:
 
 
 async def _run_online_from_url(url: str) -> None:
-    engine = create_async_engine(url)
+    from runtime.database import engine_for
+
+    engine = engine_for(url)
     async with engine.connect() as connection:
         await connection.run_sync(_run)
         await connection.commit()

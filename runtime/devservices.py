@@ -18,6 +18,8 @@ import contextlib
 import fcntl
 import logging
 import os
+import re
+import secrets
 import shutil
 import signal
 import socket
@@ -135,6 +137,11 @@ def postgres_bin_dir() -> Path:
     return Path(POSTGRES_BIN_PATH)
 
 
+# Connections over TCP must give the password (scram-sha-256); the Unix socket lives inside the data
+# directory, which only the server's own user can enter, and stays the administration path.
+_HOST_TRUST_LINE = re.compile(r"^(host\S*\s.*\s)trust(\s*)$", re.MULTILINE)
+
+
 @dataclass
 class EmbeddedPostgres:
     pgdata: Path
@@ -152,8 +159,28 @@ class EmbeddedPostgres:
     def log_path(self) -> Path:
         return self.pgdata.parent / "postgres.log"
 
+    @property
+    def password_path(self) -> Path:
+        return self.pgdata.parent / "postgres.password"
+
+    def password(self) -> str:
+        """The superuser's password: generated on first use, then read from the data dir (mode 0600)."""
+        try:
+            return self.password_path.read_text().strip()
+        except FileNotFoundError:
+            pass
+        self.password_path.parent.mkdir(parents=True, exist_ok=True)
+        generated = secrets.token_urlsafe(24)
+        try:
+            descriptor = os.open(self.password_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:  # another command made it first
+            return self.password_path.read_text().strip()
+        with os.fdopen(descriptor, "w") as file:
+            file.write(generated + "\n")
+        return generated
+
     def url(self, database: str = DATABASE_NAME) -> str:
-        return f"postgresql+asyncpg://postgres@{self.host}:{self.port}/{database}"
+        return f"postgresql+asyncpg://postgres:{self.password()}@{self.host}:{self.port}/{database}"
 
     def _run_as(self) -> dict:
         """As root, run the Postgres binaries as an unprivileged system user (created once)."""
@@ -183,15 +210,37 @@ class EmbeddedPostgres:
         ensure_prefix_permissions(self.pgdata)
         return {"user": pwd.getpwuid(entry.pw_uid).pw_name}
 
-    def _command(self, name: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    def _command(self, name: str, *args: str, check: bool = True, input: str | None = None,
+                 ) -> subprocess.CompletedProcess:
         return subprocess.run(
             [str(postgres_bin_dir() / name), *args],
             check=check,
             capture_output=True,
             text=True,
-            stdin=subprocess.DEVNULL,
+            input=input,
+            stdin=subprocess.DEVNULL if input is None else None,
             **self._run_as(),
         )
+
+    def _psql(self, *args: str, input: str | None = None) -> subprocess.CompletedProcess:
+        """psql as the superuser over the Unix socket in the data directory (no password needed)."""
+        return self._command("psql", "-h", str(self.pgdata), "-p", str(self.port), "-U", "postgres",
+                             "-d", "postgres", "-v", "ON_ERROR_STOP=1", *args, input=input)
+
+    def _require_password(self, *, set_password: bool) -> None:
+        """TCP connections need the password: set it (from the data dir) when asked, and turn any
+        `trust` for TCP in pg_hba.conf (a cluster made before passwords were required) into
+        scram-sha-256, then reload."""
+        hba_path = self.pgdata / "pg_hba.conf"
+        hba = hba_path.read_text()
+        trusting = bool(_HOST_TRUST_LINE.search(hba))
+        if set_password or trusting:
+            # Given on standard input, so the password never shows in a process list.
+            self._psql(input=f"SET password_encryption = 'scram-sha-256';\n"
+                             f"ALTER ROLE postgres WITH PASSWORD '{self.password()}';\n")
+        if trusting:
+            hba_path.write_text(_HOST_TRUST_LINE.sub(r"\1scram-sha-256\2", hba))
+            self._command("pg_ctl", "-D", str(self.pgdata), "reload")
 
     def pid(self) -> int | None:
         """The postmaster of this data directory, when it is alive."""
@@ -211,6 +260,7 @@ class EmbeddedPostgres:
         """
         if not self.is_running():
             self._start()
+            self._require_password(set_password=True)
         else:
             # Ours, perhaps still starting or slow to accept under load: wait for it, never start another.
             wait_for_port(self.host, self.port, 60, f"Postgres (pid {self.pid()})", self.log_path)
@@ -218,6 +268,7 @@ class EmbeddedPostgres:
                 log.warning("restarting the embedded Postgres in %s with fsync and synchronous_commit on "
                             "(it was started with them off)", self.pgdata)
                 self._start(restart=True)
+            self._require_password(set_password=False)
         self._ensure_database()
         return self.url()
 
@@ -259,7 +310,8 @@ class EmbeddedPostgres:
         errors = []
         for locale in ("C.UTF-8", "C"):
             result = self._command(
-                "initdb", "-D", str(self.pgdata), "-U", "postgres", "--auth=trust", "--encoding=UTF8",
+                "initdb", "-D", str(self.pgdata), "-U", "postgres", "--auth-local=trust",
+                "--auth-host=scram-sha-256", "--encoding=UTF8",
                 f"--locale={locale}", check=False,
             )
             if result.returncode == 0:
@@ -271,12 +323,9 @@ class EmbeddedPostgres:
         raise ServiceError(f"initdb failed for {self.pgdata}: {'; '.join(errors)}")
 
     def _ensure_database(self) -> None:
-        exists = self._command(
-            "psql", "-h", self.host, "-p", str(self.port), "-U", "postgres", "-d", "postgres", "-tAc",
-            f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}'",
-        )
+        exists = self._psql("-tAc", f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}'")
         if exists.stdout.strip() != "1":
-            self._command("createdb", "-h", self.host, "-p", str(self.port), "-U", "postgres", DATABASE_NAME)
+            self._command("createdb", "-h", str(self.pgdata), "-p", str(self.port), "-U", "postgres", DATABASE_NAME)
 
     def stop(self) -> bool:
         if self.pid() is None:

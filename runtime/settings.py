@@ -6,6 +6,7 @@ environment variable, e.g. "WIKI_LLM: Input should be 'scripted', 'anthropic' or
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -91,8 +92,33 @@ class Settings(BaseSettings):
         10, ge=1, le=600, validation_alias=_env("WIKI_HEARTBEAT_TIMEOUT_SECONDS")
     )
 
+    # Connection pool of each process (worker, `wiki serve`, `wiki mcp`): steady connections, extra ones
+    # under bursts, and how long a request waits for a connection before it is answered 503.
+    db_pool_size: int = Field(10, ge=1, le=500, validation_alias=_env("WIKI_DB_POOL_SIZE"))
+    db_pool_overflow: int = Field(10, ge=0, le=500, validation_alias=_env("WIKI_DB_POOL_OVERFLOW"))
+    db_pool_timeout_seconds: float = Field(5, gt=0, le=300, validation_alias=_env("WIKI_DB_POOL_TIMEOUT_SECONDS"))
+
+    # The agent-facing servers (`wiki serve`, `wiki mcp --http`). Requests served at once, how many may
+    # wait for a turn and for how long; past either bound a request is answered 503 with Retry-After
+    # at once instead of queueing until it times out.
+    http_max_in_flight: int = Field(16, ge=1, le=1000, validation_alias=_env("WIKI_HTTP_MAX_IN_FLIGHT"))
+    http_queue_limit: int = Field(64, ge=0, le=100_000, validation_alias=_env("WIKI_HTTP_QUEUE_LIMIT"))
+    http_queue_timeout_seconds: float = Field(
+        2, gt=0, le=300, validation_alias=_env("WIKI_HTTP_QUEUE_TIMEOUT_SECONDS"))
+    # Retains served at once (of http_max_in_flight): writes never take every connection from reads.
+    http_max_concurrent_retains: int = Field(
+        4, ge=1, le=1000, validation_alias=_env("WIKI_HTTP_MAX_CONCURRENT_RETAINS"))
+    # The largest request body read, in KiB; a larger one is refused (413) before its first byte is read.
+    http_max_body_kib: int = Field(10 * 1024, ge=1, le=64 * 1024, validation_alias=_env("WIKI_HTTP_MAX_BODY_KIB"))
+    # Each token's request rate: a bucket of `burst` requests refilled at `rate` per second (per server
+    # process); an empty bucket is answered 429 with Retry-After.
+    http_rate_per_second: float = Field(50, gt=0, le=100_000, validation_alias=_env("WIKI_HTTP_RATE_PER_SECOND"))
+    http_rate_burst: int = Field(100, ge=1, le=100_000, validation_alias=_env("WIKI_HTTP_RATE_BURST"))
+
     data_dir: Path = Field(Path(".data"), validation_alias=_env("WIKI_DATA_DIR"))
     metrics_port: int | None = Field(None, ge=1, le=65535, validation_alias=_env("WIKI_METRICS_PORT"))
+    # Where the worker's metrics endpoint listens; loopback unless an operator opens it up.
+    metrics_host: str = Field("127.0.0.1", min_length=1, validation_alias=_env("WIKI_METRICS_HOST"))
     # Ports of the embedded services started when DATABASE_URL / TEMPORAL_ADDRESS are unset.
     dev_postgres_port: int = Field(54329, ge=1, le=65535, validation_alias=_env("WIKI_DEV_POSTGRES_PORT"))
     dev_temporal_port: int = Field(7233, ge=1, le=65535, validation_alias=_env("WIKI_DEV_TEMPORAL_PORT"))
@@ -116,6 +142,22 @@ class Settings(BaseSettings):
             raise ValueError(f"WIKI_MODEL_ID: {problem}")
         return self
 
+    @property
+    def http_max_body_bytes(self) -> int:
+        return self.http_max_body_kib * 1024
+
+    @model_validator(mode="after")
+    def _requests_fit_the_pool(self) -> Settings:
+        # A request admitted holds at most one connection at a time: admitting more than the pool can
+        # hand out would only move the queue into the pool, where it ends in a timeout.
+        if self.http_max_in_flight > self.db_pool_size + self.db_pool_overflow:
+            raise ValueError("WIKI_HTTP_MAX_IN_FLIGHT must be at most WIKI_DB_POOL_SIZE + WIKI_DB_POOL_OVERFLOW "
+                             f"({self.db_pool_size + self.db_pool_overflow}), got {self.http_max_in_flight}")
+        if self.http_max_concurrent_retains > self.http_max_in_flight:
+            raise ValueError("WIKI_HTTP_MAX_CONCURRENT_RETAINS must be at most WIKI_HTTP_MAX_IN_FLIGHT "
+                             f"({self.http_max_in_flight}), got {self.http_max_concurrent_retains}")
+        return self
+
     @model_validator(mode="after")
     def _rate_limit_needs_its_queue(self) -> Settings:
         # The limit applies to a whole task queue: on the compile queue it would throttle database work too.
@@ -124,12 +166,28 @@ class Settings(BaseSettings):
         return self
 
 
+# A password inside a URL: `scheme://user:password@host` and `?password=…` / `&sslpassword=…` (the
+# libpq and asyncpg query forms), wherever such a URL sits in a longer text.
+_URL_PASSWORD = re.compile(r"(?P<keep>[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@?#]*:)[^\s@/]*(?=@)")
+_QUERY_PASSWORD = re.compile(r"(?P<keep>[?&;](?:ssl)?pass(?:word)?=)[^&#\s]*", re.IGNORECASE)
+_SECRET_NAMES = re.compile(r"(?:^|_)(?:url|key|token|secret|password)(?:$|_)", re.IGNORECASE)
+MASK = "***"
+
+
+def mask_secrets(text: str) -> str:
+    """`text` with every URL password replaced by ***: safe to print or log."""
+    text = _URL_PASSWORD.sub(lambda m: m.group("keep") + MASK, text)
+    return _QUERY_PASSWORD.sub(lambda m: m.group("keep") + MASK, text)
+
+
 def _describe(error: ValidationError) -> str:
     lines = []
     for item in error.errors():
         name = ".".join(str(part) for part in item["loc"])
         value = item.get("input")
         shown = "" if isinstance(value, dict) or value is None else f" (got {value!r})"
+        if shown and _SECRET_NAMES.search(name):
+            shown = f" (got {mask_secrets(repr(value))})" if "url" in name.lower() else ""
         message = item["msg"].removeprefix("Value error, ")
         # A rule across settings names its variables in its own message.
         lines.append(f"{name}: {message}{shown}" if name else message)

@@ -1,116 +1,176 @@
-"""`wiki serve`: the agent read surface over HTTP (FastAPI), OpenAPI schema at /openapi.json.
+"""`wiki serve`: the agent read surface over HTTP (FastAPI), OpenAPI schema at /openapi.json and its
+documentation at /docs (assets served by this server, so it renders offline).
 
 Every /v1 route needs `Authorization: Bearer <token>`; the token alone decides the scope, so no
-request can name, read or write another scope. Errors are JSON `{"error": "..."}`: 401 without a
-live token, 404 for what is not in the token's scope (worded as for what exists nowhere), 413 for
-a body over the limit, 422 for bad input, 503 when a retain cannot reach Temporal.
+request can name, read or write another scope. `servers/guard.py` checks the token, the body's
+size, the server's load, the token's rate and rights before a route runs. Errors are JSON
+`{"error": "..."}` with one sentence: 401 without a live token, 403 for a token without the rights,
+404 for what is not in the token's scope (worded as for what exists nowhere), 411/413 for a body
+without a length or over the limit, 422 for bad input, 429 over the token's rate, 503 (with
+Retry-After) when the server is overloaded or a retain cannot reach Temporal.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
-from typing import Annotated, Any, Literal, NamedTuple
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, Literal
 
-from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Depends, FastAPI, Query, Request, Security
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, Field
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app import reads, tokens
-from app.reads import BadInput, NotFound, ReadScope
+from app import reads
+from app.reads import BadInput, NotFound
 from app.retain import (
+    MAX_RETAIN_MEMORIES,
     CompileUnavailable,
     RetainSummary,
     TemporalConnector,
+    parse_memories,
     retain_for_agent,
 )
-from domain.memory import MemoryIn, RetainError, ScopeError
+from domain.memory import (
+    MAX_METADATA_DEPTH,
+    MemoryIn,
+    RetainError,
+    ScopeError,
+    json_outline_problem,
+    parse_json,
+)
+from domain.related import MAX_MAX_HOPS, MAX_RELATED_LIMIT
+from domain.search import MAX_SEARCH_LIMIT
 from runtime.settings import Settings
+from servers.guard import (
+    BUSY_MESSAGE,
+    Caller,
+    GuardRules,
+    RequestGuard,
+    ServerCounters,
+    caller_of,
+)
 
-# A retain of MAX_RETAIN_MEMORIES memories at the per-memory limits (32 KiB content, 64 KiB
-# metadata) is about 10 MiB; anything larger is refused before it is read.
-MAX_BODY_BYTES = 10 * 1024 * 1024
-
+log = logging.getLogger(__name__)
 PageType = Literal["entity", "topic", "decision"]
+RETAIN_ROUTE = ("POST", "/v1/memories")
+METRICS_ROUTE = ("GET", "/v1/metrics")
+# The retain body is {"memories": [memory, ...]}: two levels above each memory's metadata.
+_BODY_DEPTH = MAX_METADATA_DEPTH + 3
 
 
 class ErrorBody(BaseModel):
-    error: str
+    error: str = Field(description="One sentence saying what was wrong and what is allowed.")
 
 
 class RetainRequest(BaseModel):
-    memories: list[MemoryIn] = Field(description="Memories to store (at most 100): content, optional id, "
-                                                 "metadata and occurred_at, as `wiki retain` reads them.")
+    memories: list[MemoryIn] = Field(
+        min_length=1, max_length=MAX_RETAIN_MEMORIES,
+        description=f"Memories to store (1 to {MAX_RETAIN_MEMORIES}): content (required, at most 32 KiB), "
+                    "optional id (UUID), metadata (a JSON object, at most 64 KiB; `entities` names what the memory "
+                    "is about) and occurred_at (ISO 8601), as `wiki retain` reads them.")
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
-class _BodyLimit:
-    """Refuses a request body over MAX_BODY_BYTES before reading it.
-
-    A body must declare its length (HTTP/1.1 framing then holds the client to it); a chunked body
-    of unknown length is refused with 411 rather than read without a bound.
-    """
-
-    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
-        self.app, self.limit = app, limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] in ("POST", "PUT", "PATCH"):
-            declared = dict(scope.get("headers") or []).get(b"content-length")
-            if declared is None or not declared.isdigit():
-                await _error(411, "the request body must declare its Content-Length")(scope, receive, send)
-                return
-            if int(declared) > self.limit:
-                await _error(413, f"request body over {self.limit} bytes; send fewer memories per call")(
-                    scope, receive, send)
-                return
-        await self.app(scope, receive, send)
+_bearer = HTTPBearer(auto_error=False, scheme_name="bearer",
+                     description="A token from `wiki token create` (read, write or operator rights); it decides "
+                                 "the scope of every request.")
 
 
-class Authorised(NamedTuple):
-    scope: ReadScope
-    conn: AsyncConnection  # the request's connection: the token check and the read share it
+def _caller(request: Request,
+            _: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)] = None) -> Caller:
+    """The caller the guard authenticated (the security parameter only declares the scheme)."""
+    return caller_of(request.scope)
 
 
-async def authorised(request: Request) -> AsyncIterator[Authorised]:
-    """The scope of the request's bearer token, and a connection to read it on; 401 without a live token."""
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    challenge = {"WWW-Authenticate": "Bearer"}
-    if scheme.lower() != "bearer" or not token.strip():
-        raise StarletteHTTPException(401, "missing bearer token (Authorization: Bearer <token>)", challenge)
-    async with request.app.state.engine.connect() as conn:
-        found = await tokens.scope_of_token(conn, token.strip())
-        if found is None:
-            raise StarletteHTTPException(401, "unknown or revoked token", challenge)
-        yield Authorised(ReadScope(tenant=found.tenant, owner=found.owner), conn)
+Authorised = Annotated[Caller, Depends(_caller)]
 
-
-Caller = Annotated[Authorised, Depends(authorised)]
-Limit = Annotated[int | None, Query(description="How many results at most (bounds in the error if exceeded).")]
-MinConfidence = Annotated[float | None, Query(description="Only claims at least this sure, from 0 to 1 (0.7: one memory says it, 0.8: two, ...).")]
 
 # FastAPI's `responses`: status code -> its OpenAPI description.
 Responses = dict[int | str, dict[str, Any]]
-UNAUTHORIZED: Responses = {401: {"model": ErrorBody, "description": "No bearer token, or not a live one"}}
+
+
+def _bound(description: str, high: int, low: int = 1) -> Any:
+    # Bounds are declared for the schema and checked by app.reads, which words the error the same
+    # way on every surface.
+    return Query(description=description, json_schema_extra={"minimum": low, "maximum": high})
+
+
+def _text(description: str, high: int) -> Any:
+    return Query(description=description, json_schema_extra={"minLength": 1, "maxLength": high})
+
+
+Offset = Annotated[int | None, Query(description="`next_offset` of the previous call, for the rest of a long page.",
+                                     json_schema_extra={"minimum": 0})]
+MinConfidence = Annotated[float | None, Query(
+    description="Only claims at least this sure, from 0 to 1 (0.7: one memory says it, 0.8: two, ...).",
+    json_schema_extra={"minimum": 0, "maximum": 1})]
+MaxChars = Annotated[int | None, _bound(f"Characters at most (default {reads.DEFAULT_PAGE_CHARS}).",
+                                        reads.MAX_PAGE_CHARS, 200)]
+
+UNAUTHORIZED: Responses = {401: {"model": ErrorBody, "description": "No bearer token, or not a live one"},
+                429: {"model": ErrorBody, "description": "Over the token's request rate (see Retry-After)"},
+                503: {"model": ErrorBody, "description": "Overloaded (see Retry-After)"}}
 NOT_FOUND: Responses = {404: {"model": ErrorBody, "description": "Not in this token's scope"}}
 BAD_INPUT: Responses = {422: {"model": ErrorBody, "description": "Bad input"}}
 
 
-def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, settings: Settings) -> FastAPI:
-    """The API over `engine`; `connect_temporal` is called (once, then cached) by the first retain."""
+def _validation_sentence(error: RequestValidationError) -> str:
+    problems = []
+    for item in error.errors()[:3]:
+        if item.get("type") == "json_invalid":
+            return "the request body is not valid JSON"
+        where = ".".join(str(part) for part in item["loc"] if part not in ("body", "query", "path")) or "request"
+        problems.append(f"{where}: {item['msg'][:1].lower()}{item['msg'][1:]}")
+    return "; ".join(problems) or "invalid request"
 
-    api = FastAPI(title="wiki-compiler API", version="1",
-                  description="Read an agent's compiled wiki (search, pages with citations, related pages, "
-                              "what changed) and retain new memories. Authenticate with a per-scope bearer "
-                              "token from `wiki token create`.",
-                  responses={**UNAUTHORIZED, **BAD_INPUT})
-    api.add_middleware(_BodyLimit)
+
+def _retain_memories(body: bytes) -> list[Any]:
+    """The body's memories as JSON values, refused before parsing when too deep or too many."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadInput("the request body must be JSON encoded as UTF-8") from None
+    problem = json_outline_problem(text, _BODY_DEPTH, MAX_RETAIN_MEMORIES)
+    if problem:
+        raise BadInput(f"{problem} (send at most {MAX_RETAIN_MEMORIES} memories per call)"
+                       if problem.startswith("at most") else problem)
+    try:
+        value = parse_json(text)
+    except ValueError as error:
+        raise BadInput(str(error)) from None
+    if not isinstance(value, dict) or not isinstance(value.get("memories"), list):
+        raise BadInput('the request body must be a JSON object {"memories": [...]}')
+    unknown = sorted(set(value) - {"memories"})
+    if unknown:
+        raise BadInput(f"unknown field {unknown[0][:40]!r} in the request body (only memories is allowed)")
+    return value["memories"]
+
+
+def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, settings: Settings,
+               counters: ServerCounters | None = None) -> FastAPI:
+    """The API over `engine`; `connect_temporal` is called (once, then cached) by the first retain."""
+    counters = counters or ServerCounters()
+    api = FastAPIOffline(
+        title="wiki-compiler API", version="1", redoc_url=None,
+        description="Read an agent's compiled wiki (search, pages with citations, related pages, what changed) "
+                    "and retain new memories. Authenticate with a per-scope bearer token from `wiki token create` "
+                    "(`--rights read` by default; `write` to retain). Every error is JSON with one sentence.",
+        responses={**UNAUTHORIZED, **BAD_INPUT})
+    api.add_middleware(RequestGuard, engine=engine, settings=settings, counters=counters, share_connection=True,
+                       rules=GuardRules("/v1/", needs={RETAIN_ROUTE: "write", METRICS_ROUTE: "operator"},
+                                        write_routes=frozenset({RETAIN_ROUTE})))
     api.state.engine = engine
     temporal_client: list[Any] = []
 
@@ -125,11 +185,7 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
 
     @api.exception_handler(RequestValidationError)
     async def validation_error(_: Request, error: RequestValidationError) -> JSONResponse:
-        problems = []
-        for item in error.errors()[:3]:
-            where = ".".join(str(part) for part in item["loc"] if part != "body") or "request"
-            problems.append(f"{where}: {item['msg']}")
-        return _error(422, "; ".join(problems) or "invalid request")
+        return _error(422, _validation_sentence(error))
 
     @api.exception_handler(BadInput)
     async def bad_input(_: Request, error: BadInput) -> JSONResponse:
@@ -149,62 +205,137 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
 
     @api.exception_handler(CompileUnavailable)
     async def unavailable(_: Request, error: CompileUnavailable) -> JSONResponse:
-        return _error(503, str(error))
+        return _error(503, str(error), {"Retry-After": "5"})
+
+    @api.exception_handler(PoolTimeout)
+    async def pool_exhausted(_: Request, error: PoolTimeout) -> JSONResponse:
+        counters.refused["pool_exhausted"] += 1
+        return _error(503, BUSY_MESSAGE, {"Retry-After": "1"})
+
+    @api.exception_handler(DBAPIError)
+    async def database_error(_: Request, error: DBAPIError) -> JSONResponse:
+        # Parameters are hidden by the engine; the statement and the driver's message are enough.
+        log.warning("database error: %s", error.orig)
+        if error.connection_invalidated or isinstance(error.orig, OSError):
+            return _error(503, "the database is unreachable; retry after the time in Retry-After",
+                          {"Retry-After": "5"})
+        return _error(422, "the database refused a value of this request; check its text and dates")
 
     @api.get("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
+    @api.get("/v1/metrics", response_class=PlainTextResponse, tags=["operate"],
+             responses={403: {"model": ErrorBody, "description": "Not an operator token"}})
+    async def metrics(_: Authorised) -> str:
+        """This server process's counters (responses by status, refusals by reason, requests in flight
+        and waiting) in Prometheus' text format; operator tokens only."""
+        return counters.prometheus()
+
     @api.get("/v1/search", response_model=reads.SearchResult, tags=["read"])
-    async def search(caller: Caller, q: Annotated[str, Query(description="Words; a word may be a prefix.")],
-                     limit: Limit = None) -> reads.SearchResult:
+    async def search(caller: Authorised,
+                     q: Annotated[str, _text("Words; a word may be a prefix.", reads.MAX_QUERY_CHARS)],
+                     limit: Annotated[int | None, _bound(f"Hits at most (default {reads.DEFAULT_SEARCH_LIMIT}).",
+                                                        MAX_SEARCH_LIMIT)] = None) -> reads.SearchResult:
         """Full-text search of the wiki's pages (plain and prefix matches, alias bonus), best first."""
-        return await reads.search(caller.conn, caller.scope, q, limit)
+        return await reads.search(caller.conn or engine, caller.scope, q, limit)
 
     @api.get("/v1/pages", response_model=reads.PageDocument, responses=NOT_FOUND, tags=["read"])
-    async def page_by_name(caller: Caller,
-                           name: Annotated[str, Query(description="TYPE/SLUG, slug, title or alias.")],
-                           offset: int | None = None, max_chars: int | None = None,
+    async def page_by_name(caller: Authorised,
+                           name: Annotated[str, _text("TYPE/SLUG, slug, title or alias.", reads.MAX_NAME_CHARS)],
+                           offset: Offset = None, max_chars: MaxChars = None,
                            min_confidence: MinConfidence = None) -> reads.PageDocument:
         """The page a name designates (aliases, case and accents resolved), as markdown, with each
         section's claims."""
-        return await reads.get_page(caller.conn, caller.scope, name, offset, max_chars, min_confidence)
+        return await reads.get_page(caller.conn or engine, caller.scope, name, offset, max_chars, min_confidence)
 
     @api.get("/v1/pages/{page_type}/{slug}", response_model=reads.PageDocument, responses=NOT_FOUND, tags=["read"])
-    async def page(caller: Caller, page_type: PageType, slug: str, offset: int | None = None,
-                   max_chars: int | None = None, min_confidence: MinConfidence = None) -> reads.PageDocument:
+    async def page(caller: Authorised, page_type: PageType, slug: str, offset: Offset = None,
+                   max_chars: MaxChars = None, min_confidence: MinConfidence = None) -> reads.PageDocument:
         """The page as markdown with section ids and each section's claims; long pages come in windows
         (`offset`, `next_offset`)."""
-        return await reads.get_page_by_key(caller.conn, caller.scope, page_type, slug, offset, max_chars,
+        return await reads.get_page_by_key(caller.conn or engine, caller.scope, page_type, slug, offset, max_chars,
                                            min_confidence)
 
     @api.get("/v1/pages/{page_type}/{slug}/sources", response_model=reads.SourcesResult, responses=NOT_FOUND,
              tags=["read"])
-    async def sources(caller: Caller, page_type: PageType, slug: str, section: str | None = None,
-                      limit: Limit = None) -> reads.SourcesResult:
+    async def sources(caller: Authorised, page_type: PageType, slug: str,
+                      section: Annotated[str | None, _text("A section id (from the page's sections); all sections "
+                                                           "when omitted.", reads.MAX_NAME_CHARS)] = None,
+                      limit: Annotated[int | None, _bound(f"Memories at most (default {reads.DEFAULT_SOURCES_LIMIT}).",
+                                                          reads.MAX_SOURCES_LIMIT)] = None) -> reads.SourcesResult:
         """The memories the page, or one section of it, cites: text and date, newest first."""
-        return await reads.get_sources(caller.conn, caller.scope, f"{page_type}/{slug}", section, limit)
+        return await reads.get_sources(caller.conn or engine, caller.scope, f"{page_type}/{slug}", section, limit)
 
     @api.get("/v1/pages/{page_type}/{slug}/related", response_model=reads.RelatedResult, responses=NOT_FOUND,
              tags=["read"])
-    async def related(caller: Caller, page_type: PageType, slug: str, limit: Limit = None,
-                      direction: Literal["out", "in", "both"] = "both", max_hops: int | None = None,
-                      query: str | None = None) -> reads.RelatedResult:
+    async def related(caller: Authorised, page_type: PageType, slug: str,
+                      limit: Annotated[int | None, _bound("Pages at most (default 10).", MAX_RELATED_LIMIT)] = None,
+                      direction: Annotated[Literal["out", "in", "both"],
+                                           Query(description="Links this page makes (out), links to it (in), or "
+                                                             "both.")] = "both",
+                      max_hops: Annotated[int | None, _bound("How many links away at most (default 3).",
+                                                             MAX_MAX_HOPS)] = None,
+                      query: Annotated[str | None, _text("Words to favour; default the page's title and summary.",
+                                                         reads.MAX_QUERY_CHARS)] = None) -> reads.RelatedResult:
         """Pages around this one over links, ranked by graph influence, text relevance and recency."""
-        return await reads.related(caller.conn, caller.scope, f"{page_type}/{slug}", limit, direction, max_hops, query)
+        return await reads.related(caller.conn or engine, caller.scope, f"{page_type}/{slug}", limit, direction, max_hops, query)
 
     @api.get("/v1/changes", response_model=reads.ChangesResult, responses=NOT_FOUND, tags=["read"])
-    async def changes(caller: Caller,
-                      since: Annotated[str, Query(description="ISO-8601 time, or a compile run id.")],
-                      limit: Limit = None, cursor: str | None = None) -> reads.ChangesResult:
+    async def changes(caller: Authorised,
+                      since: Annotated[str, _text("ISO 8601 time (2026-11-23T10:00:00Z), or a compile run id.", 100)],
+                      limit: Annotated[int | None, _bound(f"Pages at most (default {reads.DEFAULT_CHANGES_LIMIT}).",
+                                                          reads.MAX_CHANGES_LIMIT)] = None,
+                      cursor: Annotated[str | None, Query(description="`next_cursor` of the previous call.")] = None,
+                      ) -> reads.ChangesResult:
         """Pages and sections created or changed after `since`, oldest first, paged by `next_cursor`."""
-        return await reads.changes_since(caller.conn, caller.scope, since, limit, cursor)
+        return await reads.changes_since(caller.conn or engine, caller.scope, since, limit, cursor)
 
     @api.post("/v1/memories", response_model=RetainSummary, status_code=202, tags=["write"],
-              responses={413: {"model": ErrorBody, "description": "Body too large"},
-                         503: {"model": ErrorBody, "description": "Temporal unreachable; nothing stored"}})
-    async def retain(caller: Caller, body: RetainRequest) -> RetainSummary:
-        """Store memories (all or nothing, idempotent on id) and wake this wiki's compile."""
-        return await retain_for_agent(engine, caller.scope, body.memories, connect_once, settings)
+              openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
+                  "schema": {"$ref": "#/components/schemas/RetainRequest"}}}}},
+              responses={403: {"model": ErrorBody, "description": "A read token"},
+                         413: {"model": ErrorBody, "description": "Body too large"},
+                         503: {"model": ErrorBody, "description": "Overloaded, or Temporal unreachable; nothing "
+                                                                  "stored"}})
+    async def retain(caller: Authorised, request: Request) -> RetainSummary:
+        """Store memories (all or nothing, idempotent on id) and wake this wiki's compile; needs a write token.
 
+        The body is read only after the token is checked, and refused before parsing when it is over the
+        size limit, nests too deep or carries too many memories."""
+        memories = parse_memories(_retain_memories(await request.body()))
+        return await retain_for_agent(engine, caller.scope, memories, connect_once, settings)
+
+    def openapi() -> dict[str, Any]:
+        if api.openapi_schema is None:
+            schema = get_openapi(title=api.title, version=api.version, description=api.description,
+                                 routes=api.routes, tags=api.openapi_tags)
+            components = schema.setdefault("components", {}).setdefault("schemas", {})
+            body = RetainRequest.model_json_schema(ref_template="#/components/schemas/{model}")
+            components.update(body.pop("$defs", {}))
+            components["RetainRequest"] = body
+            api.openapi_schema = schema
+        return api.openapi_schema
+
+    api.openapi = openapi  # type: ignore[method-assign]
+    return api
+
+
+def app_from_settings() -> FastAPI:
+    """The API of one `wiki serve --workers N` process, built in that process from the environment: its
+    own engine (pool sized by the settings) and its own Temporal connection, made on the first retain."""
+    from runtime.database import create_engine
+    from runtime.settings import get_settings
+    from runtime.temporal_client import connect
+
+    settings = get_settings()
+    engine = create_engine(settings=settings, pre_ping=False)
+    api = create_app(engine, lambda: connect(settings), settings)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        await engine.dispose()
+
+    api.router.lifespan_context = lifespan
     return api

@@ -22,8 +22,11 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
+from starlette.types import ASGIApp
 
 from app import reads, tokens
 from app.reads import BadInput, NotFound, ReadScope
@@ -37,7 +40,9 @@ from app.retain import (
 from domain.memory import MAX_CONTENT_BYTES, MAX_METADATA_BYTES, MemoryIn, RetainError, ScopeError
 from domain.related import MAX_MAX_HOPS, MAX_RELATED_LIMIT
 from domain.search import MAX_SEARCH_LIMIT
+from domain.tokens import allows
 from runtime.settings import Settings
+from servers.guard import BUSY_MESSAGE, CURRENT_CALLER, GuardRules, RequestGuard, ServerCounters
 
 INSTRUCTIONS = (
     "This server reads one agent's compiled wiki: pages (entity, topic, decision) made of sections, each "
@@ -51,17 +56,22 @@ ScopeOf = Callable[[], ReadScope]
 
 
 class TokenScopes:
-    """Bearer tokens of `wiki token create`, checked against the database on every request."""
+    """Bearer tokens of `wiki token create`, checked against the database on every request (once: the
+    request guard's lookup of the same request is reused)."""
 
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        found = await tokens.scope_of_token(self.engine, token)
+        checked = CURRENT_CALLER.get()
+        found = checked[1] if checked is not None and checked[0] == token else None
         if found is None:
+            found = await tokens.scope_of_token(self.engine, token)
+        if found is None or found.expired:
             return None
-        return AccessToken(token=token, client_id=str(found.token_id), scopes=[], subject=str(found.token_id),
-                           claims={"tenant": found.tenant, "owner": found.owner})
+        return AccessToken(token=token, client_id=str(found.token_id), scopes=[found.rights],
+                           subject=str(found.token_id),
+                           claims={"tenant": found.tenant, "owner": found.owner, "rights": found.rights})
 
 
 def scope_from_token() -> ReadScope:
@@ -70,6 +80,14 @@ def scope_from_token() -> ReadScope:
         # The transport refuses unauthenticated requests before any tool runs; this is a second lock.
         raise ToolError("not authenticated")
     return ReadScope(tenant=token.claims["tenant"], owner=token.claims["owner"])
+
+
+def may_write() -> None:
+    """Over HTTP, a retain needs a write (or operator) token; over stdio the operator started the server
+    for one scope and it may write."""
+    token = get_access_token()
+    if token is not None and not allows(str((token.claims or {}).get("rights", "")), "write"):
+        raise ToolError("this read token cannot retain; create one with `wiki token create --rights write`")
 
 
 def _refused(error: Exception) -> ToolError:
@@ -180,6 +198,12 @@ def build_server(engine: AsyncEngine, scope_of: ScopeOf, connect_temporal: Tempo
             return await call
         except (BadInput, NotFound, CompileUnavailable, ScopeError, RetainError) as error:
             raise _refused(error) from None
+        except PoolTimeout:
+            raise ToolError(BUSY_MESSAGE.replace(" after the time in Retry-After", " in a second")) from None
+        except DBAPIError as error:
+            # Parameters are hidden by the engine; the driver's message alone is logged.
+            logging.getLogger(__name__).warning("database error: %s", error.orig)
+            raise ToolError("the database could not answer this call; retry in a few seconds") from None
 
     def tool(annotations: ToolAnnotations):
         def register(fn):
@@ -255,14 +279,19 @@ def build_server(engine: AsyncEngine, scope_of: ScopeOf, connect_temporal: Tempo
                                                                description=MEMORY_FIELDS)],
                      ) -> RetainSummary:
         """Store new memories (idempotent on id) and wake the wiki's compile, which folds them into pages."""
+        may_write()
         return await guarded(retain_for_agent(engine, scope_of(), memories, connect_once, settings))
 
     return server
 
 
-def http_app(server: MCPServer, host: str) -> Starlette:
-    """The streamable HTTP app at /mcp (DNS-rebinding protection on for a loopback host)."""
-    return server.streamable_http_app(host=host, stateless_http=True, json_response=True)
+def http_app(server: MCPServer, host: str, engine: AsyncEngine, settings: Settings,
+             counters: ServerCounters | None = None) -> ASGIApp:
+    """The streamable HTTP app at /mcp (DNS-rebinding protection on for a loopback host), behind the
+    request guard the HTTP API has (token before body, size, load shedding, rate)."""
+    app: Starlette = server.streamable_http_app(host=host, stateless_http=True, json_response=True)
+    return RequestGuard(app, engine=engine, settings=settings, counters=counters or ServerCounters(),
+                        rules=GuardRules("/mcp"))
 
 
 def quiet_sdk_logs() -> None:

@@ -17,7 +17,7 @@ from contextlib import asynccontextmanager, suppress
 
 import pytest
 import pytest_asyncio
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import NullPool
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -25,7 +25,7 @@ from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
 from claude_sim import ClaudeSimulator, SimConfig
-from runtime.database import execute_as_admin, migrate
+from runtime.database import engine_for, execute_as_admin, migrate
 from runtime.devservices import EmbeddedPostgres, free_port, temporal_cli_path
 from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
 
@@ -50,7 +50,7 @@ async def _admin_execute(server: EmbeddedPostgres, *statements: str) -> None:
 @pytest_asyncio.fixture(scope="session")
 async def template_database(postgres_server: EmbeddedPostgres) -> str:
     await _admin_execute(postgres_server, f"DROP DATABASE IF EXISTS {TEMPLATE_DB}", f"CREATE DATABASE {TEMPLATE_DB}")
-    engine = create_async_engine(postgres_server.url(TEMPLATE_DB), poolclass=NullPool)
+    engine = engine_for(postgres_server.url(TEMPLATE_DB), poolclass=NullPool)
     try:
         await migrate(engine)
     finally:
@@ -70,7 +70,7 @@ async def _fresh_database(server: EmbeddedPostgres, template: str) -> AsyncItera
 
 @asynccontextmanager
 async def _engine_for(url: str) -> AsyncIterator[AsyncEngine]:
-    engine = create_async_engine(url, pool_size=10, max_overflow=10)
+    engine = engine_for(url, pool_size=10, max_overflow=10)
     try:
         yield engine
     finally:

@@ -24,7 +24,7 @@ from cli import main as cli
 from domain.memory import MemoryIn
 from messages.compile import CompileInput, WakeUp
 from runtime import temporal_client
-from runtime.settings import get_settings
+from runtime.settings import get_settings, mask_secrets
 from store.memories import RetainResult
 
 UNREACHABLE_TEMPORAL = "127.0.0.1:9"  # nothing listens: a test that reached for Temporal would fail loudly
@@ -147,8 +147,8 @@ async def test_a_bad_file_stores_nothing_and_names_each_line(cli_env, engine, tm
                      "line 2: metadata nests more than 32 levels deep", id="deep-json"),
         # Valid as written, but year 10000 in UTC: the database driver would refuse it mid-transaction.
         pytest.param({"content": "late", "occurred_at": "9999-12-31T23:59:59-05:00"},
-                     "line 2: occurred_at: 9999-12-31T23:59:59-05:00 is out of range: in UTC it falls outside the "
-                     "years 1 to 9999", id="out-of-range-date"),
+                     "line 2: occurred_at: 9999-12-31T23:59:59-05:00 is out of range: in UTC it must fall strictly "
+                     "within the years 1 to 9999", id="out-of-range-date"),
         pytest.param('{"content": "inf", "metadata": {"n": 1e999}}', "line 2: the number 1e999 is out of range",
                      id="infinite-number"),
     ],
@@ -269,7 +269,7 @@ async def test_dev_status_shows_configured_services_and_starts_nothing(cli_env, 
     result = await wiki("dev", "status")
     assert result.exit_code == 0, result.output
     postgres = next(line for line in result.stdout.splitlines() if "Postgres" in line)
-    assert database_url in postgres
+    assert mask_secrets(database_url) in postgres and ":***@" in postgres  # the embedded server's password too
     assert "reachable (external: DATABASE_URL)" in postgres
     temporal = next(line for line in result.stdout.splitlines() if line.strip("│ ").startswith("Temporal "))
     assert UNREACHABLE_TEMPORAL in temporal and "not reachable (external: TEMPORAL_ADDRESS)" in temporal

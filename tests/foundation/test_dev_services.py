@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
+from runtime.database import engine_for
 from runtime.devservices import EmbeddedPostgres, free_port
 from runtime.settings import get_settings
 from tests.operators.cli import wiki
@@ -22,7 +22,7 @@ DURABILITY = ("fsync", "synchronous_commit", "full_page_writes")
 
 
 async def _show(server: EmbeddedPostgres) -> dict[str, str]:
-    engine = create_async_engine(server.url(), poolclass=NullPool)
+    engine = engine_for(server.url(), poolclass=NullPool)
     try:
         async with engine.connect() as conn:
             return {name: (await conn.execute(text(f"SHOW {name}"))).scalar_one() for name in DURABILITY}
@@ -64,7 +64,7 @@ async def test_dev_up_runs_postgres_durable_and_restarts_one_left_running_fast(d
     again = await wiki("dev", "up")
     assert again.exit_code == 0, again.output
     assert await _show(dev_env) == {"fsync": "on", "synchronous_commit": "on", "full_page_writes": "on"}
-    engine = create_async_engine(dev_env.url(), poolclass=NullPool)
+    engine = engine_for(dev_env.url(), poolclass=NullPool)
     try:
         async with engine.connect() as conn:
             assert (await conn.execute(text("SELECT count(*) FROM memory_units"))).scalar_one() == 0

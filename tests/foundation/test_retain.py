@@ -114,7 +114,7 @@ async def test_bad_scope_is_rejected(engine, tenant):
         ('{"content": "ok", "metadata": {"n": 1e999}}', "the number 1e999 is out of range"),
         ('{"content": "ok", "metadata": {"n": NaN}}', "NaN is not a JSON number"),
         ('{"content": "ok", "occurred_at": "9999-12-31T23:59:59-05:00"}',
-         "occurred_at: 9999-12-31T23:59:59-05:00 is out of range: in UTC it falls outside the years 1 to 9999"),
+         "occurred_at: 9999-12-31T23:59:59-05:00 is out of range: in UTC it must fall strictly within the years 1 to 9999"),
         ('{"content": "ok", "occurred_at": "0001-01-01T00:30:00+01:00"}', "is out of range"),
     ],
 )

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus, WorkflowFailureError
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
@@ -62,7 +62,7 @@ from domain.resolved_plan import SectionTask
 from messages.compile import Progress, compile_workflow_id
 from planners.port import AggregationRequest, JudgeReply, PlanReply, SectionReply
 from planners.scripted.planner import ScriptedPlanner
-from runtime.database import migrate
+from runtime.database import engine_for, migrate
 from runtime.devservices import EmbeddedPostgres, free_port, temporal_cli_path
 from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
 from runtime.settings import Settings
@@ -343,7 +343,7 @@ async def throwaway_services() -> AsyncIterator[tuple[Client, AsyncEngine]]:
         env = await WorkflowEnvironment.start_local(
             dev_server_existing_path=str(temporal_cli_path()), search_attributes=ALL_SEARCH_ATTRIBUTES,
             data_converter=pydantic_data_converter)
-        engine = create_async_engine(url)
+        engine = engine_for(url)
         try:
             await migrate(engine)
             yield env.client, engine

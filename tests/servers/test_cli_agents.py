@@ -141,3 +141,27 @@ async def test_wiki_mcp_over_http_runs_as_a_process(engine, database_url, tmp_pa
     finally:
         server.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(server.wait(), 30) == 0
+
+
+async def test_a_token_has_rights_read_by_default_and_an_optional_expiry(cli_env, engine):  # noqa: F811
+    plain = json.loads((await wiki("token", "create", "--tenant", "acme", "--owner", OWNER, "--json")).stdout)
+    assert plain["rights"] == "read" and plain["expires_at"] is None
+    writer = await wiki("token", "create", "--tenant", "acme", "--owner", OWNER, "--rights", "write",
+                        "--expires", "30d")
+    assert writer.exit_code == 0 and writer.stdout.startswith("write token ") and " until " in writer.stdout
+    writer_expiry = writer.stdout.split(" until ")[1][:10]
+    dated = json.loads((await wiki("token", "create", "--tenant", "acme", "--owner", OWNER, "--rights", "operator",
+                                   "--expires", "2999-01-31", "--json")).stdout)
+    assert dated["rights"] == "operator" and dated["expires_at"].startswith("2999-01-31T00:00:00")
+    async with engine.connect() as conn:
+        found = await scope_of_token(conn, dated["token"])
+    assert found.rights == "operator" and not found.expired
+    listed = json.loads((await wiki("token", "list", "--json")).stdout)
+    assert [(row["rights"], (row["expires_at"] or "")[:10]) for row in listed] == [
+        ("read", ""), ("write", writer_expiry), ("operator", "2999-01-31")]
+    for args, message in [(["--rights", "admin"], "--rights must be one of read, write, operator"),
+                          (["--expires", "2001-01-01"], "--expires 2001-01-01 is already past"),
+                          (["--expires", "0d"], "--expires must be a positive duration"),
+                          (["--expires", "soon"], "--expires must be a duration")]:
+        bad = await wiki("token", "create", "--tenant", "acme", "--owner", OWNER, *args)
+        assert bad.exit_code == 2 and bad.stderr.startswith(f"error: {message}"), (args, bad.stderr)

@@ -3,6 +3,7 @@ tokens decide the scope, two tenants share page names, errors are JSON, inputs a
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -10,7 +11,8 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from servers.http_api import MAX_BODY_BYTES, create_app
+from runtime.settings import Settings
+from servers.http_api import create_app
 from store.api_tokens import revoke_token
 from tests.servers.conftest import serving
 from tests.servers.wiki import OWNER, seed_scope, token_for
@@ -63,6 +65,31 @@ async def test_the_openapi_schema_lists_the_routes(api):
         schema = (await http.get("/openapi.json")).json()
     assert {"/v1/search", "/v1/pages/{page_type}/{slug}", "/v1/pages/{page_type}/{slug}/sources",
             "/v1/pages/{page_type}/{slug}/related", "/v1/changes", "/v1/memories"} <= set(schema["paths"])
+
+
+async def test_the_openapi_schema_declares_the_bearer_scheme_bounds_and_the_retain_body(api):
+    base, _, _ = api
+    async with httpx.AsyncClient(base_url=base, timeout=10) as http:
+        schema = (await http.get("/openapi.json")).json()
+        docs = await http.get("/docs")
+        assets = re.findall(r"""(?:src|href)=['"]([^'"]+)['"]""", docs.text)
+        fetched = [await http.get(asset) for asset in assets if asset.startswith("/")]
+    scheme = schema["components"]["securitySchemes"]["bearer"]
+    assert scheme["type"] == "http" and scheme["scheme"] == "bearer" and "wiki token create" in scheme["description"]
+    for path, operations in schema["paths"].items():
+        for operation in operations.values():
+            assert operation["security"] == [{"bearer": []}], path
+            assert operation.get("description"), path
+            for parameter in operation.get("parameters", []):
+                assert parameter.get("description") or parameter["in"] == "path", (path, parameter["name"])
+    search = {p["name"]: p["schema"] for p in schema["paths"]["/v1/search"]["get"]["parameters"]}
+    assert search["limit"]["maximum"] == 50 and search["q"]["maxLength"] == 500
+    body = schema["paths"]["/v1/memories"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert body == {"$ref": "#/components/schemas/RetainRequest"}
+    assert schema["components"]["schemas"]["RetainRequest"]["properties"]["memories"]["maxItems"] == 100
+    # The docs page renders offline: every asset it loads is served by this server.
+    assert docs.status_code == 200 and "cdn" not in docs.text.lower() and "http" not in "".join(assets)
+    assert len(fetched) >= 2 and all(response.status_code == 200 for response in fetched)
 
 
 async def test_no_token_or_a_bad_or_revoked_one_is_401(api, engine):
@@ -167,11 +194,12 @@ async def test_oversized_or_malformed_retains_store_nothing(api, engine):
         for body, status, fragment in cases:
             response = await http.post("/v1/memories", json=body)
             assert response.status_code == status and fragment in response.json()["error"], response.text
-        response = await http.post("/v1/memories", content=b"{" + b" " * MAX_BODY_BYTES + b"}",
+        limit = Settings().http_max_body_bytes
+        response = await http.post("/v1/memories", content=b"{" + b" " * limit + b"}",
                                    headers={"content-type": "application/json"})
         assert response.status_code == 413 and "error" in response.json()
         response = await http.post("/v1/memories", content=b"{not json", headers={"content-type": "application/json"})
-        assert response.status_code == 422
+        assert response.status_code == 422 and response.json()["error"].startswith("malformed JSON: ")
     from tests.operators import helpers as db
 
     assert len(await db.rows(engine, "SELECT 1 FROM memory_units WHERE tenant_id = 'acme'")) == 3  # the seeded ones

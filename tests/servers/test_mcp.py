@@ -94,7 +94,7 @@ async def mcp_http(engine, client: TemporalClient, server_settings):
         return client
 
     server = build_server(engine, scope_from_token, connect, server_settings, token_verifier=TokenScopes(engine))
-    async with serving(http_app(server, "127.0.0.1")) as base:
+    async with serving(http_app(server, "127.0.0.1", engine, server_settings)) as base:
         yield f"{base}/mcp"
 
 
@@ -134,3 +134,13 @@ async def test_http_server_refuses_requests_without_a_live_token(mcp_http):
         async with over_http(mcp_http, None) as mcp:
             await mcp.list_tools()
     assert failed.group_contains(MCPError, match="error response", depth=None)
+
+
+async def test_over_http_a_read_token_reads_but_cannot_retain(mcp_http, engine):
+    reader = await token_for(engine, "acme", rights="read")
+    async with over_http(mcp_http, reader) as mcp:
+        assert "(acme)" in data(await mcp.call_tool("get_page", {"name": "entity/franklin-barbecue"}))["markdown"]
+        refused = await mcp.call_tool("retain", {"memories": [{"content": "a reader writes"}]})
+    assert refused.is_error and refused.content[0].text.endswith(
+        "this read token cannot retain; create one with `wiki token create --rights write`")
+    assert await db.rows(engine, "SELECT 1 FROM memory_units WHERE content = 'a reader writes'") == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -64,8 +65,9 @@ async def seed_scope(engine: AsyncEngine, tenant: str) -> Seeded:
     return seeded
 
 
-async def token_for(engine: AsyncEngine, tenant: str, owner: str = OWNER) -> str:
+async def token_for(engine: AsyncEngine, tenant: str, owner: str = OWNER, rights: str = "write",
+                    expires_at: datetime | None = None) -> str:
     token = new_token()
     async with engine.begin() as conn:
-        await create_token(conn, tenant, owner, token, name="test")
+        await create_token(conn, tenant, owner, token, name="test", rights=rights, expires_at=expires_at)
     return token

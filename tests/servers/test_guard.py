@@ -1,0 +1,101 @@
+"""The request guard's parts on their own: the per-token bucket and the admission lanes."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import uuid
+
+import pytest
+
+from servers.guard import Lane, RateLimiter, Refusal, ServerCounters
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_bucket_lets_its_burst_through_then_its_rate():
+    clock = Clock()
+    limiter = RateLimiter(rate=2, burst=3, clock=clock)
+    token, other = uuid.uuid4(), uuid.uuid4()
+    assert [limiter.wait_needed(token) for _ in range(3)] == [0, 0, 0]
+    assert limiter.wait_needed(token) == pytest.approx(0.5)
+    assert limiter.wait_needed(other) == 0  # each token has its own bucket
+    clock.now = 0.5
+    assert limiter.wait_needed(token) == 0 and limiter.wait_needed(token) > 0
+    clock.now = 100
+    assert [limiter.wait_needed(token) for _ in range(4)][:3] == [0, 0, 0]  # refilled to the burst, not beyond
+
+
+def test_generated_request_times_never_pass_more_than_the_rate_allows():
+    for seed in range(20):
+        rng = random.Random(seed)
+        rate, burst = rng.uniform(0.5, 50), rng.randint(1, 20)
+        clock = Clock()
+        limiter = RateLimiter(rate=rate, burst=burst, clock=clock)
+        token = uuid.uuid4()
+        passed = 0
+        for _ in range(300):
+            clock.now += rng.expovariate(rate * 2)
+            passed += limiter.wait_needed(token) == 0
+        assert passed <= burst + rate * clock.now + 1e-6, (seed, passed)
+
+
+def test_forgotten_buckets_are_bounded():
+    limiter = RateLimiter(rate=1, burst=1, clock=Clock(), max_buckets=10)
+    for _ in range(100):
+        limiter.wait_needed(uuid.uuid4())
+    assert len(limiter._buckets) == 10
+
+
+async def test_a_lane_sheds_at_once_when_its_queue_is_full_and_after_its_timeout_when_not():
+    counters = ServerCounters()
+    lane = Lane(limit=1, queue_limit=1, timeout=0.2, counters=counters)
+    holding, release = asyncio.Event(), asyncio.Event()
+
+    async def hold() -> None:
+        async with lane.turn():
+            holding.set()
+            await release.wait()
+
+    holder = asyncio.create_task(hold())
+    await holding.wait()
+    waiter = asyncio.create_task(lane.turn().__aenter__())
+    while lane.waiting == 0:
+        await asyncio.sleep(0)
+    with pytest.raises(Refusal) as full:
+        async with lane.turn():
+            pass
+    assert full.value.status == 503 and full.value.headers == {"Retry-After": "1"}
+    with pytest.raises(Refusal):  # the queued one waited its timeout out
+        await waiter
+    assert lane.waiting == 0 and counters.waiting == 0
+    release.set()
+    await holder
+    async with lane.turn():  # the turn was given back
+        pass
+
+
+def test_settings_that_would_queue_in_the_pool_are_refused_naming_the_variables(monkeypatch):
+    from runtime.settings import ConfigError, load_settings
+
+    monkeypatch.setenv("WIKI_DB_POOL_SIZE", "4")
+    monkeypatch.setenv("WIKI_DB_POOL_OVERFLOW", "0")
+    monkeypatch.setenv("WIKI_HTTP_MAX_IN_FLIGHT", "5")
+    with pytest.raises(ConfigError, match="WIKI_HTTP_MAX_IN_FLIGHT must be at most WIKI_DB_POOL_SIZE"):
+        load_settings()
+    monkeypatch.setenv("WIKI_HTTP_MAX_IN_FLIGHT", "4")
+    monkeypatch.setenv("WIKI_HTTP_MAX_CONCURRENT_RETAINS", "8")
+    with pytest.raises(ConfigError, match="WIKI_HTTP_MAX_CONCURRENT_RETAINS must be at most"):
+        load_settings()
+    monkeypatch.setenv("WIKI_HTTP_MAX_CONCURRENT_RETAINS", "1")
+    monkeypatch.setenv("WIKI_HTTP_RATE_BURST", "0")
+    with pytest.raises(ConfigError, match="WIKI_HTTP_RATE_BURST"):
+        load_settings()
+    monkeypatch.delenv("WIKI_HTTP_RATE_BURST")
+    assert load_settings().metrics_host == "127.0.0.1"  # the worker's metrics stay on loopback unless asked
