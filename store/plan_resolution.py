@@ -6,9 +6,8 @@
   proposed earlier in the same plan, when the resolution ladder (domain/resolution.py) says they are
   one thing: candidates come from store/page_matching.py; confident rungs merge, ambiguous ones merge
   only when the judge said so (its decisions are stored with the plan before resolution runs).
-- A section the plan wants to change is sent to the section writer only when the change is
-  meaningful; sections that collide with an existing body (updates, merges, re-proposed pages)
-  all go through the writer, so nothing already written is overwritten blindly.
+- A section is sent to the writer only when the change is meaningful; sections that collide with an
+  existing body (updates, merges, re-proposed pages) all go through it: nothing is overwritten blindly.
 - Promotions need >= 3 sightings within 30 days, enforced here, not only in the prompt.
 
 The result is a `ResolvedPlan` (domain/resolved_plan.py) stored next to the plan; apply reads it,
