@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from domain.claims import ClaimQuestion, ClaimScore
 from domain.errors import PlanInvalid
 from domain.guards import JsonResponseError, parse_json_response
+from planners.prompt_text import one_line
 
 MEMORY_LINE_LIMIT = 400
 CLAIM_JUDGE_MAX_TOKENS = 4_000
@@ -50,8 +51,7 @@ class ClaimJudgePrompt(BaseModel):
 
 
 def _clip(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= MEMORY_LINE_LIMIT else f"{text[:MEMORY_LINE_LIMIT]}…"
+    return one_line(text, MEMORY_LINE_LIMIT)
 
 
 def build_claim_judge_prompt(questions: list[ClaimQuestion]) -> ClaimJudgePrompt:

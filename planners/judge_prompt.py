@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from domain.errors import PlanInvalid
 from domain.guards import JsonResponseError, parse_json_response
 from domain.merge_questions import MergeDecision, MergeQuestion, MergeSide
+from planners.prompt_text import one_line
 
 EVIDENCE_LINE_LIMIT = 300
 
@@ -50,8 +51,7 @@ class JudgePrompt(BaseModel):
 
 
 def _clip(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= EVIDENCE_LINE_LIMIT else f"{text[:EVIDENCE_LINE_LIMIT]}…"
+    return one_line(text, EVIDENCE_LINE_LIMIT)
 
 
 def _side_lines(label: str, side: MergeSide) -> list[str]:

@@ -25,6 +25,11 @@ def truncate(text: str, limit: int) -> str:
     return text if len(text) <= limit else f"{text[:limit]}…"
 
 
+def one_line(text: str, limit: int) -> str:
+    """`text` on one line (whitespace runs become one space), cut at `limit` characters."""
+    return truncate(" ".join(text.split()), limit)
+
+
 def to_json(value: Any) -> str:
     """Compact JSON as JavaScript's JSON.stringify writes it (no spaces, non-ASCII kept)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
