@@ -128,8 +128,7 @@ def _worker_defaults(options: dict) -> dict:
     options.setdefault("activity_task_poller_behavior", PollerBehaviorAutoscaling())
     # By default the SDK sends heartbeats at most every 0.8 x the heartbeat timeout (8 s of 10 s),
     # leaving a loaded server 2 s to record one before the attempt times out. Sending every 2 s leaves
-    # most of the timeout as slack (the many-scopes benchmark still sees a few heartbeat timeouts in
-    # its first run, cause not established; see docs/BENCHMARKS.md).
+    # most of the timeout as slack.
     options.setdefault("max_heartbeat_throttle_interval", HEARTBEAT_SEND_INTERVAL)
     return options
 
