@@ -32,6 +32,7 @@ from domain.pricing import estimate_tokens
 from planners.prompts import build_planner_prompt
 from runtime.database import create_engine
 from runtime.settings import Settings
+from sample import catalogue
 from sample import corpus as sample
 from store.memories import load_memories
 from store.memories import store_memories as retain
@@ -101,7 +102,7 @@ def generated_pages(count: int, taken: set[str], rng: random.Random) -> list[See
             summary = f"A {kind} in {rng.choice(_CITIES)} Eric visited {rng.randint(1, 9)} times."
             page_type = "entity"
         elif shape < 0.9:
-            title = f"{rng.choice(sample.ONE_OFF_FIRST_NAMES)} {rng.choice(sample.ONE_OFF_LAST_NAMES)}"
+            title = f"{rng.choice(catalogue.ONE_OFF_FIRST_NAMES)} {rng.choice(catalogue.ONE_OFF_LAST_NAMES)}"
             summary = f"Someone Eric knows from {rng.choice(('work', 'the running club', 'the neighbourhood'))}."
             page_type = "entity"
         else:
@@ -151,7 +152,7 @@ async def _seed_mentions(conn: AsyncConnection, tenant: str, owner: str, count: 
                          now: datetime) -> None:
     names: dict[str, str] = {}
     while len(names) < count:
-        name = f"{rng.choice(sample.ONE_OFF_FIRST_NAMES)} {rng.choice(_PLACE_WORDS)}{rng.randint(1, 999)}"
+        name = f"{rng.choice(catalogue.ONE_OFF_FIRST_NAMES)} {rng.choice(_PLACE_WORDS)}{rng.randint(1, 999)}"
         names.setdefault(normalize_alias(name), name)
     await conn.execute(text("""
         INSERT INTO wiki_unresolved_mentions (id, tenant_id, owner_id, alias, alias_normalized, mention_count,

@@ -19,7 +19,6 @@ from domain.memory import MemoryIn
 from domain.parents import extract_city_from_address
 from sample.corpus import (
     ALL_PLACES,
-    BATCH_SIZE,
     DECISIONS,
     NAME_VARIANTS,
     RARE_NAMES,
@@ -29,6 +28,7 @@ from sample.corpus import (
     main_write,
     write_sample_jsonl,
 )
+from sample.schedule import BATCH_SIZE
 
 FUZZY_ALIAS_THRESHOLD = 0.85
 
