@@ -1,4 +1,4 @@
-"""The nightly lint (README.md, "Nightly lint"): thresholds, the messages of LintWorkflow, and its report.
+"""The nightly lint (docs/operations.md): thresholds, the messages of LintWorkflow, and its report.
 
 The activity counts findings per scope with SQL; everything here is pure: merging those counts into
 one entry per scope, choosing the scopes whose compile must run for promotion candidates, and the

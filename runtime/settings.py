@@ -1,4 +1,4 @@
-"""Configuration from the environment (README has the table).
+"""Configuration from the environment (docs/configuration.md has the table).
 
 Every setting is read once, validated, and a bad value stops start-up with a message that names the
 environment variable, e.g. "WIKI_LLM: Input should be 'scripted', 'anthropic' or 'bedrock'".

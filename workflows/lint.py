@@ -1,5 +1,5 @@
-"""LintWorkflow: the nightly health check of every scope's wiki, started by a Schedule (README.md,
-"Nightly lint").
+"""LintWorkflow: the nightly health check of every scope's wiki, started by a Schedule (docs/operations.md,
+docs/cluster.md).
 
 It counts broken links, duplicate aliases and titles, stale and oversize pages, promotion candidates
 and the pages' provenance and body problems (listed by page) per scope; prunes old ledger rows; wakes the compile of each scope with promotion

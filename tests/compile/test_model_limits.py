@@ -23,7 +23,7 @@ from tests.compile.helpers import ledger, wiki_snapshot
 from tests.compile.helpers import test_settings as settings_for
 from tests.compile.test_model_path import OWNER, TENANT, model_worker, retain_trip
 
-# Short, so the test waits for it; the setting itself starts at 60 s (README).
+# Short, so the test waits for it; the setting itself starts at 60 s (docs/configuration.md).
 BUDGET_SECONDS = 4
 
 
