@@ -17,9 +17,11 @@ from __future__ import annotations
 import functools
 import re
 
+from nameparser import HumanName
 from pydantic import BaseModel, ConfigDict
 
 from domain.aliases import normalize_alias
+from domain.name_key import name_key
 
 # ----------------------------------------------------------------------------------------- kinds
 
@@ -127,10 +129,11 @@ class ParsedName(BaseModel):
     core: str
     qualifier: str = ""  # canonical ("texas")
     descriptors: tuple[str, ...] = ()  # normalised ("our dog", "dr")
+    key: str = ""  # the core's name key (domain/name_key.py): what the ladder compares
 
     @property
     def tokens(self) -> tuple[str, ...]:
-        return tuple(self.core.split())
+        return tuple(self.key.split())
 
 
 def _is_descriptor(text: str) -> bool:
@@ -170,9 +173,25 @@ def parse_name(raw: str) -> ParsedName:
         words = words[1:]
     if len(words) >= 2 and words[0].lower() == "the":
         words = words[1:]
+    # "Odd Duck restaurant": a trailing kind word in lower case after a capitalised name says what it is.
+    if len(words) >= 2 and words[-1].islower() and kind_of_word(words[-1]) and any(w[:1].isupper() for w in words):
+        descriptors.append(words[-1])
+        words = words[:-1]
     core = normalize_alias(" ".join(words))
-    return ParsedName(normalized=normalize_alias(raw), core=core, qualifier=canonical_qualifier(qualifier),
-                      descriptors=tuple(d for d in descriptors if d))
+    qualifier = canonical_qualifier(qualifier)
+    return ParsedName(normalized=normalize_alias(raw), core=core, qualifier=qualifier,
+                      descriptors=tuple(d for d in descriptors if d), key=name_key(" ".join(words)))
+
+
+def first_last(raw: str) -> str | None:
+    """A "Last, First" name in the usual order (nameparser): "Okafor, Ngozi" -> "Ngozi Okafor"; None
+    when the name has no such comma."""
+    head, comma, tail = raw.partition(",")
+    if not comma or not head.strip() or not tail.strip() or "," in tail or _is_descriptor(tail):
+        return None
+    parsed = HumanName(raw)
+    ordered = " ".join(part for part in (parsed.first, parsed.middle, parsed.last) if part)
+    return ordered if ordered and normalize_alias(ordered) != normalize_alias(raw) else None
 
 
 # -------------------------------------------------------------------------------------- places

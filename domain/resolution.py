@@ -40,7 +40,8 @@ from pydantic import BaseModel, ConfigDict
 from rapidfuzz.distance import OSA
 
 from domain.aliases import trigram_similarity
-from domain.names import HONORIFICS, Kind, ParsedName, infer_kind, kinds_conflict, parse_name
+from domain.name_key import abbreviates, acronyms, blocking_keys, compact, name_key
+from domain.names import HONORIFICS, Kind, ParsedName, first_last, infer_kind, kinds_conflict, parse_name
 
 SIMILAR_THRESHOLD = 0.85
 # Below these a name says too little for anything but an exact match (Graphiti gates its fuzzy
@@ -50,6 +51,7 @@ MIN_NAME_ENTROPY = 1.5
 TYPO_MIN_LETTERS = 7  # one edit
 TYPO_TWO_EDITS_LETTERS = 10  # two edits
 NEAR_MIN_LETTERS = 5
+SHORT_NEAR_MIN_LETTERS = 4
 
 
 class Rung(StrEnum):
@@ -59,13 +61,15 @@ class Rung(StrEnum):
     TYPO = "typo"
     SIMILAR = "similar"
     QUALIFIER = "qualifier"
+    ABBREVIATION = "abbreviation"
     SUBSET = "subset"
+    ACRONYM = "acronym"
     NEAR = "near"
     DISTINCT = "distinct"
 
 
 CONFIDENT = (Rung.EXACT, Rung.CORE, Rung.REORDER, Rung.TYPO, Rung.SIMILAR)
-AMBIGUOUS = (Rung.QUALIFIER, Rung.SUBSET, Rung.NEAR)
+AMBIGUOUS = (Rung.QUALIFIER, Rung.ABBREVIATION, Rung.SUBSET, Rung.ACRONYM, Rung.NEAR)
 _STRENGTH = {rung: index for index, rung in enumerate(Rung)}
 _DIGITS = re.compile(r"\d+")
 
@@ -133,21 +137,22 @@ def compare_names(a: ParsedName, b: ParsedName) -> Verdict:
         return DISTINCT
     if a.normalized == b.normalized:
         return Verdict(rung=Rung.EXACT, left=a.normalized, right=b.normalized)
-    if _DIGITS.findall(a.core) != _DIGITS.findall(b.core):
-        return DISTINCT
-    if a.qualifier and b.qualifier and a.qualifier != b.qualifier:
+    if _DIGITS.findall(a.key) != _DIGITS.findall(b.key):
+        return DISTINCT  # "Pier 39" / "Pier 38", "Fifth Street Deli" / "6th St Deli"
+    qualifier_a, qualifier_b = name_key(a.qualifier), name_key(b.qualifier)
+    if qualifier_a and qualifier_b and qualifier_a != qualifier_b:
         return DISTINCT
     if _descriptors_conflict(a, b):
         return DISTINCT  # "Biscuit the dog" / "Biscuit the cat", "Dr. Lowe" / "Mr. Lowe"
     rung, detail = _core_rung(a, b)
     if rung is Rung.DISTINCT:
         return DISTINCT
-    qualifier = a.qualifier or b.qualifier
-    if rung is Rung.SUBSET and a.qualifier != b.qualifier and not set(qualifier.split()) <= set(detail.split()):
+    qualifier = qualifier_a or qualifier_b
+    if rung is Rung.SUBSET and qualifier_a != qualifier_b and not set(qualifier.split()) <= set(detail.split()):
         # "Athens, Greece" against a stored "athens georgia" (a normalised alias keeps no comma): the
         # longer name's extra words are another qualifier, not this one.
         return DISTINCT
-    if a.qualifier != b.qualifier and rung in CONFIDENT:
+    if qualifier_a != qualifier_b and rung in CONFIDENT:
         # One side qualified, the other not: the same core may be one place or two.
         return Verdict(rung=Rung.QUALIFIER, left=a.normalized, right=b.normalized,
                        detail=a.qualifier or b.qualifier)
@@ -167,13 +172,47 @@ def _descriptors_conflict(a: ParsedName, b: ParsedName) -> bool:
     return kind_a is not None and kind_b is not None and kind_a != kind_b
 
 
+def _initials(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(t for t in tokens if len(t) == 1 and t.isalpha())
+
+
+def _abbreviated_words(a: tuple[str, ...], b: tuple[str, ...]) -> str:
+    """The word pairs where one name abbreviates the other, word for word ("natl garden" / "national
+    garden", "j smith" / "john smith"); "" when the names are not so related."""
+    if len(a) != len(b):
+        return ""
+    pairs = []
+    for x, y in zip(a, b, strict=True):
+        if x == y:
+            continue
+        short, full = sorted((x, y), key=len)
+        if not (abbreviates(short, full) or (len(short) == 1 and short.isalpha() and full[0] == short)):
+            return ""
+        pairs.append(f"{short}/{full}")
+    return " ".join(pairs)
+
+
+def _acronym_of(a: ParsedName, b: ParsedName) -> bool:
+    """One name is a single word that is the other's acronym ("MoMA" / "Museum of Modern Art")."""
+    short, full = (a, b) if len(a.tokens) == 1 else (b, a)
+    return len(short.tokens) == 1 and len(full.tokens) >= 2 and short.key in acronyms(full.core)
+
+
 def _core_rung(a: ParsedName, b: ParsedName) -> tuple[Rung, str]:
-    if a.core == b.core:
-        return Rung.CORE, ""
-    if not (is_informative(a.core) and is_informative(b.core)):
+    if not a.key or not b.key:
         return Rung.DISTINCT, ""
+    if a.key == b.key:
+        return Rung.CORE, ""
     ta, tb = a.tokens, b.tokens
-    if sorted(ta) == sorted(tb) or a.core.replace(" ", "") == b.core.replace(" ", ""):
+    if _acronym_of(a, b):
+        return Rung.ACRONYM, f"{a.key}/{b.key}"
+    if not (is_informative(a.key) and is_informative(b.key)):
+        return _short_rung(ta, tb)
+    if compact(a.key) == compact(b.key):
+        return Rung.REORDER, ""  # "j r smith" / "jr smith", "sant eustachio" / "santeustachio"
+    if sorted(ta) == sorted(tb):
+        if _initials(ta) != _initials(tb):
+            return Rung.DISTINCT, ""  # "J. R. Smith" / "R. J. Smith": initials in another order
         return Rung.REORDER, ""
     apart = _one_word_apart(ta, tb)
     if apart is not None:
@@ -185,12 +224,26 @@ def _core_rung(a: ParsedName, b: ParsedName) -> tuple[Rung, str]:
     set_a, set_b = set(ta), set(tb)
     if set_a < set_b or set_b < set_a:
         return Rung.SUBSET, " ".join(sorted(set_a ^ set_b))
-    if trigram_similarity(a.core, b.core) >= SIMILAR_THRESHOLD:
+    if trigram_similarity(a.key, b.key) >= SIMILAR_THRESHOLD and _initials(ta) == _initials(tb):
         return Rung.SIMILAR, ""
+    if abbreviated := _abbreviated_words(ta, tb):
+        return Rung.ABBREVIATION, abbreviated
     if apart is not None:
         x, y = apart
         if min(len(x), len(y)) >= NEAR_MIN_LETTERS and OSA.distance(x, y) == 1:
             return Rung.NEAR, f"{x}/{y}"
+    return Rung.DISTINCT, ""
+
+
+def _short_rung(ta: tuple[str, ...], tb: tuple[str, ...]) -> tuple[Rung, str]:
+    """Names too short for a confident fuzzy rung: only the judge may merge them, and only one word
+    of four letters or more one edit apart ("Lnea" / "Lena") is put to it ("Uchi" / "Uchiko" is not)."""
+    apart = _one_word_apart(ta, tb)
+    if apart is None:
+        return Rung.DISTINCT, ""
+    x, y = apart
+    if min(len(x), len(y)) >= SHORT_NEAR_MIN_LETTERS and OSA.distance(x, y) == 1:
+        return Rung.NEAR, f"{x}/{y}"
     return Rung.DISTINCT, ""
 
 
@@ -209,8 +262,19 @@ class NameSet(BaseModel):
     def _parsed(self) -> list[ParsedName]:
         return [p for p in (parse_name(n) for n in dict.fromkeys(self.names)) if p.normalized]
 
+    @functools.cached_property
+    def _readings(self) -> list[ParsedName]:
+        # A person's "Last, First" is read as "First Last" too (nameparser), beside the place reading
+        # "Paris, Texas" that the comma gets otherwise.
+        readings = list(self._parsed)
+        if self._kind is not None and self._kind.cls == "person":
+            for name in dict.fromkeys(self.names):
+                if (swapped := first_last(name)) is not None:
+                    readings.append(parse_name(swapped))
+        return readings
+
     def parsed(self) -> list[ParsedName]:
-        return self._parsed
+        return self._readings
 
     @functools.cached_property
     def _kind(self) -> Kind | None:
@@ -269,4 +333,18 @@ def search_keys(names: list[str]) -> list[str]:
         for key in (parsed.normalized, parsed.core):
             if key:
                 keys.setdefault(key, None)
+    return list(keys)
+
+
+def name_blocking_keys(names: list[str]) -> list[str]:
+    """The blocking keys (domain/name_key.py `blocking_keys`) of each name and of its core and, for a
+    "Last, First" name, of its "First Last" reading: what stored names are looked up by, so that
+    every pair the ladder could call anything but distinct is met."""
+    keys: dict[str, None] = {}
+    for name in names:
+        forms = [name, parse_name(name).core]
+        if (swapped := first_last(name)) is not None:
+            forms.append(swapped)
+        for form in forms:
+            keys.update(dict.fromkeys(blocking_keys(form)))
     return list(keys)

@@ -128,7 +128,7 @@ def test_rungs(left: str, right: str, rung: Rung) -> None:
 
 def test_parsing_separates_core_qualifier_and_descriptors() -> None:
     assert parse_name("Uchi (Austin)").model_dump() == {
-        "normalized": "uchi austin", "core": "uchi", "qualifier": "austin", "descriptors": ()}
+        "normalized": "uchi austin", "core": "uchi", "qualifier": "austin", "descriptors": (), "key": "uchi"}
     assert parse_name("Paris, TX").qualifier == "texas"
     assert parse_name("Biscuit, our dog").descriptors == ("our dog",)
     assert parse_name("our dog Biscuit").core == "biscuit"
