@@ -36,6 +36,8 @@ from store.compile_runs import (
     rejected_writes_fail,
 )
 from store.memories import Cursor, read_after
+from store.merge_records import record_merge_decisions
+from store.name_index import index_new_aliases
 from store.page_matching import Judgement
 from store.plan_apply import apply_resolved_plan
 from store.plan_resolution import resolve_plan
@@ -121,6 +123,8 @@ class CompileSteps:
                                                await section_drafts(conn, request.plan_id),
                                                deterministic_linking=request.deterministic_linking_enabled,
                                                run_id=plan.run_id)
+            await record_merge_decisions(conn, scope.tenant, scope.owner, request.plan_id, plan.run_id, plan.resolved)
+            await index_new_aliases(conn, scope.tenant, scope.owner)
             await mark_applied(conn, request.plan_id, result.model_dump_json())
         return result
 

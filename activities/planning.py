@@ -18,6 +18,7 @@ from activities.claim_gate import gate_plan
 from activities.common import compile_step
 from domain.context import PlannerContext
 from domain.guards import strip_wikilinks
+from domain.merge_questions import question_evidence
 from domain.plan import Plan
 from messages.compile import (
     JudgeMergesInput,
@@ -152,10 +153,12 @@ class Planning:
                 return JudgeMergesResult(plan_id=request.plan_id)
             questions = await merge_questions(conn, scope.tenant, scope.owner, asked)
         reply = await self._planner.judge_merges(questions, request.model_id)
+        shown = {question.key: question_evidence(question) for question in questions}
+        decisions = [d.model_copy(update={"evidence": shown.get(d.key, {})}) for d in reply.decisions]
         async with self._engine.begin() as conn:
-            await store_merge_decisions(conn, request.plan_id, scope, reply.decisions)
+            await store_merge_decisions(conn, request.plan_id, scope, decisions)
         return JudgeMergesResult(plan_id=request.plan_id, questions=len(questions),
-                                 judged_same=sum(1 for d in reply.decisions if d.same), usage=reply.usage)
+                                 judged_same=sum(1 for d in decisions if d.same), usage=reply.usage)
 
     @activity.defn(name="llm.write_section")
     @compile_step

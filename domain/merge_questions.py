@@ -8,6 +8,8 @@ planner answers from the same evidence (planners/scripted/judgement.py).
 
 from __future__ import annotations
 
+from typing import Any, Literal
+
 from pydantic import BaseModel, Field
 
 from domain.aliases import normalize_alias
@@ -47,3 +49,30 @@ class MergeDecision(BaseModel):
     key: str
     same: bool
     reason: str = ""
+    # What the judge was shown, kept with the decision on record (filled by the judge activity).
+    evidence: dict[str, Any] = Field(default_factory=dict)
+
+
+def question_evidence(question: MergeQuestion) -> dict[str, Any]:
+    """The evidence a decision is kept with: both sides' places, and the memories they share."""
+    return {"proposal_places": question.proposal.places, "candidate_places": question.candidate.places,
+            "shared_sources": question.shared_sources}
+
+
+DecidedBy = Literal["ladder", "judge", "unjudged"]
+
+
+class MergeRecord(BaseModel):
+    """One resolution decision on a (proposal, page) pair, as it is kept on record: a merge a
+    confident rung made, or an ambiguous pair and what the judge answered (or that nobody did)."""
+
+    proposal_type: str
+    proposal_slug: str
+    proposal_names: list[str]
+    candidate_page_id: str
+    rung: str
+    detail: str = ""
+    decided_by: DecidedBy
+    same: bool
+    reason: str = ""
+    evidence: dict[str, Any] = Field(default_factory=dict)

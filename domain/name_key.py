@@ -9,9 +9,10 @@ without meaning anything else are gone. Step by step (each step's table comes fr
    "Sant'Eustachio" -> "santeustachio"); any other punctuation splits words ("St.Louis" -> "st louis").
 3. Numbers written as words (`num2words` builds the table, English, French, Spanish, German and
    Italian, cardinals and ordinals one to a hundred): "Fifth" -> "5", "5th" -> "5", "twenty-one" -> "21".
-4. Postal abbreviations (`scourgify`'s tables of USPS Publication 28): street and place types and
-   directionals take their standard abbreviation, "Street"/"St"/"Str" -> "st", "Avenue" -> "ave",
-   "Mount" -> "mt", "Saint" -> "st", "North" -> "n".
+4. Postal abbreviations (`scourgify`'s tables of USPS Publication 28): every written form of a
+   street or place type takes its one long form, "St"/"Str"/"Street" -> "street", "Ave" -> "avenue",
+   "Spgs" -> "springs", "NE" -> "northeast"; "St", "Mt", "Ft" opening a name are "saint", "mount",
+   "fort" ("St. Jude", "Mt. Bonnell").
 5. Articles and the connective "and" in the languages memories are written in (a table below: a
    closed class, not a list of seen names) are dropped wherever they stand: "The Driskill" ->
    "driskill", "Le Comptoir du Relais" -> "comptoir du relais", "Emmer and Rye" -> "emmer rye".
@@ -38,7 +39,12 @@ import jellyfish
 from cleanco.termdata import terms_by_type
 from nameparser.config import CONSTANTS as NAME_CONSTANTS
 from num2words import num2words
-from scourgify.address_constants import CITY_ABBRS, DIRECTIONAL_REPLACEMENTS, STREET_TYPE_ABBREVIATIONS
+from scourgify.address_constants import (
+    CITY_ABBRS,
+    DIRECTIONAL_REPLACEMENTS,
+    LONGHAND_STREET_TYPES,
+    STREET_TYPE_ABBREVIATIONS,
+)
 from unidecode import unidecode
 from wordfreq import zipf_frequency
 
@@ -86,14 +92,20 @@ CONNECTIVES = frozenset({"and", "et", "und", "y", "e", "en"})
 _SINGLE_LETTER_FUNCTION_WORDS = frozenset({"a", "o", "i", "l", "y", "e"})
 
 
-def _abbreviations() -> dict[str, str]:
-    table = {full.lower(): abbr.lower() for full, abbr in STREET_TYPE_ABBREVIATIONS.items()}
-    table.update({full.lower(): abbr.lower() for full, abbr in DIRECTIONAL_REPLACEMENTS.items()})
-    # "Saint", "Mount", "Fort" as place names write them ("St. Louis", "Mt. Bonnell").
-    table.update({full.lower(): abbr.lower() for abbr, full in CITY_ABBRS.items() if full != "VIRGINIA"})
-    # A word that is a common English word in its own right is not taken for an abbreviation of
-    # another ("park" stays, "lake"/"lk" join: both sides of a comparison map alike either way).
+def _spelled_out() -> dict[str, str]:
+    """Every written form of a street or place type -> its one long form: "st", "str", "street" ->
+    "street"; "spgs" -> "springs"; "mtn" -> "mountain". Long forms keep the fuzzy rungs working on
+    real words ("barton spring pool" is one letter from "barton springs pool")."""
+    table = {form.lower(): LONGHAND_STREET_TYPES.get(abbr, form).lower()
+             for form, abbr in STREET_TYPE_ABBREVIATIONS.items()}
+    # Two-letter directionals only: a single letter may be an initial ("N. Okafor").
+    table.update({abbr.lower(): full.lower() for full, abbr in DIRECTIONAL_REPLACEMENTS.items() if len(abbr) == 2})
     return table
+
+
+def _leading_place_words() -> dict[str, str]:
+    """"St", "Mt", "Ft" before a name are "saint", "mount", "fort" ("St. Louis", "Mt. Bonnell")."""
+    return {abbr.lower(): full.lower() for abbr, full in CITY_ABBRS.items() if full != "VIRGINIA"}
 
 
 _LEGAL_ENGLISH = ("company", "corporation", "incorporated", "limited", "co", "corp", "inc", "ltd", "llc", "llp")
@@ -115,7 +127,7 @@ def _legal_forms() -> list[tuple[str, ...]]:
 
 @functools.lru_cache(maxsize=1)
 def _tables() -> tuple[dict[str, str], dict[str, str], list[tuple[str, ...]], frozenset[str], frozenset[str]]:
-    numbers, abbreviations = _number_words(), _abbreviations()
+    numbers, abbreviations = _number_words(), _spelled_out()
     # Titles as people write them before a name ("Dr", "Mrs", "Prof", "Chef"): nameparser's, the short
     # ones that are no common English word (a title that is is as often a name's own word: "King
     # Soopers", "Mother Earth"), and not
@@ -171,20 +183,23 @@ def name_key(raw: str) -> str:
     if not words:
         return ""
     written_letters = _written_single_letters(raw) if len(words) == len(raw.split()) else set()
-    words = [numbers.get(w, w) for w in words]
-    words = [match.group(1) if (match := _ORDINAL_DIGITS.match(w)) else w for w in words]
-    words = [abbreviations.get(w, w) for w in words]
+    flagged = [(word, index in written_letters) for index, word in enumerate(words)]
+    # A title opens a person's name; it goes before anything reads it as a street word ("Dr" / "Drive").
+    while len(flagged) > 1 and flagged[0][0] in titles:
+        flagged = flagged[1:]
+    flagged = [(numbers.get(w, w), written) for w, written in flagged]
+    flagged = [(match.group(1) if (match := _ORDINAL_DIGITS.match(w)) else w, written) for w, written in flagged]
+    leading = _leading_place_words()
+    flagged = [(leading[w] if i == 0 and w in leading and len(flagged) > 1 else abbreviations.get(w, w), written)
+               for i, (w, written) in enumerate(flagged)]
     # Function words go wherever they stand; a one-letter one only when written as a word.
-    kept = [w for i, w in enumerate(words)
-            if not ((w in ARTICLES or w in CONNECTIVES)
-                    and (len(w) > 1 or (w in _SINGLE_LETTER_FUNCTION_WORDS and i in written_letters)))]
-    words = _keep_one(words, kept)
+    words = _keep_one([w for w, _ in flagged], [
+        w for w, written in flagged
+        if not ((w in ARTICLES or w in CONNECTIVES) and (len(w) > 1 or (w in _SINGLE_LETTER_FUNCTION_WORDS and written)))])
     for form in legal_forms:
         if len(words) > len(form) and tuple(words[-len(form):]) == form:
             words = words[:-len(form)]
             break
-    while len(words) > 1 and words[0] in titles:
-        words = words[1:]
     while len(words) > 1 and words[-1] in post_nominals:
         words = words[:-1]
     return " ".join(words)

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
+from domain.merge_questions import MergeRecord
 from domain.plan import PageLink, PageType
 
 # How apply writes a page: a new page; an existing page updated (its stored title and summary win);
@@ -192,3 +193,5 @@ class ResolvedPlan(_Resolved):
     # Every line the plan proposed, by its claim key (domain/claims.py), with its own citations:
     # apply gives each written line of a section the citations the plan gave it.
     line_claims: dict[str, ProposedClaim] = Field(default_factory=dict)
+    # Every merge and judged pair met while resolving, kept on record by apply (store/merge_records.py).
+    merge_records: list[MergeRecord] = Field(default_factory=list)

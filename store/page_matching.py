@@ -7,9 +7,13 @@ aliases are normalised, so a candidate is any active page with an alias that
 - starts with a core and a space ("uchi austin", stored from "Uchi (Austin)", for a proposed "Uchi";
   "biscuit the dog" for "Biscuit"),
 - ends with a space and a core ("the driskill" for "Driskill", "our dog biscuit"), or
-- is a trigram neighbour (pg_trgm `%`, similarity >= 0.3: "marguerite" for "Margeurite"),
+- is a trigram neighbour (pg_trgm `%`, similarity >= 0.3: "marguerite" for "Margeurite"), or
+- shares a blocking key with one of the proposal's names (store/name_index.py: the name key, each
+  significant word, an acronym, a phonetic code: "Emmer and Rye" for "Emmer & Rye", "MoMA" for
+  "Museum of Modern Art"),
 
-at most CANDIDATES_PER_KEY pages per key, the closest first, all proposals of a plan in one statement.
+at most CANDIDATES_PER_KEY pages per key, the closest first, all proposals of a plan in one statement
+(and one more for the blocking keys).
 
 Ambiguous pairs are not decided here: the resolver looks up the judge's decision by the pair's key
 (`pair_key`), recorded by the judge activity before resolution ran (workflows/compile.py). A pair
@@ -24,8 +28,10 @@ from pydantic import BaseModel, Field
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from domain.aliases import normalize_alias
 from domain.merge_questions import MergeDecision, MergeSide
-from domain.resolution import NameSet, Rung, search_keys
+from domain.resolution import NameSet, Rung, name_blocking_keys, search_keys
+from store.name_index import pages_by_blocking_keys
 
 CANDIDATES_PER_KEY = 5
 TRIGRAM_CANDIDATE_THRESHOLD = 0.3
@@ -114,4 +120,31 @@ async def candidates_by_keys(conn: AsyncConnection, tenant: str, owner: str,
         seen[row.idx].add(str(row.id))
         found[names].append(Candidate(id=str(row.id), type=row.type, slug=row.slug, title=row.title,
                                       summary=row.summary, aliases=list(row.aliases or [])))
+    await _add_blocked(conn, tenant, owner, name_lists, found, seen)
     return found
+
+
+async def _add_blocked(conn: AsyncConnection, tenant: str, owner: str, name_lists: list[tuple[str, ...]],
+                       found: dict[tuple[str, ...], list[Candidate]], seen: dict[int, set[str]]) -> None:
+    """The pages sharing a blocking key with a proposal that the alias lookups above did not find."""
+    queries = [(index, key, normalize_alias(names[0])) for index, names in enumerate(name_lists)
+               for key in name_blocking_keys(list(names))]
+    missing: dict[str, list[int]] = {}
+    for index, page_id in await pages_by_blocking_keys(conn, tenant, owner, queries):
+        if page_id not in seen.setdefault(index, set()):
+            seen[index].add(page_id)
+            missing.setdefault(page_id, []).append(index)
+    if not missing:
+        return
+    rows = await conn.execute(text("""
+        SELECT p.id, p.type, p.slug, p.title, p.summary,
+               coalesce((SELECT array_agg(alias ORDER BY alias) FROM wiki_page_aliases WHERE page_id = p.id), '{}')
+                   AS aliases
+        FROM wiki_pages p WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.id = ANY(CAST(:ids AS uuid[]))
+    """), {"tenant": tenant, "owner": owner, "ids": list(missing)})
+    pages = {str(row.id): Candidate(id=str(row.id), type=row.type, slug=row.slug, title=row.title,
+                                    summary=row.summary, aliases=list(row.aliases or [])) for row in rows}
+    for page_id, indexes in missing.items():
+        if page_id in pages:
+            for index in indexes:
+                found[name_lists[index]].append(pages[page_id])

@@ -35,7 +35,7 @@ from domain.aliases import (
 from domain.claims import proposed_claims
 from domain.guards import cited_memory_ids, is_meaningful_change, is_valid_uuid, strip_wikilinks
 from domain.ids import page_id as deterministic_page_id
-from domain.merge_questions import MergeSide
+from domain.merge_questions import MergeRecord, MergeSide
 from domain.plan import NewPage, NewSection, PageLink, Plan
 from domain.promotion import promotion_allowed
 from domain.render import first_sentence
@@ -55,12 +55,10 @@ from domain.resolved_plan import (
     WriterSection,
 )
 from messages.compile import ResolvePlanResult
+from store.merge_records import PROPOSAL_EVIDENCE_CHARS, NameKey, Proposal, merge_record
 from store.page_matching import AskedMerge, Candidate, Judgement, candidates_by_keys, pair_key
 
-NameKey = tuple[str, ...]  # a proposal's names as written, title first
 PageKey = tuple[str, str]  # (page type, slug)
-# Evidence the judge sees of a proposal: its section bodies, each cut to this many characters.
-PROPOSAL_EVIDENCE_CHARS = 400
 
 
 @dataclass
@@ -99,6 +97,7 @@ class Resolution:
     id_links: list[IdLink] = field(default_factory=list)
     lookups: Lookups = field(default_factory=Lookups)
     judgement: Judgement = field(default_factory=Judgement)
+    merge_records: list[MergeRecord] = field(default_factory=list)
 
     def redirect(self, page_type: str, slugs: list[str], entry: ResolvedPage) -> None:
         for slug in slugs:
@@ -148,6 +147,7 @@ async def resolve_plan(conn: AsyncConnection, tenant: str, owner: str, plan_id: 
     res.result.section_tasks = list(res.tasks)
     resolved = res.resolved_plan(plan.pageLinks)
     resolved.line_claims = proposed_claims(plan)
+    resolved.merge_records = res.merge_records
     return resolved, res.result
 
 
@@ -382,30 +382,6 @@ def section_refs(res: Resolution, section: NewSection, page_refs: list[str]) -> 
     return res.cite(section.source_refs) if section.source_refs else page_refs
 
 
-@dataclass(frozen=True)
-class Proposal:
-    """A proposed page (a new page or a promotion) as the ladder and the judge see it."""
-
-    type: str
-    slug: str
-    title: str
-    aliases: tuple[str, ...]  # as written
-    summary: str | None
-    bodies: tuple[str, ...] = ()
-    refs: tuple[str, ...] = ()  # the batch (or held) memories it cites
-
-    @property
-    def names(self) -> NameKey:
-        return (self.title, *self.aliases)
-
-    def name_set(self) -> NameSet:
-        return NameSet(type=self.type, names=list(self.names), summary=self.summary)
-
-    def side(self) -> MergeSide:
-        return MergeSide(title=self.title, type=self.type, aliases=list(self.aliases), summary=self.summary,
-                         evidence=[body[:PROPOSAL_EVIDENCE_CHARS] for body in self.bodies if body.strip()])
-
-
 def _proposal_summary(summary: str | None, sections: list[NewSection]) -> str | None:
     """The proposal's summary, else its lead section's first sentence (what the page's summary will be)."""
     if summary and summary.strip():
@@ -430,6 +406,8 @@ def _accept(res: Resolution, proposal: Proposal, match: Match, candidate_id: str
     """Whether the proposal merges into this match: a confident rung does; an ambiguous one only when
     the judge said they are one thing."""
     if match.verdict.confident:
+        res.merge_records.append(merge_record(proposal.type, proposal.slug, proposal.names, candidate_id,
+                                              match.verdict, None))
         return True
     key = pair_key(proposal.type, proposal.slug, candidate_id)
     first_time = all(asked.key != key for asked in res.judgement.asked)
@@ -437,6 +415,9 @@ def _accept(res: Resolution, proposal: Proposal, match: Match, candidate_id: str
         key=key, rung=match.verdict.rung, detail=match.verdict.detail, proposal=proposal.side(),
         proposal_refs=list(proposal.refs), candidate=candidate_side, candidate_page_id=candidate_id,
         candidate_refs=candidate_refs or []))
+    if first_time:
+        res.merge_records.append(merge_record(proposal.type, proposal.slug, proposal.names, candidate_id,
+                                              match.verdict, res.judgement.decisions.get(key)))
     # A pair met twice (a stored page, then the same page as an entry of this plan) counts once.
     if decision is None and first_time:
         res.result.unjudged_merge_pairs += 1
