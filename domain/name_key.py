@@ -120,7 +120,7 @@ def _legal_forms() -> list[tuple[str, ...]]:
                 continue
             joined = " ".join(words)
             if joined in _LEGAL_ENGLISH or "".join(words) in _LEGAL_ENGLISH or (
-                    len("".join(words)) >= 2 and zipf_frequency(joined, "en") < 3.0):
+                    len("".join(words)) >= 2 and zipf_frequency(joined, "en") < 3.5):
                 forms.add(words)
     return sorted(forms, key=len, reverse=True)
 
@@ -134,7 +134,7 @@ def _tables() -> tuple[dict[str, str], dict[str, str], list[tuple[str, ...]], fr
     # the place words "St", "Mt", "Ft" ("St. Louis").
     place_words = {abbr.lower() for abbr in CITY_ABBRS}
     titles = frozenset(t for t in (_plain(t).replace(" ", "") for t in NAME_CONSTANTS.titles)
-                       if len(t) <= 4 and t not in place_words
+                       if len(t) <= 4 and t.isalpha() and t not in place_words
                        and (len(t) <= 3 or zipf_frequency(t, "en") < 4.5 or t == "miss"))
     # Post-nominal letters ("PhD", "MD"), not generations: "Jr", "Sr", "II" tell two people apart.
     generations = {"jr", "sr", "jnr", "snr", "junior", "senior", "i", "ii", "iii", "iv", "v", "2", "3"}
@@ -149,7 +149,12 @@ _APOSTROPHES = re.compile(r"['’‘`´]")
 _CONNECTIVE_SIGNS = re.compile(r"\s*[&+]\s*")
 
 
+# Two or three capitals opening a name before a word in title case are initials: "JR Smith", "MT Lowe".
+_OPENING_INITIALS = re.compile(r"^([A-Z]{2,3})(?=\s+[A-Z][a-z])")
+
+
 def _words(raw: str) -> list[str]:
+    raw = _OPENING_INITIALS.sub(lambda m: " ".join(m.group(1)), raw.strip())
     text = unidecode(raw).lower()
     text = _CONNECTIVE_SIGNS.sub(" and ", text)
     text = _APOSTROPHES.sub("", text)
@@ -182,7 +187,8 @@ def name_key(raw: str) -> str:
     words = _words(raw)
     if not words:
         return ""
-    written_letters = _written_single_letters(raw) if len(words) == len(raw.split()) else set()
+    spaced = _OPENING_INITIALS.sub(lambda m: " ".join(m.group(1)), raw.strip())
+    written_letters = _written_single_letters(spaced) if len(words) == len(spaced.split()) else set()
     flagged = [(word, index in written_letters) for index, word in enumerate(words)]
     # A title opens a person's name; it goes before anything reads it as a street word ("Dr" / "Drive").
     while len(flagged) > 1 and flagged[0][0] in titles:

@@ -153,7 +153,9 @@ def parse_name(raw: str) -> ParsedName:
         else:
             qualifier = inner
     head, comma, tail = base.rpartition(",")
-    if comma and head.strip() and tail.strip():
+    if comma and head.strip() and tail.strip() and name_key(f"{head} {tail}") == name_key(head):
+        base = f"{head} {tail}"  # ", Inc.": a legal form the name key drops, no qualifier
+    elif comma and head.strip() and tail.strip():
         if _is_descriptor(tail):
             descriptors.append(normalize_alias(tail))
         elif not qualifier:

@@ -37,7 +37,7 @@ from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-from rapidfuzz.distance import OSA
+from rapidfuzz.distance import OSA, Levenshtein
 
 from domain.aliases import trigram_similarity
 from domain.name_key import abbreviates, acronyms, blocking_keys, compact, name_key
@@ -194,8 +194,10 @@ def _abbreviated_words(a: tuple[str, ...], b: tuple[str, ...]) -> str:
 
 def _acronym_of(a: ParsedName, b: ParsedName) -> bool:
     """One name is a single word that is the other's acronym ("MoMA" / "Museum of Modern Art")."""
-    short, full = (a, b) if len(a.tokens) == 1 else (b, a)
-    return len(short.tokens) == 1 and len(full.tokens) >= 2 and short.key in acronyms(full.core)
+    short, full = (a, b) if len(a.tokens) <= len(b.tokens) else (b, a)
+    letters = compact(short.key)
+    one_word = len(short.tokens) == 1 or all(len(t) == 1 for t in short.tokens)
+    return one_word and len(full.tokens) >= 2 and not full.key.startswith(short.key) and letters in acronyms(full.core)
 
 
 def _core_rung(a: ParsedName, b: ParsedName) -> tuple[Rung, str]:
@@ -215,24 +217,39 @@ def _core_rung(a: ParsedName, b: ParsedName) -> tuple[Rung, str]:
             return Rung.DISTINCT, ""  # "J. R. Smith" / "R. J. Smith": initials in another order
         return Rung.REORDER, ""
     apart = _one_word_apart(ta, tb)
-    if apart is not None:
-        x, y = apart
-        shortest = min(len(x), len(y))
-        distance = OSA.distance(x, y)
-        if (distance == 1 and shortest >= TYPO_MIN_LETTERS) or (distance == 2 and shortest >= TYPO_TWO_EDITS_LETTERS):
-            return Rung.TYPO, f"{x}/{y}"
+    if apart is not None and _is_slip(*apart):
+        return Rung.TYPO, "/".join(apart)
     set_a, set_b = set(ta), set(tb)
     if set_a < set_b or set_b < set_a:
         return Rung.SUBSET, " ".join(sorted(set_a ^ set_b))
-    if trigram_similarity(a.key, b.key) >= SIMILAR_THRESHOLD and _initials(ta) == _initials(tb):
+    # A letter replaced in one word is never similar enough alone ("soultomor" / "soulromor").
+    replaced = apart is not None and "replace" in {op.tag for op in Levenshtein.editops(*apart)}
+    if trigram_similarity(a.key, b.key) >= SIMILAR_THRESHOLD and _initials(ta) == _initials(tb) and not replaced:
         return Rung.SIMILAR, ""
     if abbreviated := _abbreviated_words(ta, tb):
         return Rung.ABBREVIATION, abbreviated
     if apart is not None:
         x, y = apart
-        if min(len(x), len(y)) >= NEAR_MIN_LETTERS and OSA.distance(x, y) == 1:
+        if min(len(x), len(y)) >= NEAR_MIN_LETTERS and OSA.distance(x, y) <= (2 if min(len(x), len(y)) >= 10 else 1):
             return Rung.NEAR, f"{x}/{y}"
     return Rung.DISTINCT, ""
+
+
+def _is_slip(x: str, y: str) -> bool:
+    """A slip of the keyboard in a long word: two letters swapped ("margeurite" / "marguerite"), or one
+    letter more or less ("naturall" / "natural"), in a word of TYPO_MIN_LETTERS or more; two such edits
+    from TYPO_TWO_EDITS_LETTERS. A letter replaced by another is not: "soultomor" / "soulromor" may be
+    two people, so that pair is the judge's (rung near)."""
+    shortest = min(len(x), len(y))
+    edits = Levenshtein.editops(x, y) if OSA.distance(x, y) < Levenshtein.distance(x, y) else None
+    if edits is None:  # no transposition made it shorter: insertions, deletions, replacements
+        operations = [op.tag for op in Levenshtein.editops(x, y)]
+        if "replace" in operations:
+            return False
+        distance = len(operations)
+    else:
+        distance = OSA.distance(x, y)
+    return (distance == 1 and shortest >= TYPO_MIN_LETTERS) or (distance == 2 and shortest >= TYPO_TWO_EDITS_LETTERS)
 
 
 def _short_rung(ta: tuple[str, ...], tb: tuple[str, ...]) -> tuple[Rung, str]:
@@ -264,10 +281,10 @@ class NameSet(BaseModel):
 
     @functools.cached_property
     def _readings(self) -> list[ParsedName]:
-        # A person's "Last, First" is read as "First Last" too (nameparser), beside the place reading
-        # "Paris, Texas" that the comma gets otherwise.
+        # A person's "Last, First" (or a name of unknown kind) is read as "First Last" too (nameparser),
+        # beside the place reading "Paris, Texas" that the comma gets otherwise.
         readings = list(self._parsed)
-        if self._kind is not None and self._kind.cls == "person":
+        if self._kind is None or self._kind.cls == "person":
             for name in dict.fromkeys(self.names):
                 if (swapped := first_last(name)) is not None:
                     readings.append(parse_name(swapped))

@@ -55,6 +55,7 @@ from domain.resolved_plan import (
     WriterSection,
 )
 from messages.compile import ResolvePlanResult
+from store.mention_revisits import mention_folds
 from store.merge_records import PROPOSAL_EVIDENCE_CHARS, NameKey, Proposal, merge_record
 from store.page_matching import AskedMerge, Candidate, Judgement, candidates_by_keys, pair_key
 
@@ -143,6 +144,7 @@ async def resolve_plan(conn: AsyncConnection, tenant: str, owner: str, plan_id: 
     for proposal in plan.newPages:
         await _resolve_new_page(conn, res, proposal)
     await _resolve_promotions(conn, res, plan)
+    await _revisit_mentions(conn, res, plan)
     _resolve_mentions(res, plan)
     res.result.section_tasks = list(res.tasks)
     resolved = res.resolved_plan(plan.pageLinks)
@@ -568,6 +570,16 @@ async def _resolve_promotions(conn: AsyncConnection, res: Resolution, plan: Plan
         res.redirect(promotion.type, [slug, promotion.slug.strip()], entry)
         res.mark_promoted.append(MentionPromotion(mention_id=str(mention.id),
                                                   alias_normalized=mention.alias_normalized, page_id=entry.page_id))
+
+
+async def _revisit_mentions(conn: AsyncConnection, res: Resolution, plan: Plan) -> None:
+    """Open mentions the plan's pages now resolve (store/mention_revisits.py), folded into them."""
+    skip = {p.mention_id for p in res.mark_promoted} | {normalize_alias(m.alias) for m in plan.unresolvedMentions}
+    for fold in await mention_folds(conn, res.tenant, res.owner, res.pages, skip):
+        existing = {} if fold.entry.mode == "create" else await sections_of(conn, res, fold.entry.page_id)
+        add_section(res, fold.entry, existing, slug=fold.slug, heading="", body=fold.body, refs=fold.refs)
+        res.mark_promoted.append(fold.promotion)
+        res.merge_records.append(fold.record)
 
 
 def _resolve_mentions(res: Resolution, plan: Plan) -> None:

@@ -3,7 +3,8 @@
 Candidate pages are bounded (200 by default) whatever the scope's size: first pages whose aliases
 or titles match names in the batch exactly, then pages the resolution ladder could call the same
 thing (an alias that starts or ends with a name's core: "uchi austin" or "the driskill" for a batch
-naming "Uchi" or "Driskill"), then by trigram similarity, then by full-text match, then the most
+naming "Uchi" or "Driskill"; a shared blocking key, store/name_index.py: "emmer and rye" for "Emmer &
+Rye"), then by trigram similarity, then by full-text match, then the most
 recently compiled. So the prompt stays the same size as a scope grows to thousands
 of pages, and the pages a batch talks about are always in it (the most recent pages alone would miss
 merges once a scope outgrows them).
@@ -19,7 +20,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.context import CandidatePage, CandidateSection, MemoryRecord, OpenMention
-from domain.resolution import search_keys
+from domain.resolution import name_blocking_keys, search_keys
 
 MAX_NAMES = 200
 # Low enough for a transposition in a one-word name ("margeurite" / "marguerite": 0.47).
@@ -94,6 +95,15 @@ core AS (
         ORDER BY score DESC, p.id LIMIT :per_name
     ) hit
 ),
+blocked AS (
+    SELECT hit.id, 1 AS tier, hit.score
+    FROM unnest(CAST(:keys AS text[])) AS b(key) CROSS JOIN LATERAL (
+        SELECT DISTINCT k.page_id AS id, 0.5::float8 AS score
+        FROM wiki_alias_keys k JOIN wiki_pages p ON p.id = k.page_id
+        WHERE k.tenant_id = :tenant AND k.owner_id = :owner AND k.key = b.key AND p.status = 'active'
+        ORDER BY k.page_id LIMIT :per_name
+    ) hit
+),
 fuzzy AS (
     SELECT hit.id, 2 AS tier, hit.score
     FROM names n CROSS JOIN LATERAL (
@@ -120,7 +130,8 @@ recent AS (
 ),
 ranked AS (
     SELECT id, min(tier) AS tier, max(score) AS score
-    FROM (SELECT * FROM exact UNION ALL SELECT * FROM core UNION ALL SELECT * FROM fuzzy UNION ALL SELECT * FROM fulltext
+    FROM (SELECT * FROM exact UNION ALL SELECT * FROM core UNION ALL SELECT * FROM blocked UNION ALL SELECT * FROM fuzzy
+          UNION ALL SELECT * FROM fulltext
           UNION ALL SELECT * FROM recent) hits
     GROUP BY id
 )
@@ -142,6 +153,8 @@ async def candidate_pages(conn: AsyncConnection, tenant: str, owner: str, names:
     await conn.execute(text(f"SET LOCAL pg_trgm.similarity_threshold = {TRIGRAM_THRESHOLD}"))
     rows = (await conn.execute(text(_CANDIDATES_SQL), {
         "tenant": tenant, "owner": owner, "names": names, "limit": limit, "per_name": MATCHES_PER_NAME,
+        # Pages sharing a blocking key (store/name_index.py) with a name: "emmer and rye" for "Emmer & Rye".
+        "keys": name_blocking_keys(names),
         "recent": min(limit, MAX_RECENT_PADDING), "excerpt": SECTION_EXCERPT_READ,
     })).all()
     return [

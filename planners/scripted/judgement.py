@@ -2,13 +2,44 @@
 
 from __future__ import annotations
 
-from domain.merge_questions import MergeDecision, MergeQuestion
+from domain.merge_questions import MergeDecision, MergeQuestion, MergeSide
+from domain.name_key import name_key
 from domain.names import kinds_conflict, places_in, qualifier_forms
+from domain.resolution import TYPO_MIN_LETTERS as SLIP_MIN_LETTERS
 from domain.resolution import Rung
 
 
 def _mentions(text: str, phrase: str) -> bool:
     return bool(phrase) and f" {phrase} " in f" {text} "
+
+
+def _place_keys(side: MergeSide, records_only: bool = False) -> set[str]:
+    """Where a side is: the addresses or cities of its memories' place records, and (unless
+    `records_only`) the places its summary names."""
+    places = side.places if records_only else [*side.places, *places_in(side.summary)]
+    return {key for key in (name_key(place) for place in places) if key}
+
+
+def _one_place(mine: set[str], theirs: set[str]) -> bool:
+    """Whether two sets of places meet: one place within the other ("denver" in an address in Denver)."""
+    return any(_mentions(a, b) or _mentions(b, a) for a in mine for b in theirs)
+
+
+def _by_place(question: MergeQuestion, exact: bool) -> MergeDecision | None:
+    """What the place records and shared memories say: a memory both cite, or one place (the same
+    address, or a city and an address in it), makes one thing; two sets of places that never meet
+    make two. With `exact`, only the same place itself joins (a city holds many shops of one letter
+    apart). None when they do not say."""
+    if question.shared_sources:
+        return MergeDecision(key=question.key, same=True, reason="both cite the same memories")
+    mine, theirs = _place_keys(question.proposal), _place_keys(question.candidate)
+    if mine and theirs:
+        same = _one_place(mine, theirs)
+        if same and exact and not (_place_keys(question.proposal, True) & _place_keys(question.candidate, True)):
+            return None  # one city, no place record in common: the places do not say
+        return MergeDecision(key=question.key, same=same,
+                             reason="the same place" if same else "their places are different")
+    return None
 
 
 def scripted_judgement(question: MergeQuestion) -> MergeDecision:
@@ -23,7 +54,11 @@ def scripted_judgement(question: MergeQuestion) -> MergeDecision:
     - subset: the same thing only when both kinds are known and the same sub-kind (a hotel is not the
       bar inside it) and the longer name's extra words show in the shorter one's evidence (or both cite
       a memory in common): "Lena" is "Lena Park" when Lena's memories say "Lena Park".
-    - near: only a transposition of the same sub-kind ("Marian" and "Marion" are two people).
+    - acronym, abbreviation, near: a memory both cite or an address both give makes one thing, two
+      sets of places with none in common make two. Without such evidence an acronym stays apart, a
+      word written short ("Intl") is the same, an initial ("J. Smith" / "John Smith") is not;
+    - near: a transposition of the same sub-kind, or a letter off in a long word of a name that is not
+      a person's ("Barbeque" / "Barbecue"; "Marian" and "Marion" are two people).
     """
     kind_p, kind_c = question.proposal.names().kind(), question.candidate.names().kind()
     if kinds_conflict(kind_p, kind_c):
@@ -41,12 +76,28 @@ def scripted_judgement(question: MergeQuestion) -> MergeDecision:
         if same_venue and kind_p is not None and not [*other.places, *places_in(other.summary)]:
             return MergeDecision(key=question.key, same=True, reason=f"both a {kind_p.word}, placed nowhere else")
         return MergeDecision(key=question.key, same=False, reason=f"nothing places the other page in {question.detail}")
+    if question.rung in (Rung.ACRONYM, Rung.ABBREVIATION, Rung.NEAR):
+        placed = _by_place(question, exact=question.rung is Rung.NEAR)
+        if placed is not None:
+            return placed
+    if question.rung is Rung.ACRONYM:
+        return MergeDecision(key=question.key, same=False, reason="an acronym with no place or memory in common")
+    if question.rung is Rung.ABBREVIATION:
+        initial = any(len(pair.partition("/")[0]) == 1 for pair in question.detail.split())
+        return MergeDecision(key=question.key, same=not initial,
+                             reason="an initial with no place or memory in common" if initial
+                             else "a word written short")
     same_kind = kind_p is not None and kind_c is not None and kind_p.word == kind_c.word
     if question.rung is Rung.NEAR:
         left, _, right = question.detail.partition("/")
         transposed = sorted(left) == sorted(right)
-        return MergeDecision(key=question.key, same=same_kind and transposed,
-                             reason="a transposition of the same kind" if same_kind and transposed else
+        if same_kind and transposed:
+            return MergeDecision(key=question.key, same=True, reason="a transposition of the same kind")
+        # A letter off in a long word of a place's name is a slip; in a person's name it is as often
+        # another person ("Soultomor" / "Soulromor"), so only a shared memory or place joins those.
+        person = any(kind is not None and kind.cls in ("person", "pet") for kind in (kind_p, kind_c))
+        slip = min(len(left), len(right)) >= SLIP_MIN_LETTERS and not person
+        return MergeDecision(key=question.key, same=slip, reason="a letter off in a long name" if slip else
                              "another name")
     if not same_kind or kind_p is None:
         return MergeDecision(key=question.key, same=False, reason="not known to be the same kind")
