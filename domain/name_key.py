@@ -199,9 +199,13 @@ def name_key(raw: str) -> str:
     flagged = [(leading[w] if i == 0 and w in leading and len(flagged) > 1 else abbreviations.get(w, w), written)
                for i, (w, written) in enumerate(flagged)]
     # Function words go wherever they stand; a one-letter one only when written as a word.
+    # A one-letter article only opens a name, written as a word before a longer one ("A Cafe"); any
+    # other single letter is an initial ("a l mukuldai", a stored "A. L. Mukuldai").
     words = _keep_one([w for w, _ in flagged], [
-        w for w, written in flagged
-        if not ((w in ARTICLES or w in CONNECTIVES) and (len(w) > 1 or (w in _SINGLE_LETTER_FUNCTION_WORDS and written)))])
+        w for i, (w, written) in enumerate(flagged)
+        if not ((w in ARTICLES or w in CONNECTIVES)
+                and (len(w) > 1 or (w in _SINGLE_LETTER_FUNCTION_WORDS and written and i == 0
+                                    and len(flagged) > 1 and len(flagged[1][0]) > 1)))])
     for form in legal_forms:
         if len(words) > len(form) and tuple(words[-len(form):]) == form:
             words = words[:-len(form)]

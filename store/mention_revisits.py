@@ -9,8 +9,8 @@ confident rung: the name key, a slip of the keyboard, ...) is folded into that p
 sightings are cited by the page's notes section (through the writer, with the quotes it was held
 with), the mention is marked promoted, and the fold is kept on record like a merge.
 
-Only confident rungs fold: an ambiguous pair waits for its next sighting, which the planner and the
-judge see in the ordinary way.
+A confident rung folds at once; an ambiguous one ("FFG" held, "Fubrias Folk Gallery" created) is a
+question for the merge judge, asked with the held sightings as evidence, and folds when it says so.
 """
 
 from __future__ import annotations
@@ -21,9 +21,11 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from domain.merge_questions import MergeRecord
-from domain.resolution import NameSet, compare
-from domain.resolved_plan import MentionPromotion, ResolvedPage
+from domain.merge_questions import MergeRecord, MergeSide
+from domain.resolution import NameSet, Verdict, compare
+from domain.resolved_plan import DirectSection, MentionPromotion, ResolvedPage
+from store.merge_records import PROPOSAL_EVIDENCE_CHARS, merge_record
+from store.page_matching import AskedMerge, Judgement, pair_key
 
 # The most recently seen open mentions a revisit reads: a bound on the work per plan.
 REVISITED_MENTIONS = 2000
@@ -46,19 +48,31 @@ def held_sightings(mention: Any) -> list[tuple[str, str]]:
             for c in (mention.sample_contexts or []) if isinstance(c, dict) and c.get("source_ref")]
 
 
-def revisit_target(mention: Any, pages: list[ResolvedPage]) -> tuple[ResolvedPage, str] | None:
-    """The plan's page the held name confidently is, with the rung; None when there is none or more
+def revisit_target(mention: Any, pages: list[ResolvedPage]) -> tuple[ResolvedPage, Verdict] | None:
+    """The plan's page the held name is, with the verdict: the one page a confident rung meets, else
+    the one page an ambiguous rung meets (a question for the judge); None when there is none or more
     than one (a name two pages could be stays held)."""
     held = NameSet(type=mention.suggested_type or "entity", names=[mention.alias])
-    hits = []
+    confident, ambiguous = [], []
     for entry in pages:
         if mention.suggested_type and mention.suggested_type != entry.type:
             continue
         verdict = compare(held.model_copy(update={"type": entry.type}),
                           NameSet(type=entry.type, names=[entry.title, *entry.aliases], summary=entry.summary))
-        if verdict.confident:
-            hits.append((entry, verdict.rung.value))
+        (confident if verdict.confident else ambiguous if verdict.ambiguous else []).append((entry, verdict))
+    hits = confident or ambiguous
     return hits[0] if len(hits) == 1 else None
+
+
+def _question(mention: Any, entry: ResolvedPage, verdict: Verdict, refs: list[str]) -> AskedMerge:
+    direct = [s for s in entry.sections if isinstance(s, DirectSection)]
+    return AskedMerge(
+        key=pair_key("mention", mention.alias_normalized, entry.page_id), rung=verdict.rung, detail=verdict.detail,
+        proposal=MergeSide(title=mention.alias, type=entry.type), proposal_refs=refs,
+        candidate=MergeSide(title=entry.title, type=entry.type, aliases=entry.aliases, summary=entry.summary,
+                            evidence=[s.body_md[:PROPOSAL_EVIDENCE_CHARS] for s in direct if s.body_md.strip()]),
+        candidate_page_id=entry.page_id,
+        candidate_refs=list(dict.fromkeys(ref for s in direct for ref in s.source_refs)))
 
 
 @dataclass(frozen=True)
@@ -75,9 +89,10 @@ class Fold:
 
 
 async def mention_folds(conn: AsyncConnection, tenant: str, owner: str, pages: list[ResolvedPage],
-                        skip: set[str]) -> list[Fold]:
+                        skip: set[str], judgement: Judgement) -> list[Fold]:
     """The open mentions of the scope (but those in `skip`: ids or names this plan handles) that one
-    of the plan's pages confidently is."""
+    of the plan's pages is: on a confident rung, or on an ambiguous one when the judge said so (the
+    judge activity meets the question when it resolves the plan without decisions)."""
     if not pages:
         return []
     folds = []
@@ -85,14 +100,19 @@ async def mention_folds(conn: AsyncConnection, tenant: str, owner: str, pages: l
         found = revisit_target(mention, pages)
         if found is None or not (sightings := held_sightings(mention)):
             continue
-        entry, rung = found
+        entry, verdict = found
+        refs = [r for r, _ in sightings]
+        decision = None
+        if not verdict.confident:
+            asked = _question(mention, entry, verdict, refs)
+            if not judgement.decide(asked):
+                continue
+            decision = judgement.decisions.get(asked.key)
         folds.append(Fold(
             entry=entry, slug=REVISIT_SECTION.get(entry.type, "notes"),
-            body="\n".join(f"- {quote}" for _, quote in sightings if quote), refs=[r for r, _ in sightings],
+            body="\n".join(f"- {quote}" for _, quote in sightings if quote), refs=refs,
             promotion=MentionPromotion(mention_id=str(mention.id), alias_normalized=mention.alias_normalized,
                                        page_id=entry.page_id),
-            record=MergeRecord(proposal_type=entry.type, proposal_slug=f"mention:{mention.alias_normalized}",
-                               proposal_names=[mention.alias], candidate_page_id=entry.page_id, rung=rung,
-                               decided_by="ladder", same=True,
-                               reason=f"an open mention revisited: the names meet on the {rung} rung")))
+            record=merge_record(entry.type, f"mention:{mention.alias_normalized}", (mention.alias,), entry.page_id,
+                                verdict, decision)))
     return folds
