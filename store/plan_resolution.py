@@ -575,7 +575,9 @@ async def _resolve_promotions(conn: AsyncConnection, res: Resolution, plan: Plan
 async def _revisit_mentions(conn: AsyncConnection, res: Resolution, plan: Plan) -> None:
     """Open mentions the plan's pages now resolve (store/mention_revisits.py), folded into them."""
     skip = {p.mention_id for p in res.mark_promoted} | {normalize_alias(m.alias) for m in plan.unresolvedMentions}
-    for fold in await mention_folds(conn, res.tenant, res.owner, res.pages, skip, res.judgement):
+    # New evidence: a page created or merged into, or new names for a page (an update adds its aliases).
+    named = [entry for entry in res.pages if entry.mode in ("create", "merge") or entry.aliases]
+    for fold in await mention_folds(conn, res.tenant, res.owner, named, skip, res.judgement):
         existing = {} if fold.entry.mode == "create" else await sections_of(conn, res, fold.entry.page_id)
         add_section(res, fold.entry, existing, slug=fold.slug, heading="", body=fold.body, refs=fold.refs)
         res.mark_promoted.append(fold.promotion)
