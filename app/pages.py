@@ -14,6 +14,7 @@ from uuid import UUID
 from pydantic import Field
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.merges import PageResolution, page_resolution
 from store import claims, wiki_admin, wiki_reads
 from store.claims import ClaimTotals, ClaimView, PageListing
 from store.wiki_admin import DeletedPage
@@ -31,6 +32,8 @@ class PageWithSources(PageView):
 
     claims: dict[str, list[ClaimView]] = Field(default_factory=dict)
     sources: dict[str, list[SourceMemory]] = Field(default_factory=dict)
+    # Why the page holds its names: resolution decisions and operator merges (app/merges.py).
+    resolution: PageResolution | None = None
 
 
 class MemoryShown(MemoryView):
@@ -53,7 +56,8 @@ async def page_with_sources(conn: AsyncConnection, tenant: str, owner: str, page
     claimed = await claims.page_claims(conn, tenant, owner, page.id, min_confidence)
     if min_confidence > 0:
         claimed = {s.slug: claimed.get(s.slug, []) for s in page.sections}
-    return PageWithSources(**page.model_dump(), claims=claimed, sources=cited)
+    return PageWithSources(**page.model_dump(), claims=claimed, sources=cited,
+                           resolution=await page_resolution(conn, tenant, owner, page_type, slug))
 
 
 async def page_list(conn: AsyncConnection, tenant: str, owner: str) -> list[PageListing]:

@@ -45,7 +45,8 @@ COMMANDS = {
                                                     "the wiki."),
     "dev": LazyCommand("cli.services", "dev_app", "Local dev services: embedded Postgres and Temporal."),
     "schedule": LazyCommand("cli.lint", "schedule_app", "The nightly lint Schedule on Temporal."),
-    "page": LazyCommand("cli.pages", "page_app", "One page: show it, its backlinks; archive, restore or delete it."),
+    "page": LazyCommand("cli.pages", "page_app", "One page: show it, its backlinks; archive, restore or delete it; "
+                                                 "its merges."),
     "claims": LazyCommand("cli.claims", "claims_app", "Claims: the lines the verification gate rejected."),
     "memory": LazyCommand("cli.memories", "memory_app", "One memory: show it whole, and the pages citing it."),
     "mention": LazyCommand("cli.mentions", "mention_app", "Open mentions: names seen too rarely yet to get a "

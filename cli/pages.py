@@ -1,4 +1,5 @@
-"""The compiled wiki's pages: `wiki search`, and `wiki page show/backlinks/archive/restore/delete`."""
+"""The compiled wiki's pages: `wiki search`, and `wiki page show/backlinks/archive/restore/delete`, and
+why a page holds its names: `wiki page merges/merge/unmerge`."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from app import merges as pages_merges
 from app import pages
 from app.pages import ClaimView, PageWithSources, SourceMemory
 
@@ -31,7 +33,8 @@ from domain.markup import safe_markdown
 from domain.search import MAX_SEARCH_LIMIT, MIN_TERM_LENGTH, normalize_search_terms
 from runtime.settings import get_settings
 
-page_app = typer.Typer(help="One page: show it, its backlinks; archive, restore or delete it.", no_args_is_help=True)
+page_app = typer.Typer(help="One page: show it, its backlinks; archive, restore or delete it; its merges.",
+                       no_args_is_help=True)
 
 PageArgument = Annotated[str, typer.Argument(
     metavar="PAGE", help="The page by TYPE/SLUG (entity/franklin-barbecue), slug, title or alias, as MCP and "
@@ -238,3 +241,83 @@ def page_list(tenant: TenantOption, owner: OwnerOption, json_output: JsonOption 
                          for p in listed], boxed=False))
     else:
         out.print(f"no page in {tenant}/{owner}")
+
+
+def _merge_view_line(merge: pages_merges.PageMerge) -> str:
+    undone = f", undone {merge.undone_at[:19]}" if merge.undone_at else ""
+    return (f"- {merge.merged_at[:19]}: {merge.source} merged into {merge.target} ({merge.sections_moved} sections, "
+            f"{merge.aliases_moved} aliases){undone}")
+
+
+@page_app.command("merges")
+@handled
+def page_merges_command(page_ref: PageArgument, tenant: TenantOption, owner: OwnerOption,
+                        json_output: JsonOption = False) -> None:
+    """Why the page holds the names it holds: every resolution decision about it (the rung or the judge,
+    the evidence, the answer, the run), newest first, and the operator merges it took part in."""
+    get_settings()
+    tenant, owner = scope(tenant, owner)
+    page_type, slug = _resolved_ref(tenant, owner, page_ref)
+    record = run(reading(lambda conn: pages_merges.page_resolution(conn, tenant, owner, page_type, slug)))
+    if record is None:
+        raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
+    if json_output:
+        print_json(record)
+        return
+    lines = [f"# Resolution of {record.page}", ""]
+    for d in record.decisions:
+        answer = "same" if d.same else "apart"
+        places = d.evidence.get("proposal_places") or d.evidence.get("candidate_places")
+        lines.append(f"- {d.decided_at:%Y-%m-%d %H:%M} {answer} by {d.decided_by} ({d.rung}"
+                     f"{': ' + d.detail if d.detail else ''}): {', '.join(d.names)} from {d.proposal}"
+                     f" — {d.reason}{f'; places {places}' if places else ''}{f'; run {d.run_id}' if d.run_id else ''}")
+    lines += [_merge_view_line(m) for m in record.merges]
+    if len(lines) == 2:
+        lines.append("no decision on record: the page's names were never compared with another page's")
+    write_text(safe_markdown("\n".join(lines)) + "\n")
+
+
+def _exact_ref(ref: str) -> tuple[str, str]:
+    page_type, slash, slug = ref.strip().partition("/")
+    if not slash or not page_type or not slug:
+        raise CliError(f"name the page as TYPE/SLUG (entity/franklin-barbecue), not {ref!r}", EXIT_USAGE)
+    return page_type, slug
+
+
+@page_app.command("merge")
+@handled
+def page_merge(source: Annotated[str, typer.Argument(metavar="A", help="The page merged away, as TYPE/SLUG.")],
+               target: Annotated[str, typer.Argument(metavar="B", help="The page it joins, as TYPE/SLUG.")],
+               tenant: TenantOption, owner: OwnerOption, json_output: JsonOption = False) -> None:
+    """Merge page A into page B: A's sections (with their claims and sources) and aliases move to B and A
+    is archived. Kept on record, so `wiki page unmerge A` restores both exactly; compiles and `wiki
+    rebuild` keep A's name on B while the merge stands."""
+    get_settings()
+    tenant, owner = scope(tenant, owner)
+    try:
+        merged = run(change(pages_merges.merge, tenant, owner, _exact_ref(source), _exact_ref(target)))
+    except pages_merges.MergeRefused as refused:
+        raise CliError(str(refused)) from None
+    if json_output:
+        print_json(merged)
+    else:
+        out.print(f"merged {merged.source} into {merged.target}: {merged.sections_moved} sections and "
+                  f"{merged.aliases_moved} aliases moved; `wiki page unmerge {merged.source}` undoes it")
+
+
+@page_app.command("unmerge")
+@handled
+def page_unmerge(source: Annotated[str, typer.Argument(metavar="A", help="The merged page, as TYPE/SLUG.")],
+                 tenant: TenantOption, owner: OwnerOption, json_output: JsonOption = False) -> None:
+    """Undo `wiki page merge A B`: A's sections, claims, sources and aliases go back to A, which is active again."""
+    get_settings()
+    tenant, owner = scope(tenant, owner)
+    try:
+        undone = run(change(pages_merges.unmerge, tenant, owner, _exact_ref(source)))
+    except pages_merges.MergeRefused as refused:
+        raise CliError(str(refused)) from None
+    if json_output:
+        print_json(undone)
+    else:
+        out.print(f"unmerged {undone.source} from {undone.target}: {undone.sections_moved} sections and "
+                  f"{undone.aliases_moved} aliases restored")

@@ -59,7 +59,7 @@ def question_evidence(question: MergeQuestion) -> dict[str, Any]:
             "shared_sources": question.shared_sources}
 
 
-DecidedBy = Literal["ladder", "judge", "unjudged"]
+DecidedBy = Literal["ladder", "judge", "unjudged", "operator", "planner"]
 
 
 class MergeRecord(BaseModel):

@@ -58,6 +58,7 @@ from servers.guard import (
     ServerCounters,
     caller_of,
 )
+from servers.merge_routes import add_merge_routes
 
 log = logging.getLogger(__name__)
 PageType = Literal["entity", "topic", "decision"]
@@ -305,6 +306,8 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
         size limit, nests too deep or carries too many memories."""
         memories = parse_memories(_retain_memories(await request.body()))
         return await retain_for_agent(engine, caller.scope, memories, connect_once, settings)
+
+    add_merge_routes(api, engine, _caller)
 
     def openapi() -> dict[str, Any]:
         if api.openapi_schema is None:

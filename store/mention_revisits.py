@@ -53,7 +53,8 @@ def revisit_target(mention: Any, pages: list[ResolvedPage]) -> tuple[ResolvedPag
     the one page an ambiguous rung meets (a question for the judge); None when there is none or more
     than one (a name two pages could be stays held)."""
     held = NameSet(type=mention.suggested_type or "entity", names=[mention.alias])
-    confident, ambiguous = [], []
+    confident: list[tuple[ResolvedPage, Verdict]] = []
+    ambiguous: list[tuple[ResolvedPage, Verdict]] = []
     for entry in pages:
         if mention.suggested_type and mention.suggested_type != entry.type:
             continue

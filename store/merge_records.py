@@ -69,6 +69,14 @@ def merge_record(proposal_type: str, proposal_slug: str, names: NameKey, candida
                        evidence=decision.evidence if decision is not None else {})
 
 
+def planner_record(page_type: str, page_id: str, names: list[str]) -> MergeRecord:
+    """The planner's own decision that names it read in the batch are an existing page's (an update
+    adding aliases): kept like the resolver's."""
+    return MergeRecord(proposal_type=page_type, proposal_slug="update", proposal_names=list(names),
+                       candidate_page_id=page_id, rung="planner", decided_by="planner", same=True,
+                       reason="the planner put these names on the page")
+
+
 async def record_merge_decisions(conn: AsyncConnection, tenant: str, owner: str, plan_id: uuid.UUID,
                                  run_id: str | None, resolved: ResolvedPlan) -> int:
     """Keep the plan's resolution decisions; an apply run again writes the same rows once."""

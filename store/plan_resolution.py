@@ -56,8 +56,9 @@ from domain.resolved_plan import (
 )
 from messages.compile import ResolvePlanResult
 from store.mention_revisits import mention_folds
-from store.merge_records import PROPOSAL_EVIDENCE_CHARS, NameKey, Proposal, merge_record
+from store.merge_records import PROPOSAL_EVIDENCE_CHARS, NameKey, Proposal, merge_record, planner_record
 from store.page_matching import AskedMerge, Candidate, Judgement, candidates_by_keys, pair_key
+from store.page_merges import follow_operator_merge
 
 PageKey = tuple[str, str]  # (page type, slug)
 
@@ -370,6 +371,7 @@ def _resolve_page_updates(res: Resolution, plan: Plan, found: dict[str, Any]) ->
         entry = page_entry(res, page_id=str(page.id), page_type=page.type, slug=page.slug, title=page.title,
                            summary=None, mode="update", keep_title=True)
         add_aliases(entry, update.aliases)
+        res.merge_records += [planner_record(entry.type, entry.page_id, update.aliases)] if update.aliases else []
         recase_title(entry, update.aliases)
         existing = res.lookups.sections.get(str(page.id), {})
         for section in update.sections:
@@ -465,7 +467,9 @@ def _planned_merge_target(res: Resolution, proposal: Proposal) -> ResolvedPage |
 
 
 async def _target_entry(conn: AsyncConnection, res: Resolution, proposal: Proposal) -> ResolvedPage:
-    """The page entry a proposed page lands in: a merge target, the same slug, or a new page."""
+    """The page entry a proposed page lands in: a merge target, the same slug, or a new page (an
+    operator's merge sends a merged page's slug to the page it was merged into)."""
+    proposal = await follow_operator_merge(conn, res.tenant, res.owner, proposal)
     page_type, slug, title = proposal.type, proposal.slug, proposal.title
     aliases = list(proposal.aliases)
     hit = await _merge_target(conn, res, proposal)

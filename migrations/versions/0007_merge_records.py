@@ -48,7 +48,7 @@ UPGRADE = [
         candidate_page_id uuid NOT NULL,
         rung text NOT NULL,
         detail text NOT NULL DEFAULT '',
-        decided_by text NOT NULL CHECK (decided_by IN ('ladder', 'judge', 'unjudged')),
+        decided_by text NOT NULL CHECK (decided_by IN ('ladder', 'judge', 'unjudged', 'operator', 'planner')),
         same boolean NOT NULL,
         reason text NOT NULL DEFAULT '',
         evidence jsonb NOT NULL DEFAULT '{}'::jsonb,
