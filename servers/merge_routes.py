@@ -6,9 +6,11 @@
   `POST /v1/pages/{type}/{slug}/unmerge`: an operator token only (403 otherwise), as `wiki page
   merge` / `unmerge` do (app/merges.py). A merge that cannot be done is 409 with its reason, a page
   the scope does not have 404.
+
+Annotations are evaluated here (no `from __future__ import annotations`): the routes' dependency is
+built in `add_merge_routes`, and FastAPI must see it, not its name.
 """
 
-from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
