@@ -39,6 +39,7 @@ import jellyfish
 from cleanco.termdata import terms_by_type
 from nameparser.config import CONSTANTS as NAME_CONSTANTS
 from num2words import num2words
+from rapidfuzz.distance import OSA
 from scourgify.address_constants import (
     CITY_ABBRS,
     DIRECTIONAL_REPLACEMENTS,
@@ -153,8 +154,27 @@ _CONNECTIVE_SIGNS = re.compile(r"\s*[&+]\s*")
 _OPENING_INITIALS = re.compile(r"^([A-Z]{2,3})(?=\s+[A-Z][a-z])")
 
 
+def _spaced_initials(raw: str) -> str:
+    """"JR Smith" -> "J R Smith"; a postal abbreviation ("NE Lamar") is no initials."""
+    return _OPENING_INITIALS.sub(lambda m: m.group(1) if m.group(1).lower() in _tables()[1]
+                                 else " ".join(m.group(1)), raw.strip())
+
+
+@functools.lru_cache(maxsize=65_536)
+def _number(word: str) -> str | None:
+    """The number a word writes, misspelt by two swapped letters too ("sevneth" -> "7")."""
+    numbers = _tables()[0]
+    if word in numbers:
+        return numbers[word]
+    if len(word) >= 6 and word.isalpha():
+        for written, number in numbers.items():
+            if len(written) == len(word) and sorted(written) == sorted(word) and OSA.distance(written, word) == 1:
+                return number
+    return None
+
+
 def _words(raw: str) -> list[str]:
-    raw = _OPENING_INITIALS.sub(lambda m: " ".join(m.group(1)), raw.strip())
+    raw = _spaced_initials(raw)
     text = unidecode(raw).lower()
     text = _CONNECTIVE_SIGNS.sub(" and ", text)
     text = _APOSTROPHES.sub("", text)
@@ -187,13 +207,13 @@ def name_key(raw: str) -> str:
     words = _words(raw)
     if not words:
         return ""
-    spaced = _OPENING_INITIALS.sub(lambda m: " ".join(m.group(1)), raw.strip())
+    spaced = _spaced_initials(raw)
     written_letters = _written_single_letters(spaced) if len(words) == len(spaced.split()) else set()
     flagged = [(word, index in written_letters) for index, word in enumerate(words)]
     # A title opens a person's name; it goes before anything reads it as a street word ("Dr" / "Drive").
     while len(flagged) > 1 and flagged[0][0] in titles:
         flagged = flagged[1:]
-    flagged = [(numbers.get(w, w), written) for w, written in flagged]
+    flagged = [(_number(w) or w, written) for w, written in flagged]
     flagged = [(match.group(1) if (match := _ORDINAL_DIGITS.match(w)) else w, written) for w, written in flagged]
     leading = _leading_place_words()
     flagged = [(leading[w] if i == 0 and w in leading and len(flagged) > 1 else abbreviations.get(w, w), written)
