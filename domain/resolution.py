@@ -1,30 +1,36 @@
 """The resolution ladder: is a proposed page a page we already have (or another proposal) under another name?
 
 Names are compared pairwise after parsing each into a core name and what people add around it (a
-qualifier, a leading article, a descriptive appositive: domain/names.py).
+qualifier, a leading article, a descriptive appositive: domain/names.py), the core reduced to its
+name key (domain/name_key.py: transliterated, number words as digits, postal and legal forms, articles
+and titles gone). Every rung below reads keys.
 
 The rungs, strongest first (`Rung`):
 
 1. exact: the names normalise alike (domain.aliases.normalize_alias).
-2. core: the same core, and the same qualifier or none: only articles and appositives differ.
-3. reorder: the same words in another order.
-4. typo: the same words but one, within one edit of seven letters or more (two edits from ten);
-   an adjacent transposition ("Margeurite"/"Marguerite") is one edit (optimal string alignment
-   distance, rapidfuzz's OSA).
-5. similar: pg_trgm similarity of the cores >= 0.85, unless a rung below says otherwise.
-6. qualifier (ambiguous): the same core, qualified on one side only. A qualifier can name where a
+2. core: the same key, and the same qualifier or none ("Emmer & Rye" / "Emmer and Rye").
+3. reorder: the same words in another order, or the same letters spaced otherwise ("JR Smith" /
+   "J. R. Smith"); initials in another order are never this ("J. R. Smith" / "R. J. Smith").
+4. typo: the same words but one, a slip of the keyboard in it: two letters swapped, or one more or
+   less, in a word of seven letters or more (two such edits from ten); optimal string alignment
+   distance, rapidfuzz's OSA. A replaced letter is no slip ("Soultomor" / "Soulromor").
+5. similar: pg_trgm similarity of the keys >= 0.85, unless a letter is replaced or initials differ.
+6. qualifier (ambiguous): the same key, qualified on one side only. A qualifier can name where a
    venue is ("Uchi (Austin)" is Uchi) or what tells two places apart ("Paris, Texas" is not Paris).
-7. subset (ambiguous): one core's words are some of the other's ("The Driskill" / "The Driskill Bar").
-8. near (ambiguous): one word of five or six letters within one edit ("Marian" / "Marion").
+7. abbreviation (ambiguous): word for word the same but for words written short, their letters in
+   order ("Intl" / "International", "J." / "John").
+8. subset (ambiguous): one key's words are some of the other's ("The Driskill" / "The Driskill Bar").
+9. acronym (ambiguous): one name is the other's initials ("TMM" / "Tistend Modern Museum").
+10. near (ambiguous): one word a letter off ("Marian" / "Marion"), four letters or more.
 
 Ambiguous pairs go to the judge (domain/merge_questions.py: one model call per batch, the scripted
 planner's judgement offline); confident ones merge. Guards before any of this: names of low
-information (a single word under six letters, or a name of low character entropy) never take the
-fuzzy rungs (typo, similar, subset, near), so "Uchi" never becomes "Uchiko"; different digits never
-merge ("Pier 39" / "Pier 38"); two different qualifiers never merge ("Uchi (Austin)" / "Uchi
-(Houston)"); different page types merge only on an exact name; and two known kinds of different
-classes never merge (Austin the city, Austin a person: the kind is read from the page summary,
-domain/names.py `infer_kind`).
+information (a single word under six letters, or a name of low character entropy) take only the
+near rung, so "Uchi" never becomes "Uchiko"; different digits never merge ("Pier 39" / "Pier 38",
+"Fifth" / "6th"); two different qualifiers never merge ("Uchi (Austin)" / "Uchi (Houston)"); different
+page types merge only on an exact name; and two known kinds of different classes never merge
+(Austin the city, Austin a person: the kind is read from the page summary, domain/names.py
+`infer_kind`).
 """
 
 from __future__ import annotations
@@ -241,14 +247,10 @@ def _is_slip(x: str, y: str) -> bool:
     from TYPO_TWO_EDITS_LETTERS. A letter replaced by another is not: "soultomor" / "soulromor" may be
     two people, so that pair is the judge's (rung near)."""
     shortest = min(len(x), len(y))
-    edits = Levenshtein.editops(x, y) if OSA.distance(x, y) < Levenshtein.distance(x, y) else None
-    if edits is None:  # no transposition made it shorter: insertions, deletions, replacements
-        operations = [op.tag for op in Levenshtein.editops(x, y)]
-        if "replace" in operations:
-            return False
-        distance = len(operations)
-    else:
-        distance = OSA.distance(x, y)
+    distance = OSA.distance(x, y)
+    transposed = distance < Levenshtein.distance(x, y)
+    if not transposed and "replace" in {op.tag for op in Levenshtein.editops(x, y)}:
+        return False
     return (distance == 1 and shortest >= TYPO_MIN_LETTERS) or (distance == 2 and shortest >= TYPO_TWO_EDITS_LETTERS)
 
 

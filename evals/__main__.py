@@ -6,6 +6,9 @@ memory's metadata stripped (plain sentences only), and writes evals/results.json
 docs/EVAL.md. About a minute on 2 cores.
 
     python -m evals [--size N] [--seeds DEV,HELD_OUT] [--out FILE]   # --out: results only, no docs
+
+Then the variant generator's corpus (evals/variants.py) for each of VARIANT_SEEDS, scored per
+variation family (evals/variants_eval.py).
 """
 
 from __future__ import annotations
@@ -20,14 +23,17 @@ from pathlib import Path
 from evals import report
 from evals.corpus import generate, without_metadata
 from evals.run import evaluate, private_services
+from evals.variants_eval import evaluate_variants
 
 DEVELOPMENT_SEED = 11  # the corpus the ladder was developed against
 HELD_OUT_SEED = 7919  # other names and typos, never looked at while tuning
 SIZE = 400
+# The variant generator's seeds (evals/variants.py): each invents its own names and compositions.
+VARIANT_SEEDS = (101, 202, 303)
 log = logging.getLogger("evals")
 
 
-async def run(seeds: list[int], size: int) -> dict:
+async def run(seeds: list[int], size: int, variant_seeds: tuple[int, ...] = VARIANT_SEEDS) -> dict:
     runs = []
     async with private_services() as (client, engine):
         for seed in seeds:
@@ -47,7 +53,24 @@ async def run(seeds: list[int], size: int) -> dict:
                          m.pages_active, m.duplicate_pairs, m.merge_recall.value)
             runs.append({"seed": seed, "tenants": [r.model_dump(mode="json") for r in results],
                          "plain_tenants": [r.model_dump(mode="json") for r in plain]})
-    return {"size": size, "development_seed": seeds[0], "held_out_seed": seeds[-1], "runs": runs}
+        variants = []
+        for seed in variant_seeds:
+            started = time.monotonic()
+            scored = await evaluate_variants(client, engine, seed)
+            o = scored.overall
+            log.info("variants seed %d: %.1f s, %d duplicate pages, candidate recall %s, precision %s, traps %s",
+                     seed, time.monotonic() - started, scored.duplicate_pages, o.candidate_recall, o.precision,
+                     scored.traps)
+            variants.append(scored.model_dump(mode="json") | {"overall_figures": _figures(o),
+                                                               "family_figures": {f: _figures(s) for f, s in
+                                                                                  scored.families.items()}})
+    return {"size": size, "development_seed": seeds[0], "held_out_seed": seeds[-1], "runs": runs,
+            "variants": variants}
+
+
+def _figures(score) -> dict:
+    return {"surfaces_merged": score.surfaces_merged, "candidate_recall": score.candidate_recall,
+            "precision": score.precision, "recall": score.recall}
 
 
 def main() -> None:

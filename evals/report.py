@@ -94,6 +94,51 @@ def _plain_table(runs: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _share(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1%}"
+
+
+def _variant_lines(variants: list[dict[str, Any]]) -> list[str]:
+    """Per family, per seed: surfaces merged / candidate recall / pairwise precision / pairwise recall."""
+    seeds = [v["seed"] for v in variants]
+    families = sorted({f for v in variants for f in v["family_figures"]})
+    lines = [
+        "## Name variants the generator composes",
+        "",
+        "`evals/variants.py` invents names from syllables for each seed and composes one to three variation "
+        "families over each (an \"&\" written \"and\", \"St.\" for \"Saint\", ordinals as words, "
+        "transliteration from Cyrillic, legal forms, trailing descriptors, acronyms, initials, articles in other "
+        "languages, \"Last, First\", titles, shortenings, possessives, transpositions, casing), with "
+        "must-not-merge traps (one letter apart, swapped initials, one name in two cities, neighbouring "
+        "ordinals). One memory per mention, compiled through the real pipeline; scored by "
+        "`evals/variants_eval.py`. Each cell: surfaces merged / candidate recall (merged or put to the judge) / "
+        "pairwise precision / pairwise recall.",
+        "",
+        "| family | " + " | ".join(f"seed {seed}" for seed in seeds) + " |",
+        "|---|" + "---|" * len(seeds),
+    ]
+
+    def cell(figures: dict[str, Any] | None) -> str:
+        if not figures:
+            return "–"
+        return " / ".join(_share(figures[k]) for k in ("surfaces_merged", "candidate_recall", "precision", "recall"))
+
+    for family in families:
+        lines.append(f"| {family} | " + " | ".join(cell(v["family_figures"].get(family)) for v in variants) + " |")
+    lines.append("| **all** | " + " | ".join(cell(v["overall_figures"]) for v in variants) + " |")
+    lines += ["", "| figure | " + " | ".join(f"seed {seed}" for seed in seeds) + " |", "|---|" + "---|" * len(seeds)]
+    rows = [("memories", lambda v: str(v["memories"])), ("things", lambda v: str(v["things"])),
+            ("entity pages", lambda v: str(v["pages"])), ("duplicate pages", lambda v: str(v["duplicate_pages"])),
+            ("memories no page cites", lambda v: str(v["uncited_memories"]))]
+    rows += [(f"trap violated: {trap}", lambda v, t=trap: "yes" if v["traps"].get(t) else "no")
+             for trap in sorted({t for v in variants for t in v["traps"]})]
+    lines += [f"| {name} | " + " | ".join(value(v) for v in variants) + " |" for name, value in rows]
+    lines += ["", *(f"- seed {v['seed']}: duplicates {v['duplicates'] or 'none'}; traps "
+                    f"{v['trap_details'] or 'kept apart'}; surfaces neither merged nor judged {v['missed'] or 'none'}"
+                    for v in variants), ""]
+    return lines
+
+
 def write_results(results: dict[str, Any]) -> None:
     RESULTS_PATH.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
 
@@ -142,6 +187,8 @@ def write_markdown(results: dict[str, Any]) -> None:
             "address, and escaped brackets are no link).",
             "",
         ]
+    if results.get("variants"):
+        lines += _variant_lines(results["variants"])
     lines += ["## Details", ""]
     for run in results["runs"]:
         for tenant in run["tenants"]:
