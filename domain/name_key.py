@@ -150,13 +150,14 @@ _APOSTROPHES = re.compile(r"['’‘`´]")
 _CONNECTIVE_SIGNS = re.compile(r"\s*[&+]\s*")
 
 
+_DIRECTIONALS = frozenset(abbr.lower() for abbr in DIRECTIONAL_REPLACEMENTS.values() if len(abbr) == 2)
 # Two or three capitals opening a name before a word in title case are initials: "JR Smith", "MT Lowe".
 _OPENING_INITIALS = re.compile(r"^([A-Z]{2,3})(?=\s+[A-Z][a-z])")
 
 
 def _spaced_initials(raw: str) -> str:
-    """"JR Smith" -> "J R Smith"; a postal abbreviation ("NE Lamar") is no initials."""
-    return _OPENING_INITIALS.sub(lambda m: m.group(1) if m.group(1).lower() in _tables()[1]
+    """"JR Smith" -> "J R Smith"; a directional ("NE Lamar") is no initials."""
+    return _OPENING_INITIALS.sub(lambda m: m.group(1) if m.group(1).lower() in _DIRECTIONALS
                                  else " ".join(m.group(1)), raw.strip())
 
 

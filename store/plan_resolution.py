@@ -58,7 +58,7 @@ from messages.compile import ResolvePlanResult
 from store.mention_revisits import mention_folds
 from store.merge_records import PROPOSAL_EVIDENCE_CHARS, NameKey, Proposal, merge_record, planner_record
 from store.page_matching import AskedMerge, Candidate, Judgement, candidates_by_keys, pair_key
-from store.page_merges import follow_operator_merge
+from store.place_split import proposal_as_resolved
 
 PageKey = tuple[str, str]  # (page type, slug)
 
@@ -468,8 +468,8 @@ def _planned_merge_target(res: Resolution, proposal: Proposal) -> ResolvedPage |
 
 async def _target_entry(conn: AsyncConnection, res: Resolution, proposal: Proposal) -> ResolvedPage:
     """The page entry a proposed page lands in: a merge target, the same slug, or a new page (an
-    operator's merge sends a merged page's slug to the page it was merged into)."""
-    proposal = await follow_operator_merge(conn, res.tenant, res.owner, proposal)
+    operator's merge sends a merged page's slug on; a name taken elsewhere gets its city)."""
+    proposal = await proposal_as_resolved(conn, res.tenant, res.owner, proposal)
     page_type, slug, title = proposal.type, proposal.slug, proposal.title
     aliases = list(proposal.aliases)
     hit = await _merge_target(conn, res, proposal)

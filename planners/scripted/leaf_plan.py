@@ -52,7 +52,7 @@ from planners.memory_text import (
     with_article,
 )
 from planners.scripted.condense import condensed_body, reason_clause
-from planners.scripted.matching import compatible, recognised_page
+from planners.scripted.matching import fits, recognised_page
 from planners.scripted.subjects import Sighting, Subject, collect_subjects, side_of
 from planners.templates import section_template
 
@@ -270,10 +270,10 @@ def _candidate_names(page: CandidatePage) -> set[str]:
 def _matching_page(subject: Subject, pages: list[CandidatePage]) -> CandidatePage | None:
     # Like a model reading the candidates: a page by a name the memories wrote, of a compatible kind
     # (the friend Austin is not the city page), else a page the resolution ladder says it is.
-    written = {normalize_alias(sighting.spelling) for sighting in subject.sightings}
-    hits = [p for p in pages if _candidate_names(p) & written and compatible(subject.type, subject.kind, p)]
-    same_type = [page for page in hits if page.type == subject.type]
     side = side_of(subject, _summary_of(subject, subject.type, subject.title))
+    written = {normalize_alias(sighting.spelling) for sighting in subject.sightings}
+    hits = [p for p in pages if _candidate_names(p) & written and fits(side, subject.kind, p)]
+    same_type = [page for page in hits if page.type == subject.type]
     return next(iter(same_type or hits), None) or recognised_page(side, subject.kind, pages)
 
 

@@ -13,7 +13,8 @@ from typing import Any
 
 from domain.context import CandidatePage
 from domain.merge_questions import MergeQuestion, MergeSide
-from domain.names import Kind, infer_kind, kinds_conflict
+from domain.name_key import name_key
+from domain.names import Kind, infer_kind, kinds_conflict, places_in
 from domain.resolution import NameSet, compare, ranked_matches
 from planners.scripted.judgement import scripted_judgement
 
@@ -39,6 +40,19 @@ def compatible(page_type: str, kind: str, page: CandidatePage) -> bool:
     return not kinds_conflict(subject_kind(page_type, kind), page_kind(page))
 
 
+def placed_elsewhere(places: list[str], page: CandidatePage) -> bool:
+    """Whether a page's summary puts it in a city none of the subject's place records is in: "Piari
+    Coffee" in Raleigh is not the Piari Coffee page "in Tucson, AZ"."""
+    cities = [name_key(place.split(",")[0]) for place in places_in(page.summary)]
+    written = [name_key(place) for place in places]
+    return bool(cities and written) and not any(f" {city} " in f" {where} " for city in cities for where in written)
+
+
+def fits(subject: MergeSide, kind: str, page: CandidatePage) -> bool:
+    """A page the subject may be: a compatible kind, and not placed in another city."""
+    return compatible(subject.type, kind, page) and not placed_elsewhere(subject.places, page)
+
+
 def subject_side(title: str, page_type: str, spellings: list[str], summary: str, contents: list[str],
                  places: list[dict[str, Any]]) -> MergeSide:
     """What the batch says about a subject, as the judge reads a page: names, summary, memory lines, places."""
@@ -58,7 +72,7 @@ def _page_names(page_type: str, title: str, aliases: tuple[str, ...], summary: s
 def recognised_page(subject: MergeSide, kind: str, pages: list[CandidatePage]) -> CandidatePage | None:
     """The candidate page the subject is, under another name; None when the ladder finds none."""
     named = [(page, _page_names(page.type, page.title, tuple(page.aliases), page.summary))
-             for page in pages if compatible(subject.type, kind, page)]
+             for page in pages if fits(subject, kind, page)]
     for match in ranked_matches(subject.names(), named):
         page: CandidatePage = match.candidate
         if match.verdict.confident:

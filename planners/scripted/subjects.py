@@ -204,16 +204,25 @@ def side_of(subject: Subject, summary: str) -> MergeSide:
                         [place_of(s.memory) for s in subject.sightings if s.is_place or s.is_city])
 
 
+def _elsewhere(subject: Subject, hint: Hint, memory: MemoryRecord) -> bool:
+    """A place seen in another city than the subject's places: one name, two places ("Piari Coffee" in
+    Raleigh and in Tucson)."""
+    city = normalize_alias(str(place_of(memory).get("city") or "")) if hint.is_place else ""
+    cities = {normalize_alias(str(place_of(s.memory).get("city") or "")) for s in subject.sightings if s.is_place}
+    return bool(city) and bool(cities - {""}) and city not in cities
+
+
 def collect_subjects(memories: list[MemoryRecord]) -> list[Subject]:
     """Group the memories' names into subjects of one page type (Austin the city, Austin the friend):
-    one normalises like the other, or the resolution ladder says they name one thing ("Biscuit the dog")."""
+    one normalises like the other, or the resolution ladder says they name one thing ("Biscuit the dog"),
+    unless their place records are in two cities."""
     subjects: list[Subject] = []
     for index, memory in enumerate(memories):
         for hint in hints_of(memory):
             names, probe = hint.names(), Subject(type=hint.type, kind=hint.kind)
             probe.add(index, memory, hint)
             seen = side_of(probe, hint.kind)
-            matching = [s for s in subjects if s.type == hint.type
+            matching = [s for s in subjects if s.type == hint.type and not _elsewhere(s, hint, memory)
                         and (s.names & names or same_subject(seen, side_of(s, s.kind)))]
             if matching:
                 subject = matching[0]
