@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
+from app.forget import queue_edits
 from app.reads import BadInput, ReadScope
 from domain.memory import MemoryIn
 from messages.compile import compile_workflow_id
@@ -65,11 +66,14 @@ async def retain_and_signal(
     settings: Settings | None = None,
 ) -> RetainOutcome:
     stored = await store_memories(engine, tenant, owner, memories)
+    # A memory retained again with new text: the lines citing it are re-derived from the new text.
+    edited = bool(stored.updated) and await queue_edits(engine, tenant, owner, stored.updated)
     if client is None or stored.changed == 0:
         return RetainOutcome(stored)
     try:
         handle = await signal_compile(
-            client, tenant, owner, trigger="memory_retain", memory_count=stored.changed, settings=settings
+            client, tenant, owner, trigger="memory_retain", memory_count=stored.changed, settings=settings,
+            forget=edited,
         )
     except (RPCError, SearchAttributeMissing) as error:
         raise CompileNotSignalled(
