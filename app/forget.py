@@ -1,9 +1,10 @@
-"""Forget memories, or preview what forgetting them would touch; queue the re-derivation of an edit.
+"""Forget memories, or preview what forgetting them would touch.
 
 `wiki memory forget`, the HTTP API (`DELETE /v1/memories/{id}`, `POST /v1/memories/forget`) and the
 MCP tool `forget` call these. A forget is queued in Postgres and the scope's compile is woken with
 `forget` set: the compile serves it between batches (workflows/compile_forget.py), so it is durable
-and never races a batch. An id of another scope is exactly an absent id.
+and never races a batch. An id of another scope is exactly an absent id. (A retain that changes a
+cited memory queues an edit the same way: app/retain.py.)
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
 
 from app.reads import BadInput, NotFound, ReadScope
+from app.retain import CompileUnavailable, TemporalConnector
 from messages.compile import compile_workflow_id
 from runtime.settings import Settings
 from runtime.temporal_client import signal_compile
@@ -20,13 +22,12 @@ from store.forget import (
     MAX_FORGET_IDS,
     BlastRadius,
     blast_radius,
-    cited_memories,
     enqueue,
     existing_memories,
     memory_key,
 )
 
-__all__ = ["BlastRadius", "ForgetQueued", "forget_memories", "memory_keys", "preview_forget", "queue_edits"]
+__all__ = ["BlastRadius", "ForgetOutcome", "ForgetQueued", "forget_for_agent", "forget_memories", "memory_keys", "preview_forget"]
 
 
 class ForgetQueued(BaseModel):
@@ -36,6 +37,13 @@ class ForgetQueued(BaseModel):
     memory_ids: list[str]
     not_found: list[str] = Field(default_factory=list)
     compile_workflow_id: str
+
+
+class ForgetOutcome(BaseModel):
+    """One answer for both modes (an MCP tool has one output shape): the preview, or the queued forget."""
+
+    blast_radius: BlastRadius | None = None
+    queued: ForgetQueued | None = None
 
 
 def memory_keys(raw: list[str] | tuple[str, ...]) -> list[str]:
@@ -79,14 +87,18 @@ async def forget_memories(engine: AsyncEngine, scope: ReadScope, raw_ids: list[s
                         compile_workflow_id=compile_workflow_id(scope.tenant, scope.owner))
 
 
-async def queue_edits(engine: AsyncEngine, tenant: str, owner: str, updated: list) -> bool:
-    """A retain that changed memories some claim cites queues their re-derivation; True when it did."""
-    keys = [k for k in (memory_key(m) for m in updated) if k is not None]
-    async with engine.begin() as conn:
-        cited = await cited_memories(conn, tenant, owner, keys)
-        if cited:
-            await enqueue(conn, tenant, owner, "edit", cited)
-    return bool(cited)
+async def forget_for_agent(engine: AsyncEngine, scope: ReadScope, raw_ids: list[str], connect: TemporalConnector,
+                           settings: Settings, *, dry_run: bool = False) -> ForgetQueued | BlastRadius:
+    """The agents' forget (HTTP and MCP): the preview, or the forget queued once Temporal is reached
+    (a forget it could not serve queues nothing)."""
+    if dry_run:
+        return await preview_forget(engine, scope, raw_ids)
+    memory_keys(raw_ids)  # bad ids are refused before Temporal is reached
+    try:
+        client = await connect()
+    except (RuntimeError, OSError) as error:
+        raise CompileUnavailable(f"cannot reach Temporal to forget ({error}); nothing was queued") from None
+    return await forget_memories(engine, scope, raw_ids, client, settings)
 
 
 def _none_found(scope: ReadScope, keys: list[str]) -> str:

@@ -20,12 +20,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
-from app.forget import queue_edits
 from app.reads import BadInput, ReadScope
 from domain.memory import MemoryIn
 from messages.compile import compile_workflow_id
 from runtime.settings import Settings
 from runtime.temporal_client import SearchAttributeMissing, signal_compile
+from store.forget import cited_memories, enqueue, memory_key
 from store.memories import RetainResult, store_memories
 
 MAX_RETAIN_MEMORIES = 100
@@ -54,6 +54,17 @@ class RetainSummary(BaseModel):
     unchanged: int
     memory_ids: list[str]
     compile_workflow_id: str | None  # the compile woken, when anything changed
+
+
+async def queue_edits(engine: AsyncEngine, tenant: str, owner: str, updated: list) -> bool:
+    """Memories retained again with new text that some claim cites: their lines are re-derived from
+    the new text by the scope's compile (an edit request); True when one was queued."""
+    keys = [k for k in (memory_key(m) for m in updated) if k is not None]
+    async with engine.begin() as conn:
+        cited = await cited_memories(conn, tenant, owner, keys)
+        if cited:
+            await enqueue(conn, tenant, owner, "edit", cited)
+    return bool(cited)
 
 
 async def retain_and_signal(

@@ -98,7 +98,7 @@ def corpus(seed: int) -> tuple[list[MemoryIn], MemoryIn, MemoryIn, str, str]:
         "id": str(uuid.UUID(int=rng.getrandbits(128))),
         "content": f"Lena showed me her {shared_word} collection after dinner; she keeps it in the hallway.",
         "metadata": {"entities": [{"name": "Lena", "type": "entity", "kind": "person"}]},
-        "occurred_at": "2026-06-0%dT10:00:00Z" % rng.randint(1, 9)})
+        "occurred_at": f"2026-06-0{rng.randint(1, 9)}T10:00:00Z"})
     alone_name = alone_word.capitalize() + " Vell"
     decision = f"Take {alone_word.capitalize()} wheel classes"
     alone = MemoryIn.model_validate({
@@ -106,7 +106,7 @@ def corpus(seed: int) -> tuple[list[MemoryIn], MemoryIn, MemoryIn, str, str]:
         "content": f"Decided to take {alone_word} wheel classes with {alone_name} at the pottery studio.",
         "metadata": {"entities": [{"name": decision, "type": "decision", "kind": "decision"},
                                   {"name": alone_name, "type": "entity", "kind": "person"}]},
-        "occurred_at": "2026-06-1%dT10:00:00Z" % rng.randint(0, 9)})
+        "occurred_at": f"2026-06-1{rng.randint(0, 9)}T10:00:00Z"})
     lena = [MemoryIn.model_validate({
         "content": f"Lena and I walked along the river on day {day}; she talked about her new job.",
         "metadata": {"entities": [{"name": "Lena", "type": "entity", "kind": "person"}]},
