@@ -14,14 +14,17 @@ import uuid
 import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
 from app.forget import forget_memories, preview_forget
 from app.reads import NotFound, ReadScope
+from app.retain import retain_and_signal
 from domain.memory import MemoryIn
 from messages.compile import compile_workflow_id
 from store.memories import store_memories
 from tests.compile.helpers import compile_scope, poll, running_worker, sample_memories
+from tests.compile.test_durability import assert_same_wiki, comparable_wiki, worker_process
 from tests.compile.helpers import test_settings as settings_for
 
 # Every table and column where the product keeps text derived from memories.
@@ -204,3 +207,107 @@ async def test_forgetting_many_memories_is_one_pass(client, engine):
     assert len(done) < len(ids)
     for memory_id in ids:
         assert await references_to(engine, memory_id) == {}
+
+
+async def redone_forget_steps(client: Client, tenant: str, owner: str) -> list[str]:
+    """The forget steps the scope's run histories show were started again after the kill."""
+    redone = []
+    async for execution in client.list_workflows(f"WorkflowId = '{compile_workflow_id(tenant, owner)}'"):
+        history = await client.get_workflow_handle(execution.id, run_id=execution.run_id).fetch_history()
+        names = {}
+        for event in history.events:
+            if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+                names[event.event_id] = event.activity_task_scheduled_event_attributes.activity_type.name
+            elif (event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
+                  and event.activity_task_started_event_attributes.attempt > 1):
+                redone.append(names[event.activity_task_started_event_attributes.scheduled_event_id])
+            elif event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT:
+                redone.append("workflow task")
+    return redone
+
+
+async def request_status(engine: AsyncEngine, tenant: str, owner: str) -> str | None:
+    async with engine.connect() as conn:
+        return (await conn.execute(text("SELECT min(status) FROM wiki_forget_requests WHERE tenant_id = :t "
+                                        "AND owner_id = :o"), {"t": tenant, "o": owner})).scalar_one()
+
+
+async def compiled_then_forgotten(client: Client, engine: AsyncEngine, settings, tenant: str, owner: str,
+                                  memories: list[MemoryIn], forget: list[str]) -> None:
+    """The reference: the same memories compiled and the same forget served without interruption."""
+    await store_memories(engine, tenant, owner, memories)
+    async with running_worker(client, engine, settings):
+        await compile_scope(client, settings, tenant, owner)
+        await forget_memories(engine, ReadScope.of(tenant, owner), forget, client, settings)
+        await client.get_workflow_handle(compile_workflow_id(tenant, owner)).result()
+
+
+async def test_a_worker_killed_during_a_forget_is_replaced_and_the_forget_completes_once(
+        client, temporal_env, database_url, engine, second_engine, tmp_path):
+    tenant, owner = new_scope()
+    settings = settings_for(WIKI_HEARTBEAT_TIMEOUT_SECONDS=2)
+    memories, shared, alone, shared_word, _ = corpus(17)
+    forget = [str(shared.resolved_id(tenant, owner)), str(alone.resolved_id(tenant, owner))]
+    await store_memories(engine, tenant, owner, memories)
+    async with running_worker(client, engine, settings):
+        await compile_scope(client, settings, tenant, owner)
+    before = await sections_by_id(engine, tenant, owner)
+    # Queued with no worker running: the forget starts the scope's compile, which waits for one.
+    await forget_memories(engine, ReadScope.of(tenant, owner), forget, client, settings)
+    worker_env = {"DATABASE_URL": database_url, "TEMPORAL_ADDRESS": temporal_env.client.service_client.config.target_host,
+                  "WIKI_TASK_QUEUE": settings.task_queue, "WIKI_LLM": "scripted",
+                  # Each re-derivation takes a while, so the kill lands while they are in flight.
+                  "WIKI_SCRIPTED_LATENCY_MS": "3000"}
+    with worker_process(worker_env, tmp_path / "first-worker.log") as first:
+        async def prepared() -> bool:
+            assert first.poll() is None, (tmp_path / "first-worker.log").read_text()
+            return await request_status(engine, tenant, owner) == "prepared"
+
+        await poll(prepared, timeout=60, every=0.02, what="the forget pass to be prepared")
+        first.kill()
+        first.wait(timeout=30)
+    # Nothing half-done: the memories and every section are as they were, and there is no receipt.
+    assert await receipts(engine, tenant, owner) == []
+    for memory_id in forget:
+        assert "memory" in await references_to(engine, memory_id)
+    assert await sections_by_id(engine, tenant, owner) == before
+
+    with worker_process({**worker_env, "WIKI_SCRIPTED_LATENCY_MS": "0"}, tmp_path / "second-worker.log"):
+        await asyncio.wait_for(client.get_workflow_handle(compile_workflow_id(tenant, owner)).result(), timeout=120)
+    done = await receipts(engine, tenant, owner)
+    assert len(done) == 1 and done[0]["metrics"]["memories_forgotten"] == 2
+    assert await rows_holding(engine, shared_word) == {}
+    assert await redone_forget_steps(client, tenant, owner), "the kill interrupted nothing"
+
+    await compiled_then_forgotten(client, second_engine, settings, tenant, owner, memories, forget)
+    assert_same_wiki(await comparable_wiki(engine, tenant, owner), await comparable_wiki(second_engine, tenant, owner))
+
+
+async def test_a_memory_retained_again_with_new_text_has_its_lines_rederived(client, engine):
+    tenant, owner = new_scope()
+    settings = settings_for()
+    memories, shared, _, shared_word, _ = corpus(23)
+    await store_memories(engine, tenant, owner, memories)
+    async with running_worker(client, engine, settings):
+        await compile_scope(client, settings, tenant, owner)
+        assert await rows_holding(engine, shared_word)
+        before = await sections_by_id(engine, tenant, owner)
+        redacted = shared.model_copy(update={"content": shared.content.replace(f"her {shared_word} collection",
+                                                                               "her stamp collection")})
+        outcome = await retain_and_signal(engine, tenant, owner, [redacted], client=client, settings=settings)
+        assert outcome.stored.updated and outcome.compile is not None
+        await outcome.compile.result()
+    done = await receipts(engine, tenant, owner)
+    assert len(done) == 1 and done[0]["metrics"]["memories_edited"] == 1
+    assert done[0]["metrics"]["memories_forgotten"] == 0
+    # The old text is gone from every page, claim and staged row; the memory stays, with its new text.
+    assert await rows_holding(engine, shared_word) == {}
+    assert "memory" in await references_to(engine, str(shared.resolved_id(tenant, owner)))
+    assert await rows_holding(engine, "stamp collection")
+    edited = str(shared.resolved_id(tenant, owner))
+    after = await sections_by_id(engine, tenant, owner)
+    untouched = {sid: row for sid, row in before.items() if edited not in row[3]}
+    changed_by_the_compile = {sid for sid, row in untouched.items() if after.get(sid) != row}
+    # Sections not citing the memory are left alone by the edit (the compile of its new text may add to
+    # the pages its planner puts it on, as for any retained memory).
+    assert len(changed_by_the_compile) < len(untouched)
