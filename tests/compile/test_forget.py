@@ -8,6 +8,7 @@ not just removed), and one memory that is a page's only evidence (so that page g
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import uuid
 
@@ -21,11 +22,13 @@ from app.forget import forget_memories, preview_forget
 from app.reads import NotFound, ReadScope
 from app.retain import retain_and_signal
 from domain.memory import MemoryIn
+from domain.pricing import TokenUsage, cost_usd
 from messages.compile import compile_workflow_id
 from store.memories import store_memories
 from tests.compile.helpers import compile_scope, poll, running_worker, sample_memories
-from tests.compile.test_durability import assert_same_wiki, comparable_wiki, worker_process
 from tests.compile.helpers import test_settings as settings_for
+from tests.compile.test_durability import assert_same_wiki, comparable_wiki, worker_process
+from tests.compile.test_model_path import model_worker
 
 # Every table and column where the product keeps text derived from memories.
 TEXT_COLUMNS = {
@@ -311,3 +314,30 @@ async def test_a_memory_retained_again_with_new_text_has_its_lines_rederived(cli
     # Sections not citing the memory are left alone by the edit (the compile of its new text may add to
     # the pages its planner puts it on, as for any retained memory).
     assert len(changed_by_the_compile) < len(untouched)
+
+
+async def test_through_the_sdk_the_rederivation_is_a_writer_call_on_exactly_the_affected_sections(
+        client, engine, sim):
+    tenant, owner = new_scope()
+    memories, shared, alone, shared_word, alone_word = corpus(31)
+    await store_memories(engine, tenant, owner, memories)
+    forget = [str(shared.resolved_id(tenant, owner)), str(alone.resolved_id(tenant, owner))]
+    async with model_worker(client, engine, "anthropic") as settings:
+        await compile_scope(client, settings, tenant, owner)
+        radius = await preview_forget(engine, ReadScope.of(tenant, owner), forget)
+        before = await sections_by_id(engine, tenant, owner)
+        calls_before = len(sim.calls)
+        await forget_memories(engine, ReadScope.of(tenant, owner), forget, client, settings)
+        await client.get_workflow_handle(compile_workflow_id(tenant, owner)).result()
+    rederive_calls = [c for c in sim.calls[calls_before:] if c.kind == "rederive"]
+    assert len(rederive_calls) == len(radius.sections_rederived) > 0
+    # The prompts carry the remaining memories only: never a forgotten one's text.
+    assert all(shared_word not in json.dumps(c.body).lower() and alone_word not in json.dumps(c.body).lower()
+               for c in rederive_calls)
+    receipt = (await receipts(engine, tenant, owner))[0]["metrics"]
+    billed = sum(cost_usd(settings.model_id, TokenUsage(**c.usage.as_dict())) for c in rederive_calls)
+    assert receipt["cost_usd"] == pytest.approx(billed, abs=1e-6) and billed > 0
+    assert await rows_holding(engine, shared_word) == {} and await rows_holding(engine, alone_word) == {}
+    after = await sections_by_id(engine, tenant, owner)
+    untouched = {sid: row for sid, row in before.items() if not set(forget) & set(row[3])}
+    assert {sid: after.get(sid) for sid in untouched} == untouched

@@ -1,0 +1,43 @@
+"""The simulator's answer to a re-derivation call (planners/rederive.py): the prompt read back into
+its task, each marked line answered by the offline rule (kept when its memories hold all of its
+words, else their own dated lines)."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Any
+
+from domain.claims import evidence_of
+from domain.forget import RederiveLine, RederiveMemory, RederiveTask, offline_replacement
+from planners.memory_text import first_sentence
+
+_LINE = re.compile(r"^([ *])(\d+)\| (.*)$")
+_MEMORY = re.compile(r"^  - \[([^\]]+)\] (.*)$")
+
+
+def rederived_lines(user: str) -> dict[str, Any]:
+    head, _, tail = user.partition("## Memories behind each marked line\n")
+    lines: list[RederiveLine] = []
+    for row in head.partition("## Section\n")[2].splitlines():
+        match = _LINE.match(row)
+        if match:
+            lines.append(RederiveLine(text=match.group(3), redo=match.group(1) == "*"))
+    memories: list[RederiveMemory] = []
+    current: RederiveLine | None = None
+    for row in tail.splitlines():
+        if row.startswith("line ") and row.endswith(":"):
+            current = lines[int(row[5:-1]) - 1]
+        elif (match := _MEMORY.match(row)) and current is not None:
+            memory = RederiveMemory(id=f"m{len(memories) + 1}", content=match.group(2),
+                                    day=None if match.group(1) == "undated" else match.group(1))
+            memories.append(memory)
+            current.memory_ids.append(memory.id)
+    title = re.search(r"^Page: (.*?)  \(type: ", user, re.MULTILINE)
+    task = RederiveTask(section_id="", page_title=title.group(1) if title else "", page_type="", slug="", heading="", lines=lines,
+                        memories=memories)
+    evidence = {m.id: evidence_of(m.id, m.content, {}, date.fromisoformat(m.day) if m.day else None)
+                for m in memories}
+    quote = {m.id: first_sentence(m.content) for m in memories}
+    return {"rederived": [{"line": number, "text": offline_replacement(line, task, evidence, quote)}
+                          for number, line in enumerate(lines, 1) if line.redo]}
