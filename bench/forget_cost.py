@@ -35,7 +35,6 @@ FORGETS = 8
 SEED = 26
 TTFT_SECONDS = 0.4
 OUTPUT_TOKENS_PER_SECOND = 150.0
-TARGET_USD = 0.001  # a forget should cost less than a tenth of a cent
 
 
 async def _shared_memories(engine, tenant: str, owner: str) -> list[str]:
@@ -127,8 +126,8 @@ def headline(detail: dict) -> dict:
 
 
 def rows(detail: dict) -> list[SummaryRow]:
-    return [SummaryRow("forgetting one memory (its re-derivation)", "forget_cost_usd",
-                       f"${detail['forget_cost_usd']:.5f}", f"< ${TARGET_USD}", detail["forget_cost_usd"] < TARGET_USD)]
+    return [SummaryRow("forgetting one memory (its re-derivation, through the SDK)", "forget_cost_usd",
+                       f"${detail['forget_cost_usd']:.5f}", "measured", None)]
 
 
 def section(detail: dict) -> list[str]:

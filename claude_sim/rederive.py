@@ -13,29 +13,29 @@ from domain.forget import RederiveLine, RederiveMemory, RederiveTask, offline_re
 from planners.memory_text import first_sentence
 
 _LINE = re.compile(r"^([ *])(\d+)\| (.*)$")
-_MEMORY = re.compile(r"^  - \[([^\]]+)\] (.*)$")
+_MEMORY = re.compile(r"^(r\d+) \[([^\]]+)\] (.*)$")
+_RESTS_ON = re.compile(r"^line (\d+): (.*)$")
 
 
 def rederived_lines(user: str) -> dict[str, Any]:
-    head, _, tail = user.partition("## Memories behind each marked line\n")
+    head, _, rest = user.partition("## Memories\n")
+    shown, _, rests_on = rest.partition("## What each marked line rests on\n")
     lines: list[RederiveLine] = []
     for row in head.partition("## Section\n")[2].splitlines():
         match = _LINE.match(row)
         if match:
             lines.append(RederiveLine(text=match.group(3), redo=match.group(1) == "*"))
-    memories: list[RederiveMemory] = []
-    current: RederiveLine | None = None
-    for row in tail.splitlines():
-        if row.startswith("line ") and row.endswith(":"):
-            current = lines[int(row[5:-1]) - 1]
-        elif (match := _MEMORY.match(row)) and current is not None:
-            memory = RederiveMemory(id=f"m{len(memories) + 1}", content=match.group(2),
-                                    day=None if match.group(1) == "undated" else match.group(1))
-            memories.append(memory)
-            current.memory_ids.append(memory.id)
+    memories = []
+    for row in shown.splitlines():
+        if match := _MEMORY.match(row):
+            memories.append(RederiveMemory(id=match.group(1), content=match.group(3),
+                                           day=None if match.group(2) == "undated" else match.group(2)))
+    for row in rests_on.splitlines():
+        if match := _RESTS_ON.match(row):
+            lines[int(match.group(1)) - 1].memory_ids = [h.strip() for h in match.group(2).split(",") if h.strip()]
     title = re.search(r"^Page: (.*?)  \(type: ", user, re.MULTILINE)
-    task = RederiveTask(section_id="", page_title=title.group(1) if title else "", page_type="", slug="", heading="", lines=lines,
-                        memories=memories)
+    task = RederiveTask(section_id="", page_title=title.group(1) if title else "", page_type="", slug="", heading="",
+                        lines=lines, memories=memories)
     evidence = {m.id: evidence_of(m.id, m.content, {}, date.fromisoformat(m.day) if m.day else None)
                 for m in memories}
     quote = {m.id: first_sentence(m.content) for m in memories}

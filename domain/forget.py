@@ -94,18 +94,20 @@ def offline_replacement(line: RederiveLine, task: RederiveTask, evidence: dict[s
 
 def splice(task: RederiveTask, replacements: dict[int, list[str]]) -> str:
     """The section's new body: every line not re-derived as it was, each re-derived line replaced by
-    its writer's lines (none: it goes), a line repeated by two replacements written once."""
+    its writer's lines (none: it goes); a replacement repeating a line already in the body, or another
+    replacement, is written once."""
     out: list[str] = []
-    seen: set[str] = set()
+    seen: set[str] = {line.text.rstrip() for line in task.lines if not line.redo}
     for index, line in enumerate(task.lines):
         new = replacements.get(index, []) if line.redo else [line.text]
         for text in new:
             text = text.rstrip()
             if not text.strip():
                 continue
-            if line.redo and text in seen:
-                continue
-            seen.add(text)
+            if line.redo:
+                if text in seen:
+                    continue
+                seen.add(text)
             out.append(text)
     return "\n".join(out)
 

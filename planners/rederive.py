@@ -52,19 +52,27 @@ MEMORY_TEXT_LIMIT = 600
 
 
 def build_rederive_prompt(task: RederiveTask) -> str:
+    """The writer's user message: the section with its marked lines, then each memory a marked line
+    rests on, once (`r1`, `r2`, …), and which of them each marked line rests on. No memory id is shown."""
+    handles: dict[str, str] = {}
+    for line in task.lines:
+        for memory_id in line.memory_ids if line.redo else []:
+            if task.memory(memory_id) is not None:
+                handles.setdefault(memory_id, f"r{len(handles) + 1}")
     lines = [f"Page: {task.page_title}  (type: {task.page_type})", f"Section: {task.heading}  (slug: {task.slug})",
              "", "## Section"]
     for number, line in enumerate(task.lines, 1):
         lines.append(f"{'*' if line.redo else ' '}{number}| {line.text}")
-    lines += ["", "## Memories behind each marked line"]
+    lines += ["", "## Memories"]
+    for memory_id, handle in handles.items():
+        memory = task.memory(memory_id)
+        assert memory is not None
+        lines.append(f"{handle} [{memory.day or 'undated'}] {truncate(clean(memory.content), MEMORY_TEXT_LIMIT)}")
+    lines += ["", "## What each marked line rests on"]
     for number, line in enumerate(task.lines, 1):
-        if not line.redo:
-            continue
-        lines.append(f"line {number}:")
-        for memory_id in line.memory_ids:
-            memory = task.memory(memory_id)
-            if memory is not None:
-                lines.append(f"  - [{memory.day or 'undated'}] {truncate(clean(memory.content), MEMORY_TEXT_LIMIT)}")
+        if line.redo:
+            shown = [handles[m] for m in line.memory_ids if m in handles]
+            lines.append(f"line {number}: {', '.join(shown) or 'nothing left'}")
     lines += ["", "Answer with the rederived lines through the tool, one entry per marked line."]
     return "\n".join(lines)
 
@@ -113,7 +121,8 @@ def parse_rederive_reply(task: RederiveTask, raw: str) -> dict[int, list[str]]:
         if not isinstance(item, dict) or not isinstance(item.get("line"), int):
             continue
         index = item["line"] - 1
-        texts = item.get("text") if isinstance(item.get("text"), list) else []
+        raw_texts = item.get("text")
+        texts: list = raw_texts if isinstance(raw_texts, list) else []
         if 0 <= index < len(task.lines) and task.lines[index].redo:
             out[index] = [" ".join(clean(t).split()) for t in texts if isinstance(t, str) and clean(t).strip()]
     return out

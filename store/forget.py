@@ -266,7 +266,8 @@ async def radius(conn: AsyncConnection, tenant: str, owner: str, forgotten: set[
 def preview(asked: Sequence[str], found: Sequence[str], r: Radius) -> BlastRadius:
     removed_pages = r.removed_pages()
     removed = [s for s in r.removed_sections() if s.page_id not in removed_pages]
-    rederived = [s for s in r.sections if any(f == "redo" for _, _, f in s.lines) and s.page_id not in removed_pages]
+    rederived = [s for s in r.sections if any(f == "redo" for _, _, f in s.lines) and s.page_id not in removed_pages
+                 and not s.rollup]  # a rollup is re-derived by the aggregation pass (rollups_affected)
     sightings = sum(remaining_sightings(m.sample_contexts or [], r.forgotten)[1] for m in r.mentions)
     return BlastRadius(
         memory_ids=list(found), not_found=[k for k in asked if k not in set(found)],

@@ -60,7 +60,8 @@ async def apply_pass(conn: AsyncConnection, tenant: str, owner: str, pass_id: uu
     if removed_pages:
         await conn.execute(text("DELETE FROM wiki_pages WHERE id = ANY(CAST(:ids AS uuid[])) "
                                 "AND tenant_id = :tenant AND owner_id = :owner"), {**scope, "ids": sorted(removed_pages)})
-    rewritten, emptied = [], []
+    rewritten: list[tuple[str, str]] = []
+    emptied: list[tuple[str, str]] = []
     for section in r.sections:
         if section.page_id in removed_pages:
             continue
@@ -71,7 +72,7 @@ async def apply_pass(conn: AsyncConnection, tenant: str, owner: str, pass_id: uu
         result.claims_removed += sum(1 for _, _, fate in section.lines if fate == "dropped")
         result.claims_rederived += sum(1 for _, _, fate in section.lines if fate == "redo")
     result.claims_removed += sum(len(s.lines) for s in r.sections if s.page_id in removed_pages)
-    result.sections_rederived = sum(1 for s in r.sections if s.page_id not in removed_pages
+    result.sections_rederived = sum(1 for s in r.sections if s.page_id not in removed_pages and not s.rollup
                                     and any(f == "redo" for _, _, f in s.lines))
     result.sections_removed = len(emptied) + sum(1 for s in r.sections if s.page_id in removed_pages)
     if emptied:
