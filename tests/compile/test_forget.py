@@ -341,3 +341,34 @@ async def test_through_the_sdk_the_rederivation_is_a_writer_call_on_exactly_the_
     after = await sections_by_id(engine, tenant, owner)
     untouched = {sid: row for sid, row in before.items() if not set(forget) & set(row[3])}
     assert {sid: after.get(sid) for sid in untouched} == untouched
+
+
+async def test_a_promoted_page_whose_evidence_falls_below_the_rule_goes_back_to_a_mention(client, engine):
+    tenant, owner = new_scope()
+    settings = settings_for(WIKI_RECORD_PAGE_SIZE=1)  # one memory a batch: the name is seen three times
+    sightings = [MemoryIn.model_validate({
+        "content": f"Bumped into Quillon Rask at the market on day {day}.",
+        "metadata": {"entities": [{"name": "Quillon Rask", "type": "entity", "kind": "person"}]},
+        "occurred_at": f"2026-11-{day:02d}T09:00:00Z"}) for day in (20, 21, 22)]
+    stored = await store_memories(engine, tenant, owner, sightings)
+
+    async def mention_rows() -> list[tuple]:
+        async with engine.connect() as conn:
+            rows = await conn.execute(text("SELECT status, mention_count, promoted_page_id IS NOT NULL AS linked "
+                                           "FROM wiki_unresolved_mentions WHERE tenant_id = :t AND owner_id = :o "
+                                           "AND alias_normalized = 'quillon rask'"), {"t": tenant, "o": owner})
+            return [tuple(row) for row in rows]
+
+    async with running_worker(client, engine, settings):
+        await compile_scope(client, settings, tenant, owner)
+        assert [row[0] for row in await mention_rows()] == ["promoted"], "the name was meant to be promoted"
+        radius = await preview_forget(engine, ReadScope.of(tenant, owner), [str(stored.inserted[0])])
+        assert [page.title for page in radius.pages_demoted] == ["Quillon Rask"]
+        await forget_memories(engine, ReadScope.of(tenant, owner), [str(stored.inserted[0])], client, settings)
+        await client.get_workflow_handle(compile_workflow_id(tenant, owner)).result()
+    async with engine.connect() as conn:
+        pages = (await conn.execute(text("SELECT count(*) FROM wiki_pages WHERE tenant_id = :t AND owner_id = :o "
+                                         "AND title = 'Quillon Rask'"), {"t": tenant, "o": owner})).scalar_one()
+    assert pages == 0
+    assert await mention_rows() == [("open", 2, False)]
+    assert (await receipts(engine, tenant, owner))[0]["metrics"]["pages_demoted"] == 1
