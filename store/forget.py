@@ -328,9 +328,11 @@ async def prepare_pass(conn: AsyncConnection, tenant: str, owner: str, pass_id: 
         WHERE tenant_id = :tenant AND owner_id = :owner AND pass_id = :pass LIMIT 1
     """), {"tenant": tenant, "owner": owner, "pass": pass_id})).first()
     if claimed is None:
+        # A request prepared by a pass that never applied (its run failed or was terminated) is taken
+        # over: the compile is the scope's lock, so no other pass of the scope is running.
         await conn.execute(text("""
             UPDATE wiki_forget_requests SET pass_id = :pass, status = 'prepared'
-            WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'pending'
+            WHERE tenant_id = :tenant AND owner_id = :owner AND status IN ('pending', 'prepared')
         """), {"tenant": tenant, "owner": owner, "pass": pass_id})
     else:
         row = (await conn.execute(text("""

@@ -11,11 +11,11 @@ import asyncio
 import json
 import random
 import uuid
+from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
-from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
 from app.forget import forget_memories, preview_forget
@@ -24,10 +24,12 @@ from app.retain import retain_and_signal
 from domain.memory import MemoryIn
 from domain.pricing import TokenUsage, cost_usd
 from messages.compile import compile_workflow_id
+from store.forget import enqueue, prepare_pass
+from store.forget_apply import apply_pass
 from store.memories import store_memories
 from tests.compile.helpers import compile_scope, poll, running_worker, sample_memories
 from tests.compile.helpers import test_settings as settings_for
-from tests.compile.test_durability import assert_same_wiki, comparable_wiki, worker_process
+from tests.compile.test_durability import assert_same_wiki, comparable_wiki, work_redone, worker_process
 from tests.compile.test_model_path import model_worker
 
 # Every table and column where the product keeps text derived from memories.
@@ -212,23 +214,6 @@ async def test_forgetting_many_memories_is_one_pass(client, engine):
         assert await references_to(engine, memory_id) == {}
 
 
-async def redone_forget_steps(client: Client, tenant: str, owner: str) -> list[str]:
-    """The forget steps the scope's run histories show were started again after the kill."""
-    redone = []
-    async for execution in client.list_workflows(f"WorkflowId = '{compile_workflow_id(tenant, owner)}'"):
-        history = await client.get_workflow_handle(execution.id, run_id=execution.run_id).fetch_history()
-        names = {}
-        for event in history.events:
-            if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-                names[event.event_id] = event.activity_task_scheduled_event_attributes.activity_type.name
-            elif (event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
-                  and event.activity_task_started_event_attributes.attempt > 1):
-                redone.append(names[event.activity_task_started_event_attributes.scheduled_event_id])
-            elif event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT:
-                redone.append("workflow task")
-    return redone
-
-
 async def request_status(engine: AsyncEngine, tenant: str, owner: str) -> str | None:
     async with engine.connect() as conn:
         return (await conn.execute(text("SELECT min(status) FROM wiki_forget_requests WHERE tenant_id = :t "
@@ -280,7 +265,8 @@ async def test_a_worker_killed_during_a_forget_is_replaced_and_the_forget_comple
     done = await receipts(engine, tenant, owner)
     assert len(done) == 1 and done[0]["metrics"]["memories_forgotten"] == 2
     assert await rows_holding(engine, shared_word) == {}
-    assert await redone_forget_steps(client, tenant, owner), "the kill interrupted nothing"
+    assert await work_redone(client, engine, compile_workflow_id(tenant, owner), tenant, owner), \
+        "the kill interrupted nothing"
 
     await compiled_then_forgotten(client, second_engine, settings, tenant, owner, memories, forget)
     assert_same_wiki(await comparable_wiki(engine, tenant, owner), await comparable_wiki(second_engine, tenant, owner))
@@ -372,3 +358,24 @@ async def test_a_promoted_page_whose_evidence_falls_below_the_rule_goes_back_to_
     assert pages == 0
     assert await mention_rows() == [("open", 2, False)]
     assert (await receipts(engine, tenant, owner))[0]["metrics"]["pages_demoted"] == 1
+
+
+async def test_a_pass_that_never_applied_is_taken_over_by_the_next_and_an_applied_one_returns_its_receipt(engine):
+    tenant, owner = new_scope()
+    stored = await store_memories(engine, tenant, owner, sample_memories(3))
+    key = str(stored.inserted[0])
+    first, second = uuid.uuid4(), uuid.uuid4()
+    async with engine.begin() as conn:
+        await enqueue(conn, tenant, owner, "forget", [key])
+        requests, _ = await prepare_pass(conn, tenant, owner, first)
+        assert len(requests.request_ids) == 1
+    async with engine.begin() as conn:  # the first pass's run died before applying
+        requests, _ = await prepare_pass(conn, tenant, owner, second)
+        assert requests.forgotten == {key}
+        applied = await apply_pass(conn, tenant, owner, second, "compile:x:y", datetime.now(UTC))
+    async with engine.begin() as conn:
+        again = await apply_pass(conn, tenant, owner, second, "compile:x:y", datetime.now(UTC))
+        stale = await apply_pass(conn, tenant, owner, first, "compile:x:y", datetime.now(UTC))
+    assert applied.memories_forgotten == 1 and again == applied
+    assert stale.memories_forgotten == 0 and len(await receipts(engine, tenant, owner)) == 1
+    assert await references_to(engine, key) == {}
