@@ -32,7 +32,8 @@ def rederived_lines(user: str) -> dict[str, Any]:
                                            day=None if match.group(2) == "undated" else match.group(2)))
     for row in rests_on.splitlines():
         if match := _RESTS_ON.match(row):
-            lines[int(match.group(1)) - 1].memory_ids = [h.strip() for h in match.group(2).split(",") if h.strip()]
+            handles = match.group(2).split(" (", 1)[0]  # "(the latest 12 of 40 memories, …)" is not a handle
+            lines[int(match.group(1)) - 1].memory_ids = [h.strip() for h in handles.split(",") if h.strip()]
     title = re.search(r"^Page: (.*?)  \(type: ", user, re.MULTILINE)
     task = RederiveTask(section_id="", page_title=title.group(1) if title else "", page_type="", slug="", heading="",
                         lines=lines, memories=memories)

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from domain.claims import evidence_of
 from domain.errors import ModelInterrupted, ModelTruncated, PlanInvalid
-from domain.forget import RederiveTask, offline_replacement, splice
+from domain.forget import RederiveLine, RederiveMemory, RederiveTask, offline_replacement, splice
 from domain.pricing import TokenCounts, TokenUsage, estimate_tokens, priced
 from planners.claude_client import ModelClient
 from planners.claude_planner import priced_error
@@ -49,30 +49,49 @@ REDERIVE_REPLY_SCHEMA: dict[str, Any] = {
 }
 REDERIVE_MAX_TOKENS = 4_000
 MEMORY_TEXT_LIMIT = 600
+# A line resting on more memories than this sums up its section; its prompt shows the latest ones
+# and the count and span of all (what such a line says), so a forget in a large hub costs no more.
+MEMORIES_SHOWN_PER_LINE = 12
+
+
+def shown_memories(task: RederiveTask, line: RederiveLine) -> list[RederiveMemory]:
+    """The memories a marked line's prompt shows: all of them, or past MEMORIES_SHOWN_PER_LINE (a line
+    summing up a whole section: a count, a span) the latest ones, the rest given as a count and span."""
+    held = sorted((m for m in (task.memory(i) for i in line.memory_ids) if m is not None),
+                  key=lambda m: (m.day or "", m.id))
+    return held[-MEMORIES_SHOWN_PER_LINE:]
 
 
 def build_rederive_prompt(task: RederiveTask) -> str:
     """The writer's user message: the section with its marked lines, then each memory a marked line
     rests on, once (`r1`, `r2`, …), and which of them each marked line rests on. No memory id is shown."""
     handles: dict[str, str] = {}
+    shown_once: list[RederiveMemory] = []
     for line in task.lines:
-        for memory_id in line.memory_ids if line.redo else []:
-            if task.memory(memory_id) is not None:
-                handles.setdefault(memory_id, f"r{len(handles) + 1}")
+        for memory in shown_memories(task, line) if line.redo else []:
+            if memory.id not in handles:
+                handles[memory.id] = f"r{len(handles) + 1}"
+                shown_once.append(memory)
     lines = [f"Page: {task.page_title}  (type: {task.page_type})", f"Section: {task.heading}  (slug: {task.slug})",
              "", "## Section"]
     for number, line in enumerate(task.lines, 1):
         lines.append(f"{'*' if line.redo else ' '}{number}| {line.text}")
     lines += ["", "## Memories"]
-    for memory_id, handle in handles.items():
-        memory = task.memory(memory_id)
-        assert memory is not None
-        lines.append(f"{handle} [{memory.day or 'undated'}] {truncate(clean(memory.content), MEMORY_TEXT_LIMIT)}")
+    for memory in shown_once:
+        lines.append(f"{handles[memory.id]} [{memory.day or 'undated'}] "
+                     f"{truncate(clean(memory.content), MEMORY_TEXT_LIMIT)}")
     lines += ["", "## What each marked line rests on"]
     for number, line in enumerate(task.lines, 1):
-        if line.redo:
-            shown = [handles[m] for m in line.memory_ids if m in handles]
-            lines.append(f"line {number}: {', '.join(shown) or 'nothing left'}")
+        if not line.redo:
+            continue
+        shown = [handles[m.id] for m in shown_memories(task, line)]
+        held = [m for m in (task.memory(i) for i in line.memory_ids) if m is not None]
+        entry = f"line {number}: {', '.join(shown) or 'nothing left'}"
+        if len(held) > len(shown):
+            days = sorted(m.day for m in held if m.day)
+            span = f", {days[0]} to {days[-1]}" if days else ""
+            entry += f" (the latest {len(shown)} of {len(held)} memories{span})"
+        lines.append(entry)
     lines += ["", "Answer with the rederived lines through the tool, one entry per marked line."]
     return "\n".join(lines)
 

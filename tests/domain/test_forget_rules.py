@@ -11,7 +11,7 @@ import pytest
 from domain.aliases import normalize_alias
 from domain.claims import evidence_of
 from domain.forget import RederiveLine, RederiveMemory, RederiveTask, alias_goes, remaining_sightings, splice
-from planners.rederive import build_rederive_prompt, offline_body, parse_rederive_reply
+from planners.rederive import MEMORIES_SHOWN_PER_LINE, build_rederive_prompt, offline_body, parse_rederive_reply
 from store.forget import _fate
 
 WORDS = ["river", "garden", "lantern", "harbor", "violin", "meadow", "copper", "falcon", "pepper", "timber",
@@ -118,3 +118,16 @@ def test_sightings_of_the_forgotten_memories_leave_a_mention():
     samples = [{"quote": "a", "source_ref": "m1"}, {"quote": "b", "source_ref": "m2"}, "not a sighting"]
     kept, lost = remaining_sightings(samples, {"m1"})
     assert lost == 1 and kept == samples[1:]
+
+
+def test_a_line_resting_on_many_memories_shows_the_latest_and_the_count_and_span_of_all():
+    memories = [RederiveMemory(id=f"m{i}", content=f"Note {i} about the garden.", day=f"2026-01-{i + 1:02d}")
+                for i in range(30)]
+    task = RederiveTask(section_id="s", page_title="Garden", page_type="topic", slug="highlights",
+                        heading="Highlights", memories=memories,
+                        lines=[RederiveLine(text="- 31 notes, 2026-01-01 to 2026-01-31.", redo=True,
+                                            memory_ids=[m.id for m in memories])])
+    prompt = build_rederive_prompt(task)
+    assert prompt.count("about the garden") == MEMORIES_SHOWN_PER_LINE
+    assert "Note 29 about" in prompt and "Note 0 about" not in prompt
+    assert f"(the latest {MEMORIES_SHOWN_PER_LINE} of 30 memories, 2026-01-01 to 2026-01-30)" in prompt
