@@ -29,12 +29,12 @@ from domain.claims import Evidence, is_verbatim, quoted_by, unsupported_terms
 LineFate = Literal["kept", "redo", "dropped"]
 
 
-def line_fate(refs: Sequence[str], touched: set[str], forgetting: bool) -> LineFate:
-    """What happens to a claim citing `refs` when the memories `touched` are forgotten (or edited)."""
-    hit = [r for r in refs if r in touched]
+def line_fate(refs: Sequence[str], forgotten: set[str], edited: set[str]) -> LineFate:
+    """What happens to a claim citing `refs` when the memories `forgotten` go and `edited` change."""
+    hit = [r for r in refs if r in forgotten or r in edited]
     if not hit:
         return "kept"
-    if forgetting and len(hit) == len(refs):
+    if all(r in forgotten for r in refs):
         return "dropped"
     return "redo"
 

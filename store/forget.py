@@ -28,6 +28,7 @@ from domain.forget import (
     RederiveMemory,
     RederiveTask,
     alias_goes,
+    line_fate,
     remaining_sightings,
     splice,
 )
@@ -159,15 +160,6 @@ class Radius:
         return removed | {page for page, _ in self.demoted}
 
 
-def _fate(refs: list[str], forgotten: set[str], edited: set[str]) -> LineFate:
-    hit = [r for r in refs if r in forgotten or r in edited]
-    if not hit:
-        return "kept"
-    if all(r in forgotten for r in refs):
-        return "dropped"
-    return "redo"
-
-
 async def radius(conn: AsyncConnection, tenant: str, owner: str, forgotten: set[str], edited: set[str]) -> Radius:
     touched = sorted(forgotten | edited)
     params = {"tenant": tenant, "owner": owner, "ids": touched}
@@ -203,7 +195,7 @@ async def radius(conn: AsyncConnection, tenant: str, owner: str, forgotten: set[
         sections.append(SectionRadius(
             section_id=row.id, page_id=row.page_id, page=f"{row.type}/{row.slug}", page_title=row.title,
             page_type=row.type, slug=row.section_slug, heading=row.heading, rollup=row.rollup,
-            lines=[(line, refs, _fate(refs, forgotten, edited)) for line, refs in lines]))
+            lines=[(line, refs, line_fate(refs, forgotten, edited)) for line, refs in lines]))
     page_ids = sorted({s.page_id for s in sections})
     pages = (await conn.execute(text("""
         SELECT p.id::text AS id, p.type || '/' || p.slug AS ref, p.title, p.parent_page_id::text AS parent,

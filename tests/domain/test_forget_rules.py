@@ -10,9 +10,21 @@ import pytest
 
 from domain.aliases import normalize_alias
 from domain.claims import evidence_of
-from domain.forget import RederiveLine, RederiveMemory, RederiveTask, alias_goes, remaining_sightings, splice
-from planners.rederive import MEMORIES_SHOWN_PER_LINE, build_rederive_prompt, offline_body, parse_rederive_reply
-from store.forget import _fate
+from domain.forget import (
+    RederiveLine,
+    RederiveMemory,
+    RederiveTask,
+    alias_goes,
+    line_fate,
+    remaining_sightings,
+    splice,
+)
+from planners.rederive import (
+    MEMORIES_SHOWN_PER_LINE,
+    build_rederive_prompt,
+    offline_body,
+    parse_rederive_reply,
+)
 
 WORDS = ["river", "garden", "lantern", "harbor", "violin", "meadow", "copper", "falcon", "pepper", "timber",
          "orchid", "marble", "canyon", "saddle", "walnut", "ember"]
@@ -40,7 +52,7 @@ def generated(seed: int) -> tuple[RederiveTask, dict[str, str], set[str], set[st
         section_lines.append((f"- {base}", refs))
     lines = []
     for text, refs in section_lines:
-        fate = _fate(refs, forgotten, set())
+        fate = line_fate(refs, forgotten, set())
         if fate == "dropped":
             continue
         remaining = [r for r in refs if r not in forgotten]
@@ -78,7 +90,7 @@ def test_line_fates_partition_every_claim(seed):
     edited -= forgotten
     for _ in range(30):
         refs = rng.sample(ids, rng.randint(1, 4))
-        fate = _fate(refs, forgotten, edited)
+        fate = line_fate(refs, forgotten, edited)
         touched = set(refs) & (forgotten | edited)
         assert (fate == "kept") == (not touched)
         assert (fate == "dropped") == (set(refs) <= forgotten)
