@@ -12,7 +12,7 @@ A section left without lines goes, and a page left without sections goes (a hard
 goes when the forgotten memories named it and none of the page's remaining memories does; a
 mention sighting goes with its memory. The offline writer re-derives a line the way the scripted
 section writer writes one: a line made only of words its remaining memories hold stays as it is,
-any other becomes those memories' own dated lines.
+any other becomes the dated lines of a few of those memories that share a word with it, or goes.
 """
 
 from __future__ import annotations
@@ -75,21 +75,29 @@ def dated_line(memory: RederiveMemory, text: str) -> str:
     return f"- {memory.day}: {text}" if memory.day else f"- {text}"
 
 
+# A re-derived line that no longer holds becomes at most this many of its memories' own lines.
+MAX_QUOTED = 3
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in normalize_alias(text).split() if len(w) >= 4 and not w[0].isdigit()}
+
+
 def offline_replacement(line: RederiveLine, task: RederiveTask, evidence: dict[str, Evidence],
                         quote: dict[str, str]) -> list[str]:
     """The offline writer's lines for one `redo` line: the line itself when its remaining memories
-    hold all of its words (or it quotes one of them), else their own dated lines (`quote`: a memory's
-    id to its first sentence), each memory quoted once in the section."""
+    hold all of its words (or it quotes one of them); else the dated lines (`quote`: a memory's id to
+    its first sentence) of the latest few of its memories that share a word with it; none when no
+    memory does (a count or span over memories some of which are gone: it no longer holds)."""
     held = [evidence[m] for m in line.memory_ids if m in evidence]
     if held and (quoted_by(line.text, held) or
                  (is_verbatim(line.text, held) and not unsupported_terms(line.text, held, [task.page_title]))):
         return [line.text]
-    out = []
-    for memory_id in line.memory_ids:
-        memory = task.memory(memory_id)
-        if memory is not None and quote.get(memory_id):
-            out.append(dated_line(memory, quote[memory_id]))
-    return out
+    words = _content_words(line.text)
+    sharing = [m for m in (task.memory(i) for i in line.memory_ids)
+               if m is not None and quote.get(m.id) and words & _content_words(m.content)]
+    sharing.sort(key=lambda m: (m.day or "", m.id))
+    return [dated_line(m, quote[m.id]) for m in sharing[-MAX_QUOTED:]]
 
 
 def splice(task: RederiveTask, replacements: dict[int, list[str]]) -> str:
