@@ -47,6 +47,9 @@ _DOING = {
     "lint.run_checks": "counting lint findings",
     "lint.prune_ledger": "pruning old ledger rows",
     "lint.record": "recording the lint report",
+    "forget.prepare": "preparing a forget pass",
+    "llm.rederive_section": "re-deriving a section's lines after a forget",
+    "forget.apply": "applying a forget pass",
 }
 
 

@@ -276,7 +276,8 @@ async def resume_scope(client: Client, engine: AsyncEngine, settings: Settings, 
     await before_start()
     async with engine.begin() as conn:
         await close_open_ledger_rows(conn, tenant, owner, workflow_id, ended_as)
-    return await signal_compile(client, tenant, owner, trigger="resume", settings=settings)
+    # A resume also serves a forget or edit left pending (its wake-up failed, or a --no-compile retain).
+    return await signal_compile(client, tenant, owner, trigger="resume", settings=settings, forget=True)
 
 
 @dataclass

@@ -25,6 +25,7 @@ from domain.memory import MemoryIn
 from messages.compile import compile_workflow_id
 from runtime.settings import Settings
 from runtime.temporal_client import SearchAttributeMissing, signal_compile
+from store.forget import cited_memories, enqueue, memory_key
 from store.memories import RetainResult, store_memories
 
 MAX_RETAIN_MEMORIES = 100
@@ -55,6 +56,17 @@ class RetainSummary(BaseModel):
     compile_workflow_id: str | None  # the compile woken, when anything changed
 
 
+async def queue_edits(engine: AsyncEngine, tenant: str, owner: str, updated: list) -> bool:
+    """Memories retained again with new text that some claim cites: their lines are re-derived from
+    the new text by the scope's compile (an edit request); True when one was queued."""
+    keys = [k for k in (memory_key(m) for m in updated) if k is not None]
+    async with engine.begin() as conn:
+        cited = await cited_memories(conn, tenant, owner, keys)
+        if cited:
+            await enqueue(conn, tenant, owner, "edit", cited)
+    return bool(cited)
+
+
 async def retain_and_signal(
     engine: AsyncEngine,
     tenant: str,
@@ -65,11 +77,14 @@ async def retain_and_signal(
     settings: Settings | None = None,
 ) -> RetainOutcome:
     stored = await store_memories(engine, tenant, owner, memories)
+    # A memory retained again with new text: the lines citing it are re-derived from the new text.
+    edited = bool(stored.updated) and await queue_edits(engine, tenant, owner, stored.updated)
     if client is None or stored.changed == 0:
         return RetainOutcome(stored)
     try:
         handle = await signal_compile(
-            client, tenant, owner, trigger="memory_retain", memory_count=stored.changed, settings=settings
+            client, tenant, owner, trigger="memory_retain", memory_count=stored.changed, settings=settings,
+            forget=edited,
         )
     except (RPCError, SearchAttributeMissing) as error:
         raise CompileNotSignalled(

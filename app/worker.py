@@ -22,11 +22,13 @@ from temporalio.worker import PollerBehaviorAutoscaling, Worker
 from activities.aggregation import Aggregation
 from activities.batches import MessageBatches
 from activities.compile_steps import CompileSteps
+from activities.forget import Forgetting
 from activities.lint import CompileWaker, Lint
 from activities.planning import Planning
 from planners.claude_client import ModelClient
 from planners.claude_planner import ClaudePlanner
 from planners.port import Planner
+from planners.rederive import ClaudeRederiver, Rederiver, ScriptedRederiver
 from planners.scripted.planner import ScriptedPlanner
 from runtime.database import create_engine, migrate
 from runtime.settings import ConfigError, Settings, get_settings
@@ -87,6 +89,13 @@ def _batch_client(settings: Settings, planner: Planner) -> ModelClient | None:
     return planner.client if isinstance(planner, ClaudePlanner) else None
 
 
+def build_rederiver(settings: Settings, planner: Planner) -> Rederiver:
+    """The writer that re-derives lines after a forget: Claude's when the planner is, else the scripted one."""
+    if isinstance(planner, ClaudePlanner):
+        return ClaudeRederiver(planner.client)
+    return ScriptedRederiver(latency_seconds=settings.scripted_latency_ms / 1000)
+
+
 def compile_waker(settings: Settings) -> CompileWaker:
     """How the lint wakes a scope's compile: signal-with-start with this worker's compile options."""
 
@@ -105,12 +114,14 @@ def activities_for(engine: AsyncEngine, settings: Settings, model_client: ModelC
     batches = MessageBatches(engine, _batch_client(settings, planner), settings.llm_batch_window_seconds)
     aggregation = Aggregation(engine, planner)
     lint = Lint(engine, compile_waker(settings))
+    forgetting = Forgetting(engine, build_rederiver(settings, planner))
     return [
         steps.start_run, steps.next_batch, steps.resolve_plan, steps.apply_batch, steps.finish_run,
         planning.plan_batch, planning.write_section, planning.judge_merges,
         batches.submit, batches.poll, batches.collect,
         aggregation.plan, aggregation.resolve, aggregation.apply,
         lint.run_checks, lint.prune_ledger, lint.record, lint.wake_compiles,
+        forgetting.prepare, forgetting.rederive_section, forgetting.apply,
     ]
 
 

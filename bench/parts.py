@@ -15,6 +15,7 @@ from typing import Any
 from bench import (
     cli_startup,
     cost_report,
+    forget_cost,
     many_scopes_report,
     overhead_report,
     prompt_report,
@@ -71,6 +72,8 @@ PARTS: tuple[Part, ...] = (
          cli_startup.headline, cli_startup.rows, cli_startup.section, repeated=True),
     Part("server_load", "The agent-facing server under load (mixed reads and retains, 20 tokens)", measure_server_load,
          server_load_report.headline, server_load_report.rows, server_load_report.section),
+    Part("forget", "Forgetting a memory: the cost of its re-derivation", forget_cost.measure_forget,
+         forget_cost.headline, forget_cost.rows, forget_cost.section),
 )
 BY_NAME = {part.name: part for part in PARTS}
 

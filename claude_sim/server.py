@@ -36,6 +36,7 @@ from claude_sim.batches import BATCH_BILLING_MULTIPLIER, Batch, check_requests, 
 from claude_sim.catalog import Model, api_model, bedrock_model, tokens
 from claude_sim.faults import Fault, FaultKind, miscopy
 from claude_sim.framing import bedrock_chunk, bedrock_exception, sse
+from claude_sim.rederive import rederived_lines
 from claude_sim.validation import Invalid, check_api_headers, check_body, count_breakpoints
 from claude_sim.wire import HttpServer, Request, Response
 
@@ -64,7 +65,7 @@ class SimConfig:
 @dataclass
 class Call:
     platform: str  # "anthropic" or "bedrock"
-    kind: str  # "planner", "writer", "aggregation", "judge", "other"
+    kind: str  # "planner", "writer", "aggregation", "judge", "claim_judge", "rederive", "other"
     model: str
     streamed: bool
     at: float
@@ -467,6 +468,8 @@ def _call_kind(body: dict[str, Any]) -> tuple[str, str]:
         return "judge", user
     if "scores" in properties:
         return "claim_judge", user
+    if "rederived" in properties:
+        return "rederive", user
     if not tools and "## Planner's proposed body" in user:
         return "writer", user
     return "other", user
@@ -497,6 +500,8 @@ def _answer(kind: str, user: str, body: dict[str, Any], fault: str | None,
             answer = brain.judged_pairs(user)
         elif kind == "claim_judge":
             answer = lies.scored_claims(user)
+        elif kind == "rederive":
+            answer = rederived_lines(user)
         else:
             answer = {} if forced else "Simulated reply."
     except (ValueError, KeyError) as error:

@@ -48,7 +48,7 @@ COMMANDS = {
     "page": LazyCommand("cli.pages", "page_app", "One page: show it, its backlinks; archive, restore or delete it; "
                                                  "its merges."),
     "claims": LazyCommand("cli.claims", "claims_app", "Claims: the lines the verification gate rejected."),
-    "memory": LazyCommand("cli.memories", "memory_app", "One memory: show it whole, and the pages citing it."),
+    "memory": LazyCommand("cli.memories", "memory_app", "One memory: show it whole, the pages citing it; forget memories."),
     "mention": LazyCommand("cli.mentions", "mention_app", "Open mentions: names seen too rarely yet to get a "
                                                           "page."),
     "token": LazyCommand("cli.agents", "token_app", "API tokens for `wiki serve` and `wiki mcp --http`."),

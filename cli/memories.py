@@ -1,5 +1,5 @@
 """Memories: `wiki retain` stores them and wakes the compile; `wiki memory show` shows one whole and
-`wiki memory pages` where it is cited."""
+`wiki memory pages` where it is cited; `wiki memory forget` forgets memories."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ from domain.memory import MemoryIn, parse_memory_lines
 from messages.compile import compile_workflow_id
 from runtime.settings import Settings, get_settings
 
-memory_app = typer.Typer(help="One memory: show it whole, and the pages citing it.", no_args_is_help=True)
+memory_app = typer.Typer(help="One memory: show it whole, the pages citing it; forget memories.", no_args_is_help=True)
 
 MemoryArgument = Annotated[str, typer.Argument(metavar="MEMORY_ID", help="The memory's id (a UUID).")]
 
@@ -156,3 +156,68 @@ def memory_pages(
                         [(f"{c.page_type}/{c.page_slug}", c.page_title, c.heading) for c in sections], boxed=False))
     else:
         out.print(f"no section cites memory {memory_id}")
+
+
+async def _forget(settings: Settings, tenant: str, owner: str, ids: list[str], dry_run: bool):
+    from app.forget import forget_memories, preview_forget
+    from app.reads import ReadScope
+
+    read_scope = ReadScope.of(tenant, owner)
+    async with database() as engine:
+        if dry_run:
+            return await preview_forget(engine, read_scope, ids)
+        client = await temporal(settings)
+        await require_worker(client, settings, wait=False)
+        return await forget_memories(engine, read_scope, ids, client, settings)
+
+
+def _radius_lines(radius) -> list[str]:
+    """The blast radius, one line per kind of thing touched."""
+    def listed(items: list[str]) -> str:
+        shown = "; ".join(safe_text(item) for item in items[:8])
+        return f"{len(items)}" + (f" ({shown}{'; …' if len(items) > 8 else ''})" if items else "")
+
+    return [
+        f"memories: {len(radius.memory_ids)}" + (f" (not found: {', '.join(radius.not_found)})" if radius.not_found else ""),
+        f"claims removed: {radius.claims_removed}; claims re-derived: {radius.claims_rederived}",
+        f"sections re-derived: {listed([f'{s.page} · {s.heading}' for s in radius.sections_rederived])}",
+        f"sections removed: {listed([f'{s.page} · {s.heading}' for s in radius.sections_removed])}",
+        f"pages removed: {listed([p.page for p in radius.pages_removed])}",
+        f"pages demoted to a mention: {listed([p.page for p in radius.pages_demoted])}",
+        f"aliases removed: {listed(radius.aliases_removed)}",
+        f"mention sightings removed: {radius.sightings_removed}; mentions removed: {listed(radius.mentions_removed)}",
+        f"rollups and hub lists re-derived: {listed([f'{s.page} · {s.heading}' for s in radius.rollups_affected])}",
+    ]
+
+
+@memory_app.command("forget")
+@handled
+def memory_forget(
+    memories: Annotated[list[str], typer.Argument(metavar="MEMORY_ID...", help="The memories' ids (UUIDs).")],
+    tenant: TenantOption,
+    owner: OwnerOption,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what forgetting them would touch.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Forget memories: their text, the claims resting only on them, what is left empty; re-derive the rest."""
+    from app.reads import BadInput, NotFound
+
+    settings = get_settings()
+    tenant, owner = scope(tenant, owner)
+    try:
+        result = run(_forget(settings, tenant, owner, list(memories), dry_run))
+    except BadInput as error:
+        raise CliError(str(error), EXIT_USAGE) from None
+    except NotFound as error:
+        raise CliError(str(error)) from None
+    if json_output:
+        print_json(result)
+    elif dry_run:
+        out.print(f"forgetting would touch, in {tenant}/{owner}:", soft_wrap=True)
+        for line in _radius_lines(result):
+            out.print(f"  {line}", soft_wrap=True, markup=False)
+    else:
+        note = f" (not found: {', '.join(result.not_found)})" if result.not_found else ""
+        out.print(f"forget queued for {len(result.memory_ids)} memories{note}: the compile of {tenant}/{owner} "
+                  f"serves it between batches; its receipt shows in `wiki jobs`", soft_wrap=True)
+        print_workflow_location(settings, result.compile_workflow_id)

@@ -259,9 +259,15 @@ def _jobs_table(rows: list[JobRow]) -> Table:
         scope_name = f"{row.tenant}/{row.owner}" if row.tenant else "every scope"
         body.append([row.started_at.strftime("%m-%d %H:%M"), *([scope_name] if len(scopes) > 1 else []),
                      *([row.kind] if len(kinds) > 1 else []), row.trigger, row.status + ("*" if row.error else ""),
-                     str(metrics.get("records_read", "")), str(metrics.get("pages_created", "")),
-                     _ledger_cost(metrics)])
+                     *_read_and_pages(row.kind, metrics), _ledger_cost(metrics)])
     return table(title, columns, body, boxed=False)
+
+
+def _read_and_pages(kind: str, metrics: dict) -> list[str]:
+    """A run's memories read and pages created; a forget receipt's memories forgotten and pages removed."""
+    if kind == "forget":
+        return [f"-{metrics.get('memories_forgotten', 0)}", f"-{metrics.get('pages_removed', 0)}"]
+    return [str(metrics.get("records_read", "")), str(metrics.get("pages_created", ""))]
 
 
 def _print_job_errors(rows: list[JobRow]) -> None:
@@ -285,7 +291,7 @@ def jobs_command(
     json_output: JsonOption = False,
     wide: WideOption = False,
 ) -> None:
-    """The ledger: one row per compile run and per lint run, newest first."""
+    """The ledger: one row per compile run and per lint run, and each forget's receipt, newest first."""
     get_settings()
     if tenant is not None:
         tenant = validate_scope_part("tenant", tenant)

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from domain.pricing import TokenCounts
 
-Trigger = Literal["memory_retain", "bootstrap_import", "admin", "lint", "resume", "rebuild"]
+Trigger = Literal["memory_retain", "bootstrap_import", "admin", "lint", "resume", "rebuild", "forget"]
 
 
 class Scope(BaseModel):
@@ -106,6 +106,8 @@ class CompileInput(BaseModel):
     # A plan request waiting in a Message Batch when the run continued as new (none: runs continue
     # between batches, so this stays None today; it is carried so a batch is never submitted twice).
     pending_batch: SubmittedPlan | None = None
+    # A forget or edit request is waiting in wiki_forget_requests for this scope's next pass.
+    forget_pending: bool = False
 
 
 class WakeUp(BaseModel):
@@ -115,6 +117,8 @@ class WakeUp(BaseModel):
     memory_count: int = 0
     promotion_mention_ids: list[UUID] = Field(default_factory=list)
     model_id: str | None = None
+    # A forget or an edit was queued (wiki_forget_requests): served between batches, before compiling on.
+    forget: bool = False
 
 
 def _uuid_int(value: UUID | None) -> int:

@@ -84,6 +84,12 @@ class RunMetrics(BaseModel):
     rollup_children_rejected: int = 0
     section_promotions_refused: int = 0
     aggregation_error: str | None = None
+    # Forget passes served between batches (docs/operations.md): memories forgotten or edited, and the
+    # writer calls that re-derived their sections' lines (their tokens are in cost_usd too).
+    forget_passes: int = 0
+    memories_forgotten: int = 0
+    memories_edited: int = 0
+    rederive_calls: int = 0
 
     def _add(self, result: BaseModel, *, renamed: Mapping[str, str] | None = None,
              not_counters: frozenset[str] = frozenset()) -> None:
@@ -138,6 +144,8 @@ class RunMetrics(BaseModel):
         for optional in ("cap_hit", "error", "aggregation_error"):
             if data[optional] is None:
                 del data[optional]
-        if not data["batched_planner_calls"]:
-            del data["batched_planner_calls"]
+        for quiet in ("batched_planner_calls", "forget_passes", "memories_forgotten", "memories_edited",
+                      "rederive_calls"):
+            if not data[quiet]:
+                del data[quiet]
         return data

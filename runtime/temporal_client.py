@@ -138,8 +138,10 @@ async def signal_compile(
     settings: Settings | None = None,
     model_id: str | None = None,
     promotion_mention_ids: list | None = None,
+    forget: bool = False,
 ) -> WorkflowHandle:
     """Signal-with-start the scope's CompileWorkflow: wakes the running one, or starts a new one.
+    `forget`: a forget or edit request is queued for the scope (served between batches).
 
     Retain and lint debounce (bursts collapse into one pass); admin triggers compile at once.
     """
@@ -152,7 +154,7 @@ async def signal_compile(
     while True:
         try:
             return await _signal_with_start(client, scope, trigger, options, memory_count, settings, model_id,
-                                            promotion_mention_ids)
+                                            promotion_mention_ids, forget)
         except RPCError as error:
             if error.status != RPCStatusCode.INVALID_ARGUMENT or WIKI_RUN.name not in error.message:
                 raise
@@ -187,16 +189,16 @@ class SearchAttributeMissing(RuntimeError):
 
 async def _signal_with_start(client: Client, scope: Scope, trigger: Trigger, options: CompileOptions,
                              memory_count: int, settings: Settings, model_id: str | None,
-                             promotion_mention_ids: list | None) -> WorkflowHandle:
+                             promotion_mention_ids: list | None, forget: bool = False) -> WorkflowHandle:
     tenant, owner = scope.tenant, scope.owner
     return await client.start_workflow(
         "CompileWorkflow",
-        CompileInput(scope=scope, trigger=trigger, options=options),
+        CompileInput(scope=scope, trigger=trigger, options=options, forget_pending=forget),
         id=compile_workflow_id(tenant, owner),
         task_queue=settings.task_queue,
         start_signal="wake",
         start_signal_args=[WakeUp(trigger=trigger, memory_count=memory_count, model_id=model_id,
-                                  promotion_mention_ids=promotion_mention_ids or [])],
+                                  promotion_mention_ids=promotion_mention_ids or [], forget=forget)],
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         search_attributes=TypedSearchAttributes([
             SearchAttributePair(WIKI_TENANT, tenant),

@@ -30,6 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app import reads
+from app.forget import BlastRadius, ForgetQueued, forget_for_agent
 from app.reads import BadInput, NotFound
 from app.retain import (
     MAX_RETAIN_MEMORIES,
@@ -49,6 +50,7 @@ from domain.memory import (
 )
 from domain.related import MAX_MAX_HOPS, MAX_RELATED_LIMIT
 from domain.search import MAX_SEARCH_LIMIT
+from domain.tokens import allows
 from runtime.settings import Settings
 from servers.guard import (
     BUSY_MESSAGE,
@@ -64,8 +66,14 @@ log = logging.getLogger(__name__)
 PageType = Literal["entity", "topic", "decision"]
 RETAIN_ROUTE = ("POST", "/v1/memories")
 METRICS_ROUTE = ("GET", "/v1/metrics")
+FORGET_ROUTE = ("POST", "/v1/memories/forget")
 # The retain body is {"memories": [memory, ...]}: two levels above each memory's metadata.
 _BODY_DEPTH = MAX_METADATA_DEPTH + 3
+
+
+class ForgetRequest(BaseModel):
+    memory_ids: list[str] = Field(min_length=1, max_length=1000, description="The memories to forget (UUIDs).")
+    dry_run: bool = Field(False, description="Only list what forgetting them would touch (the blast radius).")
 
 
 class ErrorBody(BaseModel):
@@ -171,7 +179,7 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
         responses={**UNAUTHORIZED, **BAD_INPUT})
     api.add_middleware(RequestGuard, engine=engine, settings=settings, counters=counters, share_connection=True,
                        rules=GuardRules("/v1/", needs={RETAIN_ROUTE: "write", METRICS_ROUTE: "operator"},
-                                        write_routes=frozenset({RETAIN_ROUTE})))
+                                        write_routes=frozenset({RETAIN_ROUTE, FORGET_ROUTE})))
     api.state.engine = engine
     temporal_client: list[Any] = []
 
@@ -308,6 +316,43 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
         return await retain_for_agent(engine, caller.scope, memories, connect_once, settings)
 
     add_merge_routes(api, engine, _caller)
+
+    def may_forget(caller: Caller) -> None:
+        if not allows(caller.rights, "write"):
+            raise StarletteHTTPException(403, f"this {caller.rights} token cannot forget (it needs write rights: "
+                                              "`wiki token create --rights write`)")
+
+    forget_responses: Responses = {**NOT_FOUND, 403: {"model": ErrorBody, "description": "A read token"},
+                                   503: {"model": ErrorBody, "description": "Temporal unreachable; nothing queued"}}
+
+    @api.delete("/v1/memories/{memory_id}", response_model=ForgetQueued, status_code=202, tags=["write"],
+                responses=forget_responses)
+    async def forget(caller: Authorised, memory_id: str) -> ForgetQueued:
+        """Forget a memory: its text everywhere, the lines resting only on it, what is left empty; lines
+        citing it and others are re-derived. Served by the wiki's compile between batches; needs a write
+        token. A memory of another scope is not found."""
+        may_forget(caller)
+        result = await forget_for_agent(engine, caller.scope, [memory_id], connect_once, settings)
+        assert isinstance(result, ForgetQueued)
+        return result
+
+    @api.get("/v1/memories/{memory_id}/forget-preview", response_model=BlastRadius, responses=NOT_FOUND,
+             tags=["read"])
+    async def forget_preview(caller: Authorised, memory_id: str) -> BlastRadius:
+        """What forgetting the memory would touch: claims, sections, pages, aliases, mentions, rollups."""
+        result = await forget_for_agent(engine, caller.scope, [memory_id], connect_once, settings, dry_run=True)
+        assert isinstance(result, BlastRadius)
+        return result
+
+    @api.post("/v1/memories/forget", response_model=ForgetQueued | BlastRadius, status_code=202, tags=["write"],
+              responses=forget_responses)
+    async def forget_many(caller: Authorised, body: ForgetRequest) -> ForgetQueued | BlastRadius:
+        """Forget several memories in one pass (a conversation, everything about one person), or with
+        `dry_run` list what that would touch; forgetting needs a write token."""
+        if not body.dry_run:
+            may_forget(caller)
+        return await forget_for_agent(engine, caller.scope, body.memory_ids, connect_once, settings,
+                                      dry_run=body.dry_run)
 
     def openapi() -> dict[str, Any]:
         if api.openapi_schema is None:

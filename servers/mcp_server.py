@@ -29,6 +29,7 @@ from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
 from app import reads, tokens
+from app.forget import BlastRadius, ForgetOutcome, forget_for_agent
 from app.reads import BadInput, NotFound, ReadScope
 from app.retain import (
     MAX_RETAIN_MEMORIES,
@@ -48,7 +49,8 @@ INSTRUCTIONS = (
     "This server reads one agent's compiled wiki: pages (entity, topic, decision) made of sections, each "
     "citing the memories it was written from. Find pages with `search`, read one with `get_page` (by "
     "TYPE/SLUG, title or alias), see its evidence with `get_sources`, explore around it with `related`, "
-    "catch up with `changes_since`, and add memories with `retain`."
+    "catch up with `changes_since`, add memories with `retain`, and forget them with `forget` (a user's "
+    "\"forget that\": `forget` with dry_run first shows what it would touch)."
 )
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
@@ -82,12 +84,12 @@ def scope_from_token() -> ReadScope:
     return ReadScope(tenant=token.claims["tenant"], owner=token.claims["owner"])
 
 
-def may_write() -> None:
+def may_write(verb: str = "retain") -> None:
     """Over HTTP, a retain needs a write (or operator) token; over stdio the operator started the server
     for one scope and it may write."""
     token = get_access_token()
     if token is not None and not allows(str((token.claims or {}).get("rights", "")), "write"):
-        raise ToolError("this read token cannot retain; create one with `wiki token create --rights write`")
+        raise ToolError(f"this read token cannot {verb}; create one with `wiki token create --rights write`")
 
 
 def _refused(error: Exception) -> ToolError:
@@ -177,7 +179,7 @@ MEMORY_FIELDS = (
 
 def build_server(engine: AsyncEngine, scope_of: ScopeOf, connect_temporal: TemporalConnector, settings: Settings,
                  *, token_verifier: TokenScopes | None = None, public_url: str | None = None) -> MCPServer:
-    """The six tools over `engine`, each in the scope `scope_of()` returns for the current request."""
+    """The seven tools over `engine`, each in the scope `scope_of()` returns for the current request."""
     auth = None
     if token_verifier is not None:
         url = public_url or "http://127.0.0.1"
@@ -281,6 +283,24 @@ def build_server(engine: AsyncEngine, scope_of: ScopeOf, connect_temporal: Tempo
         """Store new memories (idempotent on id) and wake the wiki's compile, which folds them into pages."""
         may_write()
         return await guarded(retain_for_agent(engine, scope_of(), memories, connect_once, settings))
+
+    @tool(ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+                          open_world_hint=False))
+    async def forget(memory_ids: Annotated[list[str], Field(min_length=1, max_length=1000, description=(
+                         "The memories to forget (their ids, as get_sources shows them)."))],
+                     dry_run: Annotated[bool, Field(description="Only list what forgetting them would touch "
+                                                    "(claims, sections, pages, aliases, mentions, rollups).")]
+                     = False,
+                     ) -> ForgetOutcome:
+        """Forget memories: their text everywhere, the lines resting only on them and pages left empty;
+        lines citing them and others are re-derived. The wiki's compile does it between batches."""
+        if not dry_run:
+            may_write("forget")
+        result = await guarded(forget_for_agent(engine, scope_of(), memory_ids, connect_once, settings,
+                                                dry_run=dry_run))
+        if isinstance(result, BlastRadius):
+            return ForgetOutcome(blast_radius=result)
+        return ForgetOutcome(queued=result)
 
     return server
 

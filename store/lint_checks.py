@@ -183,11 +183,12 @@ async def check_scopes(engine: AsyncEngine, page: LintChecksInput) -> LintChecks
 
 
 async def prune_ledger(engine: AsyncEngine, retention_days: int) -> int:
-    """Ledger rows older than the retention; a run still open keeps its row."""
+    """Ledger rows older than the retention; a run still open keeps its row, and a forget's receipt
+    (the proof of a deletion) is kept."""
     async with engine.begin() as conn:
         pruned = await conn.execute(text("""
             DELETE FROM wiki_compile_jobs
-            WHERE status <> 'running' AND created_at < now() - make_interval(days => :days)
+            WHERE status <> 'running' AND kind <> 'forget' AND created_at < now() - make_interval(days => :days)
         """), {"days": retention_days})
     return pruned.rowcount
 

@@ -63,6 +63,7 @@ with workflow.unsafe.imports_passed_through():
         MODEL_CALL_RETRY,
     )
 
+from workflows.compile_forget import ForgetBetweenBatches
 from workflows.compile_overlap import OverlappedBatches
 
 T = TypeVar("T")
@@ -73,7 +74,7 @@ WIKI_RUN = SearchAttributeKey.for_int(WIKI_RUN_ATTRIBUTE)
 
 
 @workflow.defn(name="CompileWorkflow")
-class CompileWorkflow(OverlappedBatches):
+class CompileWorkflow(OverlappedBatches, ForgetBetweenBatches):
     @workflow.init
     def __init__(self, inp: CompileInput) -> None:
         self._inp = inp
@@ -95,6 +96,8 @@ class CompileWorkflow(OverlappedBatches):
         self._merge_proposals: dict[UUID, int | None] = {}  # plan id -> new pages and promotions it proposes
         self._metrics = RunMetrics(
             deterministic_linking_flag_suppressed=not inp.options.deterministic_linking_enabled)
+        self._forget_pending = inp.forget_pending  # a forget request waits (workflows/compile_forget.py)
+        self._aggregate_after_forget = False  # a forget changed pages: the aggregation pass runs for them
 
     # ------------------------------------------------------------------ messages
 
@@ -109,6 +112,8 @@ class CompileWorkflow(OverlappedBatches):
         for mention_id in wake.promotion_mention_ids:
             if mention_id not in self._promotions:
                 self._promotions.append(mention_id)
+        if wake.forget:
+            self._forget_pending = True
 
     @workflow.query
     def progress(self) -> Progress:
@@ -151,6 +156,7 @@ class CompileWorkflow(OverlappedBatches):
                 await self._debounce()
                 self._pending = 0
                 self._urgent_wake = False
+                await self._forget_if_pending()
                 cap = await self._compile_until_drained_or_cap()
                 if cap is not None:
                     await self._aggregate()
@@ -208,6 +214,7 @@ class CompileWorkflow(OverlappedBatches):
         caps = self._inp.options.caps
         record_cap = caps.max_records
         while True:
+            await self._forget_if_pending()  # between batches, never during one
             limit = min(caps.page_size, record_cap - self._metrics.records_read)
             self._phase = "reading"
             batch: BatchRef = await self._db(
@@ -341,7 +348,8 @@ class CompileWorkflow(OverlappedBatches):
         Runs after the leaf batches of every run that read a memory. A failure is recorded in the
         ledger (`aggregation_error`) and never undoes the leaf work, which is already committed.
         """
-        if self._metrics.records_read == 0 or not self._inp.options.aggregation_enabled:
+        if (self._metrics.records_read == 0 and not self._aggregate_after_forget) \
+                or not self._inp.options.aggregation_enabled:
             return
         self._phase = "aggregating"
         self._details("aggregation pass: hubs, rollups, section promotion")
@@ -404,6 +412,7 @@ class CompileWorkflow(OverlappedBatches):
             promotion_mention_ids=self._promotions,
             run_no=self._inp.run_no + 1,
             pending_batch=self._pending_batch,
+            forget_pending=self._forget_pending,
         )
 
     async def _finish(self, status: str, error: str | None = None) -> None:

@@ -62,6 +62,7 @@ class OverlappedBatches(BatchPlanning):
                 # The plan ahead failed: the sequential order meets the same failure planning this batch.
                 raise ahead
             if ahead is None:
+                await self._forget_if_pending()  # between batches: none is planned ahead
                 self._phase = "reading"
                 batch: BatchRef = await self._db(
                     CompileSteps.next_batch, NextBatchInput(scope=self._inp.scope, limit=limit),
@@ -133,7 +134,8 @@ class OverlappedBatches(BatchPlanning):
         is applied (its new pages and rewrites counted as the resolver planned them)."""
         caps = self._inp.options.caps
         metrics = self._metrics
-        return (len(batch.memory_ids) >= limit
+        # A pending forget is served before the next batch is read, so none is read ahead of it.
+        return (not self._forget_pending and len(batch.memory_ids) >= limit
                 and metrics.records_read + len(batch.memory_ids) < caps.max_records
                 and metrics.pages_created + resolved.new_pages_planned < caps.max_new_pages
                 and metrics.sections_rewritten + len(resolved.section_tasks) < caps.max_sections_rewritten

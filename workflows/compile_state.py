@@ -35,6 +35,9 @@ class CompileState:
     _pending_batch: SubmittedPlan | None
     _merge_proposals: dict[UUID, int | None]
     _metrics: RunMetrics
+    _forget_pending: bool
+    _aggregate_after_forget: bool
+    _touched_pages: list[UUID]
 
     if TYPE_CHECKING:
         def _details(self, now: str) -> None: ...
@@ -45,6 +48,11 @@ class CompileState:
                       local: bool = False) -> T: ...
 
         async def _llm(self, step: MethodAsyncSingleParam[Any, Any, T], arg: Any, summary: str) -> T: ...
+
+        async def _llm_retrying_interruptions(self, step: MethodAsyncSingleParam[Any, Any, T], arg: Any,
+                                              summary: str) -> T: ...
+
+        async def _forget_if_pending(self) -> None: ...
 
         async def _judge_and_resolve(self, batch_no: int, plan_id: UUID) -> ResolvePlanResult: ...
 

@@ -18,5 +18,7 @@ class Patch:
     old_branch: str  # what a run started on the release before it does, in words
 
 
-# Empty at 0.1.0: the first release has one path through every workflow.
-PATCHES: dict[str, Patch] = {}
+PATCHES: dict[str, Patch] = {
+    "forget": Patch(release="0.2.0", old_branch="no forget step: a run never serves forget or edit requests "
+                    "(a 0.1.0 run is never woken with `forget`, so it never reaches the call)"),
+}

@@ -138,7 +138,8 @@ async def work_redone(client: Client, engine: AsyncEngine, workflow_id: str, ten
     """What the scope's run histories show was left unfinished by a worker and redone elsewhere:
     activities that needed another attempt, workflow tasks that timed out."""
     async with engine.connect() as conn:
-        runs = (await conn.execute(text("SELECT run_id FROM wiki_compile_jobs WHERE tenant_id = :t AND owner_id = :o"),
+        runs = (await conn.execute(text("SELECT run_id FROM wiki_compile_jobs WHERE kind = 'compile' "
+                                        "AND tenant_id = :t AND owner_id = :o"),
                                    {"t": tenant, "o": owner})).scalars().all()
     redone = []
     for run_id in runs:

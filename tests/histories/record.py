@@ -20,7 +20,10 @@ pyproject.toml. One scope per scenario:
 - `lint` (lint_workflow.json and lint_compile_run_N.json): the nightly lint finds a promotion
   candidate and wakes the scope's compile, which promotes it with no new memory;
 - `urgent_wake`: a retain-started run debouncing for 5 minutes is woken by an admin compile, which
-  ends the debounce at once.
+  ends the debounce at once;
+- `forget`: a compiled scope forgets a memory cited with others (`wiki memory forget`): the forget
+  starts the scope's compile, which prepares the pass, re-derives the sections' lines, applies it and
+  runs the aggregation pass over the pages it changed.
 
 Faults come from a planner wrapped around the scripted one (keyed to memory ids, so each recording
 takes the same path every time). A released version's recordings are never re-recorded: they are what
@@ -48,11 +51,14 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from app.forget import forget_memories, preview_forget
 from app.operations import resume_scope
+from app.reads import ReadScope
 from app.retain import retain_and_signal
 from app.worker import WORKFLOWS, activities_for, build_model_client, build_worker
 from claude_sim import ClaudeSimulator, SimConfig
 from domain import ids
+from domain.claims import ClaimQuestion
 from domain.context import MemoryRecord, PlannerContext
 from domain.errors import ModelRejected, ModelTruncated, PlanInvalid
 from domain.lint import LintInput, LintReport
@@ -60,7 +66,7 @@ from domain.merge_questions import MergeQuestion
 from domain.plan import NewPage, NewSection
 from domain.resolved_plan import SectionTask
 from messages.compile import Progress, compile_workflow_id
-from planners.port import AggregationRequest, JudgeReply, PlanReply, SectionReply
+from planners.port import AggregationRequest, ClaimJudgeReply, JudgeReply, PlanReply, SectionReply
 from planners.scripted.planner import ScriptedPlanner
 from runtime.database import engine_for, migrate
 from runtime.devservices import EmbeddedPostgres, free_port, temporal_cli_path
@@ -127,6 +133,9 @@ class FaultyPlanner:
 
     async def judge_merges(self, questions: list[MergeQuestion], model_id: str) -> JudgeReply:
         return await self.inner.judge_merges(questions, model_id)
+
+    async def judge_claims(self, questions: list[ClaimQuestion], model_id: str) -> ClaimJudgeReply:
+        return await self.inner.judge_claims(questions, model_id)
 
 
 @dataclass
@@ -322,6 +331,26 @@ async def urgent_wake(rec: Recorder) -> None:
     await rec.write_runs(tenant, "urgent_wake")
 
 
+async def forget(rec: Recorder) -> None:
+    tenant = "rec-forget"
+    stored = await store_memories(rec.engine, tenant, OWNER, sample_memories(10, seed=9))
+    settings = test_settings()
+    scope = ReadScope.of(tenant, OWNER)
+    async with build_worker(rec.client, rec.engine, settings):
+        await compile_now(rec, tenant, settings)
+        # A memory whose sections cite others too, so the pass calls the writer.
+        chosen = None
+        for memory_id in stored.inserted:
+            radius = await preview_forget(rec.engine, scope, [str(memory_id)])
+            if radius.sections_rederived:
+                chosen = str(memory_id)
+                break
+        assert chosen is not None, "no memory of the sample shares a section"
+        await forget_memories(rec.engine, scope, [chosen], rec.client, settings)
+        await rec.client.get_workflow_handle(compile_workflow_id(tenant, OWNER)).result()
+    await rec.write_runs(tenant, "forget")
+
+
 async def _debouncing(handle) -> bool:
     return (await handle.query("progress", result_type=Progress)).phase == "debouncing"
 
@@ -331,7 +360,7 @@ SCENARIOS: dict[str, Callable[[Recorder], Awaitable[None]]] = {
     "lint": lint, "small_compile": small_compile, "continued_as_new": continued_as_new, "plan_ahead": plan_ahead,
     "split_skip": split_skip, "resumed_after_rejection": resumed_after_rejection,
     "resumed_after_apply_rejected": resumed_after_apply_rejected, "message_batches": message_batches,
-    "late_wake": late_wake, "urgent_wake": urgent_wake,
+    "late_wake": late_wake, "urgent_wake": urgent_wake, "forget": forget,
 }
 
 

@@ -19,7 +19,7 @@ from tests.operators import helpers as db
 from tests.servers.conftest import serving
 from tests.servers.wiki import OWNER, seed_scope, token_for
 
-TOOLS = {"search", "get_page", "get_sources", "related", "changes_since", "retain"}
+TOOLS = {"search", "get_page", "get_sources", "related", "changes_since", "retain", "forget"}
 WIKI = str(Path(sys.executable).with_name("wiki"))
 
 
@@ -144,3 +144,20 @@ async def test_over_http_a_read_token_reads_but_cannot_retain(mcp_http, engine):
     assert refused.is_error and refused.content[0].text.endswith(
         "this read token cannot retain; create one with `wiki token create --rights write`")
     assert await db.rows(engine, "SELECT 1 FROM memory_units WHERE content = 'a reader writes'") == []
+
+
+async def test_over_http_forget_previews_for_any_token_and_forgets_only_for_a_writer(mcp_http, engine):
+    moved = (await db.rows(engine, "SELECT id::text AS id FROM memory_units WHERE tenant_id = 'acme' "
+                                   "AND content LIKE '%Moved to Austin%'"))[0].id
+    globex_token = await token_for(engine, "globex")
+    reader = await token_for(engine, "acme", rights="read")
+    async with over_http(mcp_http, reader) as mcp:
+        radius = data(await mcp.call_tool("forget", {"memory_ids": [moved], "dry_run": True}))
+        assert [p["page"] for p in radius["blast_radius"]["pages_removed"]] == ["entity/austin-texas"]
+        refused = await mcp.call_tool("forget", {"memory_ids": [moved]})
+    assert refused.is_error and "this read token cannot forget" in refused.content[0].text
+    async with over_http(mcp_http, globex_token) as mcp:
+        # Another scope's memory is exactly an absent one.
+        assert "no memory" in error_text(await mcp.call_tool("forget", {"memory_ids": [moved],
+                                                                        "dry_run": True}))
+    assert await db.rows(engine, "SELECT 1 FROM wiki_forget_requests") == []
