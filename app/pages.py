@@ -9,6 +9,7 @@ shown too: an operator restores what an agent no longer sees.
 
 from __future__ import annotations
 
+from datetime import datetime
 from uuid import UUID
 
 from pydantic import Field
@@ -43,15 +44,18 @@ async def search(conn: AsyncConnection, tenant: str, owner: str, query: str, lim
 
 
 async def page_with_sources(conn: AsyncConnection, tenant: str, owner: str, page_type: str, slug: str, *,
-                            sources: bool, min_confidence: float = 0.0) -> PageWithSources | None:
+                            sources: bool, min_confidence: float = 0.0, history: bool = False,
+                            as_of: datetime | None = None) -> PageWithSources | None:
     """The page (archived too) with its claims at least `min_confidence` sure, and with `sources` the
-    memories each of its sections cites."""
+    memories each of its sections cites. Facts since replaced are left out unless `history`; with
+    `as_of`, the claims that held at that moment."""
     page = await wiki_reads.find_page(conn, tenant, owner, page_type, slug, include_archived=True)
     if page is None:
         return None
     cited = await wiki_reads.section_sources(conn, tenant, owner, page.id) if sources else {}
-    claimed = await claims.page_claims(conn, tenant, owner, page.id, min_confidence)
-    if min_confidence > 0:
+    claimed = await claims.page_claims(conn, tenant, owner, page.id, min_confidence,
+                                       shown="history" if history else "current", as_of=as_of)
+    if min_confidence > 0 or as_of is not None or await claims.page_has_history(conn, page.id):
         claimed = {s.slug: claimed.get(s.slug, []) for s in page.sections}
     return PageWithSources(**page.model_dump(), claims=claimed, sources=cited)
 

@@ -116,6 +116,9 @@ Offset = Annotated[int | None, Query(description="`next_offset` of the previous 
 MinConfidence = Annotated[float | None, Query(
     description="Only claims at least this sure, from 0 to 1 (0.7: one memory says it, 0.8: two, ...).",
     json_schema_extra={"minimum": 0, "maximum": 1})]
+AsOf = Annotated[str | None, Query(description="A date (2026-02-15) or ISO date-time: the page as its memories up "
+                                               "to then supported it.", json_schema_extra={"maxLength": 60})]
+History = Annotated[bool, Query(description="Also the facts since replaced, each with the day it stopped holding.")]
 MaxChars = Annotated[int | None, _bound(f"Characters at most (default {reads.DEFAULT_PAGE_CHARS}).",
                                         reads.MAX_PAGE_CHARS, 200)]
 
@@ -244,18 +247,22 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
     async def page_by_name(caller: Authorised,
                            name: Annotated[str, _text("TYPE/SLUG, slug, title or alias.", reads.MAX_NAME_CHARS)],
                            offset: Offset = None, max_chars: MaxChars = None,
-                           min_confidence: MinConfidence = None) -> reads.PageDocument:
+                           min_confidence: MinConfidence = None, as_of: AsOf = None,
+                           history: History = False) -> reads.PageDocument:
         """The page a name designates (aliases, case and accents resolved), as markdown, with each
         section's claims."""
-        return await reads.get_page(caller.conn or engine, caller.scope, name, offset, max_chars, min_confidence)
+        return await reads.get_page(caller.conn or engine, caller.scope, name, offset, max_chars, min_confidence,
+                                    as_of, history)
 
     @api.get("/v1/pages/{page_type}/{slug}", response_model=reads.PageDocument, responses=NOT_FOUND, tags=["read"])
     async def page(caller: Authorised, page_type: PageType, slug: str, offset: Offset = None,
-                   max_chars: MaxChars = None, min_confidence: MinConfidence = None) -> reads.PageDocument:
-        """The page as markdown with section ids and each section's claims; long pages come in windows
-        (`offset`, `next_offset`)."""
+                   max_chars: MaxChars = None, min_confidence: MinConfidence = None, as_of: AsOf = None,
+                   history: History = False) -> reads.PageDocument:
+        """The page as markdown with section ids and each section's claims (the facts that hold now;
+        `history` adds those since replaced, `as_of` gives the page at a past date); long pages come
+        in windows (`offset`, `next_offset`)."""
         return await reads.get_page_by_key(caller.conn or engine, caller.scope, page_type, slug, offset, max_chars,
-                                           min_confidence)
+                                           min_confidence, as_of, history)
 
     @api.get("/v1/pages/{page_type}/{slug}/sources", response_model=reads.SourcesResult, responses=NOT_FOUND,
              tags=["read"])
