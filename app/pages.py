@@ -15,13 +15,13 @@ from uuid import UUID
 from pydantic import Field
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from store import claims, wiki_admin, wiki_reads
+from store import claim_validity, claims, wiki_admin, wiki_reads
 from store.claims import ClaimTotals, ClaimView, PageListing
 from store.wiki_admin import DeletedPage
 from store.wiki_reads import Backlink, CitingSection, MemoryView, PageView, SearchHit, SourceMemory
 
 __all__ = ["Backlink", "CitingSection", "ClaimTotals", "ClaimView", "DeletedPage", "MemoryShown", "PageListing",
-           "PageWithSources", "SearchHit", "SourceMemory", "backlinks_of", "claim_totals", "delete_page",
+           "PageWithSources", "SearchHit", "SourceMemory", "backlinks_of", "claim_totals", "delete_page", "disputed_claims",
            "memory_shown", "page_list", "page_with_sources", "rejected_claims", "search", "sections_citing",
            "set_page_status"]
 
@@ -73,6 +73,11 @@ async def rejected_claims(conn: AsyncConnection, tenant: str, owner: str, limit:
 async def claim_totals(conn: AsyncConnection, limit: int) -> list[ClaimTotals]:
     """Claims, durable claims and rejections of the scopes that have any (the lint prints them)."""
     return await claims.claim_totals(conn, limit)
+
+
+async def disputed_claims(conn: AsyncConnection, limit: int) -> list[dict]:
+    """Facts that conflict with no clear order (the same moment, or no date), by scope and page."""
+    return await claim_validity.disputed_claims(conn, limit)
 
 
 async def backlinks_of(conn: AsyncConnection, tenant: str, owner: str, page_type: str,

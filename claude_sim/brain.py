@@ -27,9 +27,9 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 from domain.aliases import format_heading_from_slug, normalize_alias
 from domain.context import (
     AggregationPage,
-    CandidateFact,
     AggregationParentCandidate,
     AggregationSection,
+    CandidateFact,
     CandidatePage,
     CandidateSection,
     MemoryRecord,

@@ -237,6 +237,26 @@ def page_delete(page_ref: PageArgument, tenant: TenantOption, owner: OwnerOption
               f"aliases, {deleted.links} links and {deleted.section_sources} section sources", soft_wrap=True)
 
 
+@page_app.command("keep-section")
+@handled
+def page_keep_section(
+    page_ref: PageArgument,
+    section: Annotated[str, typer.Argument(metavar="SECTION", help="The section's slug (its id in `wiki page show "
+                                                                   "--json`).")],
+    tenant: TenantOption,
+    owner: OwnerOption,
+    undo: Annotated[bool, typer.Option("--undo", help="Allow promoting the section again.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Never promote this section of the page to a page of its own (the aggregation pass leaves it on
+    its page), in every compile and rebuild after."""
+    from app import corrections
+    from cli.corrections import corrected, report
+
+    report(corrected(tenant, owner, lambda engine, at: corrections.keep_section(engine, at, page_ref, section,
+                                                                                undo=undo)), json_output)
+
+
 @page_app.command("list")
 @handled
 def page_list(tenant: TenantOption, owner: OwnerOption, json_output: JsonOption = False,

@@ -38,7 +38,14 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict
 
 from domain.aliases import format_heading_from_slug, normalize_alias
-from domain.context import CandidateFact, CandidatePage, CandidateSection, MemoryRecord, OpenMention, PlannerContext
+from domain.context import (
+    CandidateFact,
+    CandidatePage,
+    CandidateSection,
+    MemoryRecord,
+    OpenMention,
+    PlannerContext,
+)
 from planners.compact_plan import quote_line, quote_text
 from planners.handles import Handles
 from planners.prompt_text import JSON_ONLY_INSTRUCTION, compact_metadata, section, to_json, truncate

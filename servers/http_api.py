@@ -50,6 +50,8 @@ from domain.memory import (
 from domain.related import MAX_MAX_HOPS, MAX_RELATED_LIMIT
 from domain.search import MAX_SEARCH_LIMIT
 from runtime.settings import Settings
+from runtime.temporal_client import signal_compile
+from servers.corrections_api import OPERATOR_NEEDS, add_correction_routes
 from servers.guard import (
     BUSY_MESSAGE,
     Caller,
@@ -172,8 +174,9 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
                     "(`--rights read` by default; `write` to retain). Every error is JSON with one sentence.",
         responses={**UNAUTHORIZED, **BAD_INPUT})
     api.add_middleware(RequestGuard, engine=engine, settings=settings, counters=counters, share_connection=True,
-                       rules=GuardRules("/v1/", needs={RETAIN_ROUTE: "write", METRICS_ROUTE: "operator"},
-                                        write_routes=frozenset({RETAIN_ROUTE})))
+                       rules=GuardRules("/v1/", needs={RETAIN_ROUTE: "write", METRICS_ROUTE: "operator",
+                                                       **OPERATOR_NEEDS},
+                                        write_routes=frozenset({RETAIN_ROUTE, *OPERATOR_NEEDS})))
     api.state.engine = engine
     temporal_client: list[Any] = []
 
@@ -181,6 +184,16 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
         if not temporal_client:
             temporal_client.append(await connect_temporal())
         return temporal_client[0]
+
+    async def wake(scope: reads.ReadScope) -> None:
+        try:
+            client = await connect_once()
+        except (RuntimeError, OSError) as error:
+            raise CompileUnavailable(f"the scope is resumed, but Temporal cannot be reached to wake its compile "
+                                     f"({error}); the next retain or `wiki compile` wakes it") from None
+        await signal_compile(client, scope.tenant, scope.owner, trigger="admin", settings=settings)
+
+    add_correction_routes(api, engine, Authorised, wake)
 
     @api.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, error: StarletteHTTPException) -> JSONResponse:
