@@ -167,6 +167,7 @@ def default_heading(page_type: str, slug: str) -> str:
 
 
 _QUOTE = re.compile(r"^@[A-Za-z]+[0-9]+$")
+_FACT_HANDLE = re.compile(r"^[fF][0-9]+$")
 
 
 def is_quote(line: str) -> bool:
@@ -194,6 +195,8 @@ class _Reader:
         raw = value.strip() if isinstance(value, str) else ""
         if raw.lower() in self.facts:
             return self.facts[raw.lower()]
+        if _FACT_HANDLE.match(raw):
+            return ""  # a fact handle the prompt never showed: no line to mark
         if is_quote(raw):
             return self.quotes.get(raw[len(QUOTE_PREFIX):].lower(), "")
         return raw

@@ -16,13 +16,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from pydantic import BaseModel, Field
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app import corrections
 from app.corrections import Correction, ScopeCorrections
 from app.reads import MAX_NAME_CHARS, BadInput
+from servers.guard import Caller
 
 PREFIX = "/v1/corrections"
 ROUTES = [("GET", PREFIX), *(("POST", f"{PREFIX}/{path}") for path in (
@@ -53,48 +54,49 @@ class RollbackRequest(BaseModel):
 
 def add_correction_routes(api: FastAPI, engine: AsyncEngine, authorised: Any,
                           wake: Callable[[Any], Awaitable[Any]]) -> None:
-    """The routes, on `api`; `authorised` is the app's caller dependency, `wake(scope)` wakes a compile."""
+    """The routes, on `api`; `authorised` is the app's caller dependency (the caller the guard let in),
+    `wake(scope)` wakes a compile."""
     operator_only = {403: {"description": "Not an operator token"}}
 
     @api.get(PREFIX, response_model=ScopeCorrections, tags=["operate"], responses=operator_only)
-    async def shown(caller: authorised) -> ScopeCorrections:
+    async def shown(caller: Caller = Depends(authorised)) -> ScopeCorrections:
         """The corrections set on this scope."""
         return await corrections.scope_corrections(engine, caller.scope)
 
     @api.post(f"{PREFIX}/aliases", response_model=Correction, tags=["operate"], responses=operator_only)
-    async def alias_add(caller: authorised, body: AliasRequest) -> Correction:
+    async def alias_add(body: AliasRequest, caller: Caller = Depends(authorised)) -> Correction:
         """Give a page an alias by hand, kept through every compile and rebuild."""
         return await corrections.add_alias(engine, caller.scope, body.page, body.alias)
 
     @api.post(f"{PREFIX}/aliases/remove", response_model=Correction, tags=["operate"], responses=operator_only)
-    async def alias_remove(caller: authorised, body: AliasRequest) -> Correction:
+    async def alias_remove(body: AliasRequest, caller: Caller = Depends(authorised)) -> Correction:
         """Take an alias off a page, and keep compiles from giving it back."""
         return await corrections.remove_alias(engine, caller.scope, body.page, body.alias)
 
     @api.post(f"{PREFIX}/mentions/ignore", response_model=Correction, tags=["operate"], responses=operator_only)
-    async def mention_ignore(caller: authorised, body: IgnoreRequest) -> Correction:
+    async def mention_ignore(body: IgnoreRequest, caller: Caller = Depends(authorised)) -> Correction:
         """Never promote a name to a page, nor offer it to the planner again."""
         return await corrections.ignore_mention(engine, caller.scope, body.name)
 
     @api.post(f"{PREFIX}/sections/keep", response_model=Correction, tags=["operate"], responses=operator_only)
-    async def section_keep(caller: authorised, body: KeepSectionRequest) -> Correction:
+    async def section_keep(body: KeepSectionRequest, caller: Caller = Depends(authorised)) -> Correction:
         """Never promote a section of a page to a page of its own (`undo` allows it again)."""
         return await corrections.keep_section(engine, caller.scope, body.page, body.section, undo=body.undo)
 
     @api.post(f"{PREFIX}/scope/pause", response_model=Correction, tags=["operate"], responses=operator_only)
-    async def pause(caller: authorised) -> Correction:
+    async def pause(caller: Caller = Depends(authorised)) -> Correction:
         """Pause this scope: retains are stored, compiles and the lint leave it alone."""
         return await corrections.set_paused(engine, caller.scope, True)
 
     @api.post(f"{PREFIX}/scope/resume", response_model=Correction, tags=["operate"], responses=operator_only)
-    async def resume(caller: authorised) -> Correction:
+    async def resume(caller: Caller = Depends(authorised)) -> Correction:
         """Resume this scope and wake its compile."""
         done = await corrections.set_paused(engine, caller.scope, False)
         await wake(caller.scope)
         return done
 
     @api.post(f"{PREFIX}/links/rollback", response_model=Correction, tags=["operate"], responses=operator_only)
-    async def links_rollback(caller: authorised, body: RollbackRequest) -> Correction:
+    async def links_rollback(body: RollbackRequest, caller: Caller = Depends(authorised)) -> Correction:
         """Drop this scope's deterministic and co-mention links, and stop compiles writing them."""
         if not body.deterministic:
             raise BadInput("deterministic must be true: only the deterministic links are rolled back")

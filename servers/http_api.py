@@ -193,7 +193,7 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
                                      f"({error}); the next retain or `wiki compile` wakes it") from None
         await signal_compile(client, scope.tenant, scope.owner, trigger="admin", settings=settings)
 
-    add_correction_routes(api, engine, Authorised, wake)
+    add_correction_routes(api, engine, _caller, wake)
 
     @api.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, error: StarletteHTTPException) -> JSONResponse:

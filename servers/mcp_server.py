@@ -237,9 +237,8 @@ def build_server(engine: AsyncEngine, scope_of: ScopeOf, connect_temporal: Tempo
                        history: Annotated[bool, Field(description=(
                            "Also the facts since replaced, each with the day it stopped holding."))] = False,
                        ) -> reads.PageDocument:
-        """Read a page as markdown (section ids {#id}), with each line's sources and confidence; facts
-        that changed show their current value (history=true for the earlier ones, as_of for a past
-        date). A long page comes in parts: call again with offset=next_offset."""
+        """Read a page as markdown (section ids {#id}), each line with sources and confidence, facts as
+        they hold now (or as_of a date). Long pages: call again with offset=next_offset."""
         return await guarded(reads.get_page(engine, scope_of(), name, offset, max_chars, min_confidence, as_of,
                                             history))
 

@@ -112,3 +112,47 @@ def test_conflicting_claims_of_one_moment_are_disputed_and_unmarked_claims_stay_
     assert result["d"].validity == "current"  # no mark: not part of any fact that changed
     undated = standings([DatedClaim("x", "kx", None), DatedClaim("y", "ky", _at(2))], [("kx", "ky")])
     assert undated["x"].validity == "disputed" and undated["y"].validity == "disputed"
+
+
+def test_the_compact_contract_reads_supersede_pairs_and_drops_what_it_cannot_read() -> None:
+    from planners.compact_plan import CompactPlan, to_plan
+
+    compact = CompactPlan.model_validate({"updates": [{"page": "p1", "sections": [{
+        "slug": "notes", "lines": ["@m1", "- Alice now works at Globex."],
+        "supersede": [["@m1", "f1"], ["- Alice now works at Globex.", "f2"], ["@m1", "f9"], ["nope", "f1"],
+                      "not a pair", ["@m1"], [3, 4]]}]}], "new_pages": [], "held": [], "promotions": []})
+    plan, _ = to_plan(compact, {"m1": "- 2026-06-01: Alice moved to Denver."}, {"p1": "entity/alice"}, {},
+                      {"f1": "- 2026-01-05: Alice lives in Austin.", "f2": "- 2026-01-05: Alice works at Acme."})
+    marks = {line.text: line.supersedes for line in plan.pageUpdates[0].sections[0].line_sources}
+    assert marks == {"- 2026-06-01: Alice moved to Denver.": ["- 2026-01-05: Alice lives in Austin."],
+                     "- Alice now works at Globex.": ["- 2026-01-05: Alice works at Acme."]}
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_scripted_planner_marks_the_shown_fact_a_new_memory_replaces_whatever_their_dates(seed: int) -> None:
+    import uuid
+
+    from domain.context import CandidateFact, CandidatePage, CandidateSection, MemoryRecord, PlannerContext
+    from planners.scripted.leaf_plan import scripted_plan
+
+    rng = random.Random(seed)
+    kind = rng.choice(["residence", "employer", "role", "partner"])
+    templates, values = KINDS[kind]
+    old_value, new_value = rng.sample(values, 2)
+    name = rng.choice(["Alice Moreau", "Bruno Costa"])
+    stored = _line(rng.choice(templates), name, old_value, "2026-03-01")
+    # the new memory happened before or after the stored fact: the mark is the same either way
+    day = rng.choice([datetime(2025, 11, 2, tzinfo=UTC), datetime(2026, 8, 9, tzinfo=UTC)])
+    content = _line(rng.choice(templates), name, new_value)
+    page = CandidatePage(id=uuid.uuid4(), type="entity", slug=name.lower().replace(" ", "-"), title=name,
+                         aliases=[name.lower()], sections=[CandidateSection(slug="notes", heading="Notes", body_md="")],
+                         facts=[CandidateFact(text=stored, since=datetime(2026, 3, 1, tzinfo=UTC)),
+                                CandidateFact(text=f"- 2026-02-01: {name} likes tea.")])
+    memory = MemoryRecord(id=uuid.uuid4(), content=content, created_at=day, updated_at=day,
+                          metadata={"entities": [{"name": name, "type": "entity", "kind": "person"}]})
+    plan = scripted_plan(PlannerContext(tenant_id="t", owner_id="o", memories=[memory], candidate_pages=[page],
+                                        open_mentions=[]))
+    [update] = plan.pageUpdates
+    marked = {line.text: line.supersedes for section in update.sections for line in section.line_sources
+              if line.supersedes}
+    assert marked == {f"- {day.date().isoformat()}: {content}": [stored]}, (content, stored, marked)
