@@ -102,6 +102,7 @@ def statement(line: str) -> str:
 
 
 def _holder(raw: str) -> str:
+    raw = re.split(r"[;:,]", raw)[-1]  # the clause the phrasing is in: "Sam called; he is moving to …"
     words = [w for w in normalize_alias(raw).split() if w not in _ARTICLES or len(raw.split()) == 1]
     if words and words[-1] in ("s",):  # "Alice's phone" folds to "alice s"
         words = words[:-1]
@@ -209,16 +210,18 @@ def standings(claims: Sequence[DatedClaim], marks: Iterable[tuple[str, str]]) ->
         if len({m.key for m in members}) < 2:
             out.update({m.id: CURRENT for m in members})
             continue
-        dated = sorted((m for m in members if m.valid_from is not None), key=lambda m: (m.valid_from, m.key, m.id))
+        dated = sorted(((m.valid_from, m) for m in members if m.valid_from is not None),
+                       key=lambda pair: (pair[0], pair[1].key, pair[1].id))
         for member in members:
-            if member.valid_from is None:
+            start = member.valid_from
+            if start is None:
                 out[member.id] = Standing("disputed")
                 continue
-            later = next((m for m in dated if m.valid_from > member.valid_from and m.key != member.key), None)
+            later = next(((at, m) for at, m in dated if at > start and m.key != member.key), None)
             if later is not None:
-                out[member.id] = Standing("superseded", later.valid_from, later.id)
+                out[member.id] = Standing("superseded", later[0], later[1].id)
                 continue
-            rivals = {m.key for m in dated if m.valid_from == member.valid_from}
+            rivals = {m.key for at, m in dated if at == start}
             undated = any(m.valid_from is None for m in members)
             out[member.id] = Standing("disputed") if len(rivals) > 1 or undated else CURRENT
     return out

@@ -56,7 +56,7 @@ def add_correction_routes(api: FastAPI, engine: AsyncEngine, authorised: Any,
                           wake: Callable[[Any], Awaitable[Any]]) -> None:
     """The routes, on `api`; `authorised` is the app's caller dependency (the caller the guard let in),
     `wake(scope)` wakes a compile."""
-    operator_only = {403: {"description": "Not an operator token"}}
+    operator_only: dict[int | str, dict[str, Any]] = {403: {"description": "Not an operator token"}}
 
     @api.get(PREFIX, response_model=ScopeCorrections, tags=["operate"], responses=operator_only)
     async def shown(caller: Caller = Depends(authorised)) -> ScopeCorrections:
