@@ -25,69 +25,64 @@ from domain.resolved_plan import ProposedClaim
 
 async def settle_validity(conn: AsyncConnection, tenant: str, owner: str, section_ids: Sequence[str],
                           proposed: dict[str, ProposedClaim], run_id: str | None) -> None:
-    """Record the plan's marks on the pages of these sections, then re-derive their claims' validity."""
+    """Record the plan's marks on the pages of these sections, then re-derive their claims' validity.
+    One read (the pages' claims and stored marks), and a write only for new marks and changed claims."""
     if not section_ids:
         return
     rows = (await conn.execute(text("""
-        SELECT p.id AS page_id, c.id, c.text_key, c.first_seen_at
-        FROM wiki_pages p JOIN wiki_page_sections s ON s.page_id = p.id
+        WITH pages AS (
+            SELECT DISTINCT s.page_id FROM wiki_page_sections s JOIN wiki_pages p ON p.id = s.page_id
+            WHERE s.id = ANY(CAST(:sections AS uuid[])) AND p.tenant_id = :tenant AND p.owner_id = :owner
+        )
+        SELECT 'claim' AS row_kind, s.page_id, c.id, c.text_key, NULL AS replaced_key, c.first_seen_at,
+               c.valid_from, c.valid_to, c.superseded_by, c.validity
+        FROM pages JOIN wiki_page_sections s ON s.page_id = pages.page_id
         JOIN wiki_section_claims c ON c.section_id = s.id
-        WHERE p.tenant_id = :tenant AND p.owner_id = :owner
-          AND p.id IN (SELECT page_id FROM wiki_page_sections WHERE id = ANY(CAST(:sections AS uuid[])))
+        UNION ALL
+        SELECT 'mark', m.page_id, NULL, m.claim_key, m.replaced_key, NULL, NULL, NULL, NULL, NULL
+        FROM pages JOIN wiki_claim_supersessions m ON m.page_id = pages.page_id
     """), {"tenant": tenant, "owner": owner, "sections": list(section_ids)})).all()
+    claims = [row for row in rows if row.row_kind == "claim"]
+    stored = {(str(row.page_id), row.text_key, row.replaced_key) for row in rows if row.row_kind == "mark"}
     keys_by_page: dict[str, set[str]] = {}
-    for row in rows:
+    for row in claims:
         keys_by_page.setdefault(str(row.page_id), set()).add(row.text_key)
     marks = [(page, key, replaced) for page, keys in keys_by_page.items() for key in sorted(keys)
              if (claim := proposed.get(key)) is not None
              for replaced in claim.supersedes if replaced in keys and replaced != key]
-    if marks:
+    new = [mark for mark in dict.fromkeys(marks) if mark not in stored]
+    if new:
         await conn.execute(text("""
             INSERT INTO wiki_claim_supersessions (page_id, claim_key, replaced_key, run_id)
             SELECT page_id, claim_key, replaced_key, :run
             FROM unnest(CAST(:pages AS uuid[]), CAST(:keys AS text[]), CAST(:replaced AS text[]))
                 AS m(page_id, claim_key, replaced_key)
             ON CONFLICT DO NOTHING
-        """), {"run": run_id, "pages": [m[0] for m in marks], "keys": [m[1] for m in marks],
-               "replaced": [m[2] for m in marks]})
-    await refresh_validity(conn, list(keys_by_page), rows)
+        """), {"run": run_id, "pages": [m[0] for m in new], "keys": [m[1] for m in new],
+               "replaced": [m[2] for m in new]})
+    await _write_standings(conn, claims, [*stored, *new])
 
 
-async def refresh_validity(conn: AsyncConnection, page_ids: list[str], rows: Sequence[Any] | None = None) -> None:
-    """Re-derive the validity of every claim of the pages from their dates and the stored marks."""
-    if not page_ids:
-        return
-    if rows is None:
-        rows = (await conn.execute(text("""
-            SELECT s.page_id, c.id, c.text_key, c.first_seen_at
-            FROM wiki_page_sections s JOIN wiki_section_claims c ON c.section_id = s.id
-            WHERE s.page_id = ANY(CAST(:pages AS uuid[]))
-        """), {"pages": page_ids})).all()
-    marks = (await conn.execute(text("""
-        SELECT page_id, claim_key, replaced_key FROM wiki_claim_supersessions
-        WHERE page_id = ANY(CAST(:pages AS uuid[]))
-    """), {"pages": page_ids})).all()
+async def _write_standings(conn: AsyncConnection, rows: Sequence[Any], marks: Sequence[tuple[str, str, str]]) -> None:
+    """Each claim's standing from its page's claims and marks, written where it changed."""
     marks_by_page: dict[str, list[tuple[str, str]]] = {}
-    for mark in marks:
-        marks_by_page.setdefault(str(mark.page_id), []).append((mark.claim_key, mark.replaced_key))
-    claims_by_page: dict[str, list[DatedClaim]] = {}
+    for page, key, replaced in marks:
+        marks_by_page.setdefault(page, []).append((key, replaced))
+    by_page: dict[str, list[Any]] = {}
     for row in rows:
-        claims_by_page.setdefault(str(row.page_id), []).append(
-            DatedClaim(id=str(row.id), key=row.text_key, valid_from=row.first_seen_at))
-    ids: list[str] = []
-    froms: list[datetime | None] = []
-    tos: list[datetime | None] = []
-    bys: list[str | None] = []
-    validities: list[str] = []
-    for page, claims in claims_by_page.items():
+        by_page.setdefault(str(row.page_id), []).append(row)
+    changed: list[tuple[str, datetime | None, datetime | None, str | None, str]] = []
+    for page, page_rows in by_page.items():
+        claims = [DatedClaim(id=str(r.id), key=r.text_key, valid_from=r.first_seen_at) for r in page_rows]
         standing = standings(claims, marks_by_page.get(page, []))
-        for claim in claims:
-            ids.append(claim.id)
-            froms.append(claim.valid_from)
-            tos.append(standing[claim.id].valid_to)
-            bys.append(standing[claim.id].superseded_by)
-            validities.append(standing[claim.id].validity)
-    if not ids:
+        for row in page_rows:
+            now = standing[str(row.id)]
+            after = (row.first_seen_at, now.valid_to, now.superseded_by, now.validity)
+            before = (row.valid_from, row.valid_to, str(row.superseded_by) if row.superseded_by else None,
+                      row.validity)
+            if after != before:
+                changed.append((str(row.id), *after))
+    if not changed:
         return
     await conn.execute(text("""
         UPDATE wiki_section_claims c SET valid_from = v.valid_from, valid_to = v.valid_to,
@@ -95,9 +90,9 @@ async def refresh_validity(conn: AsyncConnection, page_ids: list[str], rows: Seq
         FROM unnest(CAST(:ids AS uuid[]), CAST(:froms AS timestamptz[]), CAST(:tos AS timestamptz[]),
                     CAST(:bys AS uuid[]), CAST(:validities AS text[]))
             AS v(id, valid_from, valid_to, superseded_by, validity)
-        WHERE c.id = v.id AND (c.valid_from, c.valid_to, c.superseded_by, c.validity)
-              IS DISTINCT FROM (v.valid_from, v.valid_to, v.superseded_by, v.validity)
-    """), {"ids": ids, "froms": froms, "tos": tos, "bys": bys, "validities": validities})
+        WHERE c.id = v.id
+    """), {"ids": [c[0] for c in changed], "froms": [c[1] for c in changed], "tos": [c[2] for c in changed],
+           "bys": [c[3] for c in changed], "validities": [c[4] for c in changed]})
 
 
 async def disputed_claims(conn: AsyncConnection, limit: int = 100, tenant: str | None = None,

@@ -133,10 +133,10 @@ async def write_claims(conn: AsyncConnection, tenant: str, owner: str, drafts: d
         return
     await conn.execute(text("""
         INSERT INTO wiki_section_claims (id, section_id, position, text, text_key, kind, status, confidence,
-                                         corroboration, first_seen_at, last_seen_at, created_run_id,
+                                         corroboration, first_seen_at, last_seen_at, valid_from, created_run_id,
                                          updated_run_id, created_at, updated_at)
         SELECT id, section_id, position, text, text_key, kind, status, confidence, corroboration,
-               first_seen_at, last_seen_at, :run, :run, :now, :now
+               first_seen_at, last_seen_at, first_seen_at, :run, :run, :now, :now
         FROM unnest(CAST(:ids AS uuid[]), CAST(:sections AS uuid[]), CAST(:positions AS integer[]),
                     CAST(:texts AS text[]), CAST(:keys AS text[]), CAST(:kinds AS text[]),
                     CAST(:statuses AS text[]), CAST(:confidences AS numeric[]), CAST(:corroborations AS integer[]),
@@ -147,6 +147,7 @@ async def write_claims(conn: AsyncConnection, tenant: str, owner: str, drafts: d
             position = excluded.position, text = excluded.text, kind = excluded.kind, status = excluded.status,
             confidence = excluded.confidence, corroboration = excluded.corroboration,
             first_seen_at = excluded.first_seen_at, last_seen_at = excluded.last_seen_at,
+            valid_from = excluded.valid_from,
             updated_run_id = CASE WHEN (wiki_section_claims.text, wiki_section_claims.corroboration,
                                         wiki_section_claims.status)
                                        IS DISTINCT FROM (excluded.text, excluded.corroboration, excluded.status)

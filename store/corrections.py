@@ -172,16 +172,31 @@ async def rollback_deterministic_links(conn: AsyncConnection, tenant: str, owner
     return dropped.rowcount or 0
 
 
-async def deterministic_links_off(conn: AsyncConnection, tenant: str, owner: str) -> bool:
-    return bool((await conn.execute(text("""
-        SELECT EXISTS (SELECT 1 FROM wiki_scope_switches WHERE tenant_id = :tenant AND owner_id = :owner
-                       AND deterministic_links_off_at IS NOT NULL)
-    """), {"tenant": tenant, "owner": owner})).scalar_one())
+class InForce(BaseModel):
+    """Which corrections a scope has, read once per batch so a scope with none pays one statement."""
+
+    aliases: bool = False
+    ignored_names: bool = False
+    deterministic_links_off: bool = False
 
 
-async def reapply_corrections(conn: AsyncConnection, tenant: str, owner: str) -> None:
+async def in_force(conn: AsyncConnection, tenant: str, owner: str) -> InForce:
+    row = (await conn.execute(text("""
+        SELECT EXISTS (SELECT 1 FROM wiki_alias_corrections WHERE tenant_id = :tenant AND owner_id = :owner) AS aliases,
+               EXISTS (SELECT 1 FROM wiki_ignored_names WHERE tenant_id = :tenant AND owner_id = :owner) AS ignored,
+               EXISTS (SELECT 1 FROM wiki_scope_switches WHERE tenant_id = :tenant AND owner_id = :owner
+                       AND deterministic_links_off_at IS NOT NULL) AS links_off
+    """), {"tenant": tenant, "owner": owner})).one()
+    return InForce(aliases=row.aliases, ignored_names=row.ignored, deterministic_links_off=row.links_off)
+
+
+async def reapply_corrections(conn: AsyncConnection, tenant: str, owner: str, found: InForce) -> None:
     """After a batch: the hand-made aliases on their pages, the hand-removed ones gone, and no open
     mention of an ignored name."""
+    if found.ignored_names:
+        await _close_ignored_mentions(conn, tenant, owner)
+    if not found.aliases:
+        return
     missing = (await conn.execute(text("""
         SELECT p.id AS page_id, c.alias
         FROM wiki_alias_corrections c JOIN wiki_pages p ON p.tenant_id = c.tenant_id AND p.owner_id = c.owner_id
@@ -203,7 +218,6 @@ async def reapply_corrections(conn: AsyncConnection, tenant: str, owner: str) ->
           AND p.tenant_id = c.tenant_id AND p.owner_id = c.owner_id AND p.type = c.page_type AND p.slug = c.page_slug
           AND a.page_id = p.id AND a.alias = c.alias
     """), {"tenant": tenant, "owner": owner})
-    await _close_ignored_mentions(conn, tenant, owner)
 
 
 async def scope_corrections(conn: AsyncConnection, tenant: str, owner: str) -> ScopeCorrections:

@@ -13,6 +13,7 @@ from mcp import Client
 from sqlalchemy import text
 
 from app import reads
+from app.operations import rebuild_scope
 from app.reads import BadInput, ReadScope
 from domain.memory import MemoryIn
 from servers.http_api import create_app
@@ -52,6 +53,10 @@ async def test_the_newer_fact_is_current_and_the_older_one_history_in_either_ord
         await compile_scope(client, settings, TENANT, owner)
         await store_memories(engine, TENANT, owner, [second])
         await compile_scope(client, settings, TENANT, owner)
+        if order == "denver first":
+            # a rebuild compiles all four memories in one batch: the page's own lines are marked
+            _, handle = await rebuild_scope(client, engine, settings, TENANT, owner)
+            await handle.result()
 
     current = await _markdown(engine, owner)
     assert "Denver" in current and "Austin" not in current, current
