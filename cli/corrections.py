@@ -35,6 +35,11 @@ scope_app = typer.Typer(help="A scope's compiles: pause, resume, and the correct
                         no_args_is_help=True)
 links_app = typer.Typer(help="Links: roll back the deterministic ones.", no_args_is_help=True)
 
+@links_app.callback()
+def _links() -> None:
+    """Links: roll back the deterministic ones."""  # a group, even of one command
+
+
 PageArgument = Annotated[str, typer.Argument(metavar="PAGE", help="The page by TYPE/SLUG, slug, title or alias.")]
 AliasArgument = Annotated[str, typer.Argument(metavar="ALIAS", help="The alternate name.")]
 
