@@ -41,6 +41,7 @@ from store.aggregation_store import (
     possible_children,
 )
 from store.compile_runs import database_now, rejected_writes_fail
+from store.corrections import blocked_sections
 from store.memories import Cursor, read_after
 from store.plan_apply import apply_resolved_plan
 from store.plan_staging import (
@@ -80,7 +81,11 @@ class Aggregation:
                 possible_children=(await possible_children(conn, scope.tenant, scope.owner, candidate_models)
                                    if self._planner.reads_possible_children else []),
             )
+            blocked = await blocked_sections(conn, scope.tenant, scope.owner)
         reply = await self._planner.plan_aggregation(aggregation_request, request.model_id)
+        # A section the operator said never to promote from stays on its page.
+        reply.plan.sectionPromotions = [p for p in reply.plan.sectionPromotions
+                                        if (p.pageId.strip().lower(), p.sectionSlug) not in blocked]
         async with self._engine.begin() as conn:
             await stage_plan(conn, request.plan_id, scope, request.run_id, [r.id for r in records], reply.plan)
         return AggregationPlanResult(plan_id=request.plan_id, usage=reply.usage,

@@ -35,6 +35,7 @@ from store.compile_runs import (
     record_run_started,
     rejected_writes_fail,
 )
+from store.corrections import is_paused
 from store.memories import Cursor, read_after
 from store.merge_records import record_merge_decisions
 from store.name_index import index_new_aliases
@@ -68,10 +69,13 @@ class CompileSteps:
         async with self._engine.connect() as conn:
             # After a given position: the batch after one that is not applied yet (read to plan it ahead).
             cursor = request.after or await read_cursor(conn, request.scope)
+            # A paused scope (`wiki scope pause`) reads nothing: the run ends as drained, between
+            # batches, and its memories wait behind the cursor until the scope is resumed.
+            paused = await is_paused(conn, request.scope.tenant, request.scope.owner)
             records, positions = await read_after(
                 conn, request.scope.tenant, request.scope.owner,
                 Cursor(updated_at=cursor.updated_at, record_id=cursor.record_id), max(request.limit, 0),
-            ) if request.limit > 0 else ([], [])
+            ) if request.limit > 0 and not paused else ([], [])
         return BatchRef(
             cursor_from=cursor,
             memory_ids=[record.id for record in records],

@@ -19,6 +19,7 @@ from activities.common import compile_step
 from domain.context import PlannerContext
 from domain.guards import strip_wikilinks
 from domain.merge_questions import question_evidence
+from domain.ignored_names import without_ignored
 from domain.plan import Plan
 from messages.compile import (
     JudgeMergesInput,
@@ -33,6 +34,7 @@ from messages.compile import (
 from planners.port import Planner, PlanReply
 from store.claims import record_rejected_claims
 from store.compile_runs import database_now
+from store.corrections import ignored_names
 from store.memories import load_memories
 from store.merge_evidence import merge_questions
 from store.page_matching import Judgement
@@ -105,7 +107,9 @@ async def staged(engine: AsyncEngine, scope: Scope, plan_id: UUID, run_id: str, 
     the gate's rejections, and say what it cost."""
     if reply.plan.dropped_links:
         log.warning("planner sent %d malformed page links; dropped", reply.plan.dropped_links)
-    gate = await gate_plan(engine, judge, scope, reply.plan, model_id)
+    async with engine.connect() as conn:
+        ignored = await ignored_names(conn, scope.tenant, scope.owner)
+    gate = await gate_plan(engine, judge, scope, without_ignored(reply.plan, ignored), model_id)
     async with engine.begin() as conn:
         await stage_plan(conn, plan_id, scope, run_id, memory_ids, gate.plan)
         await record_rejected_claims(conn, scope.tenant, scope.owner, run_id, plan_id, gate.rejected)

@@ -41,6 +41,7 @@ from messages.compile import compile_workflow_id
 from runtime.search_attributes import WIKI_OWNER, WIKI_TENANT, WIKI_TRIGGER
 from runtime.settings import Settings
 from runtime.temporal_client import signal_compile
+from store.corrections import is_paused
 from store.lint_checks import named_findings
 from store.wiki_admin import (
     ScopeReset,
@@ -373,6 +374,10 @@ async def rebuild_scope(client: Client, engine: AsyncEngine, settings: Settings,
     """
     _refuse_if_running(await latest_run_status(client, compile_workflow_id(tenant, owner)), tenant, owner,
                        "rebuild once it has ended")
+    async with engine.connect() as conn:
+        if await is_paused(conn, tenant, owner):
+            raise OperationRefused(f"{tenant}/{owner} is paused: a rebuild would empty it and compile nothing; "
+                                   f"`wiki scope resume --tenant {tenant} --owner {owner}` first")
     await before_start()
     async with engine.begin() as conn:
         reset = await reset_scope_for_rebuild(conn, tenant, owner)

@@ -9,19 +9,20 @@ shown too: an operator restores what an agent no longer sees.
 
 from __future__ import annotations
 
+from datetime import datetime
 from uuid import UUID
 
 from pydantic import Field
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.merges import PageResolution, page_resolution
-from store import claims, wiki_admin, wiki_reads
+from store import claim_validity, claims, wiki_admin, wiki_reads
 from store.claims import ClaimTotals, ClaimView, PageListing
 from store.wiki_admin import DeletedPage
 from store.wiki_reads import Backlink, CitingSection, MemoryView, PageView, SearchHit, SourceMemory
 
 __all__ = ["Backlink", "CitingSection", "ClaimTotals", "ClaimView", "DeletedPage", "MemoryShown", "PageListing",
-           "PageWithSources", "SearchHit", "SourceMemory", "backlinks_of", "claim_totals", "delete_page",
+           "PageWithSources", "SearchHit", "SourceMemory", "backlinks_of", "claim_totals", "delete_page", "disputed_claims",
            "memory_shown", "page_list", "page_with_sources", "rejected_claims", "search", "sections_citing",
            "set_page_status"]
 
@@ -46,15 +47,18 @@ async def search(conn: AsyncConnection, tenant: str, owner: str, query: str, lim
 
 
 async def page_with_sources(conn: AsyncConnection, tenant: str, owner: str, page_type: str, slug: str, *,
-                            sources: bool, min_confidence: float = 0.0) -> PageWithSources | None:
+                            sources: bool, min_confidence: float = 0.0, history: bool = False,
+                            as_of: datetime | None = None) -> PageWithSources | None:
     """The page (archived too) with its claims at least `min_confidence` sure, and with `sources` the
-    memories each of its sections cites."""
+    memories each of its sections cites. Facts since replaced are left out unless `history`; with
+    `as_of`, the claims that held at that moment."""
     page = await wiki_reads.find_page(conn, tenant, owner, page_type, slug, include_archived=True)
     if page is None:
         return None
     cited = await wiki_reads.section_sources(conn, tenant, owner, page.id) if sources else {}
-    claimed = await claims.page_claims(conn, tenant, owner, page.id, min_confidence)
-    if min_confidence > 0:
+    claimed = await claims.page_claims(conn, tenant, owner, page.id, min_confidence,
+                                       shown="history" if history else "current", as_of=as_of)
+    if min_confidence > 0 or as_of is not None or await claims.page_has_history(conn, page.id):
         claimed = {s.slug: claimed.get(s.slug, []) for s in page.sections}
     return PageWithSources(**page.model_dump(), claims=claimed, sources=cited,
                            resolution=await page_resolution(conn, tenant, owner, page_type, slug))
@@ -73,6 +77,11 @@ async def rejected_claims(conn: AsyncConnection, tenant: str, owner: str, limit:
 async def claim_totals(conn: AsyncConnection, limit: int) -> list[ClaimTotals]:
     """Claims, durable claims and rejections of the scopes that have any (the lint prints them)."""
     return await claims.claim_totals(conn, limit)
+
+
+async def disputed_claims(conn: AsyncConnection, limit: int) -> list[dict]:
+    """Facts that conflict with no clear order (the same moment, or no date), by scope and page."""
+    return await claim_validity.disputed_claims(conn, limit)
 
 
 async def backlinks_of(conn: AsyncConnection, tenant: str, owner: str, page_type: str,

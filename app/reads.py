@@ -13,7 +13,7 @@ import base64
 import binascii
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 from uuid import UUID
 
@@ -36,7 +36,7 @@ from domain.related import (
 from domain.search import MAX_SEARCH_LIMIT
 from store import agent_reads, wiki_reads
 from store.agent_reads import CitedMemory, PageChange
-from store.claims import ClaimView, page_claims
+from store.claims import ClaimView, page_claims, page_has_history
 
 DEFAULT_SEARCH_LIMIT = 10
 MAX_QUERY_CHARS = 500
@@ -246,15 +246,25 @@ async def _page_view(conn: AsyncConnection, scope: ReadScope, page_type: str, sl
     return view
 
 
+def claim_line(claim: ClaimView) -> str:
+    """A claim as a page shows it: a replaced fact says until when it held, a disputed one says so."""
+    if claim.validity == "superseded" and claim.valid_to is not None:
+        return f"{claim.text} _(until {claim.valid_to.date().isoformat()})_"
+    if claim.validity == "disputed":
+        return f"{claim.text} _(disputed)_"
+    return claim.text
+
+
 def page_markdown(view: wiki_reads.PageView, claims: dict[str, list[ClaimView]] | None = None) -> str:
     """The page as markdown; each section heading carries its id ({#slug}) for get_sources. With
-    `claims` (a confidence filter), each section shows only those claims."""
+    `claims` (a confidence filter, the facts that hold now or held at a date, or the history), each
+    section shows only those claims."""
     lines = [f"# {view.title}", "", f"{view.type}/{view.slug} · aliases: {', '.join(view.aliases) or 'none'}"]
     if view.summary:
         lines += ["", view.summary]
     for section in view.sections:
         cited = len(section.source_refs)
-        body = section.body_md.strip() if claims is None else "\n".join(c.text for c in claims.get(section.slug, []))
+        body = section.body_md.strip() if claims is None else "\n".join(claim_line(c) for c in claims.get(section.slug, []))
         lines += ["", f"## {section.heading} {{#{section.slug}}}", "", body, "",
                   f"_cites {cited} memor{'y' if cited == 1 else 'ies'}_"]
     # Whatever the rows hold (rows stored under an older rule included), the markdown an agent reads
@@ -296,28 +306,57 @@ def _min_confidence(value: float | None) -> float:
     return float(value)
 
 
+def parse_as_of(value: str | None) -> datetime | None:
+    """An `as_of` argument: an ISO 8601 date (the end of that day, UTC) or date-time; None for none."""
+    if value is None:
+        return None
+    value = _text_argument("as_of", value, 60)
+    try:
+        moment = parse_instant("as_of", value)
+    except ValueError as error:
+        raise BadInput(str(error)) from None
+    if len(value) == 10:  # a day: the page as it stood at the end of it
+        moment = moment + timedelta(days=1) - timedelta(microseconds=1)
+    return moment
+
+
+async def _claims_shown(conn: AsyncConnection, scope: ReadScope, view: wiki_reads.PageView, floor: float,
+                        as_of: datetime | None, history: bool) -> tuple[dict[str, list[ClaimView]], bool]:
+    """The claims a read shows, and whether the markdown is rendered from them rather than the body."""
+    claims = await page_claims(conn, scope.tenant, scope.owner, view.id, floor,
+                               shown="history" if history else "current", as_of=as_of)
+    from_claims = as_of is not None or history or await page_has_history(conn, view.id)
+    return claims, from_claims
+
+
 async def get_page(db: Database, scope: ReadScope, name: str, offset: int | None = None,
-                   max_chars: int | None = None, min_confidence: float | None = None) -> PageDocument:
+                   max_chars: int | None = None, min_confidence: float | None = None,
+                   as_of: str | None = None, history: bool = False) -> PageDocument:
     """The page a name designates, as markdown, at most `max_chars` from `offset` on; with
-    `min_confidence`, only the claims at least that sure."""
+    `min_confidence`, only the claims at least that sure. Facts that were replaced are left out
+    unless `history` (then each says until when it held); with `as_of` the page shows what its
+    memories up to that moment supported."""
     floor = _min_confidence(min_confidence)
+    moment = parse_as_of(as_of)
     async with connection(db) as conn:
         view, how, others = await _resolve(conn, scope, name)
-        claims = await page_claims(conn, scope.tenant, scope.owner, view.id, floor)
-    return _document(view, how, others, offset, max_chars, claims, min_confidence is not None)
+        claims, from_claims = await _claims_shown(conn, scope, view, floor, moment, history)
+    return _document(view, how, others, offset, max_chars, claims, min_confidence is not None or from_claims)
 
 
 async def get_page_by_key(db: Database, scope: ReadScope, page_type: str, slug: str,
                           offset: int | None = None, max_chars: int | None = None,
-                          min_confidence: float | None = None) -> PageDocument:
+                          min_confidence: float | None = None, as_of: str | None = None,
+                          history: bool = False) -> PageDocument:
     if page_type not in PAGE_TYPES:
         raise BadInput(f"page type must be one of {', '.join(PAGE_TYPES)} (got {page_type[:40]!r})")
     slug = _text_argument("slug", slug, MAX_NAME_CHARS)
     floor = _min_confidence(min_confidence)
+    moment = parse_as_of(as_of)
     async with connection(db) as conn:
         view = await _page_view(conn, scope, page_type, slug)
-        claims = await page_claims(conn, scope.tenant, scope.owner, view.id, floor)
-    return _document(view, "type/slug", [], offset, max_chars, claims, min_confidence is not None)
+        claims, from_claims = await _claims_shown(conn, scope, view, floor, moment, history)
+    return _document(view, "type/slug", [], offset, max_chars, claims, min_confidence is not None or from_claims)
 
 
 # ------------------------------------------------------------------------------------------ sources

@@ -29,13 +29,14 @@ from domain.context import (
     AggregationPage,
     AggregationParentCandidate,
     AggregationSection,
+    CandidateFact,
     CandidatePage,
     CandidateSection,
     MemoryRecord,
     OpenMention,
     PlannerContext,
 )
-from domain.plan import NewSection, Plan
+from domain.plan import LineSources, NewSection, Plan
 from planners.compact_plan import default_heading, default_slug, quote_line, quote_text
 from planners.scripted.aggregation import scripted_aggregation_plan
 from planners.scripted.leaf_plan import scripted_plan, scripted_write_section
@@ -129,8 +130,11 @@ def leaf_handles(user: str) -> dict[str, str]:
 def _page(head: str, rest: list[str]) -> CandidatePage:
     f = fields(head)
     sections = [fields(line.removeprefix("· ")) for line in rest if line.startswith("· slug=")]
+    facts = [fields(line.removeprefix("· fact ")) for line in rest if line.startswith("· fact ")]
     return CandidatePage(id=handle_uuid(_handle(head)), type=f["type"], slug=f["slug"], title=f["title"],
                          summary=f.get("summary"), aliases=f.get("aliases", []),
+                         facts=[CandidateFact(text=fact["text"], since=_when(fact["since"]) if "since" in fact else None)
+                                for fact in facts],
                          sections=[CandidateSection(slug=s["slug"], heading=s.get("heading") or
                                                     format_heading_from_slug(s["slug"]), body_md=s["excerpt"])
                                    for s in sections])
@@ -171,10 +175,16 @@ def _entity_objects(metadata: dict[str, Any]) -> dict[str, Any]:
     return {**metadata, "entities": objects}
 
 
+def fact_handles(user: str) -> dict[str, str]:
+    """The text of each fact the leaf prompt shows under its candidate pages -> its handle (f1, …)."""
+    found = re.findall(r"^  · fact (f[0-9]+) (.*)$", user, re.MULTILINE)
+    return {fields(rest)["text"]: handle for handle, rest in found}
+
+
 def leaf_plan(user: str) -> dict[str, Any]:
     """The scripted planner's plan of what the prompt shows, written in the compact contract."""
     view = parse_leaf_prompt(user)
-    return compact_reply(scripted_plan(view), view, leaf_handles(user))
+    return compact_reply(scripted_plan(view), view, leaf_handles(user), fact_handles(user))
 
 
 def quoted_lines(user: str) -> dict[str, str]:
@@ -184,7 +194,8 @@ def quoted_lines(user: str) -> dict[str, str]:
     return {handles[str(m.id)].lower(): quote_line(m) for m in view.memories if str(m.id) in handles}
 
 
-def compact_reply(plan: Plan, view: PlannerContext, handles: dict[str, str]) -> dict[str, Any]:
+def compact_reply(plan: Plan, view: PlannerContext, handles: dict[str, str],
+                  facts: dict[str, str] | None = None) -> dict[str, Any]:
     """A long-form plan as a model following the compact contract writes it (planners/compact_plan.py):
     handles for ids, a memory's own dated line as "@m<n>", citations its lines quote not repeated, and
     nothing the compiler derives (default slugs and headings, a held name's first sentence, a new
@@ -209,12 +220,22 @@ def compact_reply(plan: Plan, view: PlannerContext, handles: dict[str, str]) -> 
         cited = list(dict.fromkeys([handle(ref) for ref in quoted] + rest))
         return {"lines": lines, **({"refs": rest} if rest else {})}, cited
 
+    quote_handles = {quote_line(m): f"@{handle(ref)}" for ref, m in memories.items()}
+
+    def supersede(line_sources: list[LineSources]) -> dict[str, Any]:
+        # A line as the reply writes it (its quote handle when it is one), a replaced line as a shown
+        # fact's handle, a quote, or its text.
+        pairs = [[quote_handles.get(entry.text, entry.text),
+                  (facts or {}).get(replaced) or quote_handles.get(replaced, replaced)]
+                 for entry in line_sources for replaced in entry.supersedes]
+        return {"supersede": pairs} if pairs else {}
+
     def section(page_type: str, new: NewSection) -> tuple[dict[str, Any], list[str]]:
         written, cited = body(new.body_md, new.source_refs)
         out: dict[str, Any] = {"slug": new.slug}
         if new.heading and new.heading != default_heading(page_type, new.slug):
             out["heading"] = new.heading
-        return {**out, **written}, cited
+        return {**out, **written, **supersede(new.line_sources)}, cited
 
     def sections(page_type: str, items: list[NewSection]) -> tuple[list[dict[str, Any]], list[str]]:
         written = [section(page_type, item) for item in items]
@@ -229,7 +250,7 @@ def compact_reply(plan: Plan, view: PlannerContext, handles: dict[str, str]) -> 
         for item in update.sections:
             written, _ = body(item.proposed_body_md, item.source_refs)
             written_sections.append({"slug": item.slug, **written, **({"rewrite": True} if item.mode == "rewrite"
-                                                                        else {})})
+                                                                        else {}), **supersede(item.line_sources)})
         updates.append({"page": handle(update.pageId), **({"aliases": update.aliases} if update.aliases else {}),
                         "sections": written_sections})
     new_pages = []

@@ -90,6 +90,9 @@ async def _lint(settings: Settings, json_output: bool) -> tuple[LintReport, list
     return report, findings, checked
 
 
+MAX_DISPUTED_NAMED = 50
+
+
 @handled
 def lint_command(
     json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
@@ -99,10 +102,12 @@ def lint_command(
     settings = get_settings()
     report, findings, (scopes_checked, pages_checked) = run(_lint(settings, json_output))
     totals = run(reading(lambda conn: pages.claim_totals(conn, NAMED_SCOPES)))
+    disputed = run(reading(lambda conn: pages.disputed_claims(conn, MAX_DISPUTED_NAMED)))
     if json_output:
         print_json({**report.model_dump(mode="json"), "findings": [f.model_dump() for f in findings],
                     "checked": {"scopes": scopes_checked, "active_pages": pages_checked},
-                    "claims": [{**t.model_dump(), "compression": t.compression} for t in totals]})
+                    "claims": [{**t.model_dump(), "compression": t.compression} for t in totals],
+                    "disputed": disputed})
         return
     out.print(table("Lint totals", ["", "count"], report.totals.model_dump().items()))
     if report.scopes:
@@ -113,6 +118,11 @@ def lint_command(
                          Col("compression"), Col("rejected", "num")],
                         [(f"{t.tenant}/{t.owner}", t.memories, t.claims, t.durable_claims, t.compression,
                           t.rejected_claims) for t in totals], boxed=False))
+    if disputed:
+        out.print(table("Disputed facts (rival values with no clear order; a dated memory settles them)",
+                        [Col("scope", "key"), Col("page", "key"), Col("section", "key"), Col("claim")],
+                        [(f"{d['tenant']}/{d['owner']}", d["page"], d["section"], d["text"]) for d in disputed],
+                        boxed=False))
     if len(report.scopes) > NAMED_SCOPES or report.scopes_not_listed:
         out.print(f"(findings named for the first {NAMED_SCOPES} scopes only, at most {NAMED_PER_CHECK} per check; "
                   "the totals count every scope)")

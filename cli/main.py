@@ -51,6 +51,11 @@ COMMANDS = {
     "memory": LazyCommand("cli.memories", "memory_app", "One memory: show it whole, the pages citing it; forget memories."),
     "mention": LazyCommand("cli.mentions", "mention_app", "Open mentions: names seen too rarely yet to get a "
                                                           "page."),
+    "alias": LazyCommand("cli.corrections", "alias_app", "Aliases by hand: kept through every compile and "
+                                                         "rebuild."),
+    "scope": LazyCommand("cli.corrections", "scope_app", "A scope's compiles: pause, resume, and the corrections "
+                                                         "set on it."),
+    "links": LazyCommand("cli.corrections", "links_app", "Links: roll back the deterministic ones."),
     "token": LazyCommand("cli.agents", "token_app", "API tokens for `wiki serve` and `wiki mcp --http`."),
 }
 

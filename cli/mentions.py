@@ -1,4 +1,4 @@
-"""Names the compile holds until it sees them again: `wiki mention list`."""
+"""Names the compile holds until it sees them again: `wiki mention list`, and `wiki mention ignore`."""
 
 from __future__ import annotations
 
@@ -52,3 +52,18 @@ def mention_list(
     shown = f"{len(rows)} of {total}" if total > len(rows) else str(total)
     out.print(f"{shown} open; a name seen {PROMOTION_MIN_SIGHTINGS} times, the last within "
               f"{PROMOTION_WINDOW_DAYS} days, gets its page at the next compile or nightly lint", soft_wrap=True)
+
+
+@mention_app.command("ignore")
+@handled
+def mention_ignore(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The name as memories write it.")],
+    tenant: TenantOption,
+    owner: OwnerOption,
+    json_output: JsonOption = False,
+) -> None:
+    """Never promote this name to a page, nor offer it to the planner again (its open mention closes)."""
+    from app import corrections
+    from cli.corrections import corrected, report
+
+    report(corrected(tenant, owner, lambda engine, at: corrections.ignore_mention(engine, at, name)), json_output)

@@ -90,6 +90,10 @@ def _sources_lines(cited: list[SourceMemory]) -> list[str]:
 def _claim_line(claim: ClaimView) -> str:
     # Each line marked with how sure the wiki is of it: confidence, status, how many memories say it.
     mark = "derived" if claim.kind == "derived" else f"{claim.confidence:.2f} {claim.status}"
+    if claim.validity == "superseded" and claim.valid_to is not None:
+        mark += f" · until {claim.valid_to:%Y-%m-%d}"
+    elif claim.validity == "disputed":
+        mark += " · disputed"
     return f"{claim.text} `[{mark} · {claim.corroboration} mem]`"
 
 
@@ -141,19 +145,32 @@ def page_show(
     per_section: Annotated[bool, typer.Option("--per-section", help="With --sources: under each section, "
                                                                      "the memories that section cites.")] = False,
     min_confidence: Annotated[float, typer.Option(help="Only claims at least this sure (0 to 1).")] = 0.0,
+    history: Annotated[bool, typer.Option("--history", help="Facts since replaced too, each with the day it "
+                                                            "stopped holding.")] = False,
+    as_of: Annotated[str | None, typer.Option("--as-of", metavar="DATE",
+                                              help="The page as its memories up to DATE (2026-02-15, or an ISO "
+                                                   "date-time) supported it.")] = None,
     json_output: JsonOption = False,
 ) -> None:
     """The page as markdown, sections in order (archived pages too, marked as such); each line marked
-    with its confidence and status. --json gives sections with their claims (text, sources,
-    confidence, status, first and last seen)."""
+    with its confidence and status, a replaced fact with when it stopped holding. --json gives
+    sections with their claims (text, sources, confidence, status, first and last seen, valid from
+    and to, validity)."""
     get_settings()
     tenant, owner = scope(tenant, owner)
     if not 0.0 <= min_confidence <= 1.0:
         raise CliError(f"min-confidence must be between 0 and 1 (got {min_confidence})", EXIT_USAGE)
+    from app import reads
+
+    try:
+        moment = reads.parse_as_of(as_of)
+    except reads.BadInput as error:
+        raise CliError(str(error), EXIT_USAGE) from None
     page_type, slug = _resolved_ref(tenant, owner, page_ref)
     view = run(reading(lambda conn: pages.page_with_sources(conn, tenant, owner, page_type, slug,
                                                             sources=sources or per_section,
-                                                            min_confidence=min_confidence)))
+                                                            min_confidence=min_confidence, history=history,
+                                                            as_of=moment)))
     if view is None:
         raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
     if json_output:
@@ -221,6 +238,26 @@ def page_delete(page_ref: PageArgument, tenant: TenantOption, owner: OwnerOption
         raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
     out.print(f"deleted {page_type}/{slug} of {tenant}/{owner} with {deleted.sections} sections, {deleted.aliases} "
               f"aliases, {deleted.links} links and {deleted.section_sources} section sources", soft_wrap=True)
+
+
+@page_app.command("keep-section")
+@handled
+def page_keep_section(
+    page_ref: PageArgument,
+    section: Annotated[str, typer.Argument(metavar="SECTION", help="The section's slug (its id in `wiki page show "
+                                                                   "--json`).")],
+    tenant: TenantOption,
+    owner: OwnerOption,
+    undo: Annotated[bool, typer.Option("--undo", help="Allow promoting the section again.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Never promote this section of the page to a page of its own (the aggregation pass leaves it on
+    its page), in every compile and rebuild after."""
+    from app import corrections
+    from cli.corrections import corrected, report
+
+    report(corrected(tenant, owner, lambda engine, at: corrections.keep_section(engine, at, page_ref, section,
+                                                                                undo=undo)), json_output)
 
 
 @page_app.command("list")

@@ -295,7 +295,8 @@ def lines_with_refs(body: str, section_refs: list[str], line_sources: list[LineS
     for text in body_lines(body):
         line = own.get(claim_key(text))
         out.append(LineSources(text=text, refs=line.refs if line else list(section_refs),
-                               status=line.status if line else "", kind=line.kind if line else ""))
+                               status=line.status if line else "", kind=line.kind if line else "",
+                               supersedes=line.supersedes if line else []))
     return out
 
 
@@ -306,6 +307,8 @@ def proposed_claims(plan: Plan) -> dict[str, ProposedClaim]:
         for line in lines_with_refs(body, refs, line_sources):
             claim = out.setdefault(claim_key(line.text), ProposedClaim(status=line.status, kind=line.kind))
             claim.refs = list(dict.fromkeys([*claim.refs, *line.refs]))
+            replaced = [key for text in line.supersedes if (key := claim_key(text))]
+            claim.supersedes = list(dict.fromkeys([*claim.supersedes, *replaced]))
             if line.status == "unverified":
                 claim.status = "unverified"
     return out

@@ -29,6 +29,14 @@ class CandidateSection(BaseModel):
     body_md: str
 
 
+class CandidateFact(BaseModel):
+    """A claim of the page that states the value of a single-valued fact (domain/facts.py) and holds
+    now: a line a new one may replace (`LineSources.supersedes`)."""
+
+    text: str
+    since: datetime | None = None  # when its earliest memory happened
+
+
 class CandidatePage(BaseModel):
     id: UUID
     type: PageType
@@ -38,6 +46,7 @@ class CandidatePage(BaseModel):
     aliases: list[str] = Field(default_factory=list)
     sections: list[CandidateSection] = Field(default_factory=list)
     inbound_links: int = 0
+    facts: list[CandidateFact] = Field(default_factory=list)
 
 
 class OpenMention(BaseModel):

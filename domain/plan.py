@@ -54,6 +54,10 @@ class LineSources(_Contract):
     refs: StrList = []
     status: Text = ""
     kind: Text = ""  # "derived": the gate found only dates and recounted figures in it
+    # The lines this one replaces as the value of one single-valued fact (where someone lives, a
+    # meeting's time: domain/facts.py), by their text: lines already on the page or lines of this
+    # plan. Which of them holds now is decided by when their memories happened, not by this mark.
+    supersedes: StrList = []
 
 
 LineSourceList = Annotated[list[LineSources], BeforeValidator(_none_to_empty_list)]

@@ -174,6 +174,8 @@ class ProposedClaim(_Resolved):
     refs: list[str] = Field(default_factory=list)
     status: str = ""
     kind: str = ""
+    # The claim keys of the lines the plan said this one replaces (LineSources.supersedes).
+    supersedes: list[str] = Field(default_factory=list)
 
 
 class ResolvedPlan(_Resolved):

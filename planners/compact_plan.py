@@ -28,6 +28,9 @@ heading, a held name's quote). So the contract the model answers in is:
   (its sections' citations), a held name's `quote` (its memory's first sentence), `rewrite` (false:
   the lines are added to the section).
 - Link ends are a candidate page's handle or `type/slug` of a page of this plan.
+- A section may add `"supersede": [[line, replaced], ...]`: its line (as written, or `@m4`) states a new
+  value of a single-valued fact that `replaced` (a fact `f2` shown under the candidate page, or a line
+  of this plan) stated (domain/facts.py). It becomes the line's `supersedes` in the long form.
 
 `to_plan` turns the reply into the long-form `Plan` (still in handles; `Handles.resolve` then maps
 them to ids). Nothing the model wrote is dropped silently: a quoted handle the prompt never showed
@@ -64,11 +67,15 @@ class _Compact(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+Pairs = Annotated[list[Any], BeforeValidator(_none_to_list)]
+
+
 class UpdateSection(_Compact):
     slug: str = Field(min_length=1)
     lines: Lines = []
     refs: Lines = []
     rewrite: bool = False
+    supersede: Pairs = []
 
 
 class PageUpdate(_Compact):
@@ -82,6 +89,7 @@ class Section(_Compact):
     heading: str = ""
     lines: Lines = []
     refs: Lines = []
+    supersede: Pairs = []
 
 
 class NewPage(_Compact):
@@ -159,6 +167,7 @@ def default_heading(page_type: str, slug: str) -> str:
 
 
 _QUOTE = re.compile(r"^@[A-Za-z]+[0-9]+$")
+_FACT_HANDLE = re.compile(r"^[fF][0-9]+$")
 
 
 def is_quote(line: str) -> bool:
@@ -173,11 +182,36 @@ def is_quote(line: str) -> bool:
 class _Reader:
     """Turns one compact reply into the long form, counting the link ends it cannot read."""
 
-    def __init__(self, quotes: dict[str, str], page_keys: dict[str, str], held_quotes: dict[str, str]) -> None:
+    def __init__(self, quotes: dict[str, str], page_keys: dict[str, str], held_quotes: dict[str, str],
+                 facts: dict[str, str] | None = None) -> None:
         self.quotes = quotes
         self.page_keys = page_keys
         self.held_quotes = held_quotes
+        self.facts = facts or {}
         self.unknown = 0
+
+    def _line_text(self, value: Any) -> str:
+        """A line named in a "supersede" pair: a shown fact's handle, a quote ("@m4"), or its text."""
+        raw = value.strip() if isinstance(value, str) else ""
+        if raw.lower() in self.facts:
+            return self.facts[raw.lower()]
+        if _FACT_HANDLE.match(raw):
+            return ""  # a fact handle the prompt never showed: no line to mark
+        if is_quote(raw):
+            return self.quotes.get(raw[len(QUOTE_PREFIX):].lower(), "")
+        return raw
+
+    def supersede(self, pairs: list[Any], line_sources: list[dict[str, Any]]) -> None:
+        """Each pair [line, replaced] adds the replaced line's text to the line's `supersedes`; a pair
+        naming no line of the section, or nothing readable, is left out (a mark is only a hint)."""
+        by_text = {entry["text"]: entry for entry in line_sources}
+        for pair in pairs:
+            if not isinstance(pair, list) or len(pair) != 2:
+                continue
+            entry = by_text.get(self._line_text(pair[0]))
+            replaced = self._line_text(pair[1])
+            if entry is not None and replaced and replaced != entry["text"]:
+                entry.setdefault("supersedes", []).append(replaced)
 
     def body(self, lines: list[str], refs: list[str]) -> tuple[str, list[str], list[dict[str, Any]]]:
         """The body and citations of a section: quoted handles expanded and cited first, then `refs`;
@@ -204,6 +238,7 @@ class _Reader:
 
     def section(self, page_type: str, section: Section) -> dict[str, Any]:
         body, refs, line_sources = self.body(section.lines, section.refs)
+        self.supersede(section.supersede, line_sources)
         heading = section.heading or (default_heading(page_type, section.slug) if page_type in PAGE_TYPES else "")
         return {"slug": section.slug, "heading": heading, "body_md": body, "source_refs": refs,
                 "line_sources": line_sources}
@@ -229,17 +264,19 @@ class _Reader:
 
 
 def to_plan(compact: CompactPlan, quotes: dict[str, str], page_keys: dict[str, str],
-            held_quotes: dict[str, str]) -> tuple[Plan, int]:
+            held_quotes: dict[str, str], facts: dict[str, str] | None = None) -> tuple[Plan, int]:
     """The long-form plan (ids still as handles) and how many link ends named no shown page.
 
     `quotes`: m-handle -> the line `@m<n>` stands for; `page_keys`: p-handle -> "type/slug" of the
-    candidate page; `held_quotes`: m-handle -> the default quote of a held name."""
-    reader = _Reader(quotes, page_keys, held_quotes)
+    candidate page; `held_quotes`: m-handle -> the default quote of a held name; `facts`: f-handle ->
+    the text of a fact shown under a candidate page."""
+    reader = _Reader(quotes, page_keys, held_quotes, facts)
     updates = []
     for update in compact.updates:
         update_sections: list[dict[str, Any]] = []
         for section in update.sections:
             body, refs, line_sources = reader.body(section.lines, section.refs)
+            reader.supersede(section.supersede, line_sources)
             update_sections.append({"slug": section.slug, "proposed_body_md": body, "source_refs": refs,
                                     "line_sources": line_sources, "mode": "rewrite" if section.rewrite else "add"})
         updates.append({"pageId": update.page, "aliases": update.aliases, "sections": update_sections})

@@ -35,6 +35,10 @@ class Handles(BaseModel):
     quotes: dict[str, str] = Field(default_factory=dict)
     held_quotes: dict[str, str] = Field(default_factory=dict)
     page_keys: dict[str, str] = Field(default_factory=dict)
+    # `f1…`: the facts shown under the candidate pages (lines a new line may replace), by handle -> the
+    # line's text, and each page's fact handles in the order shown (by page id).
+    facts: dict[str, str] = Field(default_factory=dict)
+    page_facts: dict[str, list[str]] = Field(default_factory=dict)
 
     @classmethod
     def build(cls, memory_ids: Iterable[UUID | str], page_ids: Iterable[UUID | str],

@@ -38,7 +38,14 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict
 
 from domain.aliases import format_heading_from_slug, normalize_alias
-from domain.context import CandidatePage, CandidateSection, MemoryRecord, OpenMention, PlannerContext
+from domain.context import (
+    CandidateFact,
+    CandidatePage,
+    CandidateSection,
+    MemoryRecord,
+    OpenMention,
+    PlannerContext,
+)
 from planners.compact_plan import quote_line, quote_text
 from planners.handles import Handles
 from planners.prompt_text import JSON_ONLY_INSTRUCTION, compact_metadata, section, to_json, truncate
@@ -56,6 +63,10 @@ CANDIDATE_SECTION_LIMIT = 12
 # updates only add lines (the compiler appends them and drops repeats), so the model need not see a
 # body to avoid restating it.
 SECTION_EXCERPT_LIMIT = 100
+# Facts a candidate page shows (its claims stating where someone lives, a meeting's time, …), each
+# cut to this many characters.
+FACTS_SHOWN = 6
+FACT_TEXT_LIMIT = 200
 # Sightings a mention keeps (store/plan_apply.py keeps the newest 5) are all shown, each quote to here.
 MENTION_CONTEXT_LIMIT = 300
 MENTION_CONTEXTS_SHOWN = 5
@@ -86,6 +97,11 @@ would write, rather than copying the text. Every record a section quotes this wa
 "refs" lists the other records the section draws on.
 - In updates, lines are added to the section as they are; set "rewrite": true only when an existing \
 line is wrong or superseded (the section is then rewritten from your lines).
+- A candidate page lists as "fact f<n>" its lines stating one value of something that has one value \
+at a time (where someone lives or works, their role or partner, when a meeting is, a status). When \
+a line of yours states another value of the same thing for the same holder, add to its section \
+"supersede": [["<your line, or @m-handle>", "<f-handle, or a line of this plan>"]]. Mark it whatever \
+the dates: the compiler orders the values by when their records happened.
 Leave out what you have nothing for, and what the compiler derives: "slug" when it is the title's \
 kebab-case, "heading" when it is the section's default, a new page's "refs" when they are its \
 sections' citations, a held name's "quote" when it is its record's first sentence, "rewrite" when \
@@ -196,7 +212,15 @@ def prompt_handles(ctx: PlannerContext) -> Handles:
             quotes[handle] = quote_line(memory)
             held_quotes[handle] = quote_text(memory)
     page_keys = {handles.page(p.id): f"{p.type}/{p.slug}" for p in ctx.candidate_pages}
-    return handles.model_copy(update={"quotes": quotes, "held_quotes": held_quotes, "page_keys": page_keys})
+    facts: dict[str, str] = {}
+    page_facts: dict[str, list[str]] = {}
+    for page in ctx.candidate_pages:
+        for fact in page.facts[:FACTS_SHOWN]:
+            handle = f"f{len(facts) + 1}"
+            facts[handle] = fact.text
+            page_facts.setdefault(str(page.id), []).append(handle)
+    return handles.model_copy(update={"quotes": quotes, "held_quotes": held_quotes, "page_keys": page_keys,
+                                      "facts": facts, "page_facts": page_facts})
 
 
 def build_planner_prompt(ctx: PlannerContext) -> PlannerPrompt:
@@ -232,6 +256,7 @@ def shown_page(page: CandidatePage) -> CandidatePage:
         aliases=page.aliases[:CANDIDATE_ALIAS_LIMIT],
         sections=[CandidateSection(slug=s.slug, heading=s.heading, body_md=section_excerpt(s.body_md))
                   for s in page.sections[:CANDIDATE_SECTION_LIMIT]],
+        facts=[CandidateFact(text=truncate(f.text, FACT_TEXT_LIMIT), since=f.since) for f in page.facts[:FACTS_SHOWN]],
     )
 
 
@@ -315,6 +340,9 @@ def _candidate_lines(page: CandidatePage, handles: Handles) -> str:
     for s in shown.sections:
         heading = "" if s.heading == format_heading_from_slug(s.slug) else f" heading={to_json(s.heading)}"
         lines.append(f"  · slug={s.slug}{heading} excerpt={to_json(s.body_md)}")
+    for handle, fact in zip(handles.page_facts.get(str(page.id), []), shown.facts, strict=False):
+        since = f" since={fact.since.date().isoformat()}" if fact.since else ""
+        lines.append(f"  · fact {handle}{since} text={to_json(fact.text)}")
     return "\n".join(lines)
 
 

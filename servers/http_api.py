@@ -52,6 +52,8 @@ from domain.related import MAX_MAX_HOPS, MAX_RELATED_LIMIT
 from domain.search import MAX_SEARCH_LIMIT
 from domain.tokens import allows
 from runtime.settings import Settings
+from runtime.temporal_client import signal_compile
+from servers.corrections_api import OPERATOR_NEEDS, add_correction_routes
 from servers.guard import (
     BUSY_MESSAGE,
     Caller,
@@ -125,6 +127,9 @@ Offset = Annotated[int | None, Query(description="`next_offset` of the previous 
 MinConfidence = Annotated[float | None, Query(
     description="Only claims at least this sure, from 0 to 1 (0.7: one memory says it, 0.8: two, ...).",
     json_schema_extra={"minimum": 0, "maximum": 1})]
+AsOf = Annotated[str | None, Query(description="A date (2026-02-15) or ISO date-time: the page as its memories up "
+                                               "to then supported it.", json_schema_extra={"maxLength": 60})]
+History = Annotated[bool, Query(description="Also the facts since replaced, each with the day it stopped holding.")]
 MaxChars = Annotated[int | None, _bound(f"Characters at most (default {reads.DEFAULT_PAGE_CHARS}).",
                                         reads.MAX_PAGE_CHARS, 200)]
 
@@ -178,8 +183,9 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
                     "(`--rights read` by default; `write` to retain). Every error is JSON with one sentence.",
         responses={**UNAUTHORIZED, **BAD_INPUT})
     api.add_middleware(RequestGuard, engine=engine, settings=settings, counters=counters, share_connection=True,
-                       rules=GuardRules("/v1/", needs={RETAIN_ROUTE: "write", METRICS_ROUTE: "operator"},
-                                        write_routes=frozenset({RETAIN_ROUTE, FORGET_ROUTE})))
+                       rules=GuardRules("/v1/", needs={RETAIN_ROUTE: "write", METRICS_ROUTE: "operator",
+                                                       **OPERATOR_NEEDS},
+                                        write_routes=frozenset({RETAIN_ROUTE, FORGET_ROUTE, *OPERATOR_NEEDS})))
     api.state.engine = engine
     temporal_client: list[Any] = []
 
@@ -187,6 +193,16 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
         if not temporal_client:
             temporal_client.append(await connect_temporal())
         return temporal_client[0]
+
+    async def wake(scope: reads.ReadScope) -> None:
+        try:
+            client = await connect_once()
+        except (RuntimeError, OSError) as error:
+            raise CompileUnavailable(f"the scope is resumed, but Temporal cannot be reached to wake its compile "
+                                     f"({error}); the next retain or `wiki compile` wakes it") from None
+        await signal_compile(client, scope.tenant, scope.owner, trigger="admin", settings=settings)
+
+    add_correction_routes(api, engine, _caller, wake)
 
     @api.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, error: StarletteHTTPException) -> JSONResponse:
@@ -253,18 +269,22 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
     async def page_by_name(caller: Authorised,
                            name: Annotated[str, _text("TYPE/SLUG, slug, title or alias.", reads.MAX_NAME_CHARS)],
                            offset: Offset = None, max_chars: MaxChars = None,
-                           min_confidence: MinConfidence = None) -> reads.PageDocument:
+                           min_confidence: MinConfidence = None, as_of: AsOf = None,
+                           history: History = False) -> reads.PageDocument:
         """The page a name designates (aliases, case and accents resolved), as markdown, with each
         section's claims."""
-        return await reads.get_page(caller.conn or engine, caller.scope, name, offset, max_chars, min_confidence)
+        return await reads.get_page(caller.conn or engine, caller.scope, name, offset, max_chars, min_confidence,
+                                    as_of, history)
 
     @api.get("/v1/pages/{page_type}/{slug}", response_model=reads.PageDocument, responses=NOT_FOUND, tags=["read"])
     async def page(caller: Authorised, page_type: PageType, slug: str, offset: Offset = None,
-                   max_chars: MaxChars = None, min_confidence: MinConfidence = None) -> reads.PageDocument:
-        """The page as markdown with section ids and each section's claims; long pages come in windows
-        (`offset`, `next_offset`)."""
+                   max_chars: MaxChars = None, min_confidence: MinConfidence = None, as_of: AsOf = None,
+                   history: History = False) -> reads.PageDocument:
+        """The page as markdown with section ids and each section's claims (the facts that hold now;
+        `history` adds those since replaced, `as_of` gives the page at a past date); long pages come
+        in windows (`offset`, `next_offset`)."""
         return await reads.get_page_by_key(caller.conn or engine, caller.scope, page_type, slug, offset, max_chars,
-                                           min_confidence)
+                                           min_confidence, as_of, history)
 
     @api.get("/v1/pages/{page_type}/{slug}/sources", response_model=reads.SourcesResult, responses=NOT_FOUND,
              tags=["read"])

@@ -233,10 +233,16 @@ def build_server(engine: AsyncEngine, scope_of: ScopeOf, connect_temporal: Tempo
                        = reads.DEFAULT_PAGE_CHARS,
                        min_confidence: Annotated[float | None, Field(ge=0, le=1, description=(
                            "Only claims at least this sure (0.7: one memory says it, 0.8: two, ...)."))] = None,
+                       as_of: Annotated[str | None, Field(max_length=60, description=(
+                           "A date (2026-02-15) or ISO date-time: the page as its memories up to then "
+                           "supported it."))] = None,
+                       history: Annotated[bool, Field(description=(
+                           "Also the facts since replaced, each with the day it stopped holding."))] = False,
                        ) -> reads.PageDocument:
-        """Read a page as markdown (section ids {#id}), with each line's sources and confidence. A long
-        page comes in parts: call again with offset=next_offset."""
-        return await guarded(reads.get_page(engine, scope_of(), name, offset, max_chars, min_confidence))
+        """Read a page as markdown (section ids {#id}), each line with sources and confidence, facts as
+        they hold now (or as_of a date). Long pages: call again with offset=next_offset."""
+        return await guarded(reads.get_page(engine, scope_of(), name, offset, max_chars, min_confidence, as_of,
+                                            history))
 
     @tool(READ_ONLY)
     async def get_sources(page: Annotated[str, Field(description="The page, named as for get_page.")],

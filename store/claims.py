@@ -32,6 +32,7 @@ from domain.claims import (
     evidence_of,
 )
 from domain.resolved_plan import ProposedClaim
+from store.claim_validity import settle_validity
 
 
 async def memory_evidence(conn: AsyncConnection, tenant: str, owner: str, refs: Sequence[str]) -> dict[str, Evidence]:
@@ -86,6 +87,7 @@ async def sync_claims(conn: AsyncConnection, tenant: str, owner: str, section_id
         drafts[str(section.id)] = attribute_body(section.body_md, sources, proposed, known.get(str(section.id), {}),
                                                  [section.title, *section.aliases])
     await write_claims(conn, tenant, owner, drafts, evidence, run_id, now)
+    await settle_validity(conn, tenant, owner, [str(s.id) for s in sections], proposed, run_id)
 
 
 async def _known_claims(conn: AsyncConnection, section_ids: list[str]) -> dict[str, dict[str, KnownClaim]]:
@@ -131,10 +133,10 @@ async def write_claims(conn: AsyncConnection, tenant: str, owner: str, drafts: d
         return
     await conn.execute(text("""
         INSERT INTO wiki_section_claims (id, section_id, position, text, text_key, kind, status, confidence,
-                                         corroboration, first_seen_at, last_seen_at, created_run_id,
+                                         corroboration, first_seen_at, last_seen_at, valid_from, created_run_id,
                                          updated_run_id, created_at, updated_at)
         SELECT id, section_id, position, text, text_key, kind, status, confidence, corroboration,
-               first_seen_at, last_seen_at, :run, :run, :now, :now
+               first_seen_at, last_seen_at, first_seen_at, :run, :run, :now, :now
         FROM unnest(CAST(:ids AS uuid[]), CAST(:sections AS uuid[]), CAST(:positions AS integer[]),
                     CAST(:texts AS text[]), CAST(:keys AS text[]), CAST(:kinds AS text[]),
                     CAST(:statuses AS text[]), CAST(:confidences AS numeric[]), CAST(:corroborations AS integer[]),
@@ -145,6 +147,7 @@ async def write_claims(conn: AsyncConnection, tenant: str, owner: str, drafts: d
             position = excluded.position, text = excluded.text, kind = excluded.kind, status = excluded.status,
             confidence = excluded.confidence, corroboration = excluded.corroboration,
             first_seen_at = excluded.first_seen_at, last_seen_at = excluded.last_seen_at,
+            valid_from = excluded.valid_from,
             updated_run_id = CASE WHEN (wiki_section_claims.text, wiki_section_claims.corroboration,
                                         wiki_section_claims.status)
                                        IS DISTINCT FROM (excluded.text, excluded.corroboration, excluded.status)
@@ -225,14 +228,27 @@ class ClaimView(BaseModel):
     sources: list[str]
     first_seen: datetime | None
     last_seen: datetime | None
+    # When the fact began to hold (its earliest memory), until when (the claim that replaced it
+    # began), and whether it holds now: current, superseded (history) or disputed (a rival value
+    # with no clear order).
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    validity: str = "current"
+
+
+ClaimsShown = Literal["current", "history"]
 
 
 async def page_claims(conn: AsyncConnection, tenant: str, owner: str, page_id: UUID,
-                      min_confidence: float = 0.0) -> dict[str, list[ClaimView]]:
-    """The page's claims by section slug, in order, at least `min_confidence` sure."""
+                      min_confidence: float = 0.0, *, shown: ClaimsShown = "current",
+                      as_of: datetime | None = None) -> dict[str, list[ClaimView]]:
+    """The page's claims by section slug, in order, at least `min_confidence` sure: those that hold now
+    (current and disputed), or with `shown="history"` the superseded ones too; with `as_of`, those that
+    held then (begun by that moment and not yet replaced), of facts whose memories had happened, and
+    of computed lines only those whose memories all had."""
     rows = await conn.execute(text("""
         SELECT s.section_slug, c.text, c.kind, c.status, c.confidence, c.corroboration, c.first_seen_at,
-               c.last_seen_at,
+               c.last_seen_at, c.valid_from, c.valid_to, c.validity,
                coalesce((SELECT array_agg(cs.memory_id ORDER BY cs.memory_id) FROM wiki_claim_sources cs
                          WHERE cs.claim_id = c.id), '{}') AS sources
         FROM wiki_section_claims c
@@ -240,15 +256,30 @@ async def page_claims(conn: AsyncConnection, tenant: str, owner: str, page_id: U
         JOIN wiki_pages p ON p.id = s.page_id
         WHERE p.id = :page AND p.tenant_id = :tenant AND p.owner_id = :owner
           AND c.confidence >= round(CAST(CAST(:min AS float8) AS numeric), 6)
+          AND (CAST(:as_of AS timestamptz) IS NOT NULL OR :history OR c.validity <> 'superseded')
+          AND (CAST(:as_of AS timestamptz) IS NULL OR (
+                (c.valid_from IS NULL OR c.valid_from <= CAST(:as_of AS timestamptz))
+                AND (c.valid_to IS NULL OR CAST(:as_of AS timestamptz) < c.valid_to)
+                AND (c.kind = 'fact' OR c.last_seen_at IS NULL OR c.last_seen_at <= CAST(:as_of AS timestamptz))))
         ORDER BY s.position, c.position
-    """), {"page": page_id, "tenant": tenant, "owner": owner, "min": min_confidence})
+    """), {"page": page_id, "tenant": tenant, "owner": owner, "min": min_confidence, "as_of": as_of,
+           "history": shown == "history"})
     out: dict[str, list[ClaimView]] = {}
     for row in rows:
         out.setdefault(row.section_slug, []).append(ClaimView(
             text=row.text, kind=row.kind, status=row.status, confidence=float(row.confidence),
             corroboration=row.corroboration, sources=list(row.sources), first_seen=row.first_seen_at,
-            last_seen=row.last_seen_at))
+            last_seen=row.last_seen_at, valid_from=row.valid_from, valid_to=row.valid_to, validity=row.validity))
     return out
+
+
+async def page_has_history(conn: AsyncConnection, page_id: UUID) -> bool:
+    """Whether any claim of the page has been superseded or is disputed (its current view differs
+    from its stored body)."""
+    return bool((await conn.execute(text("""
+        SELECT EXISTS (SELECT 1 FROM wiki_page_sections s JOIN wiki_section_claims c ON c.section_id = s.id
+                       WHERE s.page_id = :page AND c.validity <> 'current')
+    """), {"page": page_id})).scalar_one())
 
 
 class ClaimTotals(BaseModel):

@@ -74,6 +74,8 @@ _CHECK_QUERIES: dict[LintCheck, str] = {
     "promotion_candidates": """
         SELECT tenant_id AS tenant, owner_id AS owner, count(*) AS count FROM wiki_unresolved_mentions
         WHERE status = 'open' AND mention_count >= :min_count
+          AND NOT EXISTS (SELECT 1 FROM wiki_scope_switches w WHERE w.tenant_id = wiki_unresolved_mentions.tenant_id
+                          AND w.owner_id = wiki_unresolved_mentions.owner_id AND w.paused_at IS NOT NULL)
           AND last_seen_at >= now() - make_interval(days => :within_days)
         GROUP BY tenant_id, owner_id
     """,
@@ -121,15 +123,18 @@ _PAGE_CHECK_QUERIES: dict[PageCheck, str] = {
 }
 _CHECK_QUERIES.update({check: f"SELECT tenant, owner, sum(count)::bigint AS count FROM ({query}) paged GROUP BY tenant, owner"
                        for check, query in _PAGE_CHECK_QUERIES.items()})
+# A paused scope (`wiki scope pause`) is left alone: no findings, no compile woken for it.
+_NOT_PAUSED = """NOT EXISTS (SELECT 1 FROM wiki_scope_switches w WHERE w.tenant_id = found.tenant
+                                  AND w.owner_id = found.owner AND w.paused_at IS NOT NULL)"""
 _PAGES = """
     SELECT tenant, owner, page, count FROM (
         SELECT found.*, row_number() OVER (PARTITION BY tenant, owner ORDER BY count DESC, page COLLATE "C") AS rank,
                dense_rank() OVER (ORDER BY tenant COLLATE "C", owner COLLATE "C") AS scope_rank
         FROM ({query}) found
-        WHERE (tenant COLLATE "C", owner COLLATE "C") > (:after_tenant, :after_owner)
+        WHERE (tenant COLLATE "C", owner COLLATE "C") > (:after_tenant, :after_owner) AND {_NOT_PAUSED}
     ) ranked WHERE rank <= :pages_per_check AND scope_rank <= :scope_limit
     ORDER BY tenant COLLATE "C", owner COLLATE "C", rank
-"""
+""".replace("{_NOT_PAUSED}", _NOT_PAUSED)
 _CANDIDATES = """
     SELECT tenant, owner, id FROM (
         SELECT tenant_id AS tenant, owner_id AS owner, id,
@@ -138,6 +143,8 @@ _CANDIDATES = """
                dense_rank() OVER (ORDER BY tenant_id COLLATE "C", owner_id COLLATE "C") AS scope_rank
         FROM wiki_unresolved_mentions
         WHERE status = 'open' AND mention_count >= :min_count
+          AND NOT EXISTS (SELECT 1 FROM wiki_scope_switches w WHERE w.tenant_id = wiki_unresolved_mentions.tenant_id
+                          AND w.owner_id = wiki_unresolved_mentions.owner_id AND w.paused_at IS NOT NULL)
           AND last_seen_at >= now() - make_interval(days => :within_days)
           AND (tenant_id COLLATE "C", owner_id COLLATE "C") > (:after_tenant, :after_owner)
     ) ranked WHERE rank <= :per_scope AND scope_rank <= :scope_limit
@@ -151,7 +158,7 @@ _THRESHOLDS = {"stale_days": STALE_DAYS, "oversize_chars": OVERSIZE_BODY_CHARS, 
 def _page(query: str) -> str:
     return f"""
         SELECT tenant, owner, count FROM ({query}) found
-        WHERE (tenant COLLATE "C", owner COLLATE "C") > (:after_tenant, :after_owner)
+        WHERE (tenant COLLATE "C", owner COLLATE "C") > (:after_tenant, :after_owner) AND {_NOT_PAUSED}
         ORDER BY tenant COLLATE "C", owner COLLATE "C"
         LIMIT :scope_limit
     """

@@ -45,6 +45,7 @@ from domain.resolved_plan import (
 )
 from messages.compile import ApplyBatchResult
 from store.claims import sync_claims
+from store.corrections import in_force, reapply_corrections
 from store.page_titles import retitle_by_attestation
 from store.plan_links import write_plan_links
 
@@ -80,6 +81,9 @@ async def apply_resolved_plan(conn: AsyncConnection, tenant: str, owner: str, pl
     await _write_pages(state, plan, drafts)
     await _upsert_mentions(state, plan.mentions)
     await _mark_promoted(state, plan.promotions)
+    # The operator's corrections (store/corrections.py): a rollback of the deterministic links holds.
+    corrections = await in_force(conn, tenant, owner)
+    deterministic_linking = deterministic_linking and not corrections.deterministic_links_off
     links = await write_plan_links(conn, tenant, owner, plan, touched=state.touched,
                                    page_ids_by_key=state.page_ids_by_key, deterministic_linking=deterministic_linking)
     state.result.links_upserted = links.planner
@@ -88,6 +92,7 @@ async def apply_resolved_plan(conn: AsyncConnection, tenant: str, owner: str, pl
     state.result.dropped_invalid_ids += links.dropped_invalid_ids
     await retitle_by_attestation(conn, tenant, owner, list(state.touched))
     await _render_bodies(state)
+    await reapply_corrections(conn, tenant, owner, corrections)
     state.result.touched_page_ids = [UUID(p) for p in state.touched]
     return state.result
 

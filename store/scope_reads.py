@@ -19,7 +19,8 @@ from uuid import UUID
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from domain.context import CandidatePage, CandidateSection, MemoryRecord, OpenMention
+from domain.context import CandidateFact, CandidatePage, CandidateSection, MemoryRecord, OpenMention
+from domain.facts import fact_of
 from domain.resolution import name_blocking_keys, search_keys
 
 MAX_NAMES = 200
@@ -40,6 +41,10 @@ MAX_RECENT_PADDING = 25
 MAX_MENTION_PADDING = 25
 # Characters of each section's body read for the prompt's excerpt (which shows fewer).
 SECTION_EXCERPT_READ = 1000
+# A page's newest claims read for the facts that may change (domain/facts.py), and how many of them
+# are shown: a page states few such facts (where one lives, works), each once.
+FACT_ROWS_READ = 40
+FACTS_SHOWN = 6
 # Capitalised phrases ("Lady Bird Lake", "Café de Flore" is caught by its metadata instead).
 _PROPER_NAME = re.compile(r"\b([A-ZÀ-Þ][\w'’-]+(?:\s+[A-ZÀ-Þ][\w'’-]+)*)")
 
@@ -140,7 +145,13 @@ SELECT p.id, p.type, p.slug, p.title, p.summary, r.tier,
        coalesce((SELECT json_agg(json_build_object('slug', s.section_slug, 'heading', s.heading,
                                                    'body_md', left(s.body_md, :excerpt))
                                  ORDER BY s.position, s.section_slug)
-                 FROM wiki_page_sections s WHERE s.page_id = p.id), '[]') AS sections
+                 FROM wiki_page_sections s WHERE s.page_id = p.id), '[]') AS sections,
+       coalesce((SELECT json_agg(json_build_object('text', c.text, 'since', c.valid_from)
+                                 ORDER BY c.valid_from DESC NULLS LAST, c.id)
+                 FROM (SELECT c.text, c.valid_from, c.id FROM wiki_page_sections s
+                       JOIN wiki_section_claims c ON c.section_id = s.id
+                       WHERE s.page_id = p.id AND c.kind = 'fact' AND c.validity <> 'superseded'
+                       ORDER BY c.valid_from DESC NULLS LAST, c.id LIMIT :fact_rows) c), '[]') AS facts
 FROM ranked r JOIN wiki_pages p ON p.id = r.id
 ORDER BY r.tier, r.score DESC, p.slug
 LIMIT :limit
@@ -155,14 +166,27 @@ async def candidate_pages(conn: AsyncConnection, tenant: str, owner: str, names:
         "tenant": tenant, "owner": owner, "names": names, "limit": limit, "per_name": MATCHES_PER_NAME,
         # Pages sharing a blocking key (store/name_index.py) with a name: "emmer and rye" for "Emmer & Rye".
         "keys": name_blocking_keys(names),
-        "recent": min(limit, MAX_RECENT_PADDING), "excerpt": SECTION_EXCERPT_READ,
+        "recent": min(limit, MAX_RECENT_PADDING), "excerpt": SECTION_EXCERPT_READ, "fact_rows": FACT_ROWS_READ,
     })).all()
     return [
         CandidatePage(id=row.id, type=row.type, slug=row.slug, title=row.title, summary=row.summary,
                       aliases=list(row.aliases or []),
-                      sections=[CandidateSection.model_validate(section) for section in row.sections or []])
+                      sections=[CandidateSection.model_validate(section) for section in row.sections or []],
+                      facts=changing_facts(row.facts or []))
         for row in rows
     ]
+
+
+def changing_facts(claims: list[dict[str, Any]]) -> list[CandidateFact]:
+    """The claims (newest first) that state a single-valued fact, each value once: the lines a new
+    memory's line may replace."""
+    out: list[CandidateFact] = []
+    for claim in claims:
+        if fact_of(claim["text"]) is not None and all(f.text != claim["text"] for f in out):
+            out.append(CandidateFact.model_validate(claim))
+        if len(out) == FACTS_SHOWN:
+            break
+    return out
 
 
 async def open_mentions(conn: AsyncConnection, tenant: str, owner: str, names: list[str], limit: int,

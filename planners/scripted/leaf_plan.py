@@ -54,6 +54,7 @@ from planners.memory_text import (
 from planners.scripted.condense import condensed_body, reason_clause
 from planners.scripted.matching import fits, recognised_page
 from planners.scripted.subjects import Sighting, Subject, collect_subjects, side_of
+from planners.scripted.supersession import mark_plan
 from planners.templates import section_template
 
 # A page needs this many memories of one batch before the planner commits to it (the leaf prompt's
@@ -572,7 +573,7 @@ def scripted_plan(ctx: PlannerContext) -> Plan:
         draft.place_subject(index, subject)
     draft.add_lint_promotions()
     draft.add_links(subjects)
-    return draft.plan()
+    return mark_plan(draft.plan(), ctx.candidate_pages)
 
 
 def scripted_rewrite_section(task: SectionTask, cited: list[MemoryRecord]) -> str:
