@@ -37,6 +37,7 @@ from domain.context import (
 )
 from domain.plan import NewSection, Plan
 from planners.compact_plan import default_heading, default_slug, quote_line, quote_text
+from planners.derived_lines import DERIVATIONS, DERIVED_PREFIX, derive, section_memories
 from planners.scripted.aggregation import scripted_aggregation_plan
 from planners.scripted.leaf_plan import scripted_plan, scripted_write_section
 
@@ -197,7 +198,22 @@ def compact_reply(plan: Plan, view: PlannerContext, handles: dict[str, str]) -> 
 
     def body(text: str, refs: list[str]) -> tuple[dict[str, Any], list[str]]:
         lines, quoted = [], []
-        for line in text.splitlines():
+        sources = section_memories(refs, memories)
+        # The derived lines of these citations, the longest first: a run of lines equal to one is
+        # written as its name.
+        derived = sorted(((f"{DERIVED_PREFIX}{name}", derive(name, sources) or []) for name in DERIVATIONS),
+                         key=lambda item: -len(item[1])) if sources is not None else []
+        written = text.splitlines()
+        at = 0
+        while at < len(written):
+            line = written[at]
+            run = next((name for name, expected in derived
+                        if expected and written[at:at + len(expected)] == expected), None)
+            if run is not None:
+                lines.append(run)
+                at += len(dict(derived)[run])
+                continue
+            at += 1
             same = next((ref for ref in refs if ref in memories and ref not in quoted
                          and quote_line(memories[ref]) == line), None)
             if same is None:
@@ -254,9 +270,13 @@ def compact_reply(plan: Plan, view: PlannerContext, handles: dict[str, str]) -> 
     def end(page_type: str, slug: str) -> str:
         return pages.get((page_type, slug), f"{page_type}/{slug}")
 
-    links = [[end(link.fromType, link.fromSlug), end(link.toType, link.toSlug), *([link.context] if link.context
-                                                                                    else [])]
-             for link in plan.pageLinks]
+    # Links to one page with one context are one entry, its first end listing their sources.
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for link in plan.pageLinks:
+        grouped.setdefault((end(link.toType, link.toSlug), link.context or ""), []).append(
+            end(link.fromType, link.fromSlug))
+    links = [[sources if len(sources) > 1 else sources[0], target, *([context] if context else [])]
+             for (target, context), sources in grouped.items()]
     return {"updates": updates, "new_pages": new_pages, "held": held, "promotions": promotions, "links": links}
 
 

@@ -536,7 +536,8 @@ def _miscopied(value: Any) -> Any:
                       [miscopy(ref) for ref in item] if key in _ID_LISTS and isinstance(item, list) else
                       [miscopy(line) if line.startswith("@") else line for line in item]
                       if key == "lines" and isinstance(item, list) else
-                      [[miscopy(end) for end in link[:2]] + link[2:] for link in item]
+                      [[[miscopy(one) for one in end] if isinstance(end, list) else miscopy(end) for end in link[:2]]
+                       + link[2:] for link in item]
                       if key == "links" and isinstance(item, list) else
                       _miscopied(item)) for key, item in value.items()}
     if isinstance(value, list):

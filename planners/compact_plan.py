@@ -47,6 +47,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from domain.aliases import normalize_alias, slugify_title
 from domain.context import MemoryRecord
 from domain.plan import PAGE_TYPES, Plan
+from planners.derived_lines import derivation_name, derive, section_memories
 from planners.memory_text import first_sentence, humanize, memory_date
 from planners.templates import section_template
 
@@ -173,31 +174,43 @@ def is_quote(line: str) -> bool:
 class _Reader:
     """Turns one compact reply into the long form, counting the link ends it cannot read."""
 
-    def __init__(self, quotes: dict[str, str], page_keys: dict[str, str], held_quotes: dict[str, str]) -> None:
+    def __init__(self, quotes: dict[str, str], page_keys: dict[str, str], held_quotes: dict[str, str],
+                 memories: dict[str, MemoryRecord] | None = None) -> None:
         self.quotes = quotes
         self.page_keys = page_keys
         self.held_quotes = held_quotes
+        self.memories = memories or {}
         self.unknown = 0
 
     def body(self, lines: list[str], refs: list[str]) -> tuple[str, list[str], list[dict[str, Any]]]:
         """The body and citations of a section: quoted handles expanded and cited first, then `refs`;
-        and each line's own citations: a quote cites its memory, any other line all the section's
-        citations (the gate then narrows it to those that vouch for it)."""
+        derived lines written from the section's citations; and each line's own citations: a quote
+        cites its memory, any other line all the section's citations (the gate then narrows it to
+        those that vouch for it)."""
+        # An unknown quoted handle stays a citation as written: resolution counts it.
+        cited = [line.strip()[len(QUOTE_PREFIX):] for line in lines if is_quote(line)]
+        free_refs = list(dict.fromkeys([*cited, *refs]))
+        sources = section_memories(free_refs, self.memories)
         out: list[str] = []
-        cited: list[str] = []
         per_line: list[tuple[str, list[str] | None]] = []
         for line in lines:
+            name = derivation_name(line)
             if is_quote(line):
                 handle = line.strip()[len(QUOTE_PREFIX):]
                 expanded = self.quotes.get(handle.lower())
                 if expanded is not None:
                     out.append(expanded)
                     per_line.append((expanded, [handle]))
-                cited.append(handle)  # an unknown one stays a citation as written: resolution counts it
+            elif name is not None:
+                derived = derive(name, sources) if sources is not None else None
+                if not derived:
+                    self.unknown += 1  # nothing to derive it from: left out, and counted
+                for text in derived or []:
+                    out.append(text)
+                    per_line.append((text, None))
             else:
                 out.append(line)
                 per_line.append((line, None))
-        free_refs = list(dict.fromkeys([*cited, *refs]))
         line_sources = [{"text": text, "refs": own if own is not None else free_refs}
                         for text, own in per_line if text.strip()]
         return "\n".join(out), list(dict.fromkeys([*cited, *refs])), line_sources
@@ -219,22 +232,30 @@ class _Reader:
         page_type, _, slug = key.partition("/")
         return page_type, slug
 
-    def link(self, raw: Any) -> Any:
+    def links(self, raw: Any) -> list[Any]:
+        """One entry's links: its first end may list several pages, each linked to its second end."""
         if not isinstance(raw, list) or len(raw) < 2:
-            return raw  # not a link: the Plan contract drops and counts it
-        (from_type, from_slug), (to_type, to_slug) = self.link_end(raw[0]), self.link_end(raw[1])
+            return [raw]  # not a link: the Plan contract drops and counts it
+        sources = raw[0] if isinstance(raw[0], list) and raw[0] else [raw[0]]
         context = raw[2] if len(raw) > 2 and isinstance(raw[2], str) and raw[2] else None
-        return {"fromType": from_type, "fromSlug": from_slug, "toType": to_type, "toSlug": to_slug,
-                "context": context}
+        to_type, to_slug = self.link_end(raw[1])
+        out = []
+        for source in sources:
+            from_type, from_slug = self.link_end(source)
+            out.append({"fromType": from_type, "fromSlug": from_slug, "toType": to_type, "toSlug": to_slug,
+                        "context": context})
+        return out
 
 
 def to_plan(compact: CompactPlan, quotes: dict[str, str], page_keys: dict[str, str],
-            held_quotes: dict[str, str]) -> tuple[Plan, int]:
-    """The long-form plan (ids still as handles) and how many link ends named no shown page.
+            held_quotes: dict[str, str], memories: dict[str, MemoryRecord] | None = None) -> tuple[Plan, int]:
+    """The long-form plan (ids still as handles) and how many link ends named no shown page (and
+    derived lines with nothing to derive from).
 
     `quotes`: m-handle -> the line `@m<n>` stands for; `page_keys`: p-handle -> "type/slug" of the
-    candidate page; `held_quotes`: m-handle -> the default quote of a held name."""
-    reader = _Reader(quotes, page_keys, held_quotes)
+    candidate page; `held_quotes`: m-handle -> the default quote of a held name; `memories`: m-handle
+    -> what a derived line reads of that memory of the batch."""
+    reader = _Reader(quotes, page_keys, held_quotes, memories)
     updates = []
     for update in compact.updates:
         update_sections: list[dict[str, Any]] = []
@@ -256,7 +277,7 @@ def to_plan(compact: CompactPlan, quotes: dict[str, str], page_keys: dict[str, s
     promotions = [{"mentionId": p.mention, "type": p.type, "title": p.title, "slug": p.slug or default_slug(p.title),
                    "reason": p.reason, "sections": [reader.section(p.type, s) for s in p.sections]}
                   for p in compact.promotions]
-    links = [reader.link(raw) for raw in compact.links]
+    links = [link for raw in compact.links for link in reader.links(raw)]
     plan = Plan.model_validate({"pageUpdates": updates, "newPages": new_pages, "unresolvedMentions": held,
                                 "promotions": promotions, "pageLinks": links})
     return plan, reader.unknown

@@ -77,19 +77,26 @@ PLANNER_OUTPUT_SHAPE = """{"updates": [{"page": "<p-handle>", "aliases": ["<new 
            "quote": "<short quote>"}],
  "promotions": [{"mention": "<u-handle>", "type": "entity|topic|decision", "title": "<page title>",
                  "slug": "<kebab-case>", "reason": "<one sentence>", "sections": [<as in new_pages>]}],
- "links": [["<from: p-handle, or type/slug of a page in new_pages or promotions>", "<to>", "<context>"]]}
+ "links": [["<from: p-handle, or type/slug of a page in new_pages or promotions; or a list of them>", "<to>",
+            "<context>"]]}
 
 Lines and citations:
 - A section's body is its "lines" (markdown, one string per line). The line "@m4" stands for m4's own \
 dated line, "- <date m4 happened>: <m4's first sentence>": use it whenever that line says what you \
 would write, rather than copying the text. Every record a section quotes this way is cited by it; \
 "refs" lists the other records the section draws on.
+- The compiler writes these lines from the section's citations (records of this batch only) when \
+you write their name as the line: "=count" ("- 3 new memories."), "=span" ("- 3 memories, <first day> \
+to <last day>."), "=visits" (the visit summary: "- Visited 3 times, <first> to <last>.", by month \
+when several, "- Latest: <days>."), "=visited" (one "- Visited on <day>." per day, newest first), \
+"=address" ("Address: <the records' place address>.").
 - In updates, lines are added to the section as they are; set "rewrite": true only when an existing \
 line is wrong or superseded (the section is then rewritten from your lines).
 Leave out what you have nothing for, and what the compiler derives: "slug" when it is the title's \
 kebab-case, "heading" when it is the section's default, a new page's "refs" when they are its \
 sections' citations, a held name's "quote" when it is its record's first sentence, "rewrite" when \
-false, a link's context when there is none."""
+false, a link's context when there is none. Links from several pages to one page with one context \
+are one link whose first end lists them."""
 
 PLANNER_SYSTEM = f"""You are the planner of a wiki compiled from one user's memories. You read a batch of \
 memory records together with the pages and the open unresolved mentions that already exist, and you \
@@ -190,13 +197,20 @@ def prompt_handles(ctx: PlannerContext) -> Handles:
     shown = {str(m.id).lower(): shown_memory(m) for m in ctx.memories}
     quotes: dict[str, str] = {}
     held_quotes: dict[str, str] = {}
+    happened: dict[str, str] = {}
+    addresses: dict[str, str] = {}
     for handle, memory_id in handles.memories.items():
         memory = shown.get(memory_id.lower())
         if memory is not None:
             quotes[handle] = quote_line(memory)
             held_quotes[handle] = quote_text(memory)
+            happened[handle] = memory.created_at.isoformat()
+            place = memory.metadata.get("place")
+            if isinstance(place, dict) and isinstance(place.get("address"), str):
+                addresses[handle] = place["address"]
     page_keys = {handles.page(p.id): f"{p.type}/{p.slug}" for p in ctx.candidate_pages}
-    return handles.model_copy(update={"quotes": quotes, "held_quotes": held_quotes, "page_keys": page_keys})
+    return handles.model_copy(update={"quotes": quotes, "held_quotes": held_quotes, "page_keys": page_keys,
+                                      "happened": happened, "addresses": addresses})
 
 
 def build_planner_prompt(ctx: PlannerContext) -> PlannerPrompt:
