@@ -36,7 +36,7 @@ from domain.context import (
     PlannerContext,
 )
 from domain.plan import NewSection, Plan
-from planners.compact_plan import default_heading, default_slug, quote_line, quote_text
+from planners.compact_plan import default_heading, default_slug, lead_of, quote_line, quote_text
 from planners.derived_lines import DERIVATIONS, DERIVED_PREFIX, derive, section_memories
 from planners.scripted.aggregation import scripted_aggregation_plan
 from planners.scripted.leaf_plan import scripted_plan, scripted_write_section
@@ -45,6 +45,7 @@ PAGES = "## Candidate pages already in this scope"
 MENTIONS = "## Open unresolved mentions in this scope"
 RECORDS = "## Memory records in this batch"
 PROMOTIONS = "## Mentions that crossed the promotion threshold"
+SHARED = "## Metadata shared by several records"
 _DECODER = json.JSONDecoder()
 _HEADING = re.compile(r"^## .+$", re.MULTILINE)
 
@@ -115,7 +116,8 @@ def parse_leaf_prompt(user: str) -> PlannerContext:
     parts = _sections(user)
     pages = [_page(head, rest) for head, rest in _items(parts.get(PAGES, ""))]
     mentions = [_mention(head, rest) for head, rest in _items(parts.get(MENTIONS, ""))]
-    memories = [_memory(head) for head, _ in _items(parts.get(RECORDS, ""))]
+    shared = {_handle(head): fields(head) for head, _ in _items(parts.get(SHARED, ""))}
+    memories = [_memory(head, shared) for head, _ in _items(parts.get(RECORDS, ""))]
     promotions = [handle_uuid(_handle(head)) for head, _ in _items(parts.get(PROMOTIONS, ""))]
     return PlannerContext(tenant_id="", owner_id="", memories=memories, candidate_pages=pages,
                           open_mentions=mentions, promotion_candidate_ids=promotions)
@@ -151,11 +153,14 @@ def _mention(head: str, rest: list[str]) -> OpenMention:
                        last_seen_at=_when(f["lastSeen"]), sample_contexts=contexts)
 
 
-def _memory(head: str) -> MemoryRecord:
+def _memory(head: str, shared: dict[str, dict[str, Any]]) -> MemoryRecord:
     f = fields(head)
     happened = _when(f["happened"])
+    metadata = dict(f.get("metadata", {}))
+    for ref in f.get("shared", []):
+        metadata.update(shared.get(ref, {}))
     return MemoryRecord(id=handle_uuid(_handle(head)), content=f.get("text", ""),
-                        metadata=_entity_objects(f.get("metadata", {})), created_at=happened, updated_at=happened)
+                        metadata=_entity_objects(metadata), created_at=happened, updated_at=happened)
 
 
 def _entity_objects(metadata: dict[str, Any]) -> dict[str, Any]:
@@ -216,7 +221,13 @@ def compact_reply(plan: Plan, view: PlannerContext, handles: dict[str, str]) -> 
             at += 1
             same = next((ref for ref in refs if ref in memories and ref not in quoted
                          and quote_line(memories[ref]) == line), None)
-            if same is None:
+            led = None if same is not None else next(
+                ((ref, lead) for ref in refs if ref in memories and ref not in quoted
+                 and (lead := lead_of(line, quote_line(memories[ref]))) is not None), None)
+            if led is not None:
+                lines.append(f"@{handle(led[0])}:{led[1]}")
+                quoted.append(led[0])
+            elif same is None:
                 lines.append(line)
             else:
                 lines.append(f"@{handle(same)}")

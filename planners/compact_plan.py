@@ -19,7 +19,8 @@ heading, a held name's quote). So the contract the model answers in is:
      "links":      [["p3", "entity/new-page-slug", "context"], ...]}
 
 - A line `@m4` stands for the memory's own dated line, `- <date m4 happened>: <its first sentence>`
-  (`quote_line`): the model cites a memory's fact without copying its text. Every handle a section
+  (`quote_line`), and `@m4:Contramar` for that line led by a name, `- <date>: **Contramar**: <its
+  first sentence>`: the model cites a memory's fact without copying its text. Every handle a section
   quotes is one of its citations; `refs` adds citations its lines do not quote. Each line keeps its
   own citations in the long form (`line_sources`): a quote cites its memory, any other line all the
   section's citations; the gate then narrows a line to the memories that vouch for it
@@ -159,13 +160,28 @@ def default_heading(page_type: str, slug: str) -> str:
     return template.heading if template else humanize(slug)
 
 
-_QUOTE = re.compile(r"^@[A-Za-z]+[0-9]+$")
+_QUOTE = re.compile(r"^@([A-Za-z]+[0-9]+)(?::(\S.*))?$")
 
 
 def is_quote(line: str) -> bool:
-    """A whole line that is one handle after "@" ("@m4"; "@m0" too, an unknown one): prose such as
-    "@home" or "@m4 and more" stays text."""
+    """A whole line that is one handle after "@" ("@m4"; "@m0" too, an unknown one), or one handle
+    and a lead after ":" ("@m4:Contramar"): prose such as "@home" or "@m4 and more" stays text."""
     return bool(_QUOTE.match(line.strip()))
+
+
+def quote_parts(line: str) -> tuple[str, str]:
+    """The handle a quote line names and its lead ("" for none)."""
+    match = _QUOTE.match(line.strip())
+    return (match.group(1), (match.group(2) or "").strip()) if match else ("", "")
+
+
+def lead_of(line: str, quoted: str) -> str | None:
+    """The lead of `line` when it is the dated line `quoted` led by a bolded name, else None."""
+    head, sep, rest = quoted.partition(": ")
+    if not sep or not line.startswith(f"{head}: **"):
+        return None
+    lead, sep, tail = line[len(head) + 4:].partition("**: ")
+    return lead if sep and tail == rest and lead and "**" not in lead and lead == lead.strip() else None
 
 
 # ------------------------------------------------------------------ compact -> Plan
@@ -188,7 +204,7 @@ class _Reader:
         cites its memory, any other line all the section's citations (the gate then narrows it to
         those that vouch for it)."""
         # An unknown quoted handle stays a citation as written: resolution counts it.
-        cited = [line.strip()[len(QUOTE_PREFIX):] for line in lines if is_quote(line)]
+        cited = [quote_parts(line)[0] for line in lines if is_quote(line)]
         free_refs = list(dict.fromkeys([*cited, *refs]))
         sources = section_memories(free_refs, self.memories)
         out: list[str] = []
@@ -196,8 +212,11 @@ class _Reader:
         for line in lines:
             name = derivation_name(line)
             if is_quote(line):
-                handle = line.strip()[len(QUOTE_PREFIX):]
+                handle, lead = quote_parts(line)
                 expanded = self.quotes.get(handle.lower())
+                if expanded is not None and lead:
+                    date, _, sentence = expanded.partition(": ")
+                    expanded = f"{date}: **{lead}**: {sentence}"
                 if expanded is not None:
                     out.append(expanded)
                     per_line.append((expanded, [handle]))

@@ -1,6 +1,7 @@
-"""Derived lines and grouped links in the compact reply contract: the model writes "=count" (and the
-other derivations' names) for a line the compiler can write from the section's citations, and one
-link entry for several pages linking to one page; reading the reply gives the long form back exactly,
+"""Derived lines, led quotes and grouped links in the compact reply contract: the model writes "=count"
+(and the other derivations' names) for a line the compiler can write from the section's citations,
+"@m4:Contramar" for a memory's dated line led by a name, and one link entry for several pages
+linking to one page; reading the reply gives the long form back exactly,
 and the simulator's brain writes them wherever they apply."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from domain.plan import Plan
 from domain.pricing import TokenUsage
 from planners.claude_client import ModelReply
 from planners.claude_planner import PlanCall, plan_reply
+from planners.compact_plan import quote_line
 from planners.derived_lines import DERIVATIONS, derive
 from planners.leaf_prompt import build_planner_prompt, planner_view
 
@@ -56,13 +58,16 @@ def test_each_derivation_round_trips_through_the_brain_and_the_reader_on_generat
         expected = derive(name, [shown[i] for i in chosen])
         # The brain's view of the same memories gives the same lines (dates and addresses as shown).
         assert derive(name, [view.memories[i] for i in chosen]) == expected
-        body = "\n".join(["Prose before.", *expected, "Prose after."])
+        lead = rng.choice(["Contramar", "Café de Flore", "Uchi: the bar"])
+        led = quote_line(shown[chosen[0]]).replace(": ", f": **{lead}**: ", 1)  # a quote led by a name
+        body = "\n".join(["Prose before.", *expected, led, "Prose after."])
         plan = Plan.model_validate({**EMPTY, "pageUpdates": [{"pageId": str(view.candidate_pages[0].id), "sections": [
             {"slug": "notes", "proposed_body_md": body, "source_refs": [str(view.memories[i].id) for i in chosen]}]}]})
 
         written = compact_reply(plan, view, leaf_handles(prompt.user))
         lines = written["updates"][0]["sections"][0]["lines"]
-        assert lines == (["Prose before.", f"={name}", "Prose after."] if expected else ["Prose before.", "Prose after."])
+        handle = leaf_handles(prompt.user)[str(view.memories[chosen[0]].id)]
+        assert lines == ["Prose before.", *([f"={name}"] if expected else []), f"@{handle}:{lead}", "Prose after."]
 
         back, unknown = read(prompt, written)
         section = back.pageUpdates[0].sections[0]
