@@ -36,7 +36,7 @@ from domain.context import (
     PlannerContext,
 )
 from domain.plan import NewSection, Plan
-from planners.compact_plan import default_heading, default_slug, lead_of, quote_line, quote_text
+from planners.compact_plan import SECTION_FIELDS, default_heading, default_slug, lead_of, quote_line, quote_text
 from planners.derived_lines import DERIVATIONS, DERIVED_PREFIX, derive, section_memories
 from planners.scripted.aggregation import scripted_aggregation_plan
 from planners.scripted.leaf_plan import scripted_plan, scripted_write_section
@@ -289,6 +289,21 @@ def compact_reply(plan: Plan, view: PlannerContext, handles: dict[str, str]) -> 
     links = [[sources if len(sources) > 1 else sources[0], target, *([context] if context else [])]
              for (target, context), sources in grouped.items()]
     return {"updates": updates, "new_pages": new_pages, "held": held, "promotions": promotions, "links": links}
+
+
+def positional_sections(answer: dict[str, Any]) -> dict[str, Any]:
+    """The answer with each section that has nothing but a slug, lines and refs written as an array
+    (planners/compact_plan.py), as a model following the contract writes it."""
+    def shortened(section: Any) -> Any:
+        if not isinstance(section, dict) or not section.keys() <= set(SECTION_FIELDS) or "slug" not in section:
+            return section
+        return [section["slug"], section.get("lines", []), *([section["refs"]] if section.get("refs") else [])]
+
+    for key in ("updates", "new_pages", "promotions"):
+        for page in answer.get(key) or []:
+            if isinstance(page, dict) and isinstance(page.get("sections"), list):
+                page["sections"] = [shortened(section) for section in page["sections"]]
+    return answer
 
 
 def written_section(user: str) -> dict[str, Any]:

@@ -505,6 +505,8 @@ def _answer(kind: str, user: str, body: dict[str, Any], fault: str | None,
         answer = {"updates": "not a list", "new_pages": None} if forced else ""
     if fault == "miscopied_ids" and isinstance(answer, dict):
         answer = _miscopied(answer)
+    if kind == "planner" and script is None and isinstance(answer, dict):
+        answer = brain.positional_sections(answer)  # after the faults, which read sections as objects
     if forced and isinstance(answer, dict):
         block = {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}", "name": forced, "input": answer}
         reply = _Reply([block], "tool_use", json.dumps(answer, ensure_ascii=False))

@@ -25,6 +25,7 @@ heading, a held name's quote). So the contract the model answers in is:
   own citations in the long form (`line_sources`): a quote cites its memory, any other line all the
   section's citations; the gate then narrows a line to the memories that vouch for it
   (`domain/claims.py`).
+- A section with nothing but a slug, lines and refs may be an array, `["notes", ["@m4"], ["m7"]]`.
 - Left out: `slug` (the title's slug), `heading` (the section's default heading), a new page's `refs`
   (its sections' citations), a held name's `quote` (its memory's first sentence), `rewrite` (false:
   the lines are added to the section).
@@ -60,6 +61,14 @@ def _none_to_list(value: Any) -> Any:
 
 
 Lines = Annotated[list[str], BeforeValidator(_none_to_list)]
+SECTION_FIELDS = ("slug", "lines", "refs")
+
+
+def _positional(value: Any) -> Any:
+    """A section written as an array, ["notes", [lines], [refs]]: its slug, lines and refs in order."""
+    if isinstance(value, list) and value and isinstance(value[0], str):
+        return dict(zip(SECTION_FIELDS, value, strict=False))
+    return value
 
 
 class _Compact(BaseModel):
@@ -76,7 +85,8 @@ class UpdateSection(_Compact):
 class PageUpdate(_Compact):
     page: str = Field(min_length=1)
     aliases: Lines = []
-    sections: Annotated[list[UpdateSection], BeforeValidator(_none_to_list)] = []
+    sections: Annotated[list[Annotated[UpdateSection, BeforeValidator(_positional)]],
+                        BeforeValidator(_none_to_list)] = []
 
 
 class Section(_Compact):
@@ -93,7 +103,7 @@ class NewPage(_Compact):
     summary: str | None = None
     aliases: Lines = []
     refs: Lines = []
-    sections: Annotated[list[Section], BeforeValidator(_none_to_list)] = []
+    sections: Annotated[list[Annotated[Section, BeforeValidator(_positional)]], BeforeValidator(_none_to_list)] = []
 
 
 class Held(_Compact):
@@ -109,7 +119,7 @@ class Promotion(_Compact):
     title: str = Field(min_length=1)
     slug: str = ""
     reason: str = ""
-    sections: Annotated[list[Section], BeforeValidator(_none_to_list)] = []
+    sections: Annotated[list[Annotated[Section, BeforeValidator(_positional)]], BeforeValidator(_none_to_list)] = []
 
 
 class CompactPlan(BaseModel):

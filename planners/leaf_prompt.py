@@ -93,6 +93,8 @@ when several, "- Latest: <days>."), "=visited" (one "- Visited on <day>." per da
 "=address" ("Address: <the records' place address>.").
 - In updates, lines are added to the section as they are; set "rewrite": true only when an existing \
 line is wrong or superseded (the section is then rewritten from your lines).
+- A section with nothing but "slug", "lines" and "refs" may be written as an array: \
+["<slug>", ["<line>", "@<m-handle>"], ["<m-handle>"]] (refs last, left out when empty).
 Leave out what you have nothing for, and what the compiler derives: "slug" when it is the title's \
 kebab-case, "heading" when it is the section's default, a new page's "refs" when they are its \
 sections' citations, a held name's "quote" when it is its record's first sentence, "rewrite" when \

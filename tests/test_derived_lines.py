@@ -11,7 +11,7 @@ import random
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
-from claude_sim.brain import compact_reply, leaf_handles, parse_leaf_prompt
+from claude_sim.brain import compact_reply, leaf_handles, parse_leaf_prompt, positional_sections
 from domain.context import CandidatePage, CandidateSection, MemoryRecord, PlannerContext
 from domain.plan import Plan
 from domain.pricing import TokenUsage
@@ -114,3 +114,17 @@ def test_a_link_entry_may_list_its_sources_and_the_brain_groups_links_to_one_pag
         {"fromType": "entity", "fromSlug": "a", "toType": "entity", "toSlug": "b", "context": None}]})
     written = compact_reply(long_form, view, leaf_handles(prompt.user))
     assert written["links"] == [[["entity/a", "entity/b", "entity/c"], "p1", "In it."], ["entity/a", "entity/b"]]
+
+
+def test_a_section_written_as_an_array_reads_as_its_object_and_the_brain_writes_arrays_only_where_they_fit() -> None:
+    context = a_context(random.Random(11), 4)
+    prompt = build_planner_prompt(context)
+    as_objects = {"updates": [{"page": "p1", "sections": [{"slug": "notes", "lines": ["=count", "@m1"], "refs": ["m2"]},
+                                                          {"slug": "visits", "lines": ["=visited"]}]}],
+                  "new_pages": [{"type": "entity", "title": "Uchi", "sections": [
+                      {"slug": "overview", "heading": "About", "lines": ["A restaurant."], "refs": ["m3"]}]}],
+                  "held": [], "promotions": []}
+    as_arrays = positional_sections(json.loads(json.dumps(as_objects)))
+    assert as_arrays["updates"][0]["sections"] == [["notes", ["=count", "@m1"], ["m2"]], ["visits", ["=visited"]]]
+    assert as_arrays["new_pages"][0]["sections"] == as_objects["new_pages"][0]["sections"]  # a heading: an object
+    assert read(prompt, as_arrays) == read(prompt, as_objects)
