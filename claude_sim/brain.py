@@ -369,7 +369,15 @@ def aggregation_plan(user: str, now: datetime) -> dict[str, Any]:
             reason=f["reason"], parent_title=f["parent"], parent_slug=f["slug"], suggested_section_slug=f["section"],
             supporting_count=int(f["supporting"]), observed_tags=f.get("tags", []), source_record_ids=records,
             source_kind="record" if records else "summary"))
-    return scripted_aggregation_plan(pages, candidates, [], now).model_dump(mode="json")
+    answer = scripted_aggregation_plan(pages, candidates, [], now).model_dump(mode="json")
+    # Links from one page with one context are one entry listing their targets (planners/prompts.py).
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for link in answer["pageLinks"]:
+        grouped.setdefault((f"{link['fromType']}/{link['fromSlug']}", link.get("context") or ""), []).append(
+            f"{link['toType']}/{link['toSlug']}")
+    answer["pageLinks"] = [[source, targets if len(targets) > 1 else targets[0], *([context] if context else [])]
+                           for (source, context), targets in grouped.items()]
+    return answer
 
 
 def judged_pairs(user: str) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from planners.claude_planner import PlanCall, plan_reply
 from planners.compact_plan import quote_line
 from planners.derived_lines import DERIVATIONS, derive
 from planners.leaf_prompt import build_planner_prompt, planner_view
+from planners.prompts import force_aggregation_arrays
 
 EMPTY = {"pageUpdates": [], "newPages": [], "unresolvedMentions": [], "promotions": []}
 ADDRESSES = ["801 S Lamar Blvd, Austin, TX 78704, USA", "Durango 200, Roma Nte., 06700 Ciudad de México, CDMX, Mexico"]
@@ -128,3 +129,16 @@ def test_a_section_written_as_an_array_reads_as_its_object_and_the_brain_writes_
     assert as_arrays["updates"][0]["sections"] == [["notes", ["=count", "@m1"], ["m2"]], ["visits", ["=visited"]]]
     assert as_arrays["new_pages"][0]["sections"] == as_objects["new_pages"][0]["sections"]  # a heading: an object
     assert read(prompt, as_arrays) == read(prompt, as_objects)
+
+
+def test_an_aggregation_link_entry_links_each_page_of_one_end_to_each_of_the_other() -> None:
+    raw = {"parentSectionUpdates": [], "sectionPromotions": [], "newPages": [], "pageLinks": [
+        ["topic/austin", ["entity/uchi", "entity/loro"], "Part of Austin."],
+        [["entity/uchi", "entity/loro"], "topic/austin"],
+        {"fromType": "topic", "fromSlug": "austin", "toType": "entity", "toSlug": "epoch", "context": None},
+        ["topic/austin", "nowhere", "x"], ["topic/austin"]]}
+    plan = Plan.model_validate(force_aggregation_arrays(raw))
+    assert [(link.fromSlug, link.toSlug, link.context) for link in plan.pageLinks] == [
+        ("austin", "uchi", "Part of Austin."), ("austin", "loro", "Part of Austin."),
+        ("uchi", "austin", None), ("loro", "austin", None), ("austin", "epoch", None)]
+    assert plan.dropped_links == 2  # an end that is no type/slug, an entry with one end
