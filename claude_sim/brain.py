@@ -36,7 +36,14 @@ from domain.context import (
     PlannerContext,
 )
 from domain.plan import NewSection, Plan
-from planners.compact_plan import SECTION_FIELDS, default_heading, default_slug, lead_of, quote_line, quote_text
+from planners.compact_plan import (
+    SECTION_FIELDS,
+    default_heading,
+    default_slug,
+    lead_of,
+    quote_line,
+    quote_text,
+)
 from planners.derived_lines import DERIVATIONS, DERIVED_PREFIX, derive, section_memories
 from planners.scripted.aggregation import scripted_aggregation_plan
 from planners.scripted.leaf_plan import scripted_plan, scripted_write_section
