@@ -25,7 +25,10 @@ heading, a held name's quote). So the contract the model answers in is:
   own citations in the long form (`line_sources`): a quote cites its memory, any other line all the
   section's citations; the gate then narrows a line to the memories that vouch for it
   (`domain/claims.py`).
+- A line `=count` (`=span`, `=visits`, `=visited`, `=address`) is written by the compiler from the
+  section's citations (planners/derived_lines.py); the model never writes what it can derive.
 - A section with nothing but a slug, lines and refs may be an array, `["notes", ["@m4"], ["m7"]]`.
+- A link's first end may list several pages, each linked to its second end with one context.
 - Left out: `slug` (the title's slug), `heading` (the section's default heading), a new page's `refs`
   (its sections' citations), a held name's `quote` (its memory's first sentence), `rewrite` (false:
   the lines are added to the section).
@@ -52,8 +55,6 @@ from domain.plan import PAGE_TYPES, Plan
 from planners.derived_lines import derivation_name, derive, section_memories
 from planners.memory_text import first_sentence, humanize, memory_date
 from planners.templates import section_template
-
-QUOTE_PREFIX = "@"
 
 
 def _none_to_list(value: Any) -> Any:
