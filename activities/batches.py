@@ -4,7 +4,8 @@ Batch mode halves the price of a plan call and gives up latency (a batch is answ
 usually within minutes). The workflow submits a plan request (stored in Postgres with the handles its
 prompt showed, so any worker can read the reply later), keeps only the batch id, polls until the batch
 has ended, then collects: the reply is parsed, priced at the batch price and staged exactly as
-`llm.plan_batch` stages an interactive plan.
+`llm.plan_batch` stages an interactive plan, through the verification gate (activities/claim_gate.py),
+whose judge call, if any, is made there and then, interactively.
 
 Many scopes share a batch: a submit stores its request, waits a short window (`WIKI_LLM_BATCH_WINDOW_SECONDS`)
 for other scopes' requests to the same model, then one of the waiting submits (the one that takes a
@@ -43,6 +44,7 @@ from messages.compile import (
 )
 from planners.claude_client import BatchItem, ModelClient, checked_reply
 from planners.claude_planner import PlanCall, plan_call, plan_reply, priced_error
+from planners.port import Planner
 from planners.prompts import PLANNER_REPLY_SCHEMA
 from store.llm_batches import (
     BatchRequestRow,
@@ -67,11 +69,15 @@ def _item(row: BatchRequestRow) -> BatchItem:
 
 
 class MessageBatches:
-    def __init__(self, engine: AsyncEngine, client: ModelClient | None, window_seconds: float = 0.0) -> None:
-        """`window_seconds`: how long a submit waits for other scopes' requests before the batch is sent."""
+    def __init__(self, engine: AsyncEngine, client: ModelClient | None, window_seconds: float = 0.0,
+                 judge: Planner | None = None) -> None:
+        """`window_seconds`: how long a submit waits for other scopes' requests before the batch is sent;
+        `judge`: the claim judge of the verification gate a collected plan passes (None: the
+        deterministic check only)."""
         self._engine = engine
         self._client = client
         self._window = window_seconds
+        self._judge = judge
 
     def _batch_client(self) -> ModelClient:
         if self._client is None or not self._client.supports_batches:
@@ -143,7 +149,10 @@ class MessageBatches:
         except (ModelTruncated, PlanInvalid) as error:
             raise priced_error(error, row.model_id, batch=True) from None
         reply = plan_reply(call, usable, row.model_id, batch=True)  # an invalid plan's error is priced there
-        result = await staged(self._engine, request.scope, row.plan_id, row.run_id, row.memory_ids, reply)
+        # The gate as for an interactive plan; its judge call is interactive (list price): the plan it
+        # judges exists only now, and a second Message Batch would add a batch's wait to every plan.
+        result = await staged(self._engine, request.scope, row.plan_id, row.run_id, row.memory_ids, reply,
+                              self._judge, row.model_id)
         async with self._engine.begin() as conn:
             await mark_collected(conn, row.custom_id)
         return result

@@ -111,7 +111,8 @@ def activities_for(engine: AsyncEngine, settings: Settings, model_client: ModelC
     planner = planner or build_planner(settings, model_client)
     steps = CompileSteps(engine)
     planning = Planning(engine, planner)
-    batches = MessageBatches(engine, _batch_client(settings, planner), settings.llm_batch_window_seconds)
+    batches = MessageBatches(engine, _batch_client(settings, planner), settings.llm_batch_window_seconds,
+                             judge=planner)
     aggregation = Aggregation(engine, planner)
     lint = Lint(engine, compile_waker(settings))
     forgetting = Forgetting(engine, build_rederiver(settings, planner))

@@ -7,10 +7,11 @@ import json
 
 from bench.formatting import SummaryRow, usd
 from bench.plan_tokens import breakdown_lines
+from domain.pricing import price_for
 
-COST_TARGET_USD = 0.60
-BATCH_COST_TARGET_USD = 0.35
-GROWTH_TARGET = 1.2
+COST_TARGET_USD = 0.45
+BATCH_COST_TARGET_USD = 0.25
+GROWTH_TARGET = 1.15
 KINDS = ("planner", "writer", "aggregation", "claim_judge")
 THROUGH_THE_SDK = (
     "through the anthropic SDK (`WIKI_LLM=anthropic`), streamed over loopback HTTP to the Claude simulator "
@@ -21,12 +22,20 @@ THROUGH_THE_SDK = (
 # --------------------------------------------------------------------------- cost
 
 
+def judge_share(summary: dict) -> float:
+    """The claim judge's share of a run's bill (0 when no line was left for it)."""
+    judge = summary["by_kind"].get("claim_judge", {}).get("usd", 0.0)
+    return round(judge / summary["usd"], 4) if summary["usd"] else 0.0
+
+
 def cost_headline(cost: dict) -> dict:
     batch = cost.get("batch_mode")
     return {
         "cost_per_1000_memories_usd": cost["usd_per_1000_memories"],
         "cost_per_1000_memories_usd_uncached": cost["usd_per_1000_memories_uncached"],
         "cost_per_1000_memories_batch_usd": batch["usd_per_1000_memories"] if batch else None,
+        "judge_cost_share": judge_share(cost),
+        "judge_cost_share_batch": judge_share(batch) if batch else None,
         "cache_hit_rate": cost["cache_hit_rate"],
         "tokens_per_memory_by_kind": {kind: cost["by_kind"][kind]["tokens_per_memory"]
                                       for kind in KINDS if kind in cost["by_kind"]},
@@ -45,6 +54,8 @@ def cost_rows(cost: dict) -> list[SummaryRow]:
                                "cost_per_1000_memories_batch_usd", usd(top["cost_per_1000_memories_batch_usd"]),
                                f"≤ ${BATCH_COST_TARGET_USD:.2f}",
                                top["cost_per_1000_memories_batch_usd"] <= BATCH_COST_TARGET_USD))
+    rows.append(SummaryRow("the claim judge's share of that bill (the verification gate on)", "judge_cost_share",
+                           f"{100 * top['judge_cost_share']:.1f}%", "–", None))
     rows.append(SummaryRow("duplicate candidates after the 700-memory sample", "duplicate_candidates_count",
                            str(top["duplicate_candidates_count"]), "0", top["duplicate_candidates_count"] == 0))
     rows.append(SummaryRow("what the model calls went through", "measured_through",
@@ -99,11 +110,41 @@ def cost_section(cost: dict) -> list[str]:
                      f"{prices['min_cacheable_tokens']:,}-token minimum of `{cost['model_id']}` for a cache "
                      "breakpoint, so no breakpoint is set.")
         lines += ["", text]
+    lines += ["", _judge_text(cost), "", *_cache_minimums(parts.get("system", 0) // 4)]
     lines += _batch(cost.get("batch_mode"))
     table = breakdown_lines(cost.get("planner_tokens_by_part"))
     if table:
         lines += ["", "Mean tokens per leaf plan by part of its prompt and reply (`bench/plan_tokens.py`: bytes / 4, "
                   "as the simulator bills):", "", *table]
+    return lines
+
+
+def _judge_text(cost: dict) -> str:
+    judge = cost["by_kind"].get("claim_judge")
+    share = f"{100 * judge_share(cost):.1f}%"
+    if judge is None:
+        return (f"**The claim judge: {share} of the bill** (`judge_cost_share`). The verification gate ran on every "
+                "plan, and its deterministic check settled every line the plans proposed (a memory's own line, "
+                "grounded names and recounted figures, the memories' own words and metadata values), so no line was "
+                "left for a judge call. A line it cannot settle (a paraphrase adding words of its own) costs a share "
+                "of one judge call per plan: docs/COST.md gives the figure measured when the judge still scored "
+                "such lines.")
+    return (f"**The claim judge: {share} of the bill** (`judge_cost_share`): {judge['calls']} calls, "
+            f"{usd(judge['usd_per_1000_memories'])} per 1,000 memories, for the lines the gate's deterministic check "
+            "could not settle.")
+
+
+# Models whose prompt-cache minimum the cost part reports: the one measured and the Sonnets around it.
+CACHE_MODELS = ("claude-haiku-4-5", "claude-sonnet-4-5", "claude-sonnet-4-6")
+
+
+def _cache_minimums(stable_prefix_tokens: int) -> list[str]:
+    lines = [f"Prompt cache: a breakpoint caches a prefix only when it reaches the model's minimum; the leaf "
+             f"planner's stable prefix (tool schema and system prompt) is ~{stable_prefix_tokens:,} tokens here.", "",
+             "| model | minimum cacheable prefix | the planner's stable prefix cached |", "|---|---|---|"]
+    for model in CACHE_MODELS:
+        minimum = price_for(model).min_cacheable_tokens
+        lines.append(f"| `{model}` | {minimum:,} tokens | {'yes' if stable_prefix_tokens >= minimum else 'no'} |")
     return lines
 
 
@@ -116,8 +157,9 @@ def _batch(batch: dict | None) -> list[str]:
     lines = ["", f"**Message Batches mode: {usd(batch['usd_per_1000_memories'])} per 1,000 memories** "
              f"(`cost_per_1000_memories_batch_usd`; {batch['model_calls']} model calls; the wiki is {same}; "
              f"`duplicate_candidates_count` {batch['duplicate_candidates_count']}). The same sample compiled as a "
-             "bootstrap import sends its leaf plans through Message Batches, billed at half price; the section writer "
-             "and the aggregation planner stay interactive (they run inside the compile, after their plan), at list "
+             "bootstrap import sends its leaf plans through Message Batches, billed at half price; the section writer, "
+             "the aggregation planner and the claim judge of the verification gate (which a collected plan passes as "
+             "an interactive one does) stay interactive (they run inside the compile, after their plan), at list "
              "price. The simulator ends a batch at once and the workflow polls every second, so the wall time of "
              "this compile says nothing about a real batch's (minutes to hours).", "",
              "| call kind | calls (batched) | per 1,000 memories |", "|---|---|---|"]

@@ -37,7 +37,15 @@ from domain.context import (
     PlannerContext,
 )
 from domain.plan import LineSources, NewSection, Plan
-from planners.compact_plan import default_heading, default_slug, quote_line, quote_text
+from planners.compact_plan import (
+    SECTION_FIELDS,
+    default_heading,
+    default_slug,
+    lead_of,
+    quote_line,
+    quote_text,
+)
+from planners.derived_lines import DERIVATIONS, DERIVED_PREFIX, derive, section_memories
 from planners.scripted.aggregation import scripted_aggregation_plan
 from planners.scripted.leaf_plan import scripted_plan, scripted_write_section
 
@@ -45,6 +53,7 @@ PAGES = "## Candidate pages already in this scope"
 MENTIONS = "## Open unresolved mentions in this scope"
 RECORDS = "## Memory records in this batch"
 PROMOTIONS = "## Mentions that crossed the promotion threshold"
+SHARED = "## Metadata shared by several records"
 _DECODER = json.JSONDecoder()
 _HEADING = re.compile(r"^## .+$", re.MULTILINE)
 
@@ -115,7 +124,8 @@ def parse_leaf_prompt(user: str) -> PlannerContext:
     parts = _sections(user)
     pages = [_page(head, rest) for head, rest in _items(parts.get(PAGES, ""))]
     mentions = [_mention(head, rest) for head, rest in _items(parts.get(MENTIONS, ""))]
-    memories = [_memory(head) for head, _ in _items(parts.get(RECORDS, ""))]
+    shared = {_handle(head): fields(head) for head, _ in _items(parts.get(SHARED, ""))}
+    memories = [_memory(head, shared) for head, _ in _items(parts.get(RECORDS, ""))]
     promotions = [handle_uuid(_handle(head)) for head, _ in _items(parts.get(PROMOTIONS, ""))]
     return PlannerContext(tenant_id="", owner_id="", memories=memories, candidate_pages=pages,
                           open_mentions=mentions, promotion_candidate_ids=promotions)
@@ -154,11 +164,14 @@ def _mention(head: str, rest: list[str]) -> OpenMention:
                        last_seen_at=_when(f["lastSeen"]), sample_contexts=contexts)
 
 
-def _memory(head: str) -> MemoryRecord:
+def _memory(head: str, shared: dict[str, dict[str, Any]]) -> MemoryRecord:
     f = fields(head)
     happened = _when(f["happened"])
+    metadata = dict(f.get("metadata", {}))
+    for ref in f.get("shared", []):
+        metadata.update(shared.get(ref, {}))
     return MemoryRecord(id=handle_uuid(_handle(head)), content=f.get("text", ""),
-                        metadata=_entity_objects(f.get("metadata", {})), created_at=happened, updated_at=happened)
+                        metadata=_entity_objects(metadata), created_at=happened, updated_at=happened)
 
 
 def _entity_objects(metadata: dict[str, Any]) -> dict[str, Any]:
@@ -208,10 +221,31 @@ def compact_reply(plan: Plan, view: PlannerContext, handles: dict[str, str],
 
     def body(text: str, refs: list[str]) -> tuple[dict[str, Any], list[str]]:
         lines, quoted = [], []
-        for line in text.splitlines():
+        sources = section_memories(refs, memories)
+        # The derived lines of these citations, the longest first: a run of lines equal to one is
+        # written as its name.
+        derived = sorted(((f"{DERIVED_PREFIX}{name}", derive(name, sources) or []) for name in DERIVATIONS),
+                         key=lambda item: -len(item[1])) if sources is not None else []
+        written = text.splitlines()
+        at = 0
+        while at < len(written):
+            line = written[at]
+            run = next((name for name, expected in derived
+                        if expected and written[at:at + len(expected)] == expected), None)
+            if run is not None:
+                lines.append(run)
+                at += len(dict(derived)[run])
+                continue
+            at += 1
             same = next((ref for ref in refs if ref in memories and ref not in quoted
                          and quote_line(memories[ref]) == line), None)
-            if same is None:
+            led = None if same is not None else next(
+                ((ref, lead) for ref in refs if ref in memories and ref not in quoted
+                 and (lead := lead_of(line, quote_line(memories[ref]))) is not None), None)
+            if led is not None:
+                lines.append(f"@{handle(led[0])}:{led[1]}")
+                quoted.append(led[0])
+            elif same is None:
                 lines.append(line)
             else:
                 lines.append(f"@{handle(same)}")
@@ -275,10 +309,29 @@ def compact_reply(plan: Plan, view: PlannerContext, handles: dict[str, str],
     def end(page_type: str, slug: str) -> str:
         return pages.get((page_type, slug), f"{page_type}/{slug}")
 
-    links = [[end(link.fromType, link.fromSlug), end(link.toType, link.toSlug), *([link.context] if link.context
-                                                                                    else [])]
-             for link in plan.pageLinks]
+    # Links to one page with one context are one entry, its first end listing their sources.
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for link in plan.pageLinks:
+        grouped.setdefault((end(link.toType, link.toSlug), link.context or ""), []).append(
+            end(link.fromType, link.fromSlug))
+    links = [[sources if len(sources) > 1 else sources[0], target, *([context] if context else [])]
+             for (target, context), sources in grouped.items()]
     return {"updates": updates, "new_pages": new_pages, "held": held, "promotions": promotions, "links": links}
+
+
+def positional_sections(answer: dict[str, Any]) -> dict[str, Any]:
+    """The answer with each section that has nothing but a slug, lines and refs written as an array
+    (planners/compact_plan.py), as a model following the contract writes it."""
+    def shortened(section: Any) -> Any:
+        if not isinstance(section, dict) or not section.keys() <= set(SECTION_FIELDS) or "slug" not in section:
+            return section
+        return [section["slug"], section.get("lines", []), *([section["refs"]] if section.get("refs") else [])]
+
+    for key in ("updates", "new_pages", "promotions"):
+        for page in answer.get(key) or []:
+            if isinstance(page, dict) and isinstance(page.get("sections"), list):
+                page["sections"] = [shortened(section) for section in page["sections"]]
+    return answer
 
 
 def written_section(user: str) -> dict[str, Any]:
@@ -344,7 +397,15 @@ def aggregation_plan(user: str, now: datetime) -> dict[str, Any]:
             reason=f["reason"], parent_title=f["parent"], parent_slug=f["slug"], suggested_section_slug=f["section"],
             supporting_count=int(f["supporting"]), observed_tags=f.get("tags", []), source_record_ids=records,
             source_kind="record" if records else "summary"))
-    return scripted_aggregation_plan(pages, candidates, [], now).model_dump(mode="json")
+    answer = scripted_aggregation_plan(pages, candidates, [], now).model_dump(mode="json")
+    # Links from one page with one context are one entry listing their targets (planners/prompts.py).
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for link in answer["pageLinks"]:
+        grouped.setdefault((f"{link['fromType']}/{link['fromSlug']}", link.get("context") or ""), []).append(
+            f"{link['toType']}/{link['toSlug']}")
+    answer["pageLinks"] = [[source, targets if len(targets) > 1 else targets[0], *([context] if context else [])]
+                           for (source, context), targets in grouped.items()]
+    return answer
 
 
 def judged_pairs(user: str) -> dict[str, Any]:

@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from domain.claims import ClaimQuestion, scripted_score
+from planners.compact_plan import is_quote, quote_parts
 
 ENV_UNGROUNDED_CLAIMS = "CLAUDE_SIM_UNGROUNDED_CLAIMS"
 
@@ -62,8 +63,8 @@ def lie(answer: Any, fraction: float, user: str, quotes: dict[str, str], injecte
                 out.append(line)
                 continue
             text = line
-            if line.strip().startswith("@"):
-                handle = line.strip()[1:]
+            if is_quote(line):
+                handle, _ = quote_parts(line)
                 text = quotes.get(handle.lower(), "")
                 if not text:
                     out.append(line)

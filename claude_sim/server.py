@@ -510,6 +510,8 @@ def _answer(kind: str, user: str, body: dict[str, Any], fault: str | None,
         answer = {"updates": "not a list", "new_pages": None} if forced else ""
     if fault == "miscopied_ids" and isinstance(answer, dict):
         answer = _miscopied(answer)
+    if kind == "planner" and script is None and isinstance(answer, dict):
+        answer = brain.positional_sections(answer)  # after the faults, which read sections as objects
     if forced and isinstance(answer, dict):
         block = {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}", "name": forced, "input": answer}
         reply = _Reply([block], "tool_use", json.dumps(answer, ensure_ascii=False))
@@ -541,7 +543,8 @@ def _miscopied(value: Any) -> Any:
                       [miscopy(ref) for ref in item] if key in _ID_LISTS and isinstance(item, list) else
                       [miscopy(line) if line.startswith("@") else line for line in item]
                       if key == "lines" and isinstance(item, list) else
-                      [[miscopy(end) for end in link[:2]] + link[2:] for link in item]
+                      [[[miscopy(one) for one in end] if isinstance(end, list) else miscopy(end) for end in link[:2]]
+                       + link[2:] for link in item]
                       if key == "links" and isinstance(item, list) else
                       _miscopied(item)) for key, item in value.items()}
     if isinstance(value, list):

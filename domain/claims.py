@@ -190,6 +190,8 @@ class Evidence:
     numbers: frozenset[str]
     dates: frozenset[str]
     happened: datetime | None = None
+    # The memory's metadata keys, normalised: a line may label a value by its key ("Address: …").
+    labels: frozenset[str] = frozenset()
 
 
 def flat_values(value: Any) -> Iterable[str]:
@@ -204,6 +206,17 @@ def flat_values(value: Any) -> Iterable[str]:
         yield str(value)
 
 
+def metadata_keys(value: Any) -> Iterable[str]:
+    """Every key of a memory's metadata, at any depth."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from metadata_keys(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from metadata_keys(item)
+
+
 def evidence_of(memory_id: str, content: str, metadata: dict[str, Any] | None, happened: datetime | date | None) -> Evidence:
     raw = " ".join([content, *flat_values(metadata or {})])
     dates = set(_DATE.findall(raw))
@@ -214,7 +227,8 @@ def evidence_of(memory_id: str, content: str, metadata: dict[str, Any] | None, h
     numbers = {n.replace(",", "") for n in _NUMBER.findall(_DATE.sub(" ", raw))}
     return Evidence(memory_id=memory_id, words=frozenset(normalised.split()), text=f" {normalised} ",
                     numbers=frozenset(numbers), dates=frozenset(dates),
-                    happened=happened if isinstance(happened, datetime) else None)
+                    happened=happened if isinstance(happened, datetime) else None,
+                    labels=frozenset(key for key in map(normalize_alias, metadata_keys(metadata or {})) if key))
 
 
 def _name_in(name: str, evidence: Evidence) -> bool:
@@ -474,9 +488,27 @@ def is_summary(line: str, evidence: Sequence[Evidence]) -> bool:
     return bool(terms.numbers or terms.dates) and not capitalised and not unsupported_terms(line, evidence)
 
 
+# Words that only join a memory's words into a line ("Restaurant in Austin", "A person"): an article
+# or a preposition of place states nothing of its own. Negations and verbs are never in it.
+JOINING_WORDS = frozenset(["a", "an", "the", "in", "at", "on", "of"])
+_FIELD_LABEL = re.compile(r"^\s*([^:]{1,40}):\s+")
+
+
+def _field_label_free(text: str, evidence: Sequence[Evidence]) -> str:
+    """The text without a leading "Key: " that names a metadata key of its memories ("Address: …")."""
+    match = _FIELD_LABEL.match(text)
+    if match and any(normalize_alias(match.group(1)) in e.labels for e in evidence):
+        return text[match.end():]
+    return text
+
+
 def is_verbatim(line: str, evidence: Sequence[Evidence]) -> bool:
-    """Every word of the line (after the compiler's labels and a trailing note) is in its memories:
-    it rearranges what they say and adds nothing, so it needs no judge."""
-    words = normalize_alias(_TRAILING_NOTE.sub("", _label_free(plain_text(line)))).split()
+    """Every word of the line (after the compiler's labels, a metadata key labelling its value, and a
+    trailing note) is in its memories, a joining word, or a recount of its memories: it rearranges
+    what they say and adds nothing, so it needs no judge."""
+    text = _field_label_free(_TRAILING_NOTE.sub("", _label_free(plain_text(line))), evidence)
+    words = normalize_alias(text).split()
     held = set().union(*(e.words for e in evidence)) if evidence else set()
-    return bool(words) and all(word in held for word in words)
+    counts = counts_of(line, evidence) if any(word.isdigit() for word in words) else set()
+    return any(word in held for word in words) and all(
+        word in held or word in JOINING_WORDS or (word.isdigit() and word in counts) for word in words)

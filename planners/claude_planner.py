@@ -223,7 +223,8 @@ def read_plan(reply_text: str, handles: Handles) -> tuple[Plan, int]:
     except ValidationError as error:
         raise PlanInvalid(f"planner output does not match the plan contract: {_problems(error)}") from None
     try:
-        return to_plan(compact, handles.quotes, handles.page_keys, handles.held_quotes, handles.facts)
+        return to_plan(compact, handles.quotes, handles.page_keys, handles.held_quotes, handles.derivable(),
+                       facts=handles.facts)
     except ValidationError as error:
         raise PlanInvalid(f"planner output does not match the plan contract: {_problems(error)}") from None
 

@@ -19,11 +19,16 @@ heading, a held name's quote). So the contract the model answers in is:
      "links":      [["p3", "entity/new-page-slug", "context"], ...]}
 
 - A line `@m4` stands for the memory's own dated line, `- <date m4 happened>: <its first sentence>`
-  (`quote_line`): the model cites a memory's fact without copying its text. Every handle a section
+  (`quote_line`), and `@m4:Contramar` for that line led by a name, `- <date>: **Contramar**: <its
+  first sentence>`: the model cites a memory's fact without copying its text. Every handle a section
   quotes is one of its citations; `refs` adds citations its lines do not quote. Each line keeps its
   own citations in the long form (`line_sources`): a quote cites its memory, any other line all the
   section's citations; the gate then narrows a line to the memories that vouch for it
   (`domain/claims.py`).
+- A line `=count` (`=span`, `=visits`, `=visited`, `=address`) is written by the compiler from the
+  section's citations (planners/derived_lines.py); the model never writes what it can derive.
+- A section with nothing but a slug, lines and refs may be an array, `["notes", ["@m4"], ["m7"]]`.
+- A link's first end may list several pages, each linked to its second end with one context.
 - Left out: `slug` (the title's slug), `heading` (the section's default heading), a new page's `refs`
   (its sections' citations), a held name's `quote` (its memory's first sentence), `rewrite` (false:
   the lines are added to the section).
@@ -50,10 +55,9 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from domain.aliases import normalize_alias, slugify_title
 from domain.context import MemoryRecord
 from domain.plan import PAGE_TYPES, Plan
+from planners.derived_lines import derivation_name, derive, section_memories
 from planners.memory_text import first_sentence, humanize, memory_date
 from planners.templates import section_template
-
-QUOTE_PREFIX = "@"
 
 
 def _none_to_list(value: Any) -> Any:
@@ -61,6 +65,14 @@ def _none_to_list(value: Any) -> Any:
 
 
 Lines = Annotated[list[str], BeforeValidator(_none_to_list)]
+SECTION_FIELDS = ("slug", "lines", "refs")
+
+
+def _positional(value: Any) -> Any:
+    """A section written as an array, ["notes", [lines], [refs]]: its slug, lines and refs in order."""
+    if isinstance(value, list) and value and isinstance(value[0], str):
+        return dict(zip(SECTION_FIELDS, value, strict=False))
+    return value
 
 
 class _Compact(BaseModel):
@@ -81,7 +93,8 @@ class UpdateSection(_Compact):
 class PageUpdate(_Compact):
     page: str = Field(min_length=1)
     aliases: Lines = []
-    sections: Annotated[list[UpdateSection], BeforeValidator(_none_to_list)] = []
+    sections: Annotated[list[Annotated[UpdateSection, BeforeValidator(_positional)]],
+                        BeforeValidator(_none_to_list)] = []
 
 
 class Section(_Compact):
@@ -99,7 +112,7 @@ class NewPage(_Compact):
     summary: str | None = None
     aliases: Lines = []
     refs: Lines = []
-    sections: Annotated[list[Section], BeforeValidator(_none_to_list)] = []
+    sections: Annotated[list[Annotated[Section, BeforeValidator(_positional)]], BeforeValidator(_none_to_list)] = []
 
 
 class Held(_Compact):
@@ -115,7 +128,7 @@ class Promotion(_Compact):
     title: str = Field(min_length=1)
     slug: str = ""
     reason: str = ""
-    sections: Annotated[list[Section], BeforeValidator(_none_to_list)] = []
+    sections: Annotated[list[Annotated[Section, BeforeValidator(_positional)]], BeforeValidator(_none_to_list)] = []
 
 
 class CompactPlan(BaseModel):
@@ -166,14 +179,29 @@ def default_heading(page_type: str, slug: str) -> str:
     return template.heading if template else humanize(slug)
 
 
-_QUOTE = re.compile(r"^@[A-Za-z]+[0-9]+$")
+_QUOTE = re.compile(r"^@([A-Za-z]+[0-9]+)(?::(\S.*))?$")
 _FACT_HANDLE = re.compile(r"^[fF][0-9]+$")
 
 
 def is_quote(line: str) -> bool:
-    """A whole line that is one handle after "@" ("@m4"; "@m0" too, an unknown one): prose such as
-    "@home" or "@m4 and more" stays text."""
+    """A whole line that is one handle after "@" ("@m4"; "@m0" too, an unknown one), or one handle
+    and a lead after ":" ("@m4:Contramar"): prose such as "@home" or "@m4 and more" stays text."""
     return bool(_QUOTE.match(line.strip()))
+
+
+def quote_parts(line: str) -> tuple[str, str]:
+    """The handle a quote line names and its lead ("" for none)."""
+    match = _QUOTE.match(line.strip())
+    return (match.group(1), (match.group(2) or "").strip()) if match else ("", "")
+
+
+def lead_of(line: str, quoted: str) -> str | None:
+    """The lead of `line` when it is the dated line `quoted` led by a bolded name, else None."""
+    head, sep, rest = quoted.partition(": ")
+    if not sep or not line.startswith(f"{head}: **"):
+        return None
+    lead, sep, tail = line[len(head) + 4:].partition("**: ")
+    return lead if sep and tail == rest and lead and "**" not in lead and lead == lead.strip() else None
 
 
 # ------------------------------------------------------------------ compact -> Plan
@@ -183,10 +211,11 @@ class _Reader:
     """Turns one compact reply into the long form, counting the link ends it cannot read."""
 
     def __init__(self, quotes: dict[str, str], page_keys: dict[str, str], held_quotes: dict[str, str],
-                 facts: dict[str, str] | None = None) -> None:
+                 memories: dict[str, MemoryRecord] | None = None, facts: dict[str, str] | None = None) -> None:
         self.quotes = quotes
         self.page_keys = page_keys
         self.held_quotes = held_quotes
+        self.memories = memories or {}
         self.facts = facts or {}
         self.unknown = 0
 
@@ -198,7 +227,7 @@ class _Reader:
         if _FACT_HANDLE.match(raw):
             return ""  # a fact handle the prompt never showed: no line to mark
         if is_quote(raw):
-            return self.quotes.get(raw[len(QUOTE_PREFIX):].lower(), "")
+            return self.quotes.get(quote_parts(raw)[0].lower(), "")
         return raw
 
     def supersede(self, pairs: list[Any], line_sources: list[dict[str, Any]]) -> None:
@@ -215,23 +244,36 @@ class _Reader:
 
     def body(self, lines: list[str], refs: list[str]) -> tuple[str, list[str], list[dict[str, Any]]]:
         """The body and citations of a section: quoted handles expanded and cited first, then `refs`;
-        and each line's own citations: a quote cites its memory, any other line all the section's
-        citations (the gate then narrows it to those that vouch for it)."""
+        derived lines written from the section's citations; and each line's own citations: a quote
+        cites its memory, any other line all the section's citations (the gate then narrows it to
+        those that vouch for it)."""
+        # An unknown quoted handle stays a citation as written: resolution counts it.
+        cited = [quote_parts(line)[0] for line in lines if is_quote(line)]
+        free_refs = list(dict.fromkeys([*cited, *refs]))
+        sources = section_memories(free_refs, self.memories)
         out: list[str] = []
-        cited: list[str] = []
         per_line: list[tuple[str, list[str] | None]] = []
         for line in lines:
+            name = derivation_name(line)
             if is_quote(line):
-                handle = line.strip()[len(QUOTE_PREFIX):]
+                handle, lead = quote_parts(line)
                 expanded = self.quotes.get(handle.lower())
+                if expanded is not None and lead:
+                    date, _, sentence = expanded.partition(": ")
+                    expanded = f"{date}: **{lead}**: {sentence}"
                 if expanded is not None:
                     out.append(expanded)
                     per_line.append((expanded, [handle]))
-                cited.append(handle)  # an unknown one stays a citation as written: resolution counts it
+            elif name is not None:
+                derived = derive(name, sources) if sources is not None else None
+                if not derived:
+                    self.unknown += 1  # nothing to derive it from: left out, and counted
+                for text in derived or []:
+                    out.append(text)
+                    per_line.append((text, None))
             else:
                 out.append(line)
                 per_line.append((line, None))
-        free_refs = list(dict.fromkeys([*cited, *refs]))
         line_sources = [{"text": text, "refs": own if own is not None else free_refs}
                         for text, own in per_line if text.strip()]
         return "\n".join(out), list(dict.fromkeys([*cited, *refs])), line_sources
@@ -254,23 +296,32 @@ class _Reader:
         page_type, _, slug = key.partition("/")
         return page_type, slug
 
-    def link(self, raw: Any) -> Any:
+    def links(self, raw: Any) -> list[Any]:
+        """One entry's links: its first end may list several pages, each linked to its second end."""
         if not isinstance(raw, list) or len(raw) < 2:
-            return raw  # not a link: the Plan contract drops and counts it
-        (from_type, from_slug), (to_type, to_slug) = self.link_end(raw[0]), self.link_end(raw[1])
+            return [raw]  # not a link: the Plan contract drops and counts it
+        sources = raw[0] if isinstance(raw[0], list) and raw[0] else [raw[0]]
         context = raw[2] if len(raw) > 2 and isinstance(raw[2], str) and raw[2] else None
-        return {"fromType": from_type, "fromSlug": from_slug, "toType": to_type, "toSlug": to_slug,
-                "context": context}
+        to_type, to_slug = self.link_end(raw[1])
+        out = []
+        for source in sources:
+            from_type, from_slug = self.link_end(source)
+            out.append({"fromType": from_type, "fromSlug": from_slug, "toType": to_type, "toSlug": to_slug,
+                        "context": context})
+        return out
 
 
 def to_plan(compact: CompactPlan, quotes: dict[str, str], page_keys: dict[str, str],
-            held_quotes: dict[str, str], facts: dict[str, str] | None = None) -> tuple[Plan, int]:
-    """The long-form plan (ids still as handles) and how many link ends named no shown page.
+            held_quotes: dict[str, str], memories: dict[str, MemoryRecord] | None = None,
+            facts: dict[str, str] | None = None) -> tuple[Plan, int]:
+    """The long-form plan (ids still as handles) and how many link ends named no shown page (and
+    derived lines with nothing to derive from).
 
     `quotes`: m-handle -> the line `@m<n>` stands for; `page_keys`: p-handle -> "type/slug" of the
-    candidate page; `held_quotes`: m-handle -> the default quote of a held name; `facts`: f-handle ->
-    the text of a fact shown under a candidate page."""
-    reader = _Reader(quotes, page_keys, held_quotes, facts)
+    candidate page; `held_quotes`: m-handle -> the default quote of a held name; `memories`: m-handle
+    -> what a derived line reads of that memory of the batch; `facts`: f-handle -> the text of a fact
+    shown under a candidate page."""
+    reader = _Reader(quotes, page_keys, held_quotes, memories, facts)
     updates = []
     for update in compact.updates:
         update_sections: list[dict[str, Any]] = []
@@ -293,7 +344,7 @@ def to_plan(compact: CompactPlan, quotes: dict[str, str], page_keys: dict[str, s
     promotions = [{"mentionId": p.mention, "type": p.type, "title": p.title, "slug": p.slug or default_slug(p.title),
                    "reason": p.reason, "sections": [reader.section(p.type, s) for s in p.sections]}
                   for p in compact.promotions]
-    links = [reader.link(raw) for raw in compact.links]
+    links = [link for raw in compact.links for link in reader.links(raw)]
     plan = Plan.model_validate({"pageUpdates": updates, "newPages": new_pages, "unresolvedMentions": held,
                                 "promotions": promotions, "pageLinks": links})
     return plan, reader.unknown

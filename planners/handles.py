@@ -20,7 +20,9 @@ from uuid import UUID
 
 from pydantic import BaseModel, Field
 
+from domain.context import MemoryRecord
 from domain.plan import NewPage, NewSection, Plan, SectionUpdate
+from planners.derived_lines import memory_stub
 
 
 class Handles(BaseModel):
@@ -39,6 +41,10 @@ class Handles(BaseModel):
     # line's text, and each page's fact handles in the order shown (by page id).
     facts: dict[str, str] = Field(default_factory=dict)
     page_facts: dict[str, list[str]] = Field(default_factory=dict)
+    # What a derived line (planners/derived_lines.py) is written from, by m-handle of the batch's
+    # memories: when each happened (ISO 8601) and its place's address, if any.
+    happened: dict[str, str] = Field(default_factory=dict)
+    addresses: dict[str, str] = Field(default_factory=dict)
 
     @classmethod
     def build(cls, memory_ids: Iterable[UUID | str], page_ids: Iterable[UUID | str],
@@ -52,6 +58,11 @@ class Handles(BaseModel):
         return cls(memories=memories,
                    pages={f"p{i}": str(v) for i, v in enumerate(page_ids, 1)},
                    mentions={f"u{i}": str(v) for i, v in enumerate(mention_ids, 1)})
+
+    def derivable(self) -> dict[str, MemoryRecord]:
+        """m-handle -> what a derived line reads of that memory of the batch."""
+        return {handle: memory_stub(handle, happened, self.addresses.get(handle))
+                for handle, happened in self.happened.items()}
 
     def _reverse(self, table: dict[str, str]) -> dict[str, str]:
         return {value.lower(): key for key, value in table.items()}

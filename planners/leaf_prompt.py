@@ -59,10 +59,10 @@ CANDIDATE_ALIAS_LIMIT = 16
 CANDIDATE_SECTION_LIMIT = 12
 # A section's excerpt is its first line, up to this many characters: what the section holds (an
 # overview's sentence, a log's count and date span, a condensed section's summary). Measured on the
-# sample, the plans and the wiki were the same with 160, 80 or 40 characters of each body's start:
+# sample, the plans and the wiki were the same with 160, 100, 80, 60 or 40 characters of each body's start:
 # updates only add lines (the compiler appends them and drops repeats), so the model need not see a
 # body to avoid restating it.
-SECTION_EXCERPT_LIMIT = 100
+SECTION_EXCERPT_LIMIT = 60
 # Facts a candidate page shows (its claims stating where someone lives, a meeting's time, …), each
 # cut to this many characters.
 FACTS_SHOWN = 6
@@ -88,13 +88,20 @@ PLANNER_OUTPUT_SHAPE = """{"updates": [{"page": "<p-handle>", "aliases": ["<new 
            "quote": "<short quote>"}],
  "promotions": [{"mention": "<u-handle>", "type": "entity|topic|decision", "title": "<page title>",
                  "slug": "<kebab-case>", "reason": "<one sentence>", "sections": [<as in new_pages>]}],
- "links": [["<from: p-handle, or type/slug of a page in new_pages or promotions>", "<to>", "<context>"]]}
+ "links": [["<from: p-handle, or type/slug of a page in new_pages or promotions; or a list of them>", "<to>",
+            "<context>"]]}
 
 Lines and citations:
 - A section's body is its "lines" (markdown, one string per line). The line "@m4" stands for m4's own \
 dated line, "- <date m4 happened>: <m4's first sentence>": use it whenever that line says what you \
-would write, rather than copying the text. Every record a section quotes this way is cited by it; \
+would write, rather than copying the text; "@m4:<name>" stands for that line led by a name in bold, \
+"- <date>: **<name>**: <first sentence>". Every record a section quotes this way is cited by it; \
 "refs" lists the other records the section draws on.
+- The compiler writes these lines from the section's citations (records of this batch only) when \
+you write their name as the line: "=count" ("- 3 new memories."), "=span" ("- 3 memories, <first day> \
+to <last day>."), "=visits" (the visit summary: "- Visited 3 times, <first> to <last>.", by month \
+when several, "- Latest: <days>."), "=visited" (one "- Visited on <day>." per day, newest first), \
+"=address" ("Address: <the records' place address>.").
 - In updates, lines are added to the section as they are; set "rewrite": true only when an existing \
 line is wrong or superseded (the section is then rewritten from your lines).
 - A candidate page lists as "fact f<n>" its lines stating one value of something that has one value \
@@ -102,10 +109,13 @@ at a time (where someone lives or works, their role or partner, when a meeting i
 a line of yours states another value of the same thing for the same holder, add to its section \
 "supersede": [["<your line, or @m-handle>", "<f-handle, or a line of this plan>"]]. Mark it whatever \
 the dates: the compiler orders the values by when their records happened.
+- A section with nothing but "slug", "lines" and "refs" may be written as an array: \
+["<slug>", ["<line>", "@<m-handle>"], ["<m-handle>"]] (refs last, left out when empty).
 Leave out what you have nothing for, and what the compiler derives: "slug" when it is the title's \
 kebab-case, "heading" when it is the section's default, a new page's "refs" when they are its \
 sections' citations, a held name's "quote" when it is its record's first sentence, "rewrite" when \
-false, a link's context when there is none."""
+false, a link's context when there is none. Links from several pages to one page with one context \
+are one link whose first end lists them."""
 
 PLANNER_SYSTEM = f"""You are the planner of a wiki compiled from one user's memories. You read a batch of \
 memory records together with the pages and the open unresolved mentions that already exist, and you \
@@ -114,7 +124,9 @@ compiler applies it.
 
 Everything you are shown belongs to exactly one scope (one tenant, one owner). Refer only to the \
 records, pages and mentions you are given. A record's metadata lists its entities as rows: [name, \
-kind, type] or [name, kind, type, [aliases]], null where a value is absent. Many records have no such \
+kind, type] or [name, kind, type, [aliases]], null where a value is absent; a value several records \
+share (a place, a journal) is listed once under "Metadata shared by several records", and each record \
+names it in "shared". Many records have no such \
 list: plain sentences name people, places, organisations, events and things too ("Lunch at Franklin \
 Barbecue with Lena" names a restaurant and a person), so read every record's text for the names it \
 mentions, listed or not, and treat them as you treat listed ones.
@@ -206,11 +218,17 @@ def prompt_handles(ctx: PlannerContext) -> Handles:
     shown = {str(m.id).lower(): shown_memory(m) for m in ctx.memories}
     quotes: dict[str, str] = {}
     held_quotes: dict[str, str] = {}
+    happened: dict[str, str] = {}
+    addresses: dict[str, str] = {}
     for handle, memory_id in handles.memories.items():
         memory = shown.get(memory_id.lower())
         if memory is not None:
             quotes[handle] = quote_line(memory)
             held_quotes[handle] = quote_text(memory)
+            happened[handle] = memory.created_at.isoformat()
+            place = memory.metadata.get("place")
+            if isinstance(place, dict) and isinstance(place.get("address"), str):
+                addresses[handle] = place["address"]
     page_keys = {handles.page(p.id): f"{p.type}/{p.slug}" for p in ctx.candidate_pages}
     facts: dict[str, str] = {}
     page_facts: dict[str, list[str]] = {}
@@ -220,15 +238,18 @@ def prompt_handles(ctx: PlannerContext) -> Handles:
             facts[handle] = fact.text
             page_facts.setdefault(str(page.id), []).append(handle)
     return handles.model_copy(update={"quotes": quotes, "held_quotes": held_quotes, "page_keys": page_keys,
-                                      "facts": facts, "page_facts": page_facts})
+                                      "facts": facts, "page_facts": page_facts,
+                                      "happened": happened, "addresses": addresses})
 
 
 def build_planner_prompt(ctx: PlannerContext) -> PlannerPrompt:
     handles = prompt_handles(ctx)
+    shared = shared_metadata(ctx.memories)
     parts = [
         section("Candidate pages already in this scope", [_candidate_lines(p, handles) for p in ctx.candidate_pages]),
         section("Open unresolved mentions in this scope", [_mention_lines(m, handles) for m in ctx.open_mentions]),
-        section("Memory records in this batch", [_record_lines(r, handles) for r in ctx.memories]),
+        *([section(SHARED_HEADING, _shared_lines(shared))] if shared else []),
+        section("Memory records in this batch", [_record_lines(r, handles, shared) for r in ctx.memories]),
     ]
     if ctx.promotion_candidate_ids:
         parts.append(_promotion_section(ctx.promotion_candidate_ids, ctx.open_mentions, handles))
@@ -243,9 +264,27 @@ def shown_text(content: str) -> str:
     return content[:RECORD_TEXT_LIMIT]
 
 
+SHARED_HEADING = "Metadata shared by several records"
+# Metadata the leaf planner is not shown: tags name themes, which the aggregation pass reads from the
+# stored memories when it builds hubs; a leaf plan's pages come from names. A journal's id is shown
+# only when it has no title (the title names the trip).
+PLANNER_DROPPED_METADATA = frozenset({"tags"})
+# Metadata values shown once per batch when several of its records carry the same one (a trip's
+# journal, a place visited twice), each record naming them under `shared`.
+SHAREABLE_METADATA = ("place", "journal")
+
+
+def planner_metadata(metadata: dict) -> dict:
+    shown = {key: value for key, value in compact_metadata(metadata).items() if key not in PLANNER_DROPPED_METADATA}
+    journal = shown.get("journal")
+    if isinstance(journal, dict) and journal.get("title") and "id" in journal:
+        shown["journal"] = {key: value for key, value in journal.items() if key != "id"}
+    return shown
+
+
 def shown_memory(record: MemoryRecord) -> MemoryRecord:
     # The prompt dates a memory by when it happened; that is the only date a planner gets.
-    return MemoryRecord(id=record.id, content=shown_text(record.content), metadata=compact_metadata(record.metadata),
+    return MemoryRecord(id=record.id, content=shown_text(record.content), metadata=planner_metadata(record.metadata),
                         created_at=record.created_at, updated_at=record.created_at)
 
 
@@ -319,10 +358,43 @@ def _row_able(entity: object) -> bool:
             and (isinstance(entity.get("aliases"), list) if "aliases" in entity else True))
 
 
-def _record_lines(record: MemoryRecord, handles: Handles) -> str:
-    metadata = entity_rows(compact_metadata(record.metadata))
-    metadata_part = f" metadata={to_json(metadata)}" if metadata else ""
-    line = (f"- {handles.memory(record.id)} happened={record.created_at.isoformat()}{metadata_part}"
+def shared_metadata(memories: Sequence[MemoryRecord]) -> dict[str, tuple[str, str, object]]:
+    """The metadata values several of the batch's records carry (SHAREABLE_METADATA), by their JSON:
+    (handle s1, s2, ..., key, value), in the order the records first carry them."""
+    seen: dict[str, int] = {}
+    values: dict[str, tuple[str, object]] = {}
+    for memory in memories:
+        metadata = planner_metadata(memory.metadata)
+        for key in SHAREABLE_METADATA:
+            if key in metadata:
+                shown = to_json({key: metadata[key]})
+                seen[shown] = seen.get(shown, 0) + 1
+                values.setdefault(shown, (key, metadata[key]))
+    shared = [shown for shown, count in seen.items() if count > 1]
+    return {shown: (f"s{n}", *values[shown]) for n, shown in enumerate(shared, 1)}
+
+
+def _shared_lines(shared: dict[str, tuple[str, str, object]]) -> list[str]:
+    return [f"- {handle} {key}={to_json(value)}" for handle, key, value in shared.values()]
+
+
+def happened_text(moment: datetime) -> str:
+    """When a memory happened, as ISO 8601 with "Z" for UTC (6 characters fewer than "+00:00")."""
+    text = moment.isoformat()
+    return text.removesuffix("+00:00") + "Z" if text.endswith("+00:00") else text
+
+
+def _record_lines(record: MemoryRecord, handles: Handles, shared: dict[str, tuple[str, str, object]]) -> str:
+    metadata = planner_metadata(record.metadata)
+    refs = []
+    for key in SHAREABLE_METADATA:
+        found = shared.get(to_json({key: metadata[key]})) if key in metadata else None
+        if found is not None:
+            refs.append(found[0])
+            del metadata[key]
+    metadata = entity_rows(metadata)
+    metadata_part = (f" shared={to_json(refs)}" if refs else "") + (f" metadata={to_json(metadata)}" if metadata else "")
+    line = (f"- {handles.memory(record.id)} happened={happened_text(record.created_at)}{metadata_part}"
             f" text={to_json(shown_text(record.content))}")
     if len(record.content) > RECORD_TEXT_LIMIT:
         line += f" text_cut=first-{RECORD_TEXT_LIMIT}-of-{len(record.content)}-characters"

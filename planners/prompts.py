@@ -170,10 +170,12 @@ AGGREGATION_OUTPUT_SHAPE = """{
     }
   ],
   "pageLinks": [
-    {"fromType": "entity | topic | decision", "fromSlug": "<slug>", "toType": "entity | topic | decision",
-     "toSlug": "<slug>", "context": "<why the link exists>"}
+    ["<from: type/slug, or a list of them>", "<to: type/slug, or a list of them>", "<why the link exists>"]
   ]
-}"""
+}
+
+A link entry links every page of its first end to every page of its second, with one context: a hub \
+linking to its members is one entry whose second end lists them."""
 
 AGGREGATION_SYSTEM = f"""You are the aggregation planner of a wiki compiled from one user's memories. A leaf \
 planner has already created and updated the concrete pages. Your job is the layer above them, the hubs:
@@ -325,7 +327,27 @@ def force_aggregation_arrays(raw: Any) -> Any:
     for key in ("pageLinks", "newPages"):
         if not isinstance(shaped.get(key), list):
             shaped[key] = []
+    shaped["pageLinks"] = [link for entry in shaped["pageLinks"] for link in link_entry(entry)]
     return shaped
+
+
+def _type_slug(end: Any) -> tuple[str, str]:
+    page_type, _, slug = end.strip().partition("/") if isinstance(end, str) else ("", "", "")
+    return page_type, slug
+
+
+def link_entry(entry: Any) -> list[Any]:
+    """The long-form links of one reply entry: an object is one link as it is; an array
+    [from, to, context?] links each page of `from` to each page of `to` ("type/slug", or a list of
+    them). An end that is not "type/slug" gives a link the Plan contract drops and counts."""
+    if not isinstance(entry, list):
+        return [entry]
+    if len(entry) < 2:
+        return [{}]
+    sources, targets = ([end] if not isinstance(end, list) else end for end in entry[:2])
+    context = entry[2] if len(entry) > 2 and isinstance(entry[2], str) and entry[2] else None
+    return [{"fromType": from_type, "fromSlug": from_slug, "toType": to_type, "toSlug": to_slug, "context": context}
+            for from_type, from_slug in map(_type_slug, sources) for to_type, to_slug in map(_type_slug, targets)]
 
 
 # --------------------------------------------------------------------------------------------
@@ -354,7 +376,6 @@ AGGREGATION_REPLY_SCHEMA: dict[str, Any] = {
             "pageId": _STR, "sectionSlug": _STR, "reason": _STR, "parentSummary": _STR, "topHighlights": _STRS,
             "newPage": _AGG_PAGE}}},
         "newPages": {"type": "array", "items": _AGG_PAGE},
-        "pageLinks": {"type": "array", "items": {"type": "object", "properties": {
-            "fromType": _STR, "fromSlug": _STR, "toType": _STR, "toSlug": _STR, "context": _STR}}},
+        "pageLinks": {"type": "array", "items": {"type": "array"}},
     },
 }

@@ -82,9 +82,9 @@ async def test_haiku_45_gets_no_cache_breakpoint_because_the_stable_prefix_is_be
 
 
 async def test_a_model_with_a_lower_minimum_caches_the_system_prompt_and_reads_it_back(sim) -> None:
-    # Sonnet 4.5's minimum (1,024 tokens) is under the planner's stable prefix (tools and system).
-    first = await call(model="claude-sonnet-4-5", user="First batch.")
-    second = await call(model="claude-sonnet-4-5", user="Second batch, different.")
+    # Sonnet 4.6's minimum (2,048 tokens) is under the planner's stable prefix (tools and system).
+    first = await call(model="claude-sonnet-4-6", user="First batch.")
+    second = await call(model="claude-sonnet-4-6", user="Second batch, different.")
 
     assert [c.breakpoints for c in sim.calls] == [1, 1]
     assert [c.body["system"][0]["cache_control"] for c in sim.calls] == [{"type": "ephemeral"}] * 2

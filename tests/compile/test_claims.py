@@ -51,7 +51,7 @@ async def retain_memories(engine: AsyncEngine) -> None:
 
 async def compile_plan(engine: AsyncEngine, plan: Plan, batch: list[str]) -> Plan:
     """Gate, resolve and apply one plan, as a batch does; returns the plan as gated."""
-    gate = await gate_plan(engine, ScriptedPlanner(), SCOPE, plan, "claude-sonnet-4-5")
+    gate = await gate_plan(engine, ScriptedPlanner(), SCOPE, plan, "claude-sonnet-4-6")
     plan_id = uuid.uuid4()
     async with engine.begin() as conn:
         await record_rejected_claims(conn, TENANT, OWNER, "run-1", plan_id, gate.rejected)

@@ -5,11 +5,12 @@ between submit and results still completes, and Bedrock (no Message Batches) sta
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from temporalio.client import Client
 
-from claude_sim import ClaudeSimulator
+from claude_sim import ClaudeSimulator, brain
 from domain.errors import ModelRejected
 from domain.pricing import TokenUsage, cost_usd
 from planners.claude_client import BatchItem, ModelClient
@@ -113,6 +114,35 @@ async def test_a_worker_restart_between_submit_and_results_still_completes(clien
     [run] = await ledger(engine, TENANT, OWNER)
     assert run["status"] == "succeeded" and run["metrics"]["batched_planner_calls"] == 1
     # The ledger prices each call to the microdollar.
+    assert run["metrics"]["cost_usd"] == pytest.approx(billed_at_batch_prices(sim), abs=1e-6 * len(sim.calls))
+
+
+async def test_a_batched_plan_passes_the_verification_gate_and_its_judge_is_asked_interactively(
+        client: Client, engine, sim) -> None:
+    await retain_trip(engine, 4)
+    sim.config.batch_processing_seconds = 0.2
+    # A line grounded in its memories' names yet not their words: the deterministic check cannot settle
+    # it, so the claim judge must; an invented guest the grounding check rejects without a call.
+    unsettled, invented = "Eric remembers the trip fondly.", "Lisbon with Quillon Vasterby."
+
+    def plan_with_claims(user: str) -> dict:
+        answer = brain.leaf_plan(user)
+        section = next(s for page in answer["new_pages"] + answer["updates"] for s in page["sections"])
+        section["lines"] += [unsettled, invented]
+        return answer
+
+    sim.answer_next("planner", plan_with_claims)
+    async with model_worker(client, engine, "anthropic", **BATCH) as settings:
+        await compile_scope(client, settings, TENANT, OWNER, trigger="bootstrap_import")
+
+    [plan] = sim.of_kind("planner")
+    [judged] = sim.of_kind("claim_judge")
+    assert plan.batch_id and judged.batch_id is None and unsettled in json.dumps(judged.body)
+    assert invented not in json.dumps(judged.body)
+    [run] = await ledger(engine, TENANT, OWNER)
+    assert run["metrics"]["batched_planner_calls"] == 1
+    assert run["metrics"]["claims_judged"] == 1 and run["metrics"]["claims_rejected"] >= 1
+    # The judge's tokens are on the run's bill, at list price; the plan's at the batch price.
     assert run["metrics"]["cost_usd"] == pytest.approx(billed_at_batch_prices(sim), abs=1e-6 * len(sim.calls))
 
 

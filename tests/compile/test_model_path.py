@@ -313,11 +313,11 @@ async def test_miscopied_handles_are_dropped_and_counted_never_written(client, e
     snapshot = await wiki_snapshot(engine, TENANT, OWNER)
     written = {source[2] for source in snapshot["sources"]}
     assert written <= set(ids)
-    # Every handle of the plan was miscopied (m1 -> m0, ...): each reference is counted, none is cited,
-    # and every line citing only such handles is rejected by the gate (it cites no memory of the scope).
+    # Every handle of the plan was miscopied (m1 -> m0, ...): each reference is counted, none is cited;
+    # a line citing only such handles is rejected by the gate (it cites no memory of the scope), or, a
+    # derived line ("=count"), never written (nothing to derive it from) and counted.
     assert sim.of_kind("planner")[0].fault == "miscopied_ids"
     assert run["metrics"]["dropped_invalid_ids"] >= 3
-    assert run["metrics"]["claims_rejected"] >= 1
     async with engine.connect() as conn:
         uncited = (await conn.execute(text(
             "SELECT count(*) FROM wiki_section_claims c WHERE c.kind = 'fact' AND NOT EXISTS "

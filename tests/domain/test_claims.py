@@ -167,3 +167,18 @@ def test_a_sentence_opening_word_is_grammar_unless_a_name_of_several_words_start
     assert unsupported_terms("Ignatius waited at Uchi.", evidence) == []
     assert scripted_score(ClaimQuestion(key="1", text="Ignatius waited at Uchi.", page="Uchi",
                                         memories=["Eric waited an hour at Uchi."])).accuracy < 1
+
+
+def test_a_line_joining_its_memories_words_labels_or_recounts_needs_no_judge() -> None:
+    metadata = {"entities": [{"name": "Uchi", "kind": "restaurant"}, {"name": "Lena", "kind": "person"}],
+                "place": {"city": "Austin", "address": "801 S Lamar Blvd, Austin, TX 78704, USA"}}
+    evidence = [evidence_of("m1", "Lunch at Uchi with Lena.", metadata, DAY0),
+                evidence_of("m2", "Uchi again, with Lena.", metadata, DAY0 + timedelta(days=1))]
+    assert is_verbatim("Restaurant in Austin, TX.", evidence)  # "in": a joining word
+    assert is_verbatim("A person.", evidence)
+    assert is_verbatim("Address: 801 S Lamar Blvd, Austin, TX 78704, USA.", evidence)  # a metadata key labels it
+    assert is_verbatim("- Often together with: **Lena** (2), **Uchi** (2).", evidence)  # 2: a recount
+    assert not is_verbatim("- Often together with: **Lena** (5), **Uchi** (2).", evidence)  # 5 is no recount
+    assert not is_verbatim("Phone: 801 S Lamar Blvd.", evidence)  # no such key
+    assert not is_verbatim("Restaurant not in Austin.", evidence)  # a negation is a statement
+    assert not is_verbatim("The a of.", evidence)  # joining words alone say nothing

@@ -122,7 +122,7 @@ def test_the_compact_contract_reads_supersede_pairs_and_drops_what_it_cannot_rea
         "supersede": [["@m1", "f1"], ["- Alice now works at Globex.", "f2"], ["@m1", "f9"], ["nope", "f1"],
                       "not a pair", ["@m1"], [3, 4]]}]}], "new_pages": [], "held": [], "promotions": []})
     plan, _ = to_plan(compact, {"m1": "- 2026-06-01: Alice moved to Denver."}, {"p1": "entity/alice"}, {},
-                      {"f1": "- 2026-01-05: Alice lives in Austin.", "f2": "- 2026-01-05: Alice works at Acme."})
+                      facts={"f1": "- 2026-01-05: Alice lives in Austin.", "f2": "- 2026-01-05: Alice works at Acme."})
     marks = {line.text: line.supersedes for line in plan.pageUpdates[0].sections[0].line_sources}
     assert marks == {"- 2026-06-01: Alice moved to Denver.": ["- 2026-01-05: Alice lives in Austin."],
                      "- Alice now works at Globex.": ["- 2026-01-05: Alice works at Acme."]}

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import random
 from datetime import UTC, datetime
 from uuid import UUID
 
+from claude_sim.brain import parse_leaf_prompt
 from domain.aggregation import SectionAggregation
 from domain.context import CandidatePage, CandidateSection, MemoryRecord, OpenMention, PlannerContext
 from domain.parents import ParentCandidate
@@ -94,7 +96,7 @@ def test_the_prompt_lists_pages_then_mentions_then_the_batch() -> None:
     pages, rest = prompt.user.split("## Open unresolved mentions in this scope", 1)
     mentions, batch = rest.split("## Memory records in this batch", 1)
     assert "- p1 " in pages and "- u1 " in mentions  # ids are shown as handles, mapped back in code
-    assert "- m1 happened=2026-04-27T10:30:00+00:00" in batch
+    assert "- m1 happened=2026-04-27T10:30:00Z" in batch
     assert str(PAGE_ID) not in prompt.user and str(MENTION_ID) not in prompt.user and str(RECORD_ID) not in prompt.user
     assert (prompt.handles.pages, prompt.handles.mentions) == ({"p1": str(PAGE_ID)}, {"u1": str(MENTION_ID)})
     assert prompt.handles.memories["m1"] == str(RECORD_ID)
@@ -106,7 +108,7 @@ def test_a_memory_is_dated_by_when_it_happened_not_when_it_was_retained() -> Non
     memory = MemoryRecord(id=RECORD_ID, content="Hiked.", created_at=happened, updated_at=WHEN)
     user = build_planner_prompt(context(memories=[memory])).user
 
-    assert "- m1 happened=2024-06-01T08:00:00+00:00 text=" in user
+    assert "- m1 happened=2024-06-01T08:00:00Z text=" in user
     assert "2026-04-27T10:30" not in user.split("## Memory records in this batch", 1)[1]
 
 
@@ -170,15 +172,41 @@ def test_record_without_useful_metadata_has_no_metadata_part() -> None:
         context(memories=[record(metadata={"raw": {"a": 1}, "photos": []})])
     ).user
 
-    assert "- m1 happened=2026-04-27T10:30:00+00:00 text=" in user
+    assert "- m1 happened=2026-04-27T10:30:00Z text=" in user
     assert "metadata=" not in user
 
 
-def test_record_metadata_is_compact_json() -> None:
-    metadata = {"place": {"name": "Café Lusitano", "city": "Lisbon"}, "tags": ["food"]}
+def test_record_metadata_is_compact_json_without_what_the_leaf_planner_does_not_decide_from() -> None:
+    metadata = {"place": {"name": "Café Lusitano", "city": "Lisbon"}, "tags": ["food"],
+                "journal": {"id": "j-lisbon", "title": "Lisbon, June"}}
     user = build_planner_prompt(context(memories=[record(metadata=metadata)])).user
 
-    assert 'metadata={"place":{"name":"Café Lusitano","city":"Lisbon"},"tags":["food"]}' in user
+    # Tags are read by the aggregation pass from the stored memory; a titled journal needs no id.
+    assert 'metadata={"place":{"name":"Café Lusitano","city":"Lisbon"},"journal":{"title":"Lisbon, June"}}' in user
+
+
+def test_a_value_several_records_share_is_shown_once_and_the_view_is_unchanged() -> None:
+    rng = random.Random(7)
+    places = [{"name": f"Place {n}", "city": "Lisbon", "address": f"Rua {n}, Lisboa"} for n in range(3)]
+    journal = {"id": "j-1", "title": "Lisbon, June"}
+    memories = []
+    for n in range(12):
+        metadata = {"place": rng.choice(places)} if rng.random() < 0.8 else {}
+        if rng.random() < 0.5:
+            metadata["journal"] = journal
+        memories.append(record(metadata=metadata).model_copy(update={"id": UUID(int=n + 1)}))
+    prompt = build_planner_prompt(context(memories=memories))
+
+    shared = prompt.user.split("## Metadata shared by several records", 1)[1].split("## Memory records", 1)[0]
+    for value in {json.dumps(m.metadata.get("place"), ensure_ascii=False, separators=(",", ":"))
+                  for m in memories if "place" in m.metadata}:
+        # a place two records share is listed once; a place only one record has stays on its record
+        assert prompt.user.count(value) == 1
+        assert (value in shared) == (sum(m.metadata.get("place") is not None and
+                                         json.dumps(m.metadata["place"], ensure_ascii=False, separators=(",", ":"))
+                                         == value for m in memories) > 1)
+    parsed = parse_leaf_prompt(prompt.user)
+    assert [m.metadata for m in parsed.memories] == [m.metadata for m in planner_view(context(memories=memories)).memories]
 
 
 def test_compact_metadata_rules() -> None:
@@ -227,7 +255,7 @@ def test_the_view_is_the_context_with_the_prompts_bounds_applied() -> None:
     view = planner_view(context(memories=[memory], candidate_pages=[long_page]))
 
     [shown] = view.memories
-    assert (shown.content, shown.metadata) == ("x" * RECORD_TEXT_LIMIT, {"tags": ["a"]})
+    assert (shown.content, shown.metadata) == ("x" * RECORD_TEXT_LIMIT, {})
     assert shown.updated_at == shown.created_at == datetime(2024, 1, 1, tzinfo=UTC)
     [candidate] = view.candidate_pages
     assert candidate.summary == "s" * 200 + "…"
