@@ -19,6 +19,7 @@ from domain.context import MemoryRecord
 from domain.resolved_plan import SectionTask
 from domain.writer_grounding import check_written_body
 from messages.compile import Scope
+from planners.rare_words import is_rare_word
 from planners.section_edits import append_lines
 from store.claims import RejectedClaim, record_rejected_claims
 from store.plan_staging import plan_run_id
@@ -27,7 +28,8 @@ from store.plan_staging import plan_run_id
 def checked_draft(task: SectionTask, body: str, cited: list[MemoryRecord]) -> tuple[str, list[RejectedClaim]]:
     """The draft without the writer's ungrounded lines, and those lines as rejected claims."""
     memories = [evidence_of(str(m.id), m.content, m.metadata, m.created_at) for m in cited]
-    checked = check_written_body(body, [task.existing_body, task.proposed_body], memories, [task.page_title])
+    checked = check_written_body(body, [task.existing_body, task.proposed_body], memories, [task.page_title],
+                                 is_rare_word)
     rejected = [RejectedClaim(page_ref=task.page_id, section_slug=task.slug, text=r.text,
                               cited=[str(m.id) for m in cited], stage="grounding", reason=r.reason)
                 for r in checked.rejected]

@@ -152,6 +152,29 @@ def _capitalised_words(text: str, *, opening: bool = True) -> list[str]:
     return out
 
 
+def opening_words(line: str) -> list[str]:
+    """The one-word openings `terms_of` leaves out, normalised: each sentence's first word when it is
+    capitalised and the next word is not ("Oriane cooked dinner."), closed-class words left out.
+    Whether one is a name is a question of the language (a rare word, or an ordinary one capitalised
+    by grammar), which the caller answers (domain/opening_names.py)."""
+    plain = plain_text(line)
+    text = _label_free(plain)
+    tokens = _TOKEN.findall(_DATE.sub(" ", text))
+    opening = text == plain  # after a label, the first word is no sentence's opening
+    found: list[str] = []
+    for n, token in enumerate(tokens):
+        if not (token[:1].isalnum() or token[:1] == "_"):
+            opening = opening or token in _SENTENCE_END
+            continue
+        following = tokens[n + 1] if n + 1 < len(tokens) else ""
+        if opening and token[:1].isupper() and not following[:1].isupper():
+            key = normalize_alias(token)
+            if key and key not in FUNCTION_WORDS and not key.isdigit():
+                found.append(key)
+        opening = False
+    return list(dict.fromkeys(found))
+
+
 def counts_of(line: str, evidence: Sequence[Evidence]) -> set[str]:
     """The counts a line may state about its own memories, recomputed from them: how many it cites,
     how many vouch for it, how many happened on each day or month it names, within the span of days

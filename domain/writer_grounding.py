@@ -8,16 +8,18 @@ task cites. So a written line is kept only when each of its terms is found there
 resolver's normalisation, as `unsupported_terms` checks a plan line), a figure it states may be a
 recount of those lines (`counts_of`) or a count of lines it folds (a whole number up to the lines it
 was shown: which lines a fold took cannot be recomputed, so a small invented figure can pass), and
-the page's own names always count. Anything else is invented, and the line is dropped before the
+the page's own names always count; a sentence opening with a rare word (a one-word name,
+`domain/opening_names.py`) needs it shown too. Anything else is invented, and the line is dropped before the
 draft is stored.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from domain.claims import Evidence, body_lines, claim_key, evidence_of, unsupported_terms
+from domain.opening_names import unsupported_openings
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ def shown_evidence(shown_bodies: Sequence[str | None]) -> list[Evidence]:
 
 
 def check_written_body(body: str, shown_bodies: Sequence[str | None], memories: Sequence[Evidence],
-                       page_names: Sequence[str]) -> CheckedDraft:
+                       page_names: Sequence[str], is_rare: Callable[[str], bool] | None = None) -> CheckedDraft:
     """`body` without the lines the writer added whose terms nothing it was shown holds."""
     shown = {claim_key(line) for text in shown_bodies for line in body_lines(text)}
     evidence = [*shown_evidence(shown_bodies), *memories]
@@ -64,6 +66,8 @@ def check_written_body(body: str, shown_bodies: Sequence[str | None], memories: 
             continue
         missing = [term for term in unsupported_terms(stripped, evidence, page_names)
                    if not _count_of_lines(term, len(shown))]
+        if not missing and is_rare is not None:
+            missing = unsupported_openings(stripped, evidence, page_names, is_rare)
         if missing:
             rejected.append(WriterRejection(text=stripped, reason=writer_reason(missing)))
         else:

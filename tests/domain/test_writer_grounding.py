@@ -91,3 +91,36 @@ def test_a_draft_the_gate_empties_falls_back_to_the_shown_body_with_the_proposal
     assert rejected[0].page_ref == task.page_id and rejected[0].cited == [str(memory.id)]
     kept, none = checked_draft(task, "- Ribs, then brisket with Lena, at Franklin.", [memory])
     assert kept == "- Ribs, then brisket with Lena, at Franklin." and none == []
+
+
+COMMON_OPENERS = ["Waited", "Lunch", "Visited", "Dinner", "Tried", "Walked", "Coffee", "Notes", "Earlier", "Museum",
+                  "Bought", "Met", "Booked", "Cooked", "Ordered", "Finally", "Later", "Ate", "Called", "Stayed"]
+
+
+def rare(word: str) -> bool:
+    from planners.rare_words import is_rare_word
+
+    return is_rare_word(word)
+
+
+def test_generated_one_word_names_opening_a_sentence_are_checked_ordinary_openers_are_not() -> None:
+    from domain.claims import opening_words
+    from domain.opening_names import unsupported_openings
+
+    for seed in range(200):
+        rng = random.Random(seed)
+        known, stranger = name(rng), name(rng) + name(rng).lower()
+        memory = evidence_of("m1", f"Dinner with {known} at the market, {rng.randint(2, 9)} stalls.", {}, DAY0)
+        opener = rng.choice(COMMON_OPENERS)
+        assert opening_words(f"{stranger} cooked dinner.") == [stranger.lower()]
+        # a rare word no memory holds opening a sentence (first, or after a full stop) is refused
+        for line in (f"- {stranger} cooked dinner.", f"- {opener} at the market. {stranger} cooked."):
+            assert unsupported_openings(line, [memory], ["Market"], rare) == [stranger.lower()], (seed, line)
+        # the same place taken by a name the memory or the page holds, or by an ordinary word, is not
+        for line in (f"- {known} cooked dinner.", f"- {opener} at the market.", f"- {opener} with {known}.",
+                     "- Market stalls again."):
+            assert unsupported_openings(line, [memory], ["Market"], rare) == [], (seed, line)
+        # a writer's fold opening with an invented one-word name is dropped from its draft
+        checked = check_written_body(f"- {stranger} joined every dinner.", [f"- 2026-02-01: Dinner with {known}."],
+                                     [memory], ["Market"], rare)
+        assert checked.body == "" and stranger.lower() in checked.rejected[0].reason
