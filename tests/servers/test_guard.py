@@ -55,9 +55,8 @@ def test_forgotten_buckets_are_bounded():
     assert len(limiter._buckets) == 10
 
 
-async def test_a_lane_sheds_at_once_when_its_queue_is_full_and_after_its_timeout_when_not():
-    counters = ServerCounters()
-    lane = Lane(limit=1, queue_limit=1, timeout=0.2, counters=counters)
+async def held_with_one_waiting(lane: Lane) -> tuple[asyncio.Task, asyncio.Event, asyncio.Task]:
+    """The lane's one turn held until the event is set, and one request waiting for it."""
     holding, release = asyncio.Event(), asyncio.Event()
 
     async def hold() -> None:
@@ -70,6 +69,13 @@ async def test_a_lane_sheds_at_once_when_its_queue_is_full_and_after_its_timeout
     waiter = asyncio.create_task(lane.turn().__aenter__())
     while lane.waiting == 0:
         await asyncio.sleep(0)
+    return holder, release, waiter
+
+
+async def test_a_lane_sheds_at_once_when_its_queue_is_full_and_after_its_timeout_when_not():
+    counters = ServerCounters()
+    lane = Lane(limit=1, queue_limit=1, timeout=0.2, counters=counters)
+    holder, release, waiter = await held_with_one_waiting(lane)
     with pytest.raises(Refusal) as full:
         async with lane.turn():
             pass
@@ -106,18 +112,7 @@ def test_settings_that_would_queue_in_the_pool_are_refused_naming_the_variables(
 async def test_under_sustained_overload_a_lane_sheds_after_its_target_not_its_timeout():
     clock = Clock()
     lane = Lane(limit=1, queue_limit=10, timeout=60, target=0.01, interval=0.1, clock=clock)
-    holding, release = asyncio.Event(), asyncio.Event()
-
-    async def hold() -> None:
-        async with lane.turn():
-            holding.set()
-            await release.wait()
-
-    holder = asyncio.create_task(hold())
-    await holding.wait()
-    first = asyncio.create_task(lane.turn().__aenter__())  # a burst: queues with the full timeout
-    while lane.waiting == 0:
-        await asyncio.sleep(0)
+    holder, release, first = await held_with_one_waiting(lane)  # a burst: the first waits its full timeout
     assert not lane.overloaded()
     clock.now = 0.5  # the queue has not been empty for half a second
     assert lane.overloaded()
