@@ -3,7 +3,8 @@
 It runs inside the planning activity (a regular activity on the model queue), so it needs no step
 of its own in the workflow: (a) the deterministic grounding check (`domain/claims.py`): a line
 whose numbers, dates or names none of its cited memories (nor the page's own names) holds is
-rejected with no model call; (b) one judge call for the plan's remaining new lines (a memory's own
+rejected with no model call, and so is one opening a sentence with a rare word they do not hold
+(`domain/opening_names.py`: a one-word name); (b) one judge call for the plan's remaining new lines (a memory's own
 quoted line needs none: it is the memory's text), scored as accuracy, relevance and specificity:
 an average of 0.6 or more is verified, under 0.3 rejected, otherwise unverified. A judge that fails
 leaves its lines unverified and is counted. Rejected lines leave the plan (a section left with no
@@ -35,10 +36,12 @@ from domain.claims import (
 )
 from domain.context import MemoryRecord
 from domain.errors import StepFailed
+from domain.opening_names import unsupported_openings
 from domain.plan import LineSources, NewPage, NewSection, Plan, SectionUpdate
 from domain.pricing import TokenCounts
 from messages.compile import Scope
 from planners.port import Planner
+from planners.rare_words import is_rare_word
 from store.claims import RejectedClaim
 from store.memories import load_memories
 
@@ -147,7 +150,8 @@ async def gate_plan(engine: AsyncEngine, judge: Planner | None, scope: Scope, pl
         if quoted:
             item.line.refs, item.line.status = quoted, "verified"
             continue
-        missing = unsupported_terms(item.line.text, item.evidence, item.names)
+        missing = (unsupported_terms(item.line.text, item.evidence, item.names)
+                   or unsupported_openings(item.line.text, item.evidence, item.names, is_rare_word))
         if missing:
             item.rejected, item.stage = grounding_reason(missing), "grounding"
             continue

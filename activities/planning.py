@@ -16,6 +16,7 @@ from temporalio import activity
 
 from activities.claim_gate import gate_plan
 from activities.common import compile_step
+from activities.writer_gate import checked_draft, record_writer_rejections
 from domain.context import PlannerContext
 from domain.guards import strip_wikilinks
 from domain.merge_questions import question_evidence
@@ -32,7 +33,7 @@ from messages.compile import (
     WriteSectionResult,
 )
 from planners.port import Planner, PlanReply
-from store.claims import record_rejected_claims
+from store.claims import RejectedClaim, record_rejected_claims
 from store.compile_runs import database_now
 from store.corrections import ignored_names
 from store.memories import load_memories
@@ -177,6 +178,11 @@ class Planning:
                         *refs]
             cited = await load_memories(conn, scope.tenant, scope.owner, refs)
         reply = await self._planner.write_section(task, cited, request.model_id)
+        body, rejected = strip_wikilinks(reply.body), list[RejectedClaim]()
+        if not self._planner.rewrites_from_sources:
+            # A model wrote this body: its own lines pass the grounding check (activities/writer_gate.py).
+            body, rejected = checked_draft(task, body, cited)
         async with self._engine.begin() as conn:
-            await store_section_draft(conn, request.plan_id, request.task_key, strip_wikilinks(reply.body))
+            await store_section_draft(conn, request.plan_id, request.task_key, body)
+            await record_writer_rejections(conn, scope, request.plan_id, rejected)
         return WriteSectionResult(task_key=request.task_key, usage=reply.usage)

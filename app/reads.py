@@ -14,7 +14,7 @@ import binascii
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
-from typing import NamedTuple
+from typing import NamedTuple, cast
 from uuid import UUID
 
 from pydantic import BaseModel, Field
@@ -422,7 +422,8 @@ async def related(db: Database, scope: ReadScope, name: str, limit: int | None =
         found = cone(str(view.id), relations)
         pages = {str(p.id): p for p in await agent_reads.cone_pages(
             conn, scope.tenant, scope.owner, [UUID(node) for node in found])}
-    candidates = [Candidate(id=node, hops=hops, direction=way, changed_at=pages[node].changed_at,
+    # The cone names a direction by its relation's key ("out", "in") or "both".
+    candidates = [Candidate(id=node, hops=hops, direction=cast(Direction, way), changed_at=pages[node].changed_at,
                             text=f"{pages[node].title} {pages[node].summary or ''}")
                   for node, (hops, way) in found.items() if node in pages]
     ranked = rank_related(str(view.id), relations, candidates, query or f"{view.title} {view.summary or ''}",

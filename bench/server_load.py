@@ -19,22 +19,22 @@ request unanswered (each has a REQUEST_TIMEOUT_SECONDS timeout, counted as a han
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import random
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from urllib.parse import urlencode
+from typing import Any
 
-import httpcore
 from sqlalchemy.pool import NullPool
 
 from bench.cpu import CpuAccount
+from bench.load_client import ConnectionLost, LoadClient
 from bench.reads import OWNER, TENANT, generate_scope, wiki_serve, word
 from bench.services import Services
 from domain.tokens import new_token
@@ -104,7 +104,7 @@ class Step:
             # CPU per answered request, by process tree: what the machine's cores paid for each one.
             "cpu_ms_per_request": {name: round(1000 * seconds / max(self.answered, 1), 2)
                                    for name, seconds in self.cpu_seconds.items()
-                                   if name in ("server", "postgres", "bench_process")},
+                                   if name in ("server", "postgres", "temporal", "bench_process")},
             "machine_busy_share": self.cpu_seconds.get("machine_busy_share"),
             "other_processes_cpu_seconds": self.cpu_seconds.get("other_processes"),
         }
@@ -145,44 +145,16 @@ class Traffic:
         return self.tokens[self.count % len(self.tokens)]
 
 
-class LoadClient:
-    """Keep-alive HTTP/1.1 connections to the server through httpcore, the transport under httpx
-    without its request and response models: the generator should spend the machine's CPU on as
-    little as possible besides the server it measures."""
-
-    def __init__(self, base: str, connections: int) -> None:
-        self.base = base
-        self.pool = httpcore.AsyncConnectionPool(max_connections=connections, max_keepalive_connections=connections)
-        timeout = REQUEST_TIMEOUT_SECONDS
-        self.extensions = {"timeout": {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}}
-
-    async def request(self, method: str, path: str, params: dict | None, body: dict | None,
-                      token: str) -> tuple[int, str | None]:
-        url = f"{self.base}{path}?{urlencode(params)}" if params else f"{self.base}{path}"
-        headers = [(b"authorization", f"Bearer {token}".encode())]
-        content = b""
-        if body is not None:
-            content = json.dumps(body).encode()
-            headers += [(b"content-type", b"application/json"), (b"content-length", str(len(content)).encode())]
-        response = await self.pool.request(method, url, headers=headers, content=content,
-                                           extensions=self.extensions)
-        retry_after = next((value.decode() for name, value in response.headers if name.lower() == b"retry-after"),
-                           None)
-        return response.status, retry_after
-
-    async def aclose(self) -> None:
-        await self.pool.aclose()
-
-
 async def _send(http: LoadClient, traffic: Traffic, step: Step) -> None:
     kind, method, path, params, body = traffic.next()
+    raw = http.encode(method, path, params, body, traffic.token())
     started = time.perf_counter()
     try:
-        status, retry_after = await http.request(method, path, params, body, traffic.token())
-    except httpcore.TimeoutException:
+        status, retry_after = await http.request(raw)
+    except TimeoutError:
         step.hangs += 1
         return
-    except (httpcore.NetworkError, httpcore.ProtocolError):
+    except (ConnectionLost, OSError):
         step.transport_errors += 1
         return
     step.record(kind, status, (time.perf_counter() - started) * 1000, retry_after)
@@ -248,7 +220,7 @@ async def measure(base: str, tokens: list[str], cpu_trees: dict[str, int]) -> di
         step.cpu_seconds = account.stop()
         return step
 
-    http = LoadClient(base, OVERLOAD_CONCURRENCY)
+    http = LoadClient(base, OVERLOAD_CONCURRENCY, REQUEST_TIMEOUT_SECONDS)
     try:
         await open_loop(http, traffic, RATES[0], WARMUP_SECONDS)
         steps: list[dict] = []
@@ -273,14 +245,24 @@ async def measure(base: str, tokens: list[str], cpu_trees: dict[str, int]) -> di
     return {"steps": steps, "held": held, "overload": overload}
 
 
+def _run_fast(main: Coroutine[Any, Any, dict]) -> dict:
+    try:
+        import uvloop
+    except ImportError:  # no uvloop on this platform: asyncio's own loop
+        return asyncio.run(main)
+    return uvloop.run(main)
+
+
 async def bench_server_load(database_url: str, temporal_address: str, data_dir: Path,
-                            postgres_pid: int | None = None) -> dict:
+                            service_pids: dict[str, int] | None = None) -> dict:
     load_before = [round(v, 2) for v in os.getloadavg()]  # other work on the machine shares its cores
     tokens = await prepare(database_url)
     async with wiki_serve(database_url, data_dir, "--workers", str(WORKERS),
                           environment={"TEMPORAL_ADDRESS": temporal_address}) as (base, pid):
-        trees = {"server": pid, **({"postgres": postgres_pid} if postgres_pid else {})}
-        figures = await measure(base, tokens, trees)
+        trees = {"server": pid, **(service_pids or {})}
+        # The generator runs on its own thread's uvloop: the cheapest event loop at hand, without
+        # changing the loop of the rest of the bench.
+        figures = await asyncio.to_thread(_run_fast, measure(base, tokens, trees))
     return {
         "load_average_before": load_before,
         "load_average_after": [round(v, 2) for v in os.getloadavg()], "cpus": os.cpu_count(),
@@ -289,8 +271,8 @@ async def bench_server_load(database_url: str, temporal_address: str, data_dir: 
         "method": f"open loop at fixed arrival rates {list(RATES)} req/s for {STEP_SECONDS:g} s each (after a "
                   f"{WARMUP_SECONDS:g} s warm-up), stopping at the first rate not held (any non-2xx, or p95 over "
                   f"{P95_TARGET_MS:g} ms); then {OVERLOAD_CONCURRENCY} requests at a time for {OVERLOAD_SECONDS:g} s. "
-                  f"`wiki serve --workers {WORKERS}` with its default limits and the load generator (httpcore "
-                  "keep-alive connections) share the machine's cores with Postgres and the Temporal dev server, all on loopback",
+                  f"`wiki serve --workers {WORKERS}` with its default limits and the load generator (keep-alive "
+                  "connections parsed by httptools, on its own thread's uvloop) share the machine's cores with Postgres and the Temporal dev server, all on loopback",
         **figures,
     }
 
@@ -300,4 +282,6 @@ async def measure_server_load(services: Services, repeats: int) -> dict:
     part steps through its rates once)."""
     async with services.fresh_database() as url:
         with tempfile.TemporaryDirectory(prefix="wiki-bench-load-") as data_dir:
-            return await bench_server_load(url, services.temporal_address, Path(data_dir), services.postgres.pid())
+            # Postgres answers the reads; the Temporal dev server takes each retain's wake-up.
+            return await bench_server_load(url, services.temporal_address, Path(data_dir),
+                                           services.cpu_account().trees)

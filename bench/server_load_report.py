@@ -5,10 +5,28 @@ from __future__ import annotations
 
 from bench.formatting import SummaryRow, load, met
 
+CPU_PARTS = ("server", "postgres", "temporal", "bench_process")
+
+
+def cpu_per_request(step: dict) -> float:
+    """CPU milliseconds the machine's cores paid for one answered request: the server, Postgres, the
+    Temporal dev server (a retain's wake-up) and the load generator."""
+    cpu = step.get("cpu_ms_per_request", {})
+    return round(sum(cpu.get(part, 0.0) for part in CPU_PARTS), 2)
+
+
+def capacity(detail: dict) -> float | None:
+    """The most requests per second the machine's cores could answer at the CPU per request of the
+    first rate (the least contended): a ceiling that does not depend on what else ran."""
+    steps = detail.get("steps") or []
+    spent = cpu_per_request(steps[0]) if steps else 0.0
+    return round(1000 * detail["cpus"] / spent) if spent else None
+
 
 def headline(detail: dict) -> dict:
     held = detail["held"] or {}
     overload = detail["overload"]
+    steps = detail.get("steps") or []
     return {
         "server_load_requests_per_second": held.get("ok_per_second", 0.0),
         "server_load_p50_ms": held.get("p50_ms"),
@@ -20,6 +38,8 @@ def headline(detail: dict) -> dict:
         "server_overload_hangs": overload["hangs"],
         "server_overload_refusals": {status: count for status, count in overload["statuses"].items()
                                      if status in ("429", "503")},
+        "server_load_cpu_ms_per_request": cpu_per_request(steps[0]) if steps else None,
+        "server_load_cpu_capacity_per_second": capacity(detail),
     }
 
 
@@ -50,7 +70,7 @@ def section(detail: dict) -> list[str]:
         f"{load(detail['load_average_before'])} / {load(detail['load_average_after'])} on {detail['cpus']} CPUs.",
         "",
         "| offered | answered ok | p50 | p95 | p99 | errors | statuses | CPU ms per request (server / Postgres / "
-        "generator) | machine busy |",
+        "Temporal / generator) | machine busy |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for step in [*detail["steps"], {**detail["overload"], "offered_per_second": "overload"}]:
@@ -61,7 +81,8 @@ def section(detail: dict) -> list[str]:
             f"| {offered if offered == 'overload' else f'{offered:g}/s'} | {step['ok_per_second']:.0f}/s | "
             f"{step['p50_ms']:.1f} ms | {step['p95_ms']:.1f} ms | {step['p99_ms']:.1f} ms | {step['errors']} | "
             f"{', '.join(f'{status}: {count}' for status, count in step['statuses'].items())} | "
-            f"{cpu.get('server', 0):.1f} / {cpu.get('postgres', 0):.1f} / {cpu.get('bench_process', 0):.1f} | "
+            f"{cpu.get('server', 0):.1f} / {cpu.get('postgres', 0):.1f} / {cpu.get('temporal', 0):.1f} / "
+            f"{cpu.get('bench_process', 0):.1f} | "
             f"{'—' if busy is None else f'{100 * busy:.0f}%'} |")
     held = detail["held"]
     top = headline(detail)
@@ -76,7 +97,11 @@ def section(detail: dict) -> list[str]:
         f"{detail['overload']['refusals_without_retry_after']} of them without Retry-After.",
         "",
         "The server, Postgres, the Temporal dev server and the load generator share the machine's CPUs with "
-        "whatever else runs (the load averages above): the CPU per request is the figure that does not depend on "
-        "that; the cores divided by the sum of the three is the most this machine could answer.",
+        "whatever else runs (the load averages above): the CPU per request is the figure that depends least on "
+        "that. "
+        + (f"At the first rate it was {top['server_load_cpu_ms_per_request']:.1f} ms in all, so "
+           f"{detail['cpus']} cores could answer at most {top['server_load_cpu_capacity_per_second']:.0f} "
+           "requests/s with nothing else running (a ceiling: at full use, queues make p95 grow)."
+           if top["server_load_cpu_capacity_per_second"] else ""),
     ]
     return lines

@@ -237,8 +237,8 @@ def _token_by_start(reference: str) -> UUID:
 @handled
 def token_revoke(token_id: Annotated[str, typer.Argument(
         metavar="TOKEN", help="The token's id, or its start as `wiki token list` shows it (id or token).")]) -> None:
-    """Revoke a token: requests bearing it are refused from now on."""
-    get_settings()
+    """Revoke a token: running servers refuse it within WIKI_HTTP_TOKEN_CACHE_SECONDS (5 s)."""
+    settings = get_settings()
     reference = token_id.strip().rstrip("…").strip()
     try:
         parsed = UUID(reference)
@@ -247,4 +247,7 @@ def token_revoke(token_id: Annotated[str, typer.Argument(
     row = run(change(tokens.revoke_token, parsed))
     if row is None:
         raise CliError(f"no token {parsed}")
-    out.print(f"revoked token {row.id} of {row.tenant}/{row.owner}", soft_wrap=True)
+    wait = settings.http_token_cache_seconds
+    refused = f"running servers refuse it within {wait:g} s" if wait > 0 else "servers refuse it from now on"
+    out.print(f"revoked token {row.id} of {row.tenant}/{row.owner}; {refused} (WIKI_HTTP_TOKEN_CACHE_SECONDS)",
+              soft_wrap=True)

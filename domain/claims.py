@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from domain.aliases import normalize_alias
+from domain.markup import safe_markdown
 from domain.plan import LineSources, Plan
 from domain.resolved_plan import ProposedClaim
 
@@ -150,6 +151,29 @@ def _capitalised_words(text: str, *, opening: bool = True) -> list[str]:
                 out.append(token)
         opening = False
     return out
+
+
+def opening_words(line: str) -> list[str]:
+    """The one-word openings `terms_of` leaves out, normalised: each sentence's first word when it is
+    capitalised and the next word is not ("Oriane cooked dinner."), closed-class words left out.
+    Whether one is a name is a question of the language (a rare word, or an ordinary one capitalised
+    by grammar), which the caller answers (domain/opening_names.py)."""
+    plain = plain_text(line)
+    text = _label_free(plain)
+    tokens = _TOKEN.findall(_DATE.sub(" ", text))
+    opening = text == plain  # after a label, the first word is no sentence's opening
+    found: list[str] = []
+    for n, token in enumerate(tokens):
+        if not (token[:1].isalnum() or token[:1] == "_"):
+            opening = opening or token in _SENTENCE_END
+            continue
+        following = tokens[n + 1] if n + 1 < len(tokens) else ""
+        if opening and token[:1].isupper() and not following[:1].isupper():
+            key = normalize_alias(token)
+            if key and key not in FUNCTION_WORDS and not key.isdigit():
+                found.append(key)
+        opening = False
+    return list(dict.fromkeys(found))
 
 
 def counts_of(line: str, evidence: Sequence[Evidence]) -> set[str]:
@@ -319,12 +343,15 @@ def proposed_claims(plan: Plan) -> dict[str, ProposedClaim]:
     out: dict[str, ProposedClaim] = {}
     for body, refs, line_sources in proposed_sections(plan):
         for line in lines_with_refs(body, refs, line_sources):
-            claim = out.setdefault(claim_key(line.text), ProposedClaim(status=line.status, kind=line.kind))
-            claim.refs = list(dict.fromkeys([*claim.refs, *line.refs]))
+            # Apply stores the line made safe (a tag neutralised, a link to elsewhere reduced to its
+            # text), which can change its key: the line is found under either, with its own citations.
             replaced = [key for text in line.supersedes if (key := claim_key(text))]
-            claim.supersedes = list(dict.fromkeys([*claim.supersedes, *replaced]))
-            if line.status == "unverified":
-                claim.status = "unverified"
+            for key in dict.fromkeys([claim_key(line.text), claim_key(safe_markdown(line.text))]):
+                claim = out.setdefault(key, ProposedClaim(status=line.status, kind=line.kind))
+                claim.refs = list(dict.fromkeys([*claim.refs, *line.refs]))
+                claim.supersedes = list(dict.fromkeys([*claim.supersedes, *replaced]))
+                if line.status == "unverified":
+                    claim.status = "unverified"
     return out
 
 
@@ -395,7 +422,8 @@ def attribute_body(body: str | None, sources: Sequence[Evidence], proposed: dict
     1. the citations the plan gave the line, and those its stored claim had (a line proposed again
        citing a new memory unions them: its corroboration grows);
     2. else the memories a dated line quotes (its day and text);
-    3. else the citations of the stored lines it folds (`folded_from`);
+    3. else the citations of the stored lines it folds (`folded_from`), when their memories hold
+       every term of it;
     4. else the line came from the section writer (a fold of lines, a condensed summary): when every
        term of it is in the section's memories it is a fact citing exactly the memories that vouch
        for it (a fold cites the union of what it folds); otherwise it is a line the compiler derived
@@ -423,7 +451,11 @@ def attribute_body(body: str | None, sources: Sequence[Evidence], proposed: dict
         if not refs:
             refs = quoted_by(text, sources)
         if not refs:
-            refs = [r for r in folded_from(text, known) if r in allowed]
+            folded = [r for r in folded_from(text, known) if r in allowed]
+            # A fold is a fact of the lines it folds only when their memories hold its terms; a count
+            # of them ("Earlier: 16 notes") is not, and is attributed by rule 4.
+            if folded and not unsupported_terms(text, [e for e in sources if e.memory_id in folded], page_names):
+                refs = folded
         if not refs and len(sources) > LARGE_SECTION_SOURCES:
             kind, refs = "derived", [e.memory_id for e in sources]  # a hub's computed list: see below
         if not refs and is_summary(text, sources):

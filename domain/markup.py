@@ -151,6 +151,8 @@ def _unlink(text: str) -> str:
 
 def _escape_outside_links(text: str) -> str:
     text = _INLINE_LINK.sub(_link_text, text)
+    if "[" not in text and "]" not in text:
+        return _without_addresses(text)  # no bracket to escape: most lines, read by every page view
     escaped = []
     for index, char in enumerate(text):
         if char in "[]" and not _escaped(text, index):

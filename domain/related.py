@@ -22,11 +22,13 @@ page C is not reached (it is neither downstream nor upstream of A).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
 from collections import deque
 from collections.abc import Hashable, Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol, TypeVar
 
@@ -75,10 +77,14 @@ class ScoreWeights(BaseModel):
 DEFAULT_WEIGHTS = ScoreWeights()
 
 
-class Candidate(BaseModel):
-    """A page of the cone with what scoring needs: its hop count, text and last change."""
+# Candidates and their scores are plain dataclasses, not models: a related call builds one of each per
+# page of its cone (up to thousands), from values the walk and the store already typed, and never
+# sends them anywhere as they are.
 
-    model_config = ConfigDict(frozen=True)
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A page of the cone with what scoring needs: its hop count, text and last change."""
 
     id: str
     hops: int
@@ -87,7 +93,8 @@ class Candidate(BaseModel):
     changed_at: datetime | None
 
 
-class ScoredCandidate(BaseModel):
+@dataclass(frozen=True, slots=True)
+class ScoredCandidate:
     id: str
     hops: int
     direction: Literal["out", "in", "both"]
@@ -227,8 +234,10 @@ def influence_by_direction(origin: N, relations: Mapping[str, Mapping[N, Iterabl
 _TOKEN = re.compile(r"[^\W_]+")
 
 
+@functools.lru_cache(maxsize=8192)
 def tokens(text: str) -> frozenset[str]:
-    """Case- and accent-folded words of at least two characters."""
+    """Case- and accent-folded words of at least two characters. Cached: the pages around a page are
+    scored again by every related call that reaches them, and the result is immutable."""
     if text.isascii():  # nothing to fold: the common case, and the fast one
         folded = text.lower()
     else:

@@ -105,6 +105,10 @@ class Settings(BaseSettings):
     http_queue_limit: int = Field(64, ge=0, le=100_000, validation_alias=_env("WIKI_HTTP_QUEUE_LIMIT"))
     http_queue_timeout_seconds: float = Field(
         2, gt=0, le=300, validation_alias=_env("WIKI_HTTP_QUEUE_TIMEOUT_SECONDS"))
+    # Under sustained overload (the queue not empty once in the last 0.1 s) a request waits at most this
+    # long for its turn, so the requests served stay fast and the rest are refused 503 at once.
+    http_queue_target_ms: float = Field(
+        50, gt=0, le=300_000, validation_alias=_env("WIKI_HTTP_QUEUE_TARGET_MS"))
     # Retains served at once (of http_max_in_flight): writes never take every connection from reads.
     http_max_concurrent_retains: int = Field(
         4, ge=1, le=1000, validation_alias=_env("WIKI_HTTP_MAX_CONCURRENT_RETAINS"))
@@ -114,6 +118,11 @@ class Settings(BaseSettings):
     # process); an empty bucket is answered 429 with Retry-After.
     http_rate_per_second: float = Field(50, gt=0, le=100_000, validation_alias=_env("WIKI_HTTP_RATE_PER_SECOND"))
     http_rate_burst: int = Field(100, ge=1, le=100_000, validation_alias=_env("WIKI_HTTP_RATE_BURST"))
+    # How long a server process trusts a token it looked up before it looks again: a revoked token is
+    # refused by every process within this many seconds (0: looked up on every request). An expiry is
+    # checked on every request whatever this says.
+    http_token_cache_seconds: float = Field(
+        5, ge=0, le=300, validation_alias=_env("WIKI_HTTP_TOKEN_CACHE_SECONDS"))
 
     data_dir: Path = Field(Path(".data"), validation_alias=_env("WIKI_DATA_DIR"))
     metrics_port: int | None = Field(None, ge=1, le=65535, validation_alias=_env("WIKI_METRICS_PORT"))

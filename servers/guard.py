@@ -6,11 +6,13 @@ route sees it, as one ASGI middleware (`RequestGuard`), in this order:
    of it is read; the body is counted again as it is read.
 3. A turn (`Admission`): at most WIKI_HTTP_MAX_IN_FLIGHT requests are served at once, retains at most
    WIKI_HTTP_MAX_CONCURRENT_RETAINS of them; up to WIKI_HTTP_QUEUE_LIMIT more wait, each at most
-   WIKI_HTTP_QUEUE_TIMEOUT_SECONDS. Any other request is answered 503 with Retry-After at once: an
-   overloaded server sheds load quickly instead of letting requests time out in the pool.
-4. The token looked up, 401 when it is unknown, revoked or expired. A request never holds two pooled
-   connections: a read route reads on the connection the token was looked up on (one checkout per
-   request), a retain gets that connection back into the pool before it takes its own.
+   WIKI_HTTP_QUEUE_TIMEOUT_SECONDS, or WIKI_HTTP_QUEUE_TARGET_MS once the queue has stayed non-empty
+   for a tenth of a second. Any other request is answered 503 with Retry-After at once: an
+   overloaded server sheds load quickly instead of answering everything slowly.
+4. The token looked up (`TokenCache`: a lookup is trusted for WIKI_HTTP_TOKEN_CACHE_SECONDS), 401
+   when it is unknown, revoked or expired. A request never holds two pooled connections: a read route
+   reads on the guard's connection (the one the token was looked up on, if it was; one checkout per
+   request, in autocommit), a retain gets any such connection back into the pool before it takes its own.
 5. The token's rate (`RateLimiter`, a token bucket per token in this process), or 429 with Retry-After.
 6. The token's rights for the route (a read token cannot retain), or 403.
 
@@ -29,6 +31,7 @@ from collections import Counter, OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from uuid import UUID
 
 from sqlalchemy.exc import DBAPIError
@@ -38,7 +41,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.reads import ReadScope
 from app.tokens import TokenScope, scope_of_token
-from domain.tokens import Rights, allows
+from domain.tokens import Rights, allows, token_hash
 from runtime.settings import Settings
 
 BUSY_MESSAGE = "the server is busy; retry after the time in Retry-After"
@@ -108,33 +111,52 @@ class ServerCounters:
 
 
 class Lane:
-    """At most `limit` holders at once; up to `queue_limit` more wait, each at most `timeout` seconds.
+    """At most `limit` holders at once; up to `queue_limit` more wait, each at most `timeout` seconds,
+    or only `target` seconds while the lane is overloaded.
 
-    A request that finds the queue full, or waits out its timeout, raises the 503 refusal at once.
+    A request that finds the queue full, or waits out its time, raises the 503 refusal at once.
+
+    Overloaded means the queue has not been empty at any moment of the last `interval` seconds (the
+    queue discipline Facebook's servers call adaptive CoDel): a burst still queues for up to
+    `timeout`, but under sustained overload a request waits at most `target` before it is shed, so
+    the requests that are served keep their latency instead of all of them being answered slowly.
     """
 
-    def __init__(self, limit: int, queue_limit: int, timeout: float, counters: ServerCounters | None = None) -> None:
+    def __init__(self, limit: int, queue_limit: int, timeout: float, counters: ServerCounters | None = None,
+                 target: float | None = None, interval: float = 0.1,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self._free = asyncio.Semaphore(limit)
         self.queue_limit, self.timeout = queue_limit, timeout
+        self.target = timeout if target is None else min(target, timeout)
+        self.interval, self.clock = interval, clock
         self.waiting = 0
+        self._last_empty = clock()
         self._counters = counters
+
+    def overloaded(self) -> bool:
+        return self.waiting > 0 and self.clock() - self._last_empty > self.interval
 
     @asynccontextmanager
     async def turn(self) -> AsyncIterator[None]:
         if self._free.locked():
             if self.waiting >= self.queue_limit:
                 raise busy(self.timeout)
+            wait = self.target if self.overloaded() else self.timeout
+            if self.waiting == 0:
+                self._last_empty = self.clock()
             self.waiting += 1
             if self._counters:
                 self._counters.waiting += 1
             try:
-                await asyncio.wait_for(self._free.acquire(), self.timeout)
+                await asyncio.wait_for(self._free.acquire(), wait)
             except TimeoutError:
                 raise busy(self.timeout) from None
             finally:
                 self.waiting -= 1
                 if self._counters:
                     self._counters.waiting -= 1
+                if self.waiting == 0:
+                    self._last_empty = self.clock()
         else:
             await self._free.acquire()
         try:
@@ -147,8 +169,10 @@ class Admission:
     """The lanes of one server process: every request, and retains among them."""
 
     def __init__(self, settings: Settings, counters: ServerCounters) -> None:
-        timeout = settings.http_queue_timeout_seconds
-        self.all = Lane(settings.http_max_in_flight, settings.http_queue_limit, timeout, counters)
+        timeout, target = settings.http_queue_timeout_seconds, settings.http_queue_target_ms / 1000
+        self.all = Lane(settings.http_max_in_flight, settings.http_queue_limit, timeout, counters, target=target)
+        # Retains wait their full time: a burst of writes is stored a little later rather than refused,
+        # and the turns they then take among all requests are bounded by the lane above.
         self.writes = Lane(settings.http_max_concurrent_retains, settings.http_queue_limit, timeout)
 
     @asynccontextmanager
@@ -192,6 +216,48 @@ class RateLimiter:
         while len(self._buckets) > self.max_buckets:
             self._buckets.popitem(last=False)
         return wait
+
+
+# ------------------------------------------------------------------------------------------ token cache
+
+
+class TokenCache:
+    """Live tokens this process looked up, trusted for `seconds` after their lookup.
+
+    Most requests come from tokens seen a moment ago; trusting a lookup for a few seconds saves a
+    query on almost every request. The bound is what revocation costs: a revoked token keeps working
+    in a process that looked it up for at most `seconds`. Unknown tokens are never kept (a token just
+    created works at once, and a stranger's guesses fill nothing), an expiry is checked on every use,
+    and entries are keyed by the token's SHA-256, never the token itself. At most `max_entries` are
+    kept, the least recently used forgotten first (which only costs a lookup).
+    """
+
+    def __init__(self, seconds: float, clock: Callable[[], float] = time.monotonic,
+                 max_entries: int = 10_000) -> None:
+        self.seconds, self.clock, self.max_entries = seconds, clock, max_entries
+        self._entries: OrderedDict[str, tuple[float, TokenScope]] = OrderedDict()
+
+    def get(self, token: str) -> TokenScope | None:
+        if self.seconds <= 0:
+            return None
+        key = token_hash(token)
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        if self.clock() - entry[0] >= self.seconds:
+            del self._entries[key]
+            return None
+        self._entries.move_to_end(key)
+        return entry[1]
+
+    def put(self, token: str, found: TokenScope) -> None:
+        if self.seconds <= 0:
+            return
+        key = token_hash(token)
+        self._entries[key] = (self.clock(), found)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.max_entries:
+            self._entries.popitem(last=False)
 
 
 # ------------------------------------------------------------------------------------------ the middleware
@@ -246,6 +312,8 @@ class RequestGuard:
         self.max_body = settings.http_max_body_bytes
         self.admission = admission or Admission(settings, counters)
         self.limiter = limiter or RateLimiter(settings.http_rate_per_second, settings.http_rate_burst)
+        self.tokens = TokenCache(settings.http_token_cache_seconds)
+        self.read_engine = engine.execution_options(isolation_level="AUTOCOMMIT")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -286,26 +354,34 @@ class RequestGuard:
             return
         assert token is not None
         write = (method, path) in self.rules.write_routes
+        reads_here = self.share_connection and not write
         async with self.admission.turn(write):
             self.counters.in_flight += 1
+            conn: AsyncConnection | None = None
             try:
-                conn = await self._connection()
-                try:
-                    caller = await self._authenticate(conn, token)
-                    self._admit(caller, method, path)
-                    if write or not self.share_connection:
-                        await conn.close()  # given back before the route takes its own
-                    else:
-                        caller = Caller(caller.scope, caller.token_id, caller.rights, conn)
-                    scope.setdefault("state", {})["caller"] = caller
-                    await self.app(scope, self._bounded(receive), send)
-                finally:
-                    await conn.close()
+                found = self.tokens.get(token)
+                if found is None:
+                    conn = await self._connection()
+                    found = await self._look_up(conn, token)
+                caller = self._authenticate(token, found)
+                self._admit(caller, method, path)
+                if reads_here:
+                    conn = conn or await self._connection()
+                    caller = Caller(caller.scope, caller.token_id, caller.rights, conn)
+                elif conn is not None:
+                    await conn.close()  # given back before the route takes its own
+                    conn = None
+                scope.setdefault("state", {})["caller"] = caller
+                await self.app(scope, self._bounded(receive), send)
             finally:
+                if conn is not None:
+                    await conn.close()
                 self.counters.in_flight -= 1
 
     async def _connection(self) -> AsyncConnection:
-        conn = self.engine.connect()
+        # Autocommit: a read is one or a few statements, each with its own snapshot as in a read
+        # committed transaction, without the BEGIN and ROLLBACK round trips around them.
+        conn = self.read_engine.connect()
         try:
             await conn.start()
         except PoolTimeout:
@@ -324,14 +400,19 @@ class RequestGuard:
             raise Refusal(403, f"this {caller.rights} token cannot do this (it needs {needed} rights: "
                                f"`wiki token create --rights {needed}`)", "forbidden")
 
-    async def _authenticate(self, conn: AsyncConnection, token: str) -> Caller:
+    async def _look_up(self, conn: AsyncConnection, token: str) -> TokenScope | None:
         try:
             found = await self.lookup(conn, token)
         except (DBAPIError, OSError):
             raise busy(5, "database_unavailable") from None
+        if found is not None:
+            self.tokens.put(token, found)
+        return found
+
+    def _authenticate(self, token: str, found: TokenScope | None) -> Caller:
         if found is None:
             raise Refusal(401, "unknown or revoked token", "unauthenticated", UNAUTHENTICATED)
-        if found.expired:
+        if found.expired or (found.expires_at is not None and found.expires_at <= datetime.now(UTC)):
             raise Refusal(401, "this token has expired; create a new one with `wiki token create`", "expired",
                           UNAUTHENTICATED)
         CURRENT_CALLER.set((token, found))

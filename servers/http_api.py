@@ -99,9 +99,10 @@ _bearer = HTTPBearer(auto_error=False, scheme_name="bearer",
                                  "the scope of every request.")
 
 
-def _caller(request: Request,
-            _: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)] = None) -> Caller:
-    """The caller the guard authenticated (the security parameter only declares the scheme)."""
+async def _caller(request: Request,
+                  _: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)] = None) -> Caller:
+    """The caller the guard authenticated (the security parameter only declares the scheme). A
+    coroutine, so FastAPI calls it on the event loop rather than in a worker thread."""
     return caller_of(request.scope)
 
 

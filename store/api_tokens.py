@@ -21,6 +21,7 @@ class TokenScope(BaseModel):
     owner: str
     rights: str
     expired: bool = False  # past its expiry: refused like an unknown token, with its own message
+    expires_at: datetime | None = None  # for a cached lookup to tell when it has expired since
 
 
 class TokenRow(BaseModel):
@@ -92,13 +93,13 @@ async def scope_of_token(conn: AsyncConnection, token: str) -> TokenScope | None
     if not looks_like_token(token):
         return None
     row = (await conn.execute(text("""
-        SELECT id, tenant_id, owner_id, rights, coalesce(expires_at <= now(), false) AS expired
+        SELECT id, tenant_id, owner_id, rights, coalesce(expires_at <= now(), false) AS expired, expires_at
         FROM api_tokens WHERE token_hash = :hash AND revoked_at IS NULL
     """), {"hash": token_hash(token)})).one_or_none()
     if row is None:
         return None
     return TokenScope(token_id=row.id, tenant=row.tenant_id, owner=row.owner_id, rights=row.rights,
-                      expired=row.expired)
+                      expired=row.expired, expires_at=row.expires_at)
 
 
 def _row(row) -> TokenRow:

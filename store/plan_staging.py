@@ -151,3 +151,10 @@ async def store_section_draft(conn: AsyncConnection, plan_id: UUID, task_key: st
         INSERT INTO wiki_compile_section_drafts (plan_id, task_key, body_md) VALUES (:plan, :key, :body)
         ON CONFLICT (plan_id, task_key) DO UPDATE SET body_md = excluded.body_md
     """), {"plan": plan_id, "key": task_key, "body": body_md})
+
+
+async def plan_run_id(conn: AsyncConnection, plan_id: UUID, scope: Scope) -> str | None:
+    """The compile run that staged the plan (None for a plan of no run, or none of this scope)."""
+    return (await conn.execute(text("""
+        SELECT run_id FROM wiki_compile_plans WHERE id = :id AND tenant_id = :tenant AND owner_id = :owner
+    """), {"id": plan_id, "tenant": scope.tenant, "owner": scope.owner})).scalar_one_or_none()

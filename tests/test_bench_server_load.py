@@ -46,3 +46,50 @@ def test_the_traffic_follows_the_mix_and_rotates_tokens():
     for kind, percent in MIX.items():
         assert abs(kinds.count(kind) / 40 - percent) < 3, kind
     assert len(tokens) == 20
+
+
+def test_the_cpu_per_request_gives_the_machines_ceiling():
+    from bench.server_load_report import capacity, cpu_per_request
+
+    step = _step({200: 100})
+    step.cpu_seconds = {"server": 0.25, "postgres": 0.15, "temporal": 0.02, "bench_process": 0.03,
+                        "machine_busy_share": 0.5}
+    summary = step.summary()
+    assert cpu_per_request(summary) == 4.5  # (0.25 + 0.15 + 0.02 + 0.03) s over 100 answers
+    assert capacity({"steps": [summary], "cpus": 2}) == 444
+
+
+async def test_the_load_client_reuses_its_connection_and_reads_status_and_retry_after():
+    import asyncio
+
+    from bench.load_client import LoadClient
+
+    accepted: list[int] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        accepted.append(1)
+        while True:
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return  # the client closed its connection
+            length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                           if line.lower().startswith(b"content-length")), 0)
+            await reader.readexactly(length)
+            busy = b"POST" in head.split(b"\r\n")[0]
+            writer.write(b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 2\r\nContent-Length: 2\r\n\r\n{}" if busy
+                         else b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+            await writer.drain()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    client = LoadClient(f"http://127.0.0.1:{port}", connections=4, timeout=5)
+    try:
+        get = client.encode("GET", "/v1/search", {"q": "x"}, None, "tok")
+        post = client.encode("POST", "/v1/memories", None, {"memories": []}, "tok")
+        assert [await client.request(get) for _ in range(3)] == [(200, None)] * 3
+        assert await client.request(post) == (503, "2")
+        assert len(accepted) == 1  # one keep-alive connection for all four
+    finally:
+        await client.aclose()
+        server.close()

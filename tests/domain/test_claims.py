@@ -182,3 +182,22 @@ def test_a_line_joining_its_memories_words_labels_or_recounts_needs_no_judge() -
     assert not is_verbatim("Phone: 801 S Lamar Blvd.", evidence)  # no such key
     assert not is_verbatim("Restaurant not in Austin.", evidence)  # a negation is a statement
     assert not is_verbatim("The a of.", evidence)  # joining words alone say nothing
+def test_a_plan_line_apply_stores_made_safe_keeps_its_own_citations_and_a_count_of_folds_is_no_fact() -> None:
+    from domain.claims import proposed_claims
+    from domain.markup import safe_markdown
+    from domain.plan import LineSources, NewPage, NewSection, Plan
+
+    line = '- 2026-01-05: Took Beatrice to Elephant Room <img src=x onerror=alert(1)>.'
+    sources = [evidence_of("m1", "Took Beatrice to Elephant Room <img src=x onerror=alert(1)>.", {}, DAY0),
+               evidence_of("m2", "Took Dr. Whitfield to Elephant Room; live music <img src=x>.", {}, DAY0)]
+    plan = Plan(pageUpdates=[], unresolvedMentions=[], promotions=[], newPages=[NewPage(
+        type="entity", slug="elephant-room", title="Elephant Room", sections=[NewSection(
+            slug="notes", body_md=line, line_sources=[LineSources(text=line, refs=["m1"], status="verified")])])])
+    stored = safe_markdown(line)
+    assert stored != line and claim_key(stored) != claim_key(line)  # the key apply meets is another
+    known = {claim_key("- 2026-01-09: Took Dr. Whitfield to Elephant Room; live music."): KnownClaim(("m2",), "verified",
+                                                                                                 "fact")}
+    claims = attribute_body(stored, sources, proposed_claims(plan), known, ["Elephant Room"])
+    assert [(c.kind, c.refs) for c in claims] == [("fact", ("m1",))]  # not the fold's m2, which lacks Beatrice
+    fold = "- Earlier: 16 notes, the latest: Took Dr. Whitfield to Elephant Room; live music."
+    assert attribute_body(fold, sources, {}, known, ["Elephant Room"])[0].kind == "derived"

@@ -11,6 +11,7 @@ import httpx
 import pytest
 from temporalio.client import Client
 
+from domain.tokens import token_hash
 from runtime.database import engine_for
 from runtime.settings import Settings
 from servers.http_api import create_app
@@ -217,3 +218,27 @@ async def test_malformed_inputs_are_one_sentence_4xx(tight_api):
             assert response.status_code == status, (path, body, response.text)
             error = response.json()["error"]
             assert fragment in error and "\n" not in error, (path, body, error)
+
+
+async def test_a_revoked_token_is_refused_within_the_cache_bound_and_at_once_without_a_cache(
+        engine, client: Client, server_settings):
+    from sqlalchemy import text
+
+    await seed_scope(engine, "acme")
+
+    async def revoke(token: str) -> None:
+        async with engine.begin() as conn:
+            await conn.execute(text("UPDATE api_tokens SET revoked_at = now() WHERE token_hash = :h"),
+                               {"h": token_hash(token)})
+
+    for seconds, after_revoking in ((300, 200), (0, 401)):
+        settings = Settings(WIKI_TASK_QUEUE=server_settings.task_queue, WIKI_HTTP_TOKEN_CACHE_SECONDS=seconds)
+        token = await token_for(engine, "acme", rights="read")
+        async with serving(create_app(engine, lambda: client, settings)) as base, \
+                httpx.AsyncClient(base_url=base, timeout=30) as http:
+            assert (await http.get("/v1/search", params={"q": "brisket"}, headers=bearer(token))).status_code == 200
+            await revoke(token)
+            answer = await http.get("/v1/search", params={"q": "brisket"}, headers=bearer(token))
+        # Trusted for the bound (here 300 s: the request right after the revocation still passes), or
+        # looked up again on every request (0).
+        assert answer.status_code == after_revoking, (seconds, answer.text)
