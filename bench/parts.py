@@ -15,6 +15,7 @@ from typing import Any
 from bench import (
     cli_startup,
     cost_report,
+    fairness_report,
     many_scopes_report,
     overhead_report,
     prompt_report,
@@ -29,6 +30,7 @@ from bench.cost_realistic import (
     measure_overlap_part,
     measure_realistic_part,
 )
+from bench.fairness import measure_fairness
 from bench.formatting import SummaryRow
 from bench.many_scopes import measure_many_scopes
 from bench.overhead import measure_overhead
@@ -71,6 +73,8 @@ PARTS: tuple[Part, ...] = (
          cli_startup.headline, cli_startup.rows, cli_startup.section, repeated=True),
     Part("server_load", "The agent-facing server under load (mixed reads and retains, 20 tokens)", measure_server_load,
          server_load_report.headline, server_load_report.rows, server_load_report.section),
+    Part("fairness", "Many tenants, one model quota: priority and fairness", measure_fairness,
+         fairness_report.headline, fairness_report.rows, fairness_report.section),
 )
 BY_NAME = {part.name: part for part in PARTS}
 
