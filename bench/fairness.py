@@ -249,7 +249,9 @@ async def measure_fairness(services: Services, repeats: int) -> dict:
     mean_input, mean_output = mean_call_size(calibration.admitted)
     rate = calls_per_second(ProviderLimits(limits.requests_per_minute, limits.input_tokens_per_minute,
                                            limits.output_tokens_per_minute), mean_input, mean_output)
-    log.info("mean call: %.0f input, %.0f output tokens; model queue limited to %s calls/s", mean_input, mean_output,
+    assert rate is not None, "the workload sets the simulator's limits"
+    rate = round(rate, 3)
+    log.info("mean call: %.0f input, %.0f output tokens; model queue limited to %.3f calls/s", mean_input, mean_output,
              rate)
     realistic = SimConfig(ttft_seconds=workload.ttft_seconds, output_tokens_per_second=workload.output_tokens_per_second,
                           limits=limits)

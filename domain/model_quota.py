@@ -35,4 +35,4 @@ def calls_per_second(limits: ProviderLimits, mean_input_tokens: float, mean_outp
         rates.append(limits.input_tokens_per_minute / 60 / mean_input_tokens)
     if limits.output_tokens_per_minute and mean_output_tokens > 0:
         rates.append(limits.output_tokens_per_minute / 60 / mean_output_tokens)
-    return round(headroom * min(rates), 3) if rates else None
+    return headroom * min(rates) if rates else None
