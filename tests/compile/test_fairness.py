@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 import pytest
 from temporalio.api.enums.v1 import PendingActivityState
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.common import Priority
 from temporalio.worker import (
     ActivityInboundInterceptor,
     CustomSlotSupplier,
@@ -28,7 +29,9 @@ from temporalio.worker import (
     WorkerTuner,
 )
 
+from app.operations import lint_schedule
 from app.worker import build_llm_worker
+from domain.fairness import LINT_FAIRNESS_KEY, priority_key
 from runtime.temporal_client import signal_compile
 from tests.compile.helpers import poll, retain_sample, running_worker
 from tests.compile.helpers import test_settings as settings_for
@@ -163,3 +166,30 @@ async def test_a_bootstrap_does_not_run_ahead_of_a_later_interactive_compile(cli
         # Without priorities the queue is first in, first out: the earlier bootstrap goes first. This is
         # what the priority changes, and shows the setup can tell the two apart.
         assert order[:1] == bootstraps[:1], order
+
+
+async def test_a_compile_keeps_the_priority_it_started_with_across_continue_as_new(client, engine):
+    """The workflows pass no priority: the start's must reach every run of the chain."""
+    tenant = f"paying-{uuid.uuid4().hex[:8]}"
+    settings = settings_for(WIKI_FAIRNESS_TENANT_WEIGHTS=f"{tenant}=4", WIKI_RECORD_PAGE_SIZE=5,
+                            WIKI_MAX_RECORDS_PER_BOOTSTRAP_RUN=5)
+    await retain_sample(engine, tenant, "agent", 12)
+    async with running_worker(client, engine, settings):
+        handle = await signal_compile(client, tenant, "agent", trigger="bootstrap_import", settings=settings)
+        await handle.result()
+
+    async def three_runs() -> list:
+        # 12 memories at 5 a run make 3 runs; visibility lists them once it has caught up.
+        runs = [run async for run in client.list_workflows(f"WorkflowId = '{handle.id}'")]
+        return runs if len(runs) == 3 else []
+
+    runs = await poll(three_runs, timeout=WAIT_SECONDS, what="the chain's three runs in visibility")
+    expected = Priority(priority_key=priority_key("bootstrap_import"), fairness_key=tenant, fairness_weight=4.0)
+    for run in runs:
+        description = await client.get_workflow_handle(handle.id, run_id=run.run_id).describe()
+        assert Priority._from_proto(description.raw_description.workflow_execution_info.priority) == expected
+
+
+def test_the_lint_schedule_starts_its_workflow_with_the_lint_priority():
+    action = lint_schedule(settings_for()).action
+    assert action.priority == Priority(priority_key=priority_key("lint"), fairness_key=LINT_FAIRNESS_KEY)
