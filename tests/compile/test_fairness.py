@@ -13,7 +13,9 @@ import uuid
 from contextlib import asynccontextmanager
 
 import pytest
-from temporalio.api.enums.v1 import PendingActivityState
+from temporalio.api.enums.v1 import PendingActivityState, TaskQueueKind, TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.common import Priority
 from temporalio.worker import (
@@ -32,6 +34,7 @@ from temporalio.worker import (
 from app.operations import lint_schedule
 from app.worker import build_llm_worker
 from domain.fairness import LINT_FAIRNESS_KEY, priority_key
+from runtime.priority import apply_tenant_rate_limit
 from runtime.temporal_client import signal_compile
 from tests.compile.helpers import poll, retain_sample, running_worker
 from tests.compile.helpers import test_settings as settings_for
@@ -193,3 +196,19 @@ async def test_a_compile_keeps_the_priority_it_started_with_across_continue_as_n
 def test_the_lint_schedule_starts_its_workflow_with_the_lint_priority():
     action = lint_schedule(settings_for()).action
     assert action.priority == Priority(priority_key=priority_key("lint"), fairness_key=LINT_FAIRNESS_KEY)
+
+
+async def test_the_worker_sets_each_tenants_model_call_limit_on_the_model_queue(client):
+    queue = f"llm-{uuid.uuid4()}"
+    assert not await apply_tenant_rate_limit(client, settings_for(WIKI_LLM_TASK_QUEUE=queue))
+
+    async def configured() -> float:
+        response = await client.workflow_service.describe_task_queue(DescribeTaskQueueRequest(
+            namespace=client.namespace, task_queue=TaskQueue(name=queue, kind=TaskQueueKind.TASK_QUEUE_KIND_NORMAL),
+            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY, report_config=True))
+        return response.config.fairness_keys_rate_limit_default.rate_limit.requests_per_second
+
+    assert await configured() == 0
+    assert await apply_tenant_rate_limit(client, settings_for(WIKI_LLM_TASK_QUEUE=queue,
+                                                               WIKI_LLM_TENANT_MAX_PER_SECOND=2.5))
+    assert await configured() == 2.5
