@@ -62,7 +62,7 @@ class FairnessWorkload:
     # small tenants spend is one the big tenant cannot have, whatever the order), and more than the quota
     # allows (its ten agents compile at once), so the quota, not its own pace, bounds it.
     big_scopes: int = 10
-    big_memories_per_scope: int = 400
+    big_memories_per_scope: int = 250
     small_tenants: int = 20
     small_memories: int = 20
     small_retains: int = 2  # each small tenant's memories arrive in this many retains
@@ -71,9 +71,9 @@ class FairnessWorkload:
     seed: int = 30
     ttft_seconds: float = 0.6
     output_tokens_per_second: float = 150.0
-    requests_per_minute: int = 300
-    input_tokens_per_minute: int = 1_000_000
-    output_tokens_per_minute: int = 60_000
+    requests_per_minute: int = 600
+    input_tokens_per_minute: int = 3_000_000
+    output_tokens_per_minute: int = 180_000
     calibration_memories: int = 300
     calibration_scopes: int = 2
 
