@@ -90,7 +90,8 @@ class FairnessWorkload:
 
 def workload_from_env() -> FairnessWorkload:
     """The default workload, with BENCH_FAIR_BIG_SCOPES, BENCH_FAIR_BIG_MEMORIES_PER_SCOPE,
-    BENCH_FAIR_SMALL_TENANTS, BENCH_FAIR_RPM, BENCH_FAIR_ITPM and BENCH_FAIR_OTPM taken from the environment."""
+    BENCH_FAIR_SMALL_TENANTS, BENCH_FAIR_SMALL_RETAINS, BENCH_FAIR_RPM, BENCH_FAIR_ITPM and BENCH_FAIR_OTPM
+    taken from the environment."""
     default = FairnessWorkload()
     env = os.environ.get
     return dataclasses.replace(
@@ -98,6 +99,7 @@ def workload_from_env() -> FairnessWorkload:
         big_scopes=int(env("BENCH_FAIR_BIG_SCOPES", default.big_scopes)),
         big_memories_per_scope=int(env("BENCH_FAIR_BIG_MEMORIES_PER_SCOPE", default.big_memories_per_scope)),
         small_tenants=int(env("BENCH_FAIR_SMALL_TENANTS", default.small_tenants)),
+        small_retains=int(env("BENCH_FAIR_SMALL_RETAINS", default.small_retains)),
         requests_per_minute=int(env("BENCH_FAIR_RPM", default.requests_per_minute)),
         input_tokens_per_minute=int(env("BENCH_FAIR_ITPM", default.input_tokens_per_minute)),
         output_tokens_per_minute=int(env("BENCH_FAIR_OTPM", default.output_tokens_per_minute)),
