@@ -47,7 +47,7 @@ def test_the_ratios_are_against_the_idle_system_and_the_big_tenant_alone():
         "fairness_on": _phase("fairness_on", big_seconds=120.0, latencies=[12.0] * 19 + [30.0]),
         "fairness_off": _phase("fairness_off", big_seconds=110.0, latencies=[60.0] * 19 + [90.0]),
     }
-    workload = {"measured_through": "anthropic-sdk", "big_scopes": 10, "big_memories_per_scope": 100,
+    workload = {"measured_through": "anthropic-sdk", "big_scopes": 10, "big_memories_per_scope": 100, "window_share": 0.6,
                 "small_tenants": 20, "small_memories": 20, "small_retains": 2, "ttft_seconds": 0.6,
                 "output_tokens_per_second": 150.0, "requests_per_minute": 600, "input_tokens_per_minute": 600_000,
                 "output_tokens_per_minute": 60_000}
