@@ -123,7 +123,8 @@ def section(detail: dict) -> list[str]:
     ]
     alone = phases["big_alone"].get("quota")
     if alone and alone["utilisation"] < BINDING_UTILISATION:
-        lines += ["", f"Alone, the big tenant used {alone['utilisation']:.0%} of the quota: its agents' own pace, "
-                  "not the quota, bounded it, so the small tenants' calls fitted in what it left and the order "
-                  "of a backlog mattered little."]
+        lines += ["", f"Alone, the big tenant used {alone['utilisation']:.0%} of the provider's quota over its run: "
+                  "its agents' own pace bounded it on average. Its calls come in bursts (a batch schedules all its "
+                  "section writes at once), and the model queue's rate limit counts calls, so the bursts wait in "
+                  "the queue: the order of what waits there is what priority and fairness change."]
     return lines
