@@ -32,12 +32,13 @@ from temporalio.client import (
     WorkflowExecutionStatus,
     WorkflowHandle,
 )
-from temporalio.common import SearchAttributePair, TypedSearchAttributes
+from temporalio.common import Priority, SearchAttributePair, TypedSearchAttributes
 from temporalio.service import RPCError, RPCStatusCode
 
 from app.scope_report import latest_compile_status, scopes_by_latest_status
 from domain.lint import ALL_SCOPES, NAMED_SCOPES, LintFinding, LintInput, LintReport, LintTrigger
 from messages.compile import compile_workflow_id
+from runtime.priority import lint_priority
 from runtime.search_attributes import WIKI_OWNER, WIKI_TENANT, WIKI_TRIGGER
 from runtime.settings import Settings
 from runtime.temporal_client import signal_compile
@@ -93,6 +94,7 @@ def lint_schedule(settings: Settings, hour: int = DEFAULT_LINT_HOUR) -> Schedule
             "LintWorkflow", LintInput(trigger="schedule"), id=LINT_WORKFLOW_ID, task_queue=settings.task_queue,
             execution_timeout=LINT_RUN_TIMEOUT, typed_search_attributes=_lint_search_attributes("schedule"),
             static_summary="Nightly wiki lint of every scope",
+            priority=lint_priority(settings) or Priority.default,
         ),
         spec=ScheduleSpec(calendars=[ScheduleCalendarSpec(hour=[ScheduleRange(hour)], minute=[ScheduleRange(0)])],
                           time_zone_name="UTC"),
@@ -204,6 +206,7 @@ async def start_lint(client: Client, settings: Settings) -> WorkflowHandle:
         "LintWorkflow", LintInput(trigger="admin"), id=f"{LINT_WORKFLOW_ID}-now-{uuid.uuid4().hex[:12]}",
         task_queue=settings.task_queue, execution_timeout=LINT_RUN_TIMEOUT, result_type=LintReport,
         search_attributes=_lint_search_attributes("admin"), static_summary="Wiki lint of every scope, run now",
+        priority=lint_priority(settings) or Priority.default,
     )
 
 

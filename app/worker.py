@@ -31,6 +31,7 @@ from planners.port import Planner
 from planners.rederive import ClaudeRederiver, Rederiver, ScriptedRederiver
 from planners.scripted.planner import ScriptedPlanner
 from runtime.database import create_engine, migrate
+from runtime.priority import apply_tenant_rate_limit
 from runtime.settings import ConfigError, Settings, get_settings
 from runtime.temporal_client import connect, signal_compile
 from workflows.compile import CompileWorkflow
@@ -200,6 +201,9 @@ async def run_worker(settings: Settings | None = None, *, stop: asyncio.Event | 
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     workers = build_workers(client, engine, settings)
+    if await apply_tenant_rate_limit(client, settings):
+        log.info("each tenant's model calls limited to %s/s (times its weight) on %s",
+                 settings.llm_tenant_max_per_second, settings.llm_task_queue)
     log.info("worker polling %s on %s", ", ".join(w.task_queue for w in workers),
              settings.temporal_address or "the embedded dev server")
     try:

@@ -16,6 +16,7 @@ from bench import (
     cli_startup,
     cost_report,
     forget_cost,
+    fairness_report,
     many_scopes_report,
     overhead_report,
     prompt_report,
@@ -30,6 +31,7 @@ from bench.cost_realistic import (
     measure_overlap_part,
     measure_realistic_part,
 )
+from bench.fairness import measure_fairness
 from bench.formatting import SummaryRow
 from bench.many_scopes import measure_many_scopes
 from bench.overhead import measure_overhead
@@ -74,6 +76,8 @@ PARTS: tuple[Part, ...] = (
          server_load_report.headline, server_load_report.rows, server_load_report.section),
     Part("forget", "Forgetting a memory: the cost of its re-derivation", forget_cost.measure_forget,
          forget_cost.headline, forget_cost.rows, forget_cost.section),
+    Part("fairness", "Many tenants, one model quota: priority and fairness", measure_fairness,
+         fairness_report.headline, fairness_report.rows, fairness_report.section),
 )
 BY_NAME = {part.name: part for part in PARTS}
 

@@ -21,7 +21,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from bench.cpu import CpuAccount, find_process
 from runtime.database import engine_for, execute_as_admin, migrate
-from runtime.devservices import EmbeddedPostgres, free_port, temporal_cli_path
+from runtime.devservices import EmbeddedPostgres, fairness_args, free_port, temporal_cli_path
 from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
 
 TEMPLATE_DB = "bench_template"
@@ -79,7 +79,7 @@ async def running_services() -> AsyncIterator[Services]:
         postgres.ensure_running()
         try:
             temporal = await WorkflowEnvironment.start_local(
-                dev_server_existing_path=str(temporal_cli_path()), search_attributes=ALL_SEARCH_ATTRIBUTES,
+                dev_server_existing_path=str(temporal_cli_path()), dev_server_extra_args=fairness_args(), search_attributes=ALL_SEARCH_ATTRIBUTES,
                 data_converter=pydantic_data_converter, dev_server_log_level="error",
             )
             try:

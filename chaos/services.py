@@ -27,6 +27,7 @@ from runtime import database
 from runtime.database import execute_as_admin
 from runtime.devservices import (
     EmbeddedPostgres,
+    fairness_args,
     free_port,
     search_attribute_args,
     temporal_cli_path,
@@ -63,7 +64,7 @@ class TemporalServer:
             str(temporal_cli_path()), "server", "start-dev", "--headless",
             "--db-filename", str(self.db_path), "--ip", self.host, "--port", str(self.port),
             "--log-level", "error", "--dynamic-config-value", "frontend.enableServerVersionCheck=false",
-            *search_attribute_args(),
+            *search_attribute_args(), *fairness_args(),
         ]
         with self.log_path.open("ab") as log:
             self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,

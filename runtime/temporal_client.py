@@ -11,7 +11,7 @@ from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSe
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest, DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowHandle
-from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDConflictPolicy
+from temporalio.common import Priority, SearchAttributePair, TypedSearchAttributes, WorkflowIDConflictPolicy
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -26,6 +26,7 @@ from messages.compile import (
     compile_workflow_id,
     run_summary,
 )
+from runtime.priority import compile_priority
 from runtime.search_attributes import WIKI_OWNER, WIKI_RUN, WIKI_TENANT, WIKI_TRIGGER
 from runtime.settings import ConfigError, Settings, get_settings
 
@@ -200,6 +201,8 @@ async def _signal_with_start(client: Client, scope: Scope, trigger: Trigger, opt
         start_signal_args=[WakeUp(trigger=trigger, memory_count=memory_count, model_id=model_id,
                                   promotion_mention_ids=promotion_mention_ids or [], forget=forget)],
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        # Set on a start only: a wake-up of a running compile leaves the priority it started with.
+        priority=compile_priority(settings, tenant, trigger) or Priority.default,
         search_attributes=TypedSearchAttributes([
             SearchAttributePair(WIKI_TENANT, tenant),
             SearchAttributePair(WIKI_OWNER, owner),

@@ -26,7 +26,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from claude_sim import ClaudeSimulator, SimConfig
 from runtime.database import engine_for, execute_as_admin, migrate
-from runtime.devservices import EmbeddedPostgres, free_port, temporal_cli_path
+from runtime.devservices import EmbeddedPostgres, fairness_args, free_port, temporal_cli_path
 from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
 
 warnings.filterwarnings("ignore", module="platformdirs")
@@ -99,7 +99,7 @@ async def second_engine(postgres_server: EmbeddedPostgres, template_database: st
 @pytest_asyncio.fixture(scope="session")
 async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
     env = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=str(temporal_cli_path()),
+        dev_server_existing_path=str(temporal_cli_path()), dev_server_extra_args=fairness_args(),
         search_attributes=ALL_SEARCH_ATTRIBUTES,
         data_converter=pydantic_data_converter,
         dev_server_log_level="error",

@@ -69,7 +69,7 @@ from messages.compile import Progress, compile_workflow_id
 from planners.port import AggregationRequest, ClaimJudgeReply, JudgeReply, PlanReply, SectionReply
 from planners.scripted.planner import ScriptedPlanner
 from runtime.database import engine_for, migrate
-from runtime.devservices import EmbeddedPostgres, free_port, temporal_cli_path
+from runtime.devservices import EmbeddedPostgres, fairness_args, free_port, temporal_cli_path
 from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
 from runtime.settings import Settings
 from runtime.temporal_client import signal_compile
@@ -370,7 +370,7 @@ async def throwaway_services() -> AsyncIterator[tuple[Client, AsyncEngine]]:
         postgres = EmbeddedPostgres(pgdata=Path(tmp) / "pg", port=free_port(), durable=False)
         url = postgres.ensure_running()
         env = await WorkflowEnvironment.start_local(
-            dev_server_existing_path=str(temporal_cli_path()), search_attributes=ALL_SEARCH_ATTRIBUTES,
+            dev_server_existing_path=str(temporal_cli_path()), dev_server_extra_args=fairness_args(), search_attributes=ALL_SEARCH_ATTRIBUTES,
             data_converter=pydantic_data_converter)
         engine = engine_for(url)
         try:

@@ -1,0 +1,91 @@
+"""Priority by trigger and fairness keys by tenant: the rules `runtime/priority.py` turns into Temporal's
+`Priority`, tested on generated tenant ids and weight settings."""
+
+from __future__ import annotations
+
+import random
+import string
+
+import pytest
+from temporalio.common import Priority
+
+from domain.fairness import (
+    FAIRNESS_KEY_MAX_BYTES,
+    LINT_FAIRNESS_KEY,
+    PRIORITY_BY_TRIGGER,
+    fairness_key,
+    parse_tenant_weights,
+    priority_key,
+)
+from domain.memory import SCOPE_PATTERN
+from messages.compile import Trigger
+from runtime.priority import compile_priority, lint_priority
+from runtime.settings import ConfigError, Settings, load_settings
+
+TENANT_ALPHABET = string.ascii_letters + string.digits + "_.:@-"
+
+
+def random_tenant(rng: random.Random) -> str:
+    return "".join(rng.choice(TENANT_ALPHABET) for _ in range(rng.randint(1, 128)))
+
+
+def test_every_trigger_has_a_priority_in_the_order_the_product_promises():
+    assert set(PRIORITY_BY_TRIGGER) == set(Trigger.__args__)
+    interactive = max(priority_key("memory_retain"), priority_key("admin"))
+    assert interactive < priority_key("lint") < min(priority_key("bootstrap_import"), priority_key("rebuild"))
+    assert all(1 <= key <= 5 for key in PRIORITY_BY_TRIGGER.values())
+
+
+def test_fairness_keys_fit_temporal_and_never_collide():
+    rng = random.Random(30)
+    tenants = {random_tenant(rng) for _ in range(3000)}
+    # Tenants that differ only after the kept prefix: the digest must tell them apart.
+    tenants |= {"a" * 100 + suffix for suffix in ("x", "y", "xy", "yx")}
+    keys = {}
+    for tenant in tenants:
+        key = fairness_key(tenant)
+        assert len(key.encode()) <= FAIRNESS_KEY_MAX_BYTES, tenant
+        assert keys.setdefault(key, tenant) == tenant, f"{tenant!r} and {keys[key]!r} share {key!r}"
+        if len(tenant) <= FAIRNESS_KEY_MAX_BYTES:
+            assert key == tenant
+        else:
+            assert not SCOPE_PATTERN.fullmatch(key), "a shortened key must not be some tenant's own"
+    assert not SCOPE_PATTERN.fullmatch(LINT_FAIRNESS_KEY)
+
+
+def test_generated_weight_settings_parse_or_fail_in_one_sentence():
+    rng = random.Random(7)
+    for _ in range(300):
+        expected = {random_tenant(rng)[:20]: round(rng.uniform(0.001, 1000), 3) for _ in range(rng.randint(0, 5))}
+        text = ", ".join(f"{tenant} = {weight}" for tenant, weight in expected.items())
+        assert parse_tenant_weights(text) == expected
+    for bad, says in [("acme", "tenant=weight"), ("acme=", "tenant=weight"), ("=2", "tenant=weight"),
+                      ("acme=two", "not a number"), ("acme=0", "between"), ("acme=1001", "between"),
+                      ("acme=nan", "between"), ("a/b=1", "not a tenant id"), ("acme=1,acme=2", "twice")]:
+        with pytest.raises(ValueError, match=says):
+            parse_tenant_weights(bad)
+
+
+def test_a_bad_weight_setting_stops_start_up_naming_the_variable(monkeypatch):
+    monkeypatch.setenv("WIKI_FAIRNESS_TENANT_WEIGHTS", "acme=fast")
+    with pytest.raises(ConfigError, match="^invalid configuration: WIKI_FAIRNESS_TENANT_WEIGHTS: "):
+        load_settings()
+    monkeypatch.setenv("WIKI_FAIRNESS_TENANT_WEIGHTS", "")
+    monkeypatch.setenv("WIKI_FAIRNESS_WEIGHT", "0")
+    with pytest.raises(ConfigError, match="WIKI_FAIRNESS_WEIGHT"):
+        load_settings()
+    monkeypatch.setenv("WIKI_FAIRNESS_WEIGHT", "1")
+    monkeypatch.setenv("WIKI_LLM_TENANT_MAX_PER_SECOND", "2")
+    with pytest.raises(ConfigError, match="WIKI_LLM_TASK_QUEUE must be set when WIKI_LLM_TENANT_MAX_PER_SECOND"):
+        load_settings()
+
+
+def test_a_compile_starts_with_its_trigger_priority_its_tenant_key_and_weight():
+    settings = Settings(WIKI_FAIRNESS_WEIGHT=0.5, WIKI_FAIRNESS_TENANT_WEIGHTS="paying=4")
+    assert compile_priority(settings, "paying", "memory_retain") == Priority(
+        priority_key=1, fairness_key="paying", fairness_weight=4.0)
+    assert compile_priority(settings, "free", "bootstrap_import") == Priority(
+        priority_key=priority_key("bootstrap_import"), fairness_key="free", fairness_weight=0.5)
+    assert lint_priority(settings) == Priority(priority_key=priority_key("lint"), fairness_key=LINT_FAIRNESS_KEY)
+    off = Settings(WIKI_FAIRNESS_ENABLED=False)
+    assert compile_priority(off, "paying", "memory_retain") is None and lint_priority(off) is None
