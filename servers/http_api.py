@@ -58,6 +58,7 @@ from servers.guard import (
     ServerCounters,
     caller_of,
 )
+from servers.web.views import add_web_views
 
 log = logging.getLogger(__name__)
 PageType = Literal["entity", "topic", "decision"]
@@ -318,6 +319,7 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
         return api.openapi_schema
 
     api.openapi = openapi  # type: ignore[method-assign]
+    add_web_views(api, engine, settings, counters)
     return api
 
 
