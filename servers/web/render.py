@@ -94,7 +94,7 @@ def layout(pages: list[tuple[str, str, str, str, int]], links: list[tuple[str, s
             nodes[page_id] = Node(id=page_id, type=kind, href=f"/wiki/{kind}/{slug}", title=title,
                                   x=round(_CENTRE + radius * math.cos(angle), 1),
                                   y=round(_CENTRE + radius * math.sin(angle), 1),
-                                  r=round(3 + 9 * math.sqrt(max(hubness, 0) / top), 1), labelled=rank < LABELLED)
+                                  r=round(5 + 11 * math.sqrt(max(hubness, 0) / top), 1), labelled=rank < LABELLED)
         start += sweep
     edges = [Edge(nodes[a].x, nodes[a].y, nodes[b].x, nodes[b].y, kind)
              for a, b, kind in links if a in nodes and b in nodes]

@@ -49,6 +49,8 @@ from servers.web.session import (
 )
 
 _ASSETS = Path(__file__).with_name("assets")
+# The only files served from it, by name (no path from a request ever reaches the file system).
+ASSETS = {"web.css": "text/css", "favicon.svg": "image/svg+xml"}
 _templates = Environment(loader=PackageLoader("servers.web", "templates"), autoescape=select_autoescape(["html"]),
                          undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 _templates.filters["markdown"] = render.markdown_html
@@ -57,6 +59,8 @@ _templates.globals["quote"] = lambda value: quote(str(value), safe="")
 # Claim statuses shown as current; any other (a claim a later memory superseded) is history.
 CURRENT_STATUSES = frozenset({"verified", "unverified"})
 _templates.globals["current_statuses"] = CURRENT_STATUSES
+# Citations shown beside a claim; the rest open from "+N more".
+_templates.globals["citations_shown"] = 5
 
 
 def _without_bullet(text: str) -> str:
@@ -94,6 +98,10 @@ def page(request: Request, template: str, status: int = 200, viewer: Viewer | No
          headers: dict[str, str] | None = None, **values: Any) -> HTMLResponse:
     html = _templates.get_template(template).render(viewer=viewer, path=request.url.path, **values)
     return HTMLResponse(html, status_code=status, headers={**SECURITY_HEADERS, **(headers or {})})
+
+
+def page_not_found() -> Response:
+    return Response("not found", status_code=404, media_type="text/plain", headers=SECURITY_HEADERS)
 
 
 def _token_of(request: Request) -> tuple[str | None, bool]:
@@ -254,10 +262,17 @@ def add_web_views(api: FastAPI, engine: AsyncEngine, settings: Settings, counter
         await forget_memories(engine, who.scope.tenant, who.scope.owner, [identifier])
         return RedirectResponse("/", status_code=303, headers=SECURITY_HEADERS)
 
-    @router.get("/assets/web.css")
-    async def stylesheet() -> FileResponse:
-        return FileResponse(_ASSETS / "web.css", media_type="text/css",
+    @router.get("/assets/{name}")
+    async def asset(name: str) -> Response:
+        media_type = ASSETS.get(name)
+        if media_type is None:
+            return page_not_found()
+        return FileResponse(_ASSETS / name, media_type=media_type,
                             headers={"Cache-Control": "max-age=3600", "X-Content-Type-Options": "nosniff"})
+
+    @router.get("/favicon.ico")
+    async def favicon() -> Response:
+        return RedirectResponse("/assets/favicon.svg", status_code=301)
 
     api.include_router(router)
 
