@@ -1,5 +1,5 @@
-"""One compiled wiki and one running `wiki serve` app shared by every web-view test of the module that
-asks for it: the sample corpus retained into scope web/alice and compiled by the scripted planner on
+"""One compiled wiki and one running `wiki serve` app shared by every web-view test of the session that
+asks for it (a test that changes the wiki puts it back): the sample corpus retained into scope web/alice and compiled by the scripted planner on
 a real worker, a second scope (rival/alice) compiled from a few memories of its own, tokens of each
 rights, and the API with its web view served by uvicorn on a loopback port."""
 
@@ -38,13 +38,14 @@ RIVAL_MEMORIES = [
 @dataclass(frozen=True)
 class ServedWiki:
     base: str
+    database_url: str
     engine: AsyncEngine
     read_token: str
     operator_token: str
     rival_token: str
 
 
-@pytest_asyncio.fixture(scope="module")
+@pytest_asyncio.fixture(scope="session")
 async def served_wiki(postgres_server: EmbeddedPostgres, template_database: str,
                       temporal_env: WorkflowEnvironment) -> AsyncIterator[ServedWiki]:
     name = f"web_{os.getpid()}_{uuid.uuid4().hex[:8]}"
@@ -65,7 +66,7 @@ async def served_wiki(postgres_server: EmbeddedPostgres, template_database: str,
             raise AssertionError("the web view never connects to Temporal")
 
         async with serving(create_app(engine, no_temporal, settings)) as base:
-            yield ServedWiki(base, engine, *tokens)
+            yield ServedWiki(base, postgres_server.url(name), engine, *tokens)
     finally:
         await engine.dispose()
         await execute_as_admin(postgres_server.url("postgres"), f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
