@@ -21,6 +21,7 @@ from bench import (
     reads_report,
     realistic_report,
     server_load_report,
+    web_report,
 )
 from bench.candidates import measure_candidates
 from bench.cost_realistic import (
@@ -36,6 +37,7 @@ from bench.prompt_size import measure_prompt
 from bench.reads import measure_reads
 from bench.server_load import measure_server_load
 from bench.services import Services
+from bench.web import measure_web
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,8 @@ PARTS: tuple[Part, ...] = (
          cli_startup.headline, cli_startup.rows, cli_startup.section, repeated=True),
     Part("server_load", "The agent-facing server under load (mixed reads and retains, 20 tokens)", measure_server_load,
          server_load_report.headline, server_load_report.rows, server_load_report.section),
+    Part("web", "The web view (a page on a 10,000-page scope; every page of the 700-memory sample)", measure_web,
+         web_report.headline, web_report.rows, web_report.section),
 )
 BY_NAME = {part.name: part for part in PARTS}
 

@@ -22,6 +22,7 @@ from cli.common import (
     run,
     scope,
 )
+from cli.demo import DEMO_OWNER, DEMO_TENANT
 from cli.output import out, print_json
 from runtime.settings import get_settings
 
@@ -98,8 +99,8 @@ def export_command(
 
 @handled
 def ui_command(
-    tenant: Annotated[str, typer.Option(help="Tenant of the wiki to open.")] = "demo",
-    owner: Annotated[str, typer.Option(help="Owner of the wiki to open.")] = "alice",
+    tenant: Annotated[str, typer.Option(help="Tenant of the wiki to open.")] = DEMO_TENANT,
+    owner: Annotated[str, typer.Option(help="Owner of the wiki to open.")] = DEMO_OWNER,
     port: Annotated[int, typer.Option(help="Port of the local web view.", min=1, max=65535)] = 8765,
     open_browser: Annotated[bool, typer.Option("--open/--no-open", help="Open it in the default browser.")] = True,
 ) -> None:

@@ -3,7 +3,7 @@
     python -m tests.web.screenshots [COUNT]     # COUNT sample memories, 250 by default
 
 Starts private services (a throwaway Postgres and Temporal dev server), retains the sample into
-scope demo/alice, compiles it with the scripted planner, serves the API with its web view on a
+scope demo/eric, compiles it with the scripted planner, serves the API with its web view on a
 loopback port and takes the same tour the browser test takes (tests/web/browser.py), keeping its
 screenshots in docs/web/.
 """
@@ -30,12 +30,12 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "web"
 async def take(count: int, out: Path) -> dict[str, Path]:
     async with private_services("wiki-shots-") as (client, engine):
         settings = test_settings()
-        await retain_sample(engine, "demo", "alice", count)
+        await retain_sample(engine, "demo", "eric", count)
         async with running_worker(client, engine, settings):
-            await compile_scope(client, settings, "demo", "alice")
-        token = await token_for(engine, "demo", "alice", rights="read")
+            await compile_scope(client, settings, "demo", "eric")
+        token = await token_for(engine, "demo", "eric", rights="read")
         async with engine.connect() as conn:
-            title = (await conn.execute(text(_PAGE_TO_VISIT), {"t": "demo", "o": "alice"})).scalar_one()
+            title = (await conn.execute(text(_PAGE_TO_VISIT), {"t": "demo", "o": "eric"})).scalar_one()
 
         async def no_temporal():
             raise RuntimeError("the web view never connects to Temporal")
