@@ -31,6 +31,9 @@ RECENT_SHOWN = 12
 HUBS_SHOWN = 12
 RUNS_SHOWN = 50
 RELATED_SHOWN = 8
+# The related pages of a page view come from the pages within two links (the API's default walks three):
+# the view shows a handful, and the third level is most of a large scope's walk.
+RELATED_HOPS = 2
 # The graph draws the best-connected pages (every page is listed beside it, a window at a time).
 GRAPH_DRAWN = 300
 GRAPH_LISTED = 500
@@ -104,7 +107,7 @@ async def page_view(conn: AsyncConnection, scope: ReadScope, page_type: str, slu
     refs = {ref for section in view.sections for ref in section.source_refs}
     refs |= {ref for claims in claimed.values() for claim in claims for ref in claim.sources}
     cited = await web_reads.memories_cited(conn, scope.tenant, scope.owner, sorted(refs))
-    related = await reads.related(conn, scope, f"{view.type}/{view.slug}", RELATED_SHOWN)
+    related = await reads.related(conn, scope, f"{view.type}/{view.slug}", RELATED_SHOWN, max_hops=RELATED_HOPS)
     return PageShown(
         type=view.type, slug=view.slug, title=view.title, summary=view.summary, aliases=view.aliases,
         updated_at=view.updated_at, last_compiled_at=view.last_compiled_at,
@@ -135,9 +138,9 @@ async def graph_view(conn: AsyncConnection, scope: ReadScope, offset: int = 0) -
     if not 0 <= offset <= MAX_GRAPH_OFFSET:
         raise BadInput(f"offset must be between 0 and {MAX_GRAPH_OFFSET} (got {offset})")
     total = await web_reads.active_page_count(conn, scope.tenant, scope.owner)
-    drawn = await web_reads.graph_pages(conn, scope.tenant, scope.owner, GRAPH_DRAWN)
+    drawn = await web_reads.best_connected_pages(conn, scope.tenant, scope.owner, GRAPH_DRAWN)
     edges = await web_reads.links_among(conn, scope.tenant, scope.owner, [page.id for page in drawn])
-    listed = await web_reads.graph_pages(conn, scope.tenant, scope.owner, GRAPH_LISTED, offset)
+    listed = await web_reads.pages_in_order(conn, scope.tenant, scope.owner, GRAPH_LISTED, offset)
     following = offset + len(listed)
     return GraphView(total=total, drawn=drawn, edges=edges, listed=listed, offset=offset,
                      next_offset=following if following < total else None)

@@ -11,7 +11,6 @@ token (a browser's cookie is looked up the same way).
 
 from __future__ import annotations
 
-import html
 import logging
 import os
 import random
@@ -23,6 +22,7 @@ import uuid
 from pathlib import Path
 
 import httpx
+from markupsafe import escape
 from sqlalchemy import text
 from sqlalchemy.pool import NullPool
 
@@ -159,7 +159,7 @@ async def check_sample(services: Services) -> dict:
                     base_url=base, timeout=30, headers={"Authorization": f"Bearer {token}"}) as http:
                 for row in rows:
                     shown = await http.get(f"/wiki/{row.type}/{row.slug}")
-                    ok = (shown.status_code == 200 and f"<h1>{html.escape(row.title, quote=False)}</h1>" in shown.text
+                    ok = (shown.status_code == 200 and f"<h1>{escape(row.title)}</h1>" in shown.text
                           and shown.text.count('<li class="claim ') == row.claims)
                     rendered += ok
                     if not ok:

@@ -113,15 +113,27 @@ async def hub_pages(conn: AsyncConnection, tenant: str, owner: str, limit: int) 
     """), {"tenant": tenant, "owner": owner, "limit": limit}))
 
 
-async def graph_pages(conn: AsyncConnection, tenant: str, owner: str, limit: int, offset: int = 0) -> list[PageCard]:
-    """Active pages, best connected first (hubness, then inbound links), a window of `limit` from `offset`."""
+async def best_connected_pages(conn: AsyncConnection, tenant: str, owner: str, limit: int) -> list[PageCard]:
+    """The `limit` active pages with the highest hubness, then the most links in (counted in one pass
+    over the scope's links, not once per page)."""
+    return _cards(await conn.execute(text(f"""
+        SELECT {_CARD_COLUMNS} FROM wiki_pages p
+        LEFT JOIN (SELECT l.to_page_id, count(*) AS inbound FROM wiki_page_links l
+                   JOIN wiki_pages t ON t.id = l.to_page_id
+                   WHERE t.tenant_id = :tenant AND t.owner_id = :owner GROUP BY l.to_page_id) links
+               ON links.to_page_id = p.id
+        WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+        ORDER BY p.hubness_score DESC, coalesce(links.inbound, 0) DESC, p.type, p.slug COLLATE "C"
+        LIMIT :limit
+    """), {"tenant": tenant, "owner": owner, "limit": limit}))
+
+
+async def pages_in_order(conn: AsyncConnection, tenant: str, owner: str, limit: int, offset: int) -> list[PageCard]:
+    """Active pages by type and slug, a window of `limit` from `offset`."""
     return _cards(await conn.execute(text(f"""
         SELECT {_CARD_COLUMNS} FROM wiki_pages p
         WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
-        ORDER BY p.hubness_score DESC,
-                 (SELECT count(*) FROM wiki_page_links l WHERE l.to_page_id = p.id) DESC,
-                 p.type, p.slug COLLATE "C"
-        LIMIT :limit OFFSET :offset
+        ORDER BY p.type, p.slug LIMIT :limit OFFSET :offset
     """), {"tenant": tenant, "owner": owner, "limit": limit, "offset": offset}))
 
 

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from markupsafe import escape
 from sqlalchemy import text
 
 from servers.web.session import CONTENT_SECURITY_POLICY, csrf_for
@@ -71,7 +72,7 @@ async def test_every_page_renders_with_its_claims_and_citations(served_wiki: Ser
         for page_type, slug, title in pages:
             shown = await http.get(f"/wiki/{page_type}/{slug}")
             assert shown.status_code == 200, (page_type, slug, shown.text[:300])
-            assert f"<h1>{html.escape(title, quote=False)}</h1>" in shown.text
+            assert f"<h1>{escape(title)}</h1>" in shown.text
             assert shown.text.count('<li class="claim ') == claim_counts.get((page_type, slug), 0), slug
             assert shown.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
             assert "<script" not in shown.text
@@ -91,9 +92,9 @@ async def test_a_citation_shows_the_memory_it_cites(served_wiki: ServedWiki):
         shown = (await http.get(f"/wiki/{row.type}/{row.slug}")).text
         link = shown.index(f'href="/memories/{row.id}"')
         citation = shown[shown.rindex('<details class="cite">', 0, link):link]
-        assert html.escape(row.content[:80], quote=False) in citation
+        assert escape(row.content[:80]) in citation
         memory = await http.get(f"/memories/{row.id}")
-        assert memory.status_code == 200 and html.escape(row.content, quote=False) in memory.text
+        assert memory.status_code == 200 and escape(row.content) in memory.text
         assert f'href="/wiki/{row.type}/{row.slug}#' in memory.text  # its blast radius links back
         assert "Forget this memory" not in memory.text  # a read token never sees the forget form
 
