@@ -9,6 +9,7 @@ build has it (`forgetting_available`); the view never deletes anything itself.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from datetime import datetime
 from typing import Any
@@ -150,6 +151,7 @@ async def runs_view(conn: AsyncConnection, scope: ReadScope) -> RunsView:
     return RunsView(runs=await list_jobs(conn, tenant=scope.tenant, owner=scope.owner, limit=RUNS_SHOWN))
 
 
+@functools.cache
 def forgetting_available() -> Any | None:
     """The app layer's `forget_memories` use case when this build has one, else None: the web view
     shows the forget form only then (and only to an operator token)."""

@@ -157,7 +157,8 @@ def serve_command(
     workers: Annotated[int, typer.Option(help="Server processes (each with its own connection pool).",
                                          min=1, max=64)] = 1,
 ) -> None:
-    """The HTTP API over the wiki (search, pages, sources, related, changes, retain), per-scope bearer tokens."""
+    """The HTTP API over the wiki (search, pages, sources, related, changes, retain) and the web view at /,
+    per-scope tokens."""
     settings = get_settings()
     host, port = parse_listen(f"{host}:{port}", "--host/--port")
     if workers > 1:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -179,8 +179,7 @@ def add_web_views(api: FastAPI, engine: AsyncEngine, settings: Settings, counter
         return await shown(request, who, "home.html", lambda: web_views.home_view(who.conn, who.scope))
 
     @router.get("/search", response_class=HTMLResponse)
-    async def search(request: Request, who: Signed, q: Annotated[str, Query(max_length=reads.MAX_QUERY_CHARS)] = ""
-                     ) -> HTMLResponse:
+    async def search(request: Request, who: Signed, q: str = "") -> HTMLResponse:
         if not q.strip():
             return RedirectResponse("/", status_code=303, headers=SECURITY_HEADERS)  # type: ignore[return-value]
         return await shown(request, who, "search.html", lambda: reads.search(who.conn, who.scope, q, 30), query=q)
@@ -197,7 +196,7 @@ def add_web_views(api: FastAPI, engine: AsyncEngine, settings: Settings, counter
 
     @router.get("/graph", response_class=HTMLResponse)
     async def graph(request: Request, who: Signed,
-                    offset: Annotated[int, Query(ge=0, le=web_views.MAX_GRAPH_OFFSET)] = 0) -> HTMLResponse:
+                    offset: int = 0) -> HTMLResponse:
         async def read() -> Any:
             view = await web_views.graph_view(who.conn, who.scope, offset)
             nodes, edges = render.layout([(str(p.id), p.type, p.slug, p.title, p.hubness) for p in view.drawn],
