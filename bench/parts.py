@@ -23,6 +23,7 @@ from bench import (
     reads_report,
     realistic_report,
     server_load_report,
+    web_report,
 )
 from bench.candidates import measure_candidates
 from bench.cost_realistic import (
@@ -39,6 +40,7 @@ from bench.prompt_size import measure_prompt
 from bench.reads import measure_reads
 from bench.server_load import measure_server_load
 from bench.services import Services
+from bench.web import measure_web
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,8 @@ PARTS: tuple[Part, ...] = (
          forget_cost.headline, forget_cost.rows, forget_cost.section),
     Part("fairness", "Many tenants, one model quota: priority and fairness", measure_fairness,
          fairness_report.headline, fairness_report.rows, fairness_report.section),
+    Part("web", "The web view (a page on a 10,000-page scope; every page of the 700-memory sample)", measure_web,
+         web_report.headline, web_report.rows, web_report.section),
 )
 BY_NAME = {part.name: part for part in PARTS}
 

@@ -118,9 +118,14 @@ async def _serve(settings: Settings, host: str, port: int) -> None:
     async with database(pre_ping=False) as engine:
         await _schema_ready(engine)
         app = create_app(engine, lambda: temporal(settings), settings)
-        print(f"wiki API at http://{host}:{port}/v1 (docs: http://{host}:{port}/docs)",
-              file=sys.stderr, flush=True)
+        print(f"wiki API at http://{host}:{port}/v1 (docs: http://{host}:{port}/docs; web view: "
+              f"http://{host}:{port}/)", file=sys.stderr, flush=True)
         await _uvicorn(app, host, port)
+
+
+def serve_on(settings: Settings, host: str, port: int) -> None:
+    """`wiki serve` in this process (the API and its web view), until a signal stops it."""
+    run(_serve(settings, host, port))
 
 
 async def _database_ready() -> str:
@@ -152,7 +157,8 @@ def serve_command(
     workers: Annotated[int, typer.Option(help="Server processes (each with its own connection pool).",
                                          min=1, max=64)] = 1,
 ) -> None:
-    """The HTTP API over the wiki (search, pages, sources, related, changes, retain), per-scope bearer tokens."""
+    """The HTTP API over the wiki (search, pages, sources, related, changes, retain) and the web view at /,
+    per-scope tokens."""
     settings = get_settings()
     host, port = parse_listen(f"{host}:{port}", "--host/--port")
     if workers > 1:

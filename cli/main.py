@@ -39,7 +39,11 @@ COMMANDS = {
                                                     "its report."),
     "search": LazyCommand("cli.pages", "search_command", "Full-text search of the scope's active pages, best "
                                                          "first."),
-    "serve": LazyCommand("cli.agents", "serve_command", "The HTTP API over the wiki, per-scope bearer tokens."),
+    "serve": LazyCommand("cli.agents", "serve_command", "The HTTP API and the web view over the wiki, per-scope "
+                                                      "tokens."),
+    "ui": LazyCommand("cli.export", "ui_command", "Open the web view locally on a scope (the demo's by default)."),
+    "export": LazyCommand("cli.export", "export_command", "Export a scope's wiki as an Obsidian vault or one JSON "
+                                                          "document."),
     "mcp": LazyCommand("cli.agents", "mcp_command", "An MCP server over the wiki (stdio, or HTTP with tokens)."),
     "demo": LazyCommand("cli.demo", "demo_command", "Start the services, retain the sample, compile it and print "
                                                     "the wiki."),

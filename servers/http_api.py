@@ -63,6 +63,7 @@ from servers.guard import (
     caller_of,
 )
 from servers.merge_routes import add_merge_routes
+from servers.web.views import add_web_views
 
 log = logging.getLogger(__name__)
 PageType = Literal["entity", "topic", "decision"]
@@ -387,6 +388,7 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
         return api.openapi_schema
 
     api.openapi = openapi  # type: ignore[method-assign]
+    add_web_views(api, engine, settings, counters)
     return api
 
 

@@ -1,0 +1,169 @@
+"""What the web view (servers/web/) shows, read once per view: the home, a page with its claims and
+what they cite, a memory with everything citing it, the link graph, the compile runs.
+
+Every function takes the signed-in caller's `ReadScope` and reads only that scope; inputs are
+bounded here (`BadInput`), a name of nothing in the scope raises `NotFound`, worded as for what
+exists nowhere. The forget form shown on a memory calls `forget_memories` of the app layer when this
+build has it (`forgetting_available`); the view never deletes anything itself.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from pydantic import BaseModel
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app import reads
+from app.reads import BadInput, NotFound, PageRef, ReadScope, RelatedHit
+from app.scope_report import JobRow, list_jobs
+from domain.plan import PAGE_TYPES
+from store import claims as claim_store
+from store import web_reads, wiki_reads
+from store.claims import ClaimView
+from store.web_reads import CitedText, ClaimCiting, GraphEdge, PageCard, ScopeCounts
+from store.wiki_reads import Backlink, CitingSection, MemoryView
+
+RECENT_SHOWN = 12
+HUBS_SHOWN = 12
+RUNS_SHOWN = 50
+RELATED_SHOWN = 8
+# The related pages of a page view come from the pages within two links (the API's default walks three):
+# the view shows a handful, and the third level is most of a large scope's walk.
+RELATED_HOPS = 2
+# The graph draws the best-connected pages (every page is listed beside it, a window at a time).
+GRAPH_DRAWN = 300
+GRAPH_LISTED = 500
+MAX_GRAPH_OFFSET = 1_000_000
+
+__all__ = ["BadInput", "NotFound", "ReadScope", "forgetting_available", "graph_view", "home_view",
+           "memory_view", "page_view", "runs_view"]
+
+
+class HomeView(BaseModel):
+    counts: ScopeCounts
+    recent: list[PageCard]
+    hubs: list[PageCard]
+
+
+class SectionShown(BaseModel):
+    slug: str
+    heading: str
+    body_md: str
+    claims: list[ClaimView]
+
+
+class PageShown(BaseModel):
+    type: str
+    slug: str
+    title: str
+    summary: str | None
+    aliases: list[str]
+    updated_at: datetime
+    last_compiled_at: datetime | None
+    sections: list[SectionShown]
+    cited: dict[str, CitedText]  # every memory a claim or section of the page cites, by id
+    backlinks: list[Backlink]
+    related: list[RelatedHit]
+
+
+class MemoryShown(BaseModel):
+    memory: MemoryView
+    sections: list[CitingSection]
+    claims: list[ClaimCiting]
+
+
+class GraphView(BaseModel):
+    total: int
+    drawn: list[PageCard]
+    edges: list[GraphEdge]
+    listed: list[PageCard]
+    offset: int
+    next_offset: int | None
+
+
+class RunsView(BaseModel):
+    runs: list[JobRow]
+
+
+async def home_view(conn: AsyncConnection, scope: ReadScope) -> HomeView:
+    return HomeView(counts=await web_reads.scope_counts(conn, scope.tenant, scope.owner),
+                    recent=await web_reads.recent_pages(conn, scope.tenant, scope.owner, RECENT_SHOWN),
+                    hubs=await web_reads.hub_pages(conn, scope.tenant, scope.owner, HUBS_SHOWN))
+
+
+async def page_view(conn: AsyncConnection, scope: ReadScope, page_type: str, slug: str) -> PageShown:
+    """The active page with its claims, the memories they cite, its backlinks and its related pages."""
+    if page_type not in PAGE_TYPES:
+        raise NotFound(f"no page {page_type[:40]}/{slug[:40]} in this wiki")
+    slug = reads.text_argument("slug", slug, reads.MAX_NAME_CHARS)
+    view = await wiki_reads.find_page(conn, scope.tenant, scope.owner, page_type, slug)
+    if view is None:
+        raise NotFound(f"no page {page_type}/{slug} in this wiki")
+    claimed = await claim_store.page_claims(conn, scope.tenant, scope.owner, view.id)
+    refs = {ref for section in view.sections for ref in section.source_refs}
+    refs |= {ref for claims in claimed.values() for claim in claims for ref in claim.sources}
+    cited = await web_reads.memories_cited(conn, scope.tenant, scope.owner, sorted(refs))
+    related = await reads.related(conn, scope, f"{view.type}/{view.slug}", RELATED_SHOWN, max_hops=RELATED_HOPS)
+    return PageShown(
+        type=view.type, slug=view.slug, title=view.title, summary=view.summary, aliases=view.aliases,
+        updated_at=view.updated_at, last_compiled_at=view.last_compiled_at,
+        sections=[SectionShown(slug=s.slug, heading=s.heading, body_md=s.body_md, claims=claimed.get(s.slug, []))
+                  for s in view.sections],
+        cited=cited, backlinks=await wiki_reads.backlinks(conn, scope.tenant, scope.owner, view.id),
+        related=related.hits)
+
+
+def parse_memory_id(value: str) -> UUID:
+    try:
+        return UUID(value[:64])
+    except ValueError:
+        raise NotFound("no such memory in this wiki") from None
+
+
+async def memory_view(conn: AsyncConnection, scope: ReadScope, memory_id: str) -> MemoryShown:
+    """The memory whole and its blast radius: every section and claim of an active page citing it."""
+    found = await wiki_reads.find_memory(conn, scope.tenant, scope.owner, parse_memory_id(memory_id))
+    if found is None:
+        raise NotFound("no such memory in this wiki")
+    return MemoryShown(memory=found,
+                       sections=await wiki_reads.sections_citing(conn, scope.tenant, scope.owner, found.id),
+                       claims=await web_reads.claims_citing(conn, scope.tenant, scope.owner, str(found.id)))
+
+
+async def graph_view(conn: AsyncConnection, scope: ReadScope, offset: int = 0) -> GraphView:
+    if not 0 <= offset <= MAX_GRAPH_OFFSET:
+        raise BadInput(f"offset must be between 0 and {MAX_GRAPH_OFFSET} (got {offset})")
+    total = await web_reads.active_page_count(conn, scope.tenant, scope.owner)
+    drawn = await web_reads.best_connected_pages(conn, scope.tenant, scope.owner, GRAPH_DRAWN)
+    edges = await web_reads.links_among(conn, scope.tenant, scope.owner, [page.id for page in drawn])
+    listed = await web_reads.pages_in_order(conn, scope.tenant, scope.owner, GRAPH_LISTED, offset)
+    following = offset + len(listed)
+    return GraphView(total=total, drawn=drawn, edges=edges, listed=listed, offset=offset,
+                     next_offset=following if following < total else None)
+
+
+async def runs_view(conn: AsyncConnection, scope: ReadScope) -> RunsView:
+    return RunsView(runs=await list_jobs(conn, tenant=scope.tenant, owner=scope.owner, limit=RUNS_SHOWN))
+
+
+@functools.cache
+def forgetting_available() -> Any | None:
+    """The app layer's `forget_memories` use case when this build has one, else None: the web view
+    shows the forget form only then (and only to an operator token)."""
+    for module in ("app.forget", "app.forgetting", "app.operations"):
+        try:
+            found = getattr(importlib.import_module(module), "forget_memories", None)
+        except ImportError:
+            continue
+        if callable(found):
+            return found
+    return None
+
+
+def page_ref(card: PageCard) -> PageRef:
+    return PageRef(type=card.type, slug=card.slug, title=card.title)

@@ -1,0 +1,299 @@
+"""What the web view and the export read in bulk: the scope's counts, its recent and best-connected
+pages, the link graph, the memories a page cites, the claims citing a memory, and every active page
+whole for an export.
+
+Every query is scoped by tenant AND owner, reads active pages only, and is bounded by a limit the
+caller passes (the export reads the whole scope on purpose, in a few statements, never one per page).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from pydantic import BaseModel
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+_UUID_PATTERN = "^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$"
+
+
+class ScopeCounts(BaseModel):
+    pages_by_type: dict[str, int]
+    memories: int
+    claims: int
+    links: int
+    runs: int
+
+
+class PageCard(BaseModel):
+    """A page as a list shows it."""
+
+    id: UUID
+    type: str
+    slug: str
+    title: str
+    summary: str | None
+    hubness: int
+    updated_at: datetime
+
+
+class GraphEdge(BaseModel):
+    source: UUID
+    target: UUID
+    kind: str
+
+
+class CitedText(BaseModel):
+    """A memory a claim cites: its text and date (both None when the memory is gone)."""
+
+    id: str
+    dated: datetime | None
+    content: str | None
+
+
+class ClaimCiting(BaseModel):
+    """A claim that cites a memory, with where it stands."""
+
+    page_type: str
+    page_slug: str
+    page_title: str
+    section_slug: str
+    heading: str
+    text: str
+    status: str
+    confidence: float
+
+
+async def scope_counts(conn: AsyncConnection, tenant: str, owner: str) -> ScopeCounts:
+    params = {"tenant": tenant, "owner": owner}
+    by_type = {row.type: row.count for row in await conn.execute(text("""
+        SELECT type, count(*) AS count FROM wiki_pages
+        WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'active' GROUP BY type
+    """), params)}
+    row = (await conn.execute(text("""
+        SELECT (SELECT count(*) FROM memory_units WHERE tenant_id = :tenant AND owner_id = :owner) AS memories,
+               (SELECT count(*) FROM wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id
+                JOIN wiki_pages p ON p.id = s.page_id
+                WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active') AS claims,
+               (SELECT count(*) FROM wiki_page_links l JOIN wiki_pages p ON p.id = l.from_page_id
+                WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active') AS links,
+               (SELECT count(*) FROM wiki_compile_jobs
+                WHERE kind = 'compile' AND tenant_id = :tenant AND owner_id = :owner) AS runs
+    """), params)).one()
+    return ScopeCounts(pages_by_type=by_type, memories=row.memories, claims=row.claims, links=row.links,
+                       runs=row.runs)
+
+
+_CARD_COLUMNS = "p.id, p.type, p.slug, p.title, p.summary, p.hubness_score AS hubness, p.updated_at"
+
+
+def _cards(rows: Any) -> list[PageCard]:
+    return [PageCard(**row._mapping) for row in rows]
+
+
+async def recent_pages(conn: AsyncConnection, tenant: str, owner: str, limit: int) -> list[PageCard]:
+    """The active pages changed last, newest first."""
+    return _cards(await conn.execute(text(f"""
+        SELECT {_CARD_COLUMNS} FROM wiki_pages p
+        WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+        ORDER BY p.updated_at DESC, p.id LIMIT :limit
+    """), {"tenant": tenant, "owner": owner, "limit": limit}))
+
+
+async def hub_pages(conn: AsyncConnection, tenant: str, owner: str, limit: int) -> list[PageCard]:
+    """The active pages with the highest hubness (the aggregation pass's score), best first."""
+    return _cards(await conn.execute(text(f"""
+        SELECT {_CARD_COLUMNS} FROM wiki_pages p
+        WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active' AND p.hubness_score > 0
+        ORDER BY p.hubness_score DESC, p.title, p.id LIMIT :limit
+    """), {"tenant": tenant, "owner": owner, "limit": limit}))
+
+
+async def best_connected_pages(conn: AsyncConnection, tenant: str, owner: str, limit: int) -> list[PageCard]:
+    """The `limit` active pages with the highest hubness, then the most links in (counted in one pass
+    over the scope's links, not once per page)."""
+    return _cards(await conn.execute(text(f"""
+        SELECT {_CARD_COLUMNS} FROM wiki_pages p
+        LEFT JOIN (SELECT l.to_page_id, count(*) AS inbound FROM wiki_page_links l
+                   JOIN wiki_pages t ON t.id = l.to_page_id
+                   WHERE t.tenant_id = :tenant AND t.owner_id = :owner GROUP BY l.to_page_id) links
+               ON links.to_page_id = p.id
+        WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+        ORDER BY p.hubness_score DESC, coalesce(links.inbound, 0) DESC, p.type, p.slug COLLATE "C"
+        LIMIT :limit
+    """), {"tenant": tenant, "owner": owner, "limit": limit}))
+
+
+async def pages_in_order(conn: AsyncConnection, tenant: str, owner: str, limit: int, offset: int) -> list[PageCard]:
+    """Active pages by type and slug, a window of `limit` from `offset`."""
+    return _cards(await conn.execute(text(f"""
+        SELECT {_CARD_COLUMNS} FROM wiki_pages p
+        WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+        ORDER BY p.type, p.slug LIMIT :limit OFFSET :offset
+    """), {"tenant": tenant, "owner": owner, "limit": limit, "offset": offset}))
+
+
+async def active_page_count(conn: AsyncConnection, tenant: str, owner: str) -> int:
+    return (await conn.execute(text("""
+        SELECT count(*) FROM wiki_pages WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'active'
+    """), {"tenant": tenant, "owner": owner})).scalar_one()
+
+
+async def links_among(conn: AsyncConnection, tenant: str, owner: str, page_ids: Sequence[UUID]) -> list[GraphEdge]:
+    """The links between the given pages of the scope (both ends among them)."""
+    rows = await conn.execute(text("""
+        SELECT l.from_page_id, l.to_page_id, l.kind FROM wiki_page_links l
+        JOIN wiki_pages f ON f.id = l.from_page_id JOIN wiki_pages t ON t.id = l.to_page_id
+        WHERE l.from_page_id = ANY(:ids) AND l.to_page_id = ANY(:ids)
+          AND f.tenant_id = :tenant AND f.owner_id = :owner AND t.tenant_id = :tenant AND t.owner_id = :owner
+        ORDER BY l.from_page_id, l.to_page_id, l.kind
+    """), {"tenant": tenant, "owner": owner, "ids": list(page_ids)})
+    return [GraphEdge(source=row.from_page_id, target=row.to_page_id, kind=row.kind) for row in rows]
+
+
+async def memories_cited(conn: AsyncConnection, tenant: str, owner: str, refs: Sequence[str]) -> dict[str, CitedText]:
+    """The scope's memories among `refs` (ids as claims cite them), by ref; a ref of no memory of the
+    scope maps to an empty citation."""
+    found = {ref: CitedText(id=ref, dated=None, content=None) for ref in refs}
+    ids = [ref for ref in found if _is_uuid(ref)]
+    if ids:
+        rows = await conn.execute(text("""
+            SELECT id, created_at, content FROM memory_units
+            WHERE tenant_id = :tenant AND owner_id = :owner AND id = ANY(CAST(:ids AS uuid[]))
+        """), {"tenant": tenant, "owner": owner, "ids": ids})
+        for row in rows:
+            found[str(row.id)] = CitedText(id=str(row.id), dated=row.created_at, content=row.content)
+    return found
+
+
+def _is_uuid(ref: str) -> bool:
+    try:
+        return str(UUID(ref)) == ref
+    except ValueError:
+        return False
+
+
+async def claims_citing(conn: AsyncConnection, tenant: str, owner: str, memory_id: str) -> list[ClaimCiting]:
+    """Every claim of an active page of the scope that cites the memory."""
+    rows = await conn.execute(text("""
+        SELECT p.type, p.slug, p.title, s.section_slug, s.heading, c.text, c.status, c.confidence
+        FROM wiki_claim_sources cs
+        JOIN wiki_section_claims c ON c.id = cs.claim_id
+        JOIN wiki_page_sections s ON s.id = c.section_id
+        JOIN wiki_pages p ON p.id = s.page_id
+        WHERE cs.tenant_id = :tenant AND cs.owner_id = :owner AND cs.memory_id = :memory
+          AND p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+        ORDER BY p.type, p.slug, s.position, c.position
+    """), {"tenant": tenant, "owner": owner, "memory": memory_id})
+    return [ClaimCiting(page_type=r.type, page_slug=r.slug, page_title=r.title, section_slug=r.section_slug,
+                        heading=r.heading, text=r.text, status=r.status, confidence=float(r.confidence))
+            for r in rows]
+
+
+# ------------------------------------------------------------------------------------------ the export
+
+
+class ExportClaim(BaseModel):
+    text: str
+    kind: str
+    status: str
+    confidence: float
+    sources: list[str]
+
+
+class ExportSection(BaseModel):
+    slug: str
+    heading: str
+    body_md: str
+    sources: list[str]
+    claims: list[ExportClaim]
+
+
+class ExportPage(BaseModel):
+    id: UUID
+    type: str
+    slug: str
+    title: str
+    summary: str | None
+    aliases: list[str]
+    tags: list[str]
+    parent: str | None  # TYPE/SLUG of the parent page when it is active
+    hubness: int
+    updated_at: datetime
+    links: list[str]  # TYPE/SLUG of the active pages it links to (references), sorted
+    sections: list[ExportSection]
+
+
+async def export_pages(conn: AsyncConnection, tenant: str, owner: str) -> list[ExportPage]:
+    """Every active page of the scope whole, sorted by type and slug: four statements for the scope."""
+    params = {"tenant": tenant, "owner": owner}
+    pages = (await conn.execute(text("""
+        SELECT p.id, p.type, p.slug, p.title, p.summary, p.tags, p.hubness_score, p.updated_at,
+               CASE WHEN parent.status = 'active' THEN parent.type || '/' || parent.slug END AS parent,
+               coalesce((SELECT array_agg(a.alias ORDER BY a.alias COLLATE "C") FROM wiki_page_aliases a
+                         WHERE a.page_id = p.id), '{}') AS aliases,
+               coalesce((SELECT array_agg(DISTINCT t.type || '/' || t.slug) FROM wiki_page_links l
+                         JOIN wiki_pages t ON t.id = l.to_page_id
+                         WHERE l.from_page_id = p.id AND t.status = 'active'
+                           AND t.tenant_id = :tenant AND t.owner_id = :owner), '{}') AS links
+        FROM wiki_pages p LEFT JOIN wiki_pages parent
+             ON parent.id = p.parent_page_id AND parent.tenant_id = :tenant AND parent.owner_id = :owner
+        WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+        ORDER BY p.type COLLATE "C", p.slug COLLATE "C"
+    """), params)).all()
+    sections = (await conn.execute(text("""
+        SELECT s.id, s.page_id, s.section_slug, s.heading, s.body_md,
+               coalesce((SELECT array_agg(src.source_ref ORDER BY src.source_ref COLLATE "C")
+                         FROM wiki_section_sources src WHERE src.section_id = s.id), '{}') AS sources
+        FROM wiki_page_sections s JOIN wiki_pages p ON p.id = s.page_id
+        WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+        ORDER BY s.page_id, s.position, s.section_slug COLLATE "C"
+    """), params)).all()
+    claims = (await conn.execute(text("""
+        SELECT c.section_id, c.text, c.kind, c.status, c.confidence,
+               coalesce((SELECT array_agg(cs.memory_id ORDER BY cs.memory_id COLLATE "C") FROM wiki_claim_sources cs
+                         WHERE cs.claim_id = c.id), '{}') AS sources
+        FROM wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id
+        JOIN wiki_pages p ON p.id = s.page_id
+        WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+        ORDER BY c.section_id, c.position
+    """), params)).all()
+    claims_of: dict[UUID, list[ExportClaim]] = {}
+    for row in claims:
+        claims_of.setdefault(row.section_id, []).append(ExportClaim(
+            text=row.text, kind=row.kind, status=row.status, confidence=float(row.confidence),
+            sources=list(row.sources)))
+    sections_of: dict[UUID, list[ExportSection]] = {}
+    for row in sections:
+        sections_of.setdefault(row.page_id, []).append(ExportSection(
+            slug=row.section_slug, heading=row.heading, body_md=row.body_md, sources=list(row.sources),
+            claims=claims_of.get(row.id, [])))
+    return [ExportPage(id=row.id, type=row.type, slug=row.slug, title=row.title, summary=row.summary,
+                       aliases=list(row.aliases), tags=sorted(row.tags), parent=row.parent, hubness=row.hubness_score,
+                       updated_at=row.updated_at, links=sorted(row.links), sections=sections_of.get(row.id, []))
+            for row in pages]
+
+
+class ExportMemory(BaseModel):
+    id: str
+    dated: datetime
+    content: str
+    metadata: dict[str, Any]
+
+
+async def export_memories(conn: AsyncConnection, tenant: str, owner: str, ids: Sequence[str]) -> list[ExportMemory]:
+    """The scope's memories among `ids`, sorted by id."""
+    wanted = sorted({ref for ref in ids if _is_uuid(ref)})
+    if not wanted:
+        return []
+    rows = await conn.execute(text("""
+        SELECT id, created_at, content, CAST(metadata AS text) AS metadata FROM memory_units
+        WHERE tenant_id = :tenant AND owner_id = :owner AND id = ANY(CAST(:ids AS uuid[]))
+        ORDER BY id
+    """), {"tenant": tenant, "owner": owner, "ids": wanted})
+    return [ExportMemory(id=str(row.id), dated=row.created_at, content=row.content, metadata=json.loads(row.metadata))
+            for row in rows]
