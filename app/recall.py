@@ -19,6 +19,7 @@ Memories retained and not compiled yet are searched too (lexical, time, semantic
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated, Literal
 
@@ -40,7 +41,8 @@ from domain.recall import (
     tokens_for,
 )
 from domain.time_window import Anchor, TimeWindow, time_window
-from planners.embeddings import Embedder, cosine_ranking
+from planners.embeddings import Embedder, cosine_ranking, static_embedder
+from runtime.settings import Settings
 from store import recall_reads
 from store.recall_reads import RecallClaimRow
 
@@ -53,6 +55,11 @@ CITED_SHOWN = 3  # best-matching cited memories a condensed claim may carry
 RANKED_PER_RETRIEVER = 300  # each ranking's head that enters the fusion
 PACKING_WINDOW = 200  # fused candidates considered for the budget, best first
 EVIDENCE_MEMORIES = 200  # best-matching memories whose citing claims the evidence ranking holds
+
+
+def embedder_for(settings: Settings) -> Callable[[], Embedder] | None:
+    """The question's embedder when the settings embed claims (loaded on first use, then kept)."""
+    return static_embedder if settings.embeddings == "static" else None
 
 
 class RecallPage(BaseModel):
@@ -208,7 +215,7 @@ def _order(ids: list[str], claim_scores: dict[str, float], claim_evidence: dict[
 
 
 async def _retrieve(conn: AsyncConnection, scope: ReadScope, question: str, use: frozenset[str],
-                    as_of: datetime | None, embedder: Embedder | None) -> _Retrieved:
+                    as_of: datetime | None, embedder: Callable[[], Embedder] | None) -> _Retrieved:
     tenant, owner = scope.tenant, scope.owner
     rankings: dict[str, list[str]] = {}
     claim_scores: dict[str, float] = {}
@@ -260,9 +267,10 @@ async def _retrieve(conn: AsyncConnection, scope: ReadScope, question: str, use:
             dated.sort(key=lambda m: -memory_scores.get(m, 0.0))
             rankings["uncompiled_time"] = [f"m:{m}" for m in dated[:RANKED_PER_RETRIEVER]]
     if "semantic" in use and embedder is not None:
-        vectors = await recall_reads.claim_vectors(conn, tenant, owner, embedder.model)
+        model = embedder()
+        vectors = await recall_reads.claim_vectors(conn, tenant, owner, model.model)
         if vectors.ids:
-            query = embedder.embed([question])[0]
+            query = model.embed([question])[0]
             rankings["semantic"] = [f"c:{c}" for c in cosine_ranking(query, vectors.ids, vectors.blob,
                                                                      RANKED_PER_RETRIEVER)]
     return _Retrieved(rankings=rankings, claim_scores=claim_scores, memory_scores=memory_scores, named_pages=named,
@@ -271,7 +279,8 @@ async def _retrieve(conn: AsyncConnection, scope: ReadScope, question: str, use:
 
 async def recall(db: Database, scope: ReadScope, question: str, max_tokens: int | None = None,
                  as_of: str | datetime | None = None, min_confidence: float | None = None,
-                 without: list[str] | str | None = None, embedder: Embedder | None = None) -> RecallResult:
+                 without: list[str] | str | None = None,
+                 embedder: Callable[[], Embedder] | None = None) -> RecallResult:
     """The claims (and uncompiled memories) that best answer `question`, best first, packed into
     `max_tokens` (every text returned counts, four characters a token), with what did not fit."""
     started = time.perf_counter()

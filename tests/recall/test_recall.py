@@ -108,9 +108,9 @@ async def test_meaning_alone_answers_with_embeddings(engine):
     assert await embed_new_claims(engine, Scope(tenant=TENANT, owner=OWNER), static_embedder) == 7
     assert await embed_new_claims(engine, Scope(tenant=TENANT, owner=OWNER), static_embedder) == 0  # incremental
     question = "Which dog did they get?"
-    found = await recall(engine, SCOPE, question, embedder=static_embedder())
+    found = await recall(engine, SCOPE, question, embedder=static_embedder)
     assert texts(found)[0] == line and set(found.results[0].signals) == {"semantic"}
-    assert line not in texts(await recall(engine, SCOPE, question, without=["semantic"], embedder=static_embedder()))
+    assert line not in texts(await recall(engine, SCOPE, question, without=["semantic"], embedder=static_embedder))
 
 
 async def test_a_condensed_claim_carries_the_memories_that_match(engine):
