@@ -59,7 +59,7 @@ async def context(db: Database, scope: ReadScope, max_tokens: int | None = None,
         text=c.text, page=RecallPage(type=c.page_type, slug=c.page_slug, title=c.page_title), section=c.section_slug,
         heading=c.heading, claim_kind=c.kind, status=c.status, confidence=c.confidence,
         corroboration=c.corroboration, first_seen=c.first_seen, last_seen=c.last_seen,
-        sources=[RecallSource(id=s) for s in c.sources[:SOURCES_SHOWN]], source_count=len(c.sources),
+        sources=[RecallSource(id=s) for s in c.sources[:SOURCES_SHOWN]], source_count=c.corroboration,
         score=round(importance(c.confidence, c.corroboration,
                                (now - c.last_seen).total_seconds() / 86_400 if c.last_seen else None, c.hubness), 6),
         signals={}) for c in (by_id[k] for k in packed.chosen)]

@@ -26,10 +26,12 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app import recall_cache
 from app.reads import BadInput, Database, ReadScope, connection, text_argument
 from domain.memory import parse_instant
 from domain.recall import (
     RETRIEVERS,
+    Fused,
     Packable,
     bm25,
     capitalised_words,
@@ -187,6 +189,7 @@ class _Retrieved(BaseModel):
     memory_scores: dict[str, float]
     named_pages: list[str]
     window: Window | None
+    cited: dict[str, list[str]]  # claim -> the memories it cites that match the question, best first
 
 
 async def _window(conn: AsyncConnection, scope: ReadScope, question: str, now: datetime,
@@ -196,22 +199,14 @@ async def _window(conn: AsyncConnection, scope: ReadScope, question: str, now: d
         return Window(start=found.start, end=found.end, phrase=found.phrase)
     if isinstance(found, Anchor):
         # "before the move": dated by the memory that best matches "the move".
-        matches = await recall_reads.memory_text_matches(conn, scope.tenant, scope.owner, found.phrase, as_of)
-        best = ranked(bm25(matches.docs, matches.total))[:1]
-        texts = await recall_reads.memory_texts(conn, scope.tenant, scope.owner, best)
-        if best and best[0] in texts:
-            at = texts[best[0]].occurred_at
+        memories = await recall_cache.texts(conn, scope.tenant, scope.owner, "memories")
+        scores = bm25(memories.index.matches(await recall_reads.question_lexemes(conn, found.phrase)),
+                      len(memories.index))
+        best = [m for m in ranked(scores) if as_of is None or (memories.happened.get(m) or as_of) <= as_of][:1]
+        if best and (at := memories.happened.get(best[0])) is not None:
             return Window(start=None if found.side == "before" else at, end=at if found.side == "before" else None,
                           phrase=f"{found.side} {found.phrase}")
     return None
-
-
-def _order(ids: list[str], claim_scores: dict[str, float], claim_evidence: dict[str, float],
-           facts: dict[str, tuple[bool, float, int]]) -> list[str]:
-    """Claims of a retriever that does not rank by words itself, ranked by the words they (or their
-    memories) share with the question, then fact before derived, then confidence, then position."""
-    return sorted(ids, key=lambda c: (-(claim_scores.get(c, 0.0) + claim_evidence.get(c, 0.0)),
-                                      *(facts.get(c, (False, 0.0, 0))[i] * s for i, s in ((0, -1), (1, -1), (2, 1))), c))
 
 
 async def _retrieve(conn: AsyncConnection, scope: ReadScope, question: str, use: frozenset[str],
@@ -219,62 +214,64 @@ async def _retrieve(conn: AsyncConnection, scope: ReadScope, question: str, use:
     tenant, owner = scope.tenant, scope.owner
     rankings: dict[str, list[str]] = {}
     claim_scores: dict[str, float] = {}
+    lexemes = await recall_reads.question_lexemes(conn, question)
     if "lexical" in use:
-        matches = await recall_reads.claim_text_matches(conn, tenant, owner, question)
-        claim_scores = bm25(matches.docs, matches.total)
+        claim_texts = await recall_cache.texts(conn, tenant, owner, "claims")
+        claim_scores = bm25(claim_texts.index.matches(lexemes), len(claim_texts.index))
         rankings["lexical"] = [f"c:{c}" for c in ranked(claim_scores)[:RANKED_PER_RETRIEVER]]
-    memory_matches = await recall_reads.memory_text_matches(conn, tenant, owner, question, as_of)
-    memory_scores = bm25(memory_matches.docs, memory_matches.total)
+    memory_texts = await recall_cache.texts(conn, tenant, owner, "memories")
+    memory_scores = bm25(memory_texts.index.matches(lexemes), len(memory_texts.index))
+    if as_of is not None:
+        memory_scores = {m: v for m, v in memory_scores.items()
+                         if (when := memory_texts.happened.get(m)) is None or when <= as_of}
     best_memories = ranked(memory_scores)[:EVIDENCE_MEMORIES]
     citations = await recall_reads.claims_citing(conn, tenant, owner, best_memories)
     claim_evidence: dict[str, float] = {}
     by_memory: dict[str, list[str]] = {}
-    for cite in citations:
+    cited: dict[str, list[str]] = {}
+    for cite in sorted(citations, key=lambda c: (-memory_scores[c.memory_id], c.memory_id)):
         by_memory.setdefault(cite.memory_id, []).append(cite.claim_id)
+        cited.setdefault(cite.claim_id, []).append(cite.memory_id)
         claim_evidence[cite.claim_id] = max(claim_evidence.get(cite.claim_id, 0.0), memory_scores[cite.memory_id])
     if "evidence" in use:
         rankings["evidence"] = [f"c:{c}" for m in best_memories for c in by_memory.get(m, [])][:RANKED_PER_RETRIEVER]
     uncompiled = set(await recall_reads.uncompiled_memories(conn, tenant, owner))
     rankings["uncompiled"] = [f"m:{m}" for m in ranked(memory_scores) if m in uncompiled][:RANKED_PER_RETRIEVER]
     named: list[str] = []
-    facts: dict[str, tuple[bool, float, int]] = {}
+    matching = {c: claim_scores.get(c, 0.0) + claim_evidence.get(c, 0.0) for c in {*claim_scores, *claim_evidence}}
     if "names" in use or "graph" in use:
         named = [p.id for p in await recall_reads.pages_for_names(
             conn, tenant, owner, question_name_keys(question), capitalised_words(question))]
     if "names" in use and named:
-        claims = await recall_reads.claims_of_pages(conn, tenant, owner, named)
-        facts |= {c.id: (c.kind == "fact", c.confidence, c.position) for c in claims}
-        rankings["names"] = [f"c:{c}" for c in _order([c.id for c in claims], claim_scores, claim_evidence,
-                                                      facts)][:RANKED_PER_RETRIEVER]
+        rankings["names"] = [f"c:{c}" for c in await recall_reads.claims_of_pages(
+            conn, tenant, owner, named, matching, RANKED_PER_RETRIEVER)]
     if "graph" in use and named:
         near = await recall_reads.linked_pages(conn, tenant, owner, named)
-        claims = await recall_reads.claims_of_pages(conn, tenant, owner, near)
-        facts |= {c.id: (c.kind == "fact", c.confidence, c.position) for c in claims}
-        rankings["graph"] = [f"c:{c}" for c in _order([c.id for c in claims], claim_scores, claim_evidence,
-                                                      facts)][:RANKED_PER_RETRIEVER]
+        rankings["graph"] = [f"c:{c}" for c in await recall_reads.claims_of_pages(
+            conn, tenant, owner, near, matching, RANKED_PER_RETRIEVER)]
     window = None
     if "time" in use:
         window = await _window(conn, scope, question, as_of or datetime.now(UTC), as_of)
         if window is not None:
             in_window = await recall_reads.claims_in_window(conn, tenant, owner, window.start, window.end)
             memories = await recall_reads.memories_in_window(conn, tenant, owner, window.start, window.end)
-            cited = await recall_reads.claims_citing(conn, tenant, owner, memories)
+            dated_citations = await recall_reads.claims_citing(conn, tenant, owner, memories)
             recency = {c: -i for i, c in enumerate(in_window)}
-            pool = list(dict.fromkeys([*in_window, *(c.claim_id for c in cited)]))
-            pool.sort(key=lambda c: (-(claim_scores.get(c, 0.0) + claim_evidence.get(c, 0.0)), -recency.get(c, -10**9)))
+            pool = list(dict.fromkeys([*in_window, *(c.claim_id for c in dated_citations)]))
+            pool.sort(key=lambda c: (-matching.get(c, 0.0), -recency.get(c, -10**9)))
             rankings["time"] = [f"c:{c}" for c in pool[:RANKED_PER_RETRIEVER]]
             dated = [m for m in memories if m in uncompiled]
             dated.sort(key=lambda m: -memory_scores.get(m, 0.0))
             rankings["uncompiled_time"] = [f"m:{m}" for m in dated[:RANKED_PER_RETRIEVER]]
     if "semantic" in use and embedder is not None:
         model = embedder()
-        vectors = await recall_reads.claim_vectors(conn, tenant, owner, model.model)
+        vectors = await recall_cache.vectors(conn, tenant, owner, model.model)
         if vectors.ids:
             query = model.embed([question])[0]
-            rankings["semantic"] = [f"c:{c}" for c in cosine_ranking(query, vectors.ids, vectors.blob,
+            rankings["semantic"] = [f"c:{c}" for c in cosine_ranking(query, vectors.ids, vectors.matrix,
                                                                      RANKED_PER_RETRIEVER)]
     return _Retrieved(rankings=rankings, claim_scores=claim_scores, memory_scores=memory_scores, named_pages=named,
-                      window=window)
+                      window=window, cited=cited)
 
 
 async def recall(db: Database, scope: ReadScope, question: str, max_tokens: int | None = None,
@@ -289,41 +286,26 @@ async def recall(db: Database, scope: ReadScope, question: str, max_tokens: int 
     floor = min_confidence_of(min_confidence)
     moment = _as_of(as_of)
     use = parse_retrievers(without)
+    budget_chars = budget * 4
     async with connection(db) as conn:
         found = await _retrieve(conn, scope, question, use, moment, embedder)
         fused = fuse(found.rankings)
-        head = fused[:PACKING_WINDOW]
+        # The fused head the budget could hold (a claim costs some 30 characters at the least).
+        head = fused[:min(PACKING_WINDOW, 40 + budget_chars // 30)]
         claims = await recall_reads.claim_details(conn, scope.tenant, scope.owner,
                                                   [f.key[2:] for f in head if f.key.startswith("c:")])
         memory_ids = {f.key[2:] for f in head if f.key.startswith("m:")}
-        best_cited = {c.id: _best_cited(c, found.memory_scores) for c in claims.values()}
+        best_cited = {c.id: _best_cited(c, found.cited) for c in claims.values()}
         memory_ids |= {m for cited in best_cited.values() for m in cited}
-        memory_ids |= {s for c in claims.values() for s in _shown_sources(c, found.memory_scores)}
         texts = await recall_reads.memory_texts(conn, scope.tenant, scope.owner, sorted(memory_ids))
         pages = await _page_lines(conn, scope, found.named_pages[:2])
-    entries: dict[str, Packable] = {}
-    seen_texts: set[tuple[str, str]] = set()
-    skipped = 0
-    for item in head:
-        kind, key = item.key[:1], item.key[2:]
-        if kind == "c":
-            claim = claims.get(key)
-            if claim is None or claim.confidence < floor or (moment and claim.first_seen and claim.first_seen > moment):
-                skipped += 1
-                continue
-            if (claim.text_key, claim.page_id) in seen_texts or (claim.text_key, "") in seen_texts:
-                skipped += 1
-                continue
-            seen_texts |= {(claim.text_key, claim.page_id), (claim.text_key, "")}
-            entries[item.key] = Packable(key=item.key, cost=text_cost(claim.text, claim.page_title, claim.heading),
-                                         extras=[(m, text_cost(texts[m].content)) for m in best_cited[key]
-                                                 if m in texts])
-        elif key in texts:
-            entries[item.key] = Packable(key=item.key, cost=text_cost(texts[key].content))
-    budget_chars = budget * 4
-    page_lines = [p for p in pages if text_cost(p.title, p.summary) <= budget_chars // 6][:1]
-    reserved = sum(text_cost(p.title, p.summary) for p in page_lines)
-    packed = pack(entries.values(), budget_chars - reserved)
+        entries, skipped = _packables(head, claims, texts, best_cited, floor, moment)
+        page_lines = [p for p in pages if text_cost(p.title, p.summary) <= budget_chars // 6][:1]
+        reserved = sum(text_cost(p.title, p.summary) for p in page_lines)
+        packed = pack(entries.values(), budget_chars - reserved)
+        shown = {m for key in packed.chosen if key.startswith("c:")
+                 for m in _shown_sources(claims[key[2:]], found.cited)} - set(texts)
+        texts |= await recall_reads.memory_texts(conn, scope.tenant, scope.owner, sorted(shown))
     by_key = {f.key: f for f in head}
     results: list[RecalledClaim | UncompiledHit] = []
     for key in packed.chosen:
@@ -332,7 +314,7 @@ async def recall(db: Database, scope: ReadScope, question: str, max_tokens: int 
         if key.startswith("c:"):
             claim = claims[key[2:]]
             results.append(_claim_answer(claim, item.score, signals, packed.extras.get(key, []), texts,
-                                         found.memory_scores))
+                                         found.cited))
         else:
             memory = texts[key[2:]]
             results.append(UncompiledHit(id=memory.id, text=memory.content, occurred_at=memory.occurred_at,
@@ -351,34 +333,57 @@ async def recall(db: Database, scope: ReadScope, question: str, max_tokens: int 
         took_ms=round((time.perf_counter() - started) * 1000, 1))
 
 
+def _packables(head: list[Fused], claims: dict[str, RecallClaimRow], texts: dict, best_cited: dict[str, list[str]],
+               floor: float, moment: datetime | None) -> tuple[dict[str, Packable], int]:
+    """The fused head as items to pack, best first: claims under `floor` or first seen after `moment`
+    dropped, and a claim whose text another better-ranked claim already says."""
+    entries: dict[str, Packable] = {}
+    seen_texts: set[str] = set()
+    skipped = 0
+    for item in head:
+        kind, key = item.key[:1], item.key[2:]
+        if kind == "c":
+            claim = claims.get(key)
+            if (claim is None or claim.confidence < floor or claim.text_key in seen_texts
+                    or (moment and claim.first_seen and claim.first_seen > moment)):
+                skipped += 1
+                continue
+            seen_texts.add(claim.text_key)
+            entries[item.key] = Packable(key=item.key, cost=text_cost(claim.text, claim.page_title, claim.heading),
+                                         extras=[(m, text_cost(texts[m].content)) for m in best_cited[key]
+                                                 if m in texts])
+        elif key in texts:
+            entries[item.key] = Packable(key=item.key, cost=text_cost(texts[key].content))
+    return entries, skipped
+
+
 def _answer_text(key: str, claims: dict[str, RecallClaimRow], texts: dict) -> str:
     return claims[key[2:]].text if key.startswith("c:") else texts[key[2:]].content
 
 
-def _best_cited(claim: RecallClaimRow, memory_scores: dict[str, float]) -> list[str]:
+def _best_cited(claim: RecallClaimRow, cited: dict[str, list[str]]) -> list[str]:
     """A claim that stands for several memories (a count, a condensed line, a summary) carries the
     cited memories that best match the question; a claim of one memory is that memory already."""
     if claim.kind != "derived" and claim.corroboration < 2:
         return []
-    matching = [m for m in claim.sources if memory_scores.get(m, 0.0) > 0.0]
-    matching.sort(key=lambda m: (-memory_scores[m], m))
-    return matching[:CITED_SHOWN]
+    return cited.get(claim.id, [])[:CITED_SHOWN]
 
 
-def _shown_sources(claim: RecallClaimRow, memory_scores: dict[str, float]) -> list[str]:
-    return sorted(claim.sources, key=lambda m: (-memory_scores.get(m, 0.0), m))[:SOURCES_SHOWN]
+def _shown_sources(claim: RecallClaimRow, cited: dict[str, list[str]]) -> list[str]:
+    """The memories that match the question first, then the claim's first others."""
+    return list(dict.fromkeys([*cited.get(claim.id, []), *claim.sources]))[:SOURCES_SHOWN]
 
 
 def _claim_answer(claim: RecallClaimRow, score: float, signals: dict[str, int], cited: list[str], texts: dict,
-                  memory_scores: dict[str, float]) -> RecalledClaim:
+                  matching: dict[str, list[str]]) -> RecalledClaim:
     return RecalledClaim(
         text=claim.text, page=RecallPage(type=claim.page_type, slug=claim.page_slug, title=claim.page_title),
         section=claim.section_slug, heading=claim.heading, claim_kind=claim.kind, status=claim.status,
         confidence=claim.confidence, corroboration=claim.corroboration, first_seen=claim.first_seen,
         last_seen=claim.last_seen,
         sources=[RecallSource(id=m, occurred_at=texts[m].occurred_at if m in texts else None)
-                 for m in _shown_sources(claim, memory_scores)],
-        source_count=len(claim.sources),
+                 for m in _shown_sources(claim, matching)],
+        source_count=claim.corroboration,
         memories=[RecallMemory(id=m, text=texts[m].content, occurred_at=texts[m].occurred_at, kind="cited")
                   for m in cited],
         score=round(score, 6), signals=signals)

@@ -63,12 +63,11 @@ def to_bytes(vector: np.ndarray) -> bytes:
     return np.asarray(vector, dtype=np.float32).tobytes()
 
 
-def cosine_ranking(query: np.ndarray, ids: Sequence[str], blob: bytes, limit: int) -> list[str]:
+def cosine_ranking(query: np.ndarray, ids: Sequence[str], matrix: np.ndarray, limit: int) -> list[str]:
     """`ids` by cosine similarity to `query`, best first: every vector scored (one matrix product),
-    then the head taken. `blob` holds the unit vectors of `ids`, float32, concatenated."""
+    then the head taken. `matrix` holds the unit vectors of `ids`, one row each."""
     if not ids:
         return []
-    matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(ids), -1)
     scores = matrix @ np.asarray(query, dtype=np.float32)
     count = min(limit, len(ids))
     head = np.argpartition(-scores, count - 1)[:count]

@@ -2,91 +2,76 @@
 owner, active pages only.
 
 Full text: a question is split and stemmed by the database exactly as the claims and memories were
-(the stored `search_tsv`, migration 0010_recall); every row holding ANY of its lexemes is a
-candidate (OR semantics, found through the GIN index), returned with the frequency of each query
-lexeme in it and its length, so `domain.recall.bm25` scores them all with the true document
-frequencies (every row holding a lexeme is among the candidates).
+(the stored `search_tsv`, migration 0010_recall); `text_version` and `text_rows` feed the
+per-process inverted index of app/recall_cache.py, which finds every text holding ANY of the
+question's lexemes (OR semantics) for `domain.recall.bm25`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Literal
 from uuid import UUID
 
 from pydantic import BaseModel
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from domain.recall import TermDoc
 from domain.search import escape_like
-
-# A bound on the rows one OR query returns: far above any scope's matches for a question's rarer
-# words; a lexeme in more rows than this is near-worthless for BM25 (its IDF tends to zero).
-MAX_TEXT_CANDIDATES = 20_000
 
 _SCOPE = "p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'"
 
-_QUERY = """
-    WITH lexemes AS (
-        SELECT coalesce(array_agg(DISTINCT u.lexeme), '{}') AS wanted
-        FROM unnest(to_tsvector('english', regexp_replace(:question, '[^[:alnum:]]+', ' ', 'g'))) AS u
-    ), q AS (
-        SELECT wanted, CASE WHEN cardinality(wanted) > 0
-                            THEN to_tsquery('simple', array_to_string(wanted, ' | ')) END AS query
-        FROM lexemes
-    )
+_QUESTION_LEXEMES = """
+    SELECT coalesce(array_agg(DISTINCT u.lexeme), '{}') AS wanted
+    FROM unnest(to_tsvector('english', regexp_replace(:question, '[^[:alnum:]]+', ' ', 'g'))) AS u
 """
 
 
-class TextMatches(BaseModel):
-    """The rows holding any of a question's lexemes, and how many rows the scope has in all."""
-
-    docs: list[TermDoc]
-    total: int
+async def question_lexemes(conn: AsyncConnection, question: str) -> list[str]:
+    """The question's lexemes, split and stemmed as the stored texts were (its stop words dropped)."""
+    return list((await conn.execute(text(_QUESTION_LEXEMES), {"question": question})).scalar_one())
 
 
-def _term_docs(rows: Sequence) -> list[TermDoc]:
-    return [TermDoc(key=str(row.id), length=max(int(row.len), 1),
-                    tf={lex: int(n) for lex, n in zip(row.lexs or [], row.counts or [], strict=True)})
-            for row in rows]
+TextKind = Literal["claims", "memories"]
+
+_TEXT_SOURCES = {
+    "claims": ("wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id "
+               "JOIN wiki_pages p ON p.id = s.page_id", "p.tenant_id = :tenant AND p.owner_id = :owner", "c"),
+    "memories": ("memory_units c", "c.tenant_id = :tenant AND c.owner_id = :owner", "c"),
+}
 
 
-async def claim_text_matches(conn: AsyncConnection, tenant: str, owner: str, question: str) -> TextMatches:
-    rows = (await conn.execute(text(_QUERY + f"""
-        SELECT c.id, length(c.search_tsv) AS len,
-               (SELECT array_agg(u.lexeme) FROM unnest(c.search_tsv) u WHERE u.lexeme = ANY(q.wanted)) AS lexs,
-               (SELECT array_agg(cardinality(u.positions)) FROM unnest(c.search_tsv) u
-                WHERE u.lexeme = ANY(q.wanted)) AS counts
-        FROM q, wiki_section_claims c
-        JOIN wiki_page_sections s ON s.id = c.section_id
-        JOIN wiki_pages p ON p.id = s.page_id
-        WHERE q.query IS NOT NULL AND c.search_tsv @@ q.query AND {_SCOPE}
-        LIMIT :cap
-    """), {"question": question, "tenant": tenant, "owner": owner, "cap": MAX_TEXT_CANDIDATES})).all()
-    total = (await conn.execute(text(f"""
-        SELECT count(*) FROM wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id
-        JOIN wiki_pages p ON p.id = s.page_id WHERE {_SCOPE}
-    """), {"tenant": tenant, "owner": owner})).scalar_one()
-    return TextMatches(docs=_term_docs(rows), total=int(total))
+class TextVersion(BaseModel):
+    """What a scope's texts of one kind are at: how many, and the newest change."""
+
+    count: int
+    newest: datetime | None
 
 
-async def memory_text_matches(conn: AsyncConnection, tenant: str, owner: str, question: str,
-                              as_of: datetime | None = None) -> TextMatches:
-    rows = (await conn.execute(text(_QUERY + """
-        SELECT m.id, length(m.search_tsv) AS len,
-               (SELECT array_agg(u.lexeme) FROM unnest(m.search_tsv) u WHERE u.lexeme = ANY(q.wanted)) AS lexs,
-               (SELECT array_agg(cardinality(u.positions)) FROM unnest(m.search_tsv) u
-                WHERE u.lexeme = ANY(q.wanted)) AS counts
-        FROM q, memory_units m
-        WHERE q.query IS NOT NULL AND m.search_tsv @@ q.query AND m.tenant_id = :tenant AND m.owner_id = :owner
-          AND (CAST(:as_of AS timestamptz) IS NULL OR m.created_at <= CAST(:as_of AS timestamptz))
-        LIMIT :cap
-    """), {"question": question, "tenant": tenant, "owner": owner, "cap": MAX_TEXT_CANDIDATES,
-           "as_of": as_of})).all()
-    total = (await conn.execute(text("SELECT count(*) FROM memory_units WHERE tenant_id = :tenant AND owner_id = :owner"),
-                                {"tenant": tenant, "owner": owner})).scalar_one()
-    return TextMatches(docs=_term_docs(rows), total=int(total))
+async def text_version(conn: AsyncConnection, tenant: str, owner: str, kind: TextKind) -> TextVersion:
+    source, scope, alias = _TEXT_SOURCES[kind]
+    row = (await conn.execute(text(f"SELECT count(*) AS n, max({alias}.updated_at) AS newest FROM {source} "
+                                   f"WHERE {scope}"), {"tenant": tenant, "owner": owner})).one()
+    return TextVersion(count=int(row.n), newest=row.newest)
+
+
+class TextRow(BaseModel):
+    id: str
+    lexemes: str  # the stored tsvector's text form
+    happened: datetime | None  # a memory's occurred_at
+
+
+async def text_rows(conn: AsyncConnection, tenant: str, owner: str, kind: TextKind,
+                    changed_since: datetime | None = None) -> list[TextRow]:
+    """The scope's texts of one kind (changed at or after `changed_since`, when given) as lexemes."""
+    source, scope, alias = _TEXT_SOURCES[kind]
+    happened = "c.created_at" if kind == "memories" else "NULL::timestamptz"
+    rows = await conn.execute(text(f"""
+        SELECT {alias}.id::text AS id, {alias}.search_tsv::text AS lexemes, {happened} AS happened FROM {source}
+        WHERE {scope} AND (CAST(:since AS timestamptz) IS NULL OR {alias}.updated_at >= CAST(:since AS timestamptz))
+    """), {"tenant": tenant, "owner": owner, "since": changed_since})
+    return [TextRow(id=r.id, lexemes=r.lexemes, happened=r.happened) for r in rows]
 
 
 class RecallClaimRow(BaseModel):
@@ -107,15 +92,19 @@ class RecallClaimRow(BaseModel):
     page_title: str
     page_summary: str | None
     hubness: int
-    sources: list[str]
+    sources: list[str]  # the first SOURCES_HEAD it cites (`corroboration` counts them all)
 
+
+# Memory ids read per claim: a count line may cite thousands; recall shows the best-matching ones
+# (found from the memories' side) and then these.
+SOURCES_HEAD = 20
 
 _CLAIM_COLUMNS = """
     c.id::text AS id, c.text, c.text_key, c.kind, c.status, c.confidence, c.corroboration,
     c.first_seen_at, c.last_seen_at, s.section_slug, s.heading, p.id::text AS page_id, p.type, p.slug,
     p.title, p.summary, p.hubness_score,
-    coalesce((SELECT array_agg(cs.memory_id ORDER BY cs.memory_id) FROM wiki_claim_sources cs
-              WHERE cs.claim_id = c.id), '{}') AS sources
+    coalesce((SELECT array_agg(h.memory_id) FROM (SELECT cs.memory_id FROM wiki_claim_sources cs
+              WHERE cs.claim_id = c.id ORDER BY cs.memory_id LIMIT :sources_head) h), '{}') AS sources
 """
 
 
@@ -135,7 +124,7 @@ async def claim_details(conn: AsyncConnection, tenant: str, owner: str, claim_id
         SELECT {_CLAIM_COLUMNS}
         FROM wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
         WHERE c.id = ANY(CAST(:ids AS uuid[])) AND {_SCOPE}
-    """), {"ids": list(claim_ids), "tenant": tenant, "owner": owner})
+    """), {"ids": list(claim_ids), "tenant": tenant, "owner": owner, "sources_head": SOURCES_HEAD})
     return {row.id: _claim_row(row) for row in rows}
 
 
@@ -163,26 +152,28 @@ async def pages_for_names(conn: AsyncConnection, tenant: str, owner: str, keys: 
     return [f[3] for f in found]
 
 
-class PageClaim(BaseModel):
-    id: str
-    page_id: str
-    kind: str
-    confidence: float
-    corroboration: int
-    position: int
-
-
-async def claims_of_pages(conn: AsyncConnection, tenant: str, owner: str, page_ids: Sequence[str]) -> list[PageClaim]:
+async def claims_of_pages(conn: AsyncConnection, tenant: str, owner: str, page_ids: Sequence[str],
+                          scores: dict[str, float], limit: int) -> list[str]:
+    """The claims of the pages, best first: by `scores` (how well each claim, or the memories it cites,
+    matches the question), then facts before derived lines, then the surest, then in page order;
+    the first `limit` of that full sort."""
     if not page_ids:
         return []
+    scored = sorted(scores.items(), key=lambda item: -item[1])[:MAX_SCORES_SENT]
     rows = await conn.execute(text(f"""
-        SELECT c.id::text AS id, p.id::text AS page_id, c.kind, c.confidence, c.corroboration,
-               s.position * 100000 + c.position AS position
+        SELECT c.id::text AS id
         FROM wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
+        LEFT JOIN unnest(CAST(:ids AS uuid[]), CAST(:scores AS float8[])) AS sc(id, score) ON sc.id = c.id
         WHERE p.id = ANY(CAST(:pages AS uuid[])) AND {_SCOPE}
-    """), {"pages": list(page_ids), "tenant": tenant, "owner": owner})
-    return [PageClaim(id=r.id, page_id=r.page_id, kind=r.kind, confidence=float(r.confidence),
-                      corroboration=r.corroboration, position=r.position) for r in rows]
+        ORDER BY coalesce(sc.score, 0) DESC, c.kind = 'fact' DESC, c.confidence DESC, s.position, c.position, c.id
+        LIMIT :limit
+    """), {"pages": list(page_ids), "tenant": tenant, "owner": owner, "ids": [k for k, _ in scored],
+           "scores": [v for _, v in scored], "limit": limit})
+    return [row.id for row in rows]
+
+
+# The best-scored claims whose scores order a page's claims; the rest sort as unscored.
+MAX_SCORES_SENT = 3_000
 
 
 async def linked_pages(conn: AsyncConnection, tenant: str, owner: str, page_ids: Sequence[str]) -> list[str]:
@@ -267,18 +258,21 @@ async def memory_texts(conn: AsyncConnection, tenant: str, owner: str, memory_id
 
 
 async def uncompiled_memories(conn: AsyncConnection, tenant: str, owner: str, limit: int = 5_000) -> list[str]:
-    """Memories retained after the scope's compile cursor (not compiled yet), newest first."""
+    """Memories retained after the scope's compile cursor (not compiled yet), newest first: the
+    keyset the compile reads by, so its index answers."""
+    cursor = (await conn.execute(text("""
+        SELECT date_trunc('milliseconds', last_record_updated_at AT TIME ZONE 'UTC') AS since, last_record_id
+        FROM wiki_compile_cursors WHERE tenant_id = :tenant AND owner_id = :owner
+    """), {"tenant": tenant, "owner": owner})).first()
+    since = cursor.since if cursor is not None and cursor.since is not None else datetime(1970, 1, 1)
+    since_id = cursor.last_record_id if cursor is not None and cursor.last_record_id is not None else UUID(int=0)
     rows = await conn.execute(text("""
-        SELECT m.id::text AS id FROM memory_units m
-        LEFT JOIN wiki_compile_cursors cur ON cur.tenant_id = m.tenant_id AND cur.owner_id = m.owner_id
-        WHERE m.tenant_id = :tenant AND m.owner_id = :owner
-          AND (cur.last_record_updated_at IS NULL
-               OR (date_trunc('milliseconds', m.updated_at AT TIME ZONE 'UTC'), m.id)
-                  > (date_trunc('milliseconds', cur.last_record_updated_at AT TIME ZONE 'UTC'),
-                     coalesce(cur.last_record_id, CAST('00000000-0000-0000-0000-000000000000' AS uuid))))
-        ORDER BY date_trunc('milliseconds', m.updated_at AT TIME ZONE 'UTC') DESC, m.id DESC
+        SELECT id::text AS id FROM memory_units
+        WHERE tenant_id = :tenant AND owner_id = :owner
+          AND (date_trunc('milliseconds', updated_at AT TIME ZONE 'UTC'), id) > (:since, :since_id)
+        ORDER BY date_trunc('milliseconds', updated_at AT TIME ZONE 'UTC') DESC, id DESC
         LIMIT :limit
-    """), {"tenant": tenant, "owner": owner, "limit": limit})
+    """), {"tenant": tenant, "owner": owner, "since": since, "since_id": since_id, "limit": limit})
     return [row.id for row in rows]
 
 
@@ -292,7 +286,7 @@ async def important_claims(conn: AsyncConnection, tenant: str, owner: str, min_c
         WHERE {_SCOPE} AND c.kind = 'fact' AND c.confidence >= round(CAST(CAST(:min AS float8) AS numeric), 6)
         ORDER BY c.confidence DESC, c.corroboration DESC, c.last_seen_at DESC NULLS LAST, c.id
         LIMIT :limit
-    """), {"tenant": tenant, "owner": owner, "min": min_confidence, "limit": limit})
+    """), {"tenant": tenant, "owner": owner, "min": min_confidence, "limit": limit, "sources_head": SOURCES_HEAD})
     return [_claim_row(row) for row in rows]
 
 
@@ -317,21 +311,25 @@ async def page_summaries(conn: AsyncConnection, tenant: str, owner: str, page_id
     return [found[p] for p in page_ids if p in found]
 
 
-class ClaimVectors(BaseModel):
-    ids: list[str]
-    blob: bytes  # their float32 vectors, concatenated in the order of `ids`
+async def vector_version(conn: AsyncConnection, tenant: str, owner: str, model: str) -> TextVersion:
+    """How many embeddings of the scope's claims `model` made, and the newest."""
+    row = (await conn.execute(text("""
+        SELECT count(*) AS n, max(created_at) AS newest FROM wiki_claim_vectors
+        WHERE tenant_id = :tenant AND owner_id = :owner AND model = :model
+    """), {"tenant": tenant, "owner": owner, "model": model})).one()
+    return TextVersion(count=int(row.n), newest=row.newest)
 
 
-async def claim_vectors(conn: AsyncConnection, tenant: str, owner: str, model: str) -> ClaimVectors:
-    """Every vector of the scope's claims on active pages made by `model` from the claim's current text."""
-    rows = (await conn.execute(text(f"""
-        SELECT v.claim_id::text AS id, v.vector FROM wiki_claim_vectors v
-        JOIN wiki_section_claims c ON c.id = v.claim_id AND c.text_key = v.text_key
-        JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
-        WHERE v.tenant_id = :tenant AND v.owner_id = :owner AND v.model = :model AND {_SCOPE}
-        ORDER BY v.claim_id
-    """), {"tenant": tenant, "owner": owner, "model": model})).all()
-    return ClaimVectors(ids=[r.id for r in rows], blob=b"".join(bytes(r.vector) for r in rows))
+async def vector_rows(conn: AsyncConnection, tenant: str, owner: str, model: str,
+                      made_since: datetime | None = None) -> list[tuple[str, bytes]]:
+    """The scope's claim embeddings by `model` (made at or after `made_since`, when given). A claim of
+    an archived page is dropped later, when the answers' details are read."""
+    rows = await conn.execute(text("""
+        SELECT claim_id::text AS id, vector FROM wiki_claim_vectors
+        WHERE tenant_id = :tenant AND owner_id = :owner AND model = :model
+          AND (CAST(:since AS timestamptz) IS NULL OR created_at >= CAST(:since AS timestamptz))
+    """), {"tenant": tenant, "owner": owner, "model": model, "since": made_since})
+    return [(r.id, bytes(r.vector)) for r in rows]
 
 
 class ClaimText(BaseModel):
