@@ -214,12 +214,14 @@ async def _retrieve(conn: AsyncConnection, scope: ReadScope, question: str, use:
     tenant, owner = scope.tenant, scope.owner
     rankings: dict[str, list[str]] = {}
     claim_scores: dict[str, float] = {}
-    lexemes = await recall_reads.question_lexemes(conn, question)
+    model = embedder() if "semantic" in use and embedder is not None else None
+    state = await recall_reads.recall_state(conn, tenant, owner, question, model.model if model else "")
+    lexemes = state.lexemes
     if "lexical" in use:
-        claim_texts = await recall_cache.texts(conn, tenant, owner, "claims")
+        claim_texts = await recall_cache.texts(conn, tenant, owner, "claims", state.claims)
         claim_scores = bm25(claim_texts.index.matches(lexemes), len(claim_texts.index))
         rankings["lexical"] = [f"c:{c}" for c in ranked(claim_scores)[:RANKED_PER_RETRIEVER]]
-    memory_texts = await recall_cache.texts(conn, tenant, owner, "memories")
+    memory_texts = await recall_cache.texts(conn, tenant, owner, "memories", state.memories)
     memory_scores = bm25(memory_texts.index.matches(lexemes), len(memory_texts.index))
     if as_of is not None:
         memory_scores = {m: v for m, v in memory_scores.items()
@@ -263,9 +265,8 @@ async def _retrieve(conn: AsyncConnection, scope: ReadScope, question: str, use:
             dated = [m for m in memories if m in uncompiled]
             dated.sort(key=lambda m: -memory_scores.get(m, 0.0))
             rankings["uncompiled_time"] = [f"m:{m}" for m in dated[:RANKED_PER_RETRIEVER]]
-    if "semantic" in use and embedder is not None:
-        model = embedder()
-        vectors = await recall_cache.vectors(conn, tenant, owner, model.model)
+    if model is not None and state.vectors.count:
+        vectors = await recall_cache.vectors(conn, tenant, owner, model.model, state.vectors)
         if vectors.ids:
             query = model.embed([question])[0]
             rankings["semantic"] = [f"c:{c}" for c in cosine_ranking(query, vectors.ids, vectors.matrix,

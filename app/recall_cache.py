@@ -52,10 +52,11 @@ def _keep(cache: OrderedDict, key: tuple, value) -> None:
         cache.popitem(last=False)
 
 
-async def texts(conn: AsyncConnection, tenant: str, owner: str, kind: TextKind) -> _Texts:
-    """The scope's `kind` texts as an index, current as of this call."""
+async def texts(conn: AsyncConnection, tenant: str, owner: str, kind: TextKind,
+                version: TextVersion | None = None) -> _Texts:
+    """The scope's `kind` texts as an index, current as of `version` (read now when not given)."""
     key = (tenant, owner, kind)
-    version = await recall_reads.text_version(conn, tenant, owner, kind)
+    version = version or await recall_reads.text_version(conn, tenant, owner, kind)
     cached = _TEXTS.get(key)
     if cached is not None and cached.version == version:
         _TEXTS.move_to_end(key)
@@ -78,10 +79,11 @@ async def texts(conn: AsyncConnection, tenant: str, owner: str, kind: TextKind) 
     return fresh
 
 
-async def vectors(conn: AsyncConnection, tenant: str, owner: str, model: str) -> _Vectors:
+async def vectors(conn: AsyncConnection, tenant: str, owner: str, model: str,
+                  version: TextVersion | None = None) -> _Vectors:
     """The scope's claim embeddings by `model`, as one matrix (rows in the order of `ids`)."""
     key = (tenant, owner, model)
-    version = await recall_reads.vector_version(conn, tenant, owner, model)
+    version = version or await recall_reads.vector_version(conn, tenant, owner, model)
     cached = _VECTORS.get(key)
     if cached is not None and cached.version == version:
         _VECTORS.move_to_end(key)

@@ -56,6 +56,34 @@ async def text_version(conn: AsyncConnection, tenant: str, owner: str, kind: Tex
     return TextVersion(count=int(row.n), newest=row.newest)
 
 
+class RecallState(BaseModel):
+    """What one recall needs to know first, in one round trip."""
+
+    lexemes: list[str]
+    claims: TextVersion
+    memories: TextVersion
+    vectors: TextVersion
+
+
+async def recall_state(conn: AsyncConnection, tenant: str, owner: str, question: str, model: str) -> RecallState:
+    """The question's lexemes and the scope's versions of its claims, memories and embeddings."""
+    claims_source, claims_scope, _ = _TEXT_SOURCES["claims"]
+    row = (await conn.execute(text(f"""
+        SELECT q.wanted AS lexemes, cl.n AS claims, cl.newest AS claims_newest, mem.n AS memories,
+               mem.newest AS memories_newest, vec.n AS vectors, vec.newest AS vectors_newest
+        FROM ({_QUESTION_LEXEMES}) AS q,
+             (SELECT count(*) AS n, max(c.updated_at) AS newest FROM {claims_source} WHERE {claims_scope}) AS cl,
+             (SELECT count(*) AS n, max(updated_at) AS newest FROM memory_units
+              WHERE tenant_id = :tenant AND owner_id = :owner) AS mem,
+             (SELECT count(*) AS n, max(created_at) AS newest FROM wiki_claim_vectors
+              WHERE tenant_id = :tenant AND owner_id = :owner AND model = :model) AS vec
+    """), {"question": question, "tenant": tenant, "owner": owner, "model": model})).one()
+    return RecallState(lexemes=list(row.lexemes),
+                       claims=TextVersion(count=row.claims, newest=row.claims_newest),
+                       memories=TextVersion(count=row.memories, newest=row.memories_newest),
+                       vectors=TextVersion(count=row.vectors, newest=row.vectors_newest))
+
+
 class TextRow(BaseModel):
     id: str
     lexemes: str  # the stored tsvector's text form
