@@ -12,7 +12,7 @@ pages) are dropped, and the result is packed best first into the budget. The ret
 - time: the window the question names against the claims' first/last seen and the memories' dates;
 - semantic: the question's embedding against the claims' (when the scope has vectors).
 
-Memories retained and not compiled yet are searched too (lexical, time, semantic) and returned as
+Memories retained and not compiled yet are searched too (by their words and dates) and returned as
 `uncompiled`, so an agent finds what it stored a second ago.
 """
 

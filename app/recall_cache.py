@@ -41,8 +41,13 @@ class _Vectors:
     matrix: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
 
 
-_TEXTS: OrderedDict[tuple[str, str, str], _Texts] = OrderedDict()
-_VECTORS: OrderedDict[tuple[str, str, str], _Vectors] = OrderedDict()
+_TEXTS: OrderedDict[tuple[str, str, str, str], _Texts] = OrderedDict()
+_VECTORS: OrderedDict[tuple[str, str, str, str], _Vectors] = OrderedDict()
+
+
+def _database(conn: AsyncConnection) -> str:
+    """Which database the scope lives in (a process may read several: the tests, the bench)."""
+    return conn.engine.url.render_as_string(hide_password=True)
 
 
 def _keep(cache: OrderedDict, key: tuple, value) -> None:
@@ -55,7 +60,7 @@ def _keep(cache: OrderedDict, key: tuple, value) -> None:
 async def texts(conn: AsyncConnection, tenant: str, owner: str, kind: TextKind,
                 version: TextVersion | None = None) -> _Texts:
     """The scope's `kind` texts as an index, current as of `version` (read now when not given)."""
-    key = (tenant, owner, kind)
+    key = (_database(conn), tenant, owner, kind)
     version = version or await recall_reads.text_version(conn, tenant, owner, kind)
     cached = _TEXTS.get(key)
     if cached is not None and cached.version == version:
@@ -82,7 +87,7 @@ async def texts(conn: AsyncConnection, tenant: str, owner: str, kind: TextKind,
 async def vectors(conn: AsyncConnection, tenant: str, owner: str, model: str,
                   version: TextVersion | None = None) -> _Vectors:
     """The scope's claim embeddings by `model`, as one matrix (rows in the order of `ids`)."""
-    key = (tenant, owner, model)
+    key = (_database(conn), tenant, owner, model)
     version = version or await recall_reads.vector_version(conn, tenant, owner, model)
     cached = _VECTORS.get(key)
     if cached is not None and cached.version == version:

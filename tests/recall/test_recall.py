@@ -183,3 +183,20 @@ async def test_another_scope_is_never_recalled(engine):
 async def test_bad_input_is_one_sentence(engine, arguments, message):
     with pytest.raises(BadInput, match=message):
         await recall(engine, SCOPE, **arguments)
+
+
+async def test_the_kept_index_follows_retains_and_deletions(engine):
+    first = await remember(engine, "Parked the car on level 3.")
+    assert [r.text for r in (await recall(engine, SCOPE, "Where is the car parked?")).results] == [
+        "Parked the car on level 3."]
+    await remember(engine, "Parked the bike by the car wash.")  # read incrementally by the next call
+    assert len((await recall(engine, SCOPE, "Where is the car parked?")).results) == 2
+    await db.execute(engine, "DELETE FROM memory_units WHERE id = CAST(:id AS uuid)", id=first)  # a rebuild
+    assert [r.text for r in (await recall(engine, SCOPE, "Where is the car parked?")).results] == [
+        "Parked the bike by the car wash."]
+
+
+def test_a_tsvector_reads_back_as_lexeme_frequencies():
+    from domain.text_index import parse_tsvector
+
+    assert parse_tsvector("'car':2,5 'park':1 'o''neil':3 'bare'") == {"car": 2, "park": 1, "o'neil": 1, "bare": 1}
