@@ -166,7 +166,49 @@ async def measure_recall(services: Services, repeats: int) -> dict:
                 started = time.perf_counter()
                 await context(engine, read, 500)
                 timings["context"].append((time.perf_counter() - started) * 1000)
+            vector_search = await _vector_search(engine, questions)
         finally:
             await engine.dispose()
     return {"scope": scope, "target_p95_ms": TARGET_P95_MS, "budget_tokens": 500,
-            "calls": {name: _percentiles(samples) for name, samples in timings.items()}}
+            "calls": {name: _percentiles(samples) for name, samples in timings.items()},
+            "vector_search": vector_search}
+
+
+async def _vector_search(engine: AsyncEngine, questions: list[str]) -> dict:
+    """The semantic retriever's nearest 300 claims two ways, on the same vectors: every vector scored in
+    numpy (what recall does, the matrix kept by app/recall_cache.py) and pgvector's exact `<=>` scan
+    (the embedded Postgres ships the extension; a cluster may not)."""
+    import numpy as np
+
+    from app.recall_cache import vectors as kept_vectors
+    from planners.embeddings import cosine_ranking
+
+    model = static_embedder()
+    async with engine.connect() as conn:
+        kept = await kept_vectors(conn, TENANT, OWNER, model.model)
+    numpy_ms, pgvector_ms = [], []
+    for question in questions:
+        query = model.embed([question])[0]
+        started = time.perf_counter()
+        cosine_ranking(query, kept.ids, kept.matrix, 300)
+        numpy_ms.append((time.perf_counter() - started) * 1000)
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(text("CREATE EXTENSION IF NOT EXISTS vector"))
+            await conn.execute(text("CREATE TABLE bench_claim_vectors (claim_id uuid PRIMARY KEY, v vector(256))"))
+            await conn.execute(text("""
+                INSERT INTO bench_claim_vectors SELECT CAST(id AS uuid), CAST(v AS vector)
+                FROM unnest(CAST(:ids AS text[]), CAST(:vs AS text[])) AS t(id, v)
+            """), {"ids": kept.ids, "vs": [str(np.round(row, 6).tolist()) for row in kept.matrix]})
+            await conn.execute(text("ANALYZE bench_claim_vectors"))
+        async with engine.connect() as conn:
+            for question in questions:
+                literal = str(np.round(model.embed([question])[0], 6).tolist())
+                started = time.perf_counter()
+                await conn.execute(text("SELECT claim_id FROM bench_claim_vectors ORDER BY v <=> CAST(:q AS vector) "
+                                        "LIMIT 300"), {"q": literal})
+                pgvector_ms.append((time.perf_counter() - started) * 1000)
+    except Exception as error:  # noqa: BLE001 - a server without pgvector: reported, not fatal
+        log.warning("pgvector not measured: %s", error)
+    return {"vectors": len(kept.ids), "numpy": _percentiles(numpy_ms),
+            "pgvector": _percentiles(pgvector_ms) if pgvector_ms else None}

@@ -39,6 +39,15 @@ def section(detail: dict) -> list[str]:
         target = f"≤ {detail['target_p95_ms']:.0f} ms" if name == "recall" else ""
         lines.append(f"| `{name}` | {figures['p50_ms']:.1f} ms | {figures['p95_ms']:.1f} ms | "
                      f"{figures['max_ms']:.1f} ms | {figures['calls']} | {target} |")
+    search = detail.get("vector_search")
+    if search:
+        pg = search["pgvector"]
+        lines += ["", f"The semantic retriever's nearest 300 of {search['vectors']:,} claim vectors, two ways: scored "
+                  f"in numpy from the matrix recall keeps per process, p50 {search['numpy']['p50_ms']:.2f} ms, p95 "
+                  f"{search['numpy']['p95_ms']:.2f} ms; pgvector's exact `<=>` scan in Postgres (one round trip), "
+                  + (f"p50 {pg['p50_ms']:.2f} ms, p95 {pg['p95_ms']:.2f} ms." if pg else "not available here.")
+                  + " Recall keeps numpy: no extension to install on a cluster, and the matrix is read once per "
+                  "process."]
     lines += ["", "The client and Postgres share the machine: with a load average above its CPU count (see the run "
               "above) the latencies include waiting for a CPU."]
     return lines

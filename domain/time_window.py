@@ -100,34 +100,29 @@ def _absolute(question: str, now: datetime) -> tuple[datetime, datetime, str] | 
     return None
 
 
+def _calendar_span(today: datetime, unit: str, back: int) -> tuple[datetime, datetime]:
+    """The day, week (Monday first), month or year `back` units before the one `today` is in."""
+    if unit == "day":
+        start = today - timedelta(days=back)
+        return start, start + timedelta(days=1)
+    if unit in ("week", "weekend"):
+        start = today - timedelta(days=today.weekday(), weeks=back)
+        return start, start + timedelta(weeks=1)
+    if unit == "month":
+        start = _add_months(today, -back)
+        return start, _add_months(start, 1)
+    return datetime(today.year - back, 1, 1, tzinfo=UTC), datetime(today.year - back + 1, 1, 1, tzinfo=UTC)
+
+
 def _relative(question: str, now: datetime) -> tuple[datetime, datetime, str] | None:
     lowered = question.lower()
     today = now.replace(hour=0, minute=0, second=0, microsecond=0)
     if match := _AGO.search(question):
         amount = int(match[1]) if match[1].isdigit() else NUMBERS[match[1].lower()]
-        unit = match[2].lower()
-        if unit == "day":
-            start = today - timedelta(days=amount)
-            return start, start + timedelta(days=1), match[0]
-        if unit == "week":
-            start = today - timedelta(weeks=amount, days=today.weekday())
-            return start, start + timedelta(weeks=1), match[0]
-        if unit == "month":
-            start = _add_months(today, -amount)
-            return start, _add_months(start, 1), match[0]
-        start = datetime(now.year - amount, 1, 1, tzinfo=UTC)
-        return start, datetime(now.year - amount + 1, 1, 1, tzinfo=UTC), match[0]
+        return (*_calendar_span(today, match[2].lower(), amount), match[0])
     if match := _LAST.search(question):
-        which, unit = match[1].lower(), match[2].lower()
-        back = 0 if which == "this" else 1
-        if unit in ("week", "weekend"):
-            start = today - timedelta(days=today.weekday(), weeks=back)
-            return start, start + timedelta(weeks=1), match[0]
-        if unit == "month":
-            start = _add_months(today, -back)
-            return start, _add_months(start, 1), match[0]
-        start = datetime(now.year - back, 1, 1, tzinfo=UTC)
-        return start, datetime(now.year - back + 1, 1, 1, tzinfo=UTC), match[0]
+        back = 0 if match[1].lower() == "this" else 1
+        return (*_calendar_span(today, match[2].lower(), back), match[0])
     if "yesterday" in lowered:
         return today - timedelta(days=1), today, "yesterday"
     if "today" in lowered:

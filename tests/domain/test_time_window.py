@@ -43,6 +43,13 @@ def test_relative_phrases_read_against_the_reference_time():
         days = rng.randrange(1, 28)
         window = time_window(f"What did I cook {days} days ago?", now)
         assert window.start <= now - timedelta(days=days) < window.end
+        weeks = rng.randrange(1, 12)
+        window = time_window(f"Who called {weeks} weeks ago?", now)
+        assert window.start <= now - timedelta(weeks=weeks) < window.end and window.start.weekday() == 0
+        months = rng.randrange(1, 24)
+        window = time_window(f"What did we plant {months} months ago?", now)
+        assert window.start.day == 1 and (window.start.year * 12 + window.start.month
+                                          == now.year * 12 + now.month - months)
         last_year = time_window("Where did we travel last year?", now)
         assert last_year.start == datetime(now.year - 1, 1, 1, tzinfo=UTC)
         yesterday = time_window("What did I buy yesterday?", now)
