@@ -127,12 +127,13 @@ class RecallClaimRow(BaseModel):
 # (found from the memories' side) and then these.
 SOURCES_HEAD = 20
 
-_CLAIM_COLUMNS = """
+_SOURCES_COLUMN = """coalesce((SELECT array_agg(h.memory_id) FROM (SELECT cs.memory_id FROM wiki_claim_sources cs
+              WHERE cs.claim_id = c.id ORDER BY cs.memory_id LIMIT :sources_head) h), '{}') AS sources"""
+_CLAIM_COLUMNS = f"""
     c.id::text AS id, c.text, c.text_key, c.kind, c.status, c.confidence, c.corroboration,
     c.first_seen_at, c.last_seen_at, s.section_slug, s.heading, p.id::text AS page_id, p.type, p.slug,
     p.title, p.summary, p.hubness_score,
-    coalesce((SELECT array_agg(h.memory_id) FROM (SELECT cs.memory_id FROM wiki_claim_sources cs
-              WHERE cs.claim_id = c.id ORDER BY cs.memory_id LIMIT :sources_head) h), '{}') AS sources
+    {_SOURCES_COLUMN}
 """
 
 
@@ -307,14 +308,14 @@ async def uncompiled_memories(conn: AsyncConnection, tenant: str, owner: str, li
 async def important_claims(conn: AsyncConnection, tenant: str, owner: str, min_confidence: float,
                            limit: int = 2_000) -> list[RecallClaimRow]:
     """The scope's fact claims at least `min_confidence` sure, surest and most corroborated first (the
-    pool `context` scores in full)."""
+    pool `context` scores in full), without their sources (`claim_details` reads those of the chosen)."""
     rows = await conn.execute(text(f"""
-        SELECT {_CLAIM_COLUMNS}
+        SELECT {_CLAIM_COLUMNS.replace(_SOURCES_COLUMN, "CAST('{{}}' AS text[]) AS sources")}
         FROM wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
         WHERE {_SCOPE} AND c.kind = 'fact' AND c.confidence >= round(CAST(CAST(:min AS float8) AS numeric), 6)
         ORDER BY c.confidence DESC, c.corroboration DESC, c.last_seen_at DESC NULLS LAST, c.id
         LIMIT :limit
-    """), {"tenant": tenant, "owner": owner, "min": min_confidence, "limit": limit, "sources_head": SOURCES_HEAD})
+    """), {"tenant": tenant, "owner": owner, "min": min_confidence, "limit": limit})
     return [_claim_row(row) for row in rows]
 
 

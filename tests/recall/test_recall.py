@@ -200,3 +200,20 @@ def test_a_tsvector_reads_back_as_lexeme_frequencies():
     from domain.text_index import parse_tsvector
 
     assert parse_tsvector("'car':2,5 'park':1 'o''neil':3 'bare'") == {"car": 2, "park": 1, "o'neil": 1, "bare": 1}
+
+
+async def test_context_puts_sure_corroborated_recent_claims_first_within_the_budget(engine):
+    from app.context import context
+
+    page = await entity(engine, "Jonas Berg")
+    old = await fact(engine, page, "Once owned a canoe and paddled it on the lake every summer.", when="2015-01-01")
+    memories = [await remember(engine, f"Works at the harbour office, day {i}.", f"2026-11-0{i + 1}") for i in range(4)]
+    await db.move_cursor_past_every_memory(engine, TENANT, OWNER)
+    sure = await claim(engine, page, "Works at the harbour office.", memories, first="2026-11-01", last="2026-11-04")
+    assert old and sure
+    found = await context(engine, SCOPE, max_tokens=200)
+    assert [r.text for r in found.results][:2] == ["Works at the harbour office.", "Once owned a canoe and paddled it on the lake every summer."]
+    assert found.results[0].source_count == 4 and len(found.results[0].sources) == 4
+    tight = await context(engine, SCOPE, max_tokens=20)
+    assert [r.text for r in tight.results] == ["Works at the harbour office."] and tight.tokens_used <= 20
+    assert tight.left_out.answers == 1 and tight.left_out.best == "Once owned a canoe and paddled it on the lake every summer."
