@@ -44,6 +44,7 @@ chaos: $(STAMP)
 # The adversarial compile eval (about a minute on 2 cores): evals/results.json, docs/EVAL.md.
 eval: $(STAMP)
 	$(BIN)/python -m evals
+	$(BIN)/python -m evals.recall_eval
 
 clean:
 	rm -rf $(VENV) .data

@@ -8,9 +8,13 @@ its stored result, so nothing is ever written twice.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio import activity
 
+from activities.claim_vectors import embed_new_claims
 from activities.common import compile_step
 from domain.errors import CursorMoved
 from domain.plan import Plan
@@ -39,6 +43,9 @@ from store.corrections import is_paused
 from store.memories import Cursor, read_after
 from store.merge_records import record_merge_decisions
 from store.name_index import index_new_aliases
+
+if TYPE_CHECKING:  # numpy stays out of the workflow sandbox's imports
+    from planners.embeddings import Embedder
 from store.page_matching import Judgement
 from store.plan_apply import apply_resolved_plan
 from store.plan_resolution import resolve_plan
@@ -54,8 +61,9 @@ from store.plan_staging import (
 
 
 class CompileSteps:
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, embedder: Callable[[], Embedder] | None = None) -> None:
         self._engine = engine
+        self._embedder = embedder
 
     @activity.defn(name="compile.start_run")
     @compile_step
@@ -101,7 +109,11 @@ class CompileSteps:
     @compile_step
     async def apply_batch(self, request: ApplyBatchInput) -> ApplyBatchResult:
         async with rejected_writes_fail(request.scope, request.plan_id):
-            return await self._apply_batch(request)
+            result = await self._apply_batch(request)
+        if self._embedder is not None and request.plan_id is not None:
+            # After the batch's commit: the new and changed claims' embeddings (see claim_vectors).
+            await embed_new_claims(self._engine, request.scope, self._embedder)
+        return result
 
     async def _apply_batch(self, request: ApplyBatchInput) -> ApplyBatchResult:
         scope = request.scope
@@ -136,6 +148,9 @@ class CompileSteps:
     @compile_step
     async def finish_run(self, request: FinishRunInput) -> FinishRunResult:
         scope = request.scope
+        if self._embedder is not None:
+            # The aggregation pass's claims (hubs, rollups) too, once the run's writes are done.
+            await embed_new_claims(self._engine, scope, self._embedder)
         async with self._engine.begin() as conn:
             duplicates = await duplicate_title_count(conn, scope)
             await record_run_finished(conn, scope, request.run_id, request.status,

@@ -22,6 +22,7 @@ from bench import (
     prompt_report,
     reads_report,
     realistic_report,
+    recall_report,
     server_load_report,
     web_report,
 )
@@ -38,6 +39,7 @@ from bench.many_scopes import measure_many_scopes
 from bench.overhead import measure_overhead
 from bench.prompt_size import measure_prompt
 from bench.reads import measure_reads
+from bench.recall import measure_recall
 from bench.server_load import measure_server_load
 from bench.services import Services
 from bench.web import measure_web
@@ -72,6 +74,8 @@ PARTS: tuple[Part, ...] = (
     Part("candidates", "Candidate pages sent against merges missed", measure_candidates,
          lambda detail: {}, cost_report.candidates_rows, cost_report.candidates_section),
     Part("reads", "Reads over HTTP", measure_reads, reads_report.headline, reads_report.rows, reads_report.section),
+    Part("recall", "Recall on a 10,000-memory scope", measure_recall, recall_report.headline, recall_report.rows,
+         recall_report.section),
     Part("cli_startup", "The `wiki` command's start-up", cli_startup.measure_cli_startup,
          cli_startup.headline, cli_startup.rows, cli_startup.section, repeated=True),
     Part("server_load", "The agent-facing server under load (mixed reads and retains, 20 tokens)", measure_server_load,

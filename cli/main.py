@@ -37,6 +37,10 @@ COMMANDS = {
                                                               "every memory."),
     "lint": LazyCommand("cli.lint", "lint_command", "Run the lint now (as the schedule does nightly) and print "
                                                     "its report."),
+    "recall": LazyCommand("cli.recall", "recall_command", "The claims that best answer a question, within a "
+                                                          "token budget."),
+    "context": LazyCommand("cli.recall", "context_command", "The scope's most important claims, for an agent's "
+                                                            "system prompt."),
     "search": LazyCommand("cli.pages", "search_command", "Full-text search of the scope's active pages, best "
                                                          "first."),
     "serve": LazyCommand("cli.agents", "serve_command", "The HTTP API and the web view over the wiki, per-scope "

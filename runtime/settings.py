@@ -35,6 +35,10 @@ class Settings(BaseSettings):
     task_queue: str = Field("wiki-compile", min_length=1, validation_alias=_env("WIKI_TASK_QUEUE"))
 
     llm: Literal["scripted", "anthropic", "bedrock"] = Field("scripted", validation_alias=_env("WIKI_LLM"))
+    # Recall's semantic retriever: "static" embeds every claim in the compile with the model that
+    # ships inside its package (planners/embeddings.py; no download), "off" embeds nothing (recall
+    # then ranks by words, names, links and time only).
+    embeddings: Literal["static", "off"] = Field("static", validation_alias=_env("WIKI_EMBEDDINGS"))
     # The Anthropic API's key; never sent to Bedrock.
     anthropic_api_key: SecretStr | None = Field(None, validation_alias=_env("ANTHROPIC_API_KEY"))
     # Bedrock: the region as the AWS tools read it; a Bedrock API key, else SigV4 from the AWS chain.

@@ -31,6 +31,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app import reads
 from app.forget import BlastRadius, ForgetQueued, forget_for_agent
+from app import recall as recall_use
+from app.context import ContextResult
+from app.context import context as standing_context
 from app.reads import BadInput, NotFound
 from app.retain import (
     MAX_RETAIN_MEMORIES,
@@ -180,7 +183,7 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
     counters = counters or ServerCounters()
     api = FastAPIOffline(
         title="wiki-compiler API", version="1", redoc_url=None,
-        description="Read an agent's compiled wiki (search, pages with citations, related pages, what changed) "
+        description="Ask an agent's compiled wiki questions (recall, context), read it (search, pages with citations, related pages, what changed) "
                     "and retain new memories. Authenticate with a per-scope bearer token from `wiki token create` "
                     "(`--rights read` by default; `write` to retain). Every error is JSON with one sentence.",
         responses={**UNAUTHORIZED, **BAD_INPUT})
@@ -266,6 +269,36 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
                                                         MAX_SEARCH_LIMIT)] = None) -> reads.SearchResult:
         """Full-text search of the wiki's pages (plain and prefix matches, alias bonus), best first."""
         return await reads.search(caller.conn or engine, caller.scope, q, limit)
+
+    @api.get("/v1/recall", response_model=recall_use.RecallResult, tags=["read"])
+    async def recall(caller: Authorised,
+                     q: Annotated[str, _text("The question, in plain words.", recall_use.MAX_QUESTION_CHARS)],
+                     max_tokens: Annotated[int | None, _bound(
+                         f"Budget for all text returned, at 4 characters a token (default "
+                         f"{recall_use.DEFAULT_MAX_TOKENS}).", recall_use.MAX_MAX_TOKENS, recall_use.MIN_MAX_TOKENS)]
+                     = None,
+                     as_of: Annotated[str | None, Query(description="Only what was known by this ISO-8601 time.")]
+                     = None,
+                     min_confidence: MinConfidence = None,
+                     without: Annotated[str | None, Query(description="Retrievers to switch off, comma-separated: "
+                                                          "lexical, evidence, names, graph, time, semantic.")]
+                     = None) -> recall_use.RecallResult:
+        """The claims that best answer the question, best first, packed into `max_tokens`, each with its
+        page, section, sources, confidence, first/last seen and ranking signals; memories not compiled yet
+        come as `uncompiled`; `left_out` says what did not fit."""
+        return await recall_use.recall(caller.conn or engine, caller.scope, q, max_tokens, as_of, min_confidence,
+                                       without, embedder=recall_use.embedder_for(settings))
+
+    @api.get("/v1/context", response_model=ContextResult, tags=["read"])
+    async def context(caller: Authorised,
+                      max_tokens: Annotated[int | None, _bound(
+                          f"Budget for all text returned, at 4 characters a token (default "
+                          f"{recall_use.DEFAULT_MAX_TOKENS}).", recall_use.MAX_MAX_TOKENS,
+                          recall_use.MIN_MAX_TOKENS)] = None,
+                      min_confidence: MinConfidence = None) -> ContextResult:
+        """The scope's most important current claims (confidence, corroboration, recency, hub pages), for
+        an agent's system prompt, within `max_tokens`."""
+        return await standing_context(caller.conn or engine, caller.scope, max_tokens, min_confidence)
 
     @api.get("/v1/pages", response_model=reads.PageDocument, responses=NOT_FOUND, tags=["read"])
     async def page_by_name(caller: Authorised,

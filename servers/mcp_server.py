@@ -30,6 +30,9 @@ from starlette.types import ASGIApp
 
 from app import reads, tokens
 from app.forget import BlastRadius, ForgetOutcome, forget_for_agent
+from app import recall as recall_use
+from app.context import ContextResult
+from app.context import context as standing_context
 from app.reads import BadInput, NotFound, ReadScope
 from app.retain import (
     MAX_RETAIN_MEMORIES,
@@ -47,7 +50,9 @@ from servers.guard import BUSY_MESSAGE, CURRENT_CALLER, GuardRules, RequestGuard
 
 INSTRUCTIONS = (
     "This server reads one agent's compiled wiki: pages (entity, topic, decision) made of sections, each "
-    "citing the memories it was written from. Find pages with `search`, read one with `get_page` (by "
+    "citing the memories it was written from. Ask a question with `recall` (the claims that answer it, "
+    "within a token budget); `context` gives the most important claims for a system prompt. "
+    "Find pages with `search`, read one with `get_page` (by "
     "TYPE/SLUG, title or alias), see its evidence with `get_sources`, explore around it with `related`, "
     "catch up with `changes_since`, add memories with `retain`, and forget them with `forget` (a user's "
     "\"forget that\": `forget` with dry_run first shows what it would touch)."
@@ -179,7 +184,7 @@ MEMORY_FIELDS = (
 
 def build_server(engine: AsyncEngine, scope_of: ScopeOf, connect_temporal: TemporalConnector, settings: Settings,
                  *, token_verifier: TokenScopes | None = None, public_url: str | None = None) -> MCPServer:
-    """The seven tools over `engine`, each in the scope `scope_of()` returns for the current request."""
+    """The nine tools over `engine`, each in the scope `scope_of()` returns for the current request."""
     auth = None
     if token_verifier is not None:
         url = public_url or "http://127.0.0.1"
@@ -222,6 +227,37 @@ def build_server(engine: AsyncEngine, scope_of: ScopeOf, connect_temporal: Tempo
         """Find wiki pages by words (title, summary, body; aliases rank first). Returns type, slug, title,
         summary and score per page."""
         return await guarded(reads.search(engine, scope_of(), query, limit))
+
+    @tool(READ_ONLY)
+    async def recall(question: Annotated[str, Field(description="The question, in plain words (at most "
+                                                    f"{recall_use.MAX_QUESTION_CHARS} characters).")],
+                     max_tokens: Annotated[int, Field(ge=recall_use.MIN_MAX_TOKENS, le=recall_use.MAX_MAX_TOKENS,
+                                                      description="Budget for all text returned, at 4 characters "
+                                                                  f"a token ({recall_use.MIN_MAX_TOKENS}-"
+                                                                  f"{recall_use.MAX_MAX_TOKENS}).")]
+                     = recall_use.DEFAULT_MAX_TOKENS,
+                     as_of: Annotated[str | None, Field(description="Only what was known by this ISO-8601 time.")]
+                     = None,
+                     min_confidence: Annotated[float | None, Field(ge=0, le=1, description="Only claims at least "
+                                                                   "this sure.")] = None,
+                     ) -> recall_use.RecallResult:
+        """Answer a question: the claims that answer it best, with page, sources, dates and confidence,
+        within max_tokens; says what did not fit. Also finds memories not compiled yet."""
+        return await guarded(recall_use.recall(engine, scope_of(), question, max_tokens, as_of, min_confidence,
+                                               embedder=recall_use.embedder_for(settings)))
+
+    @tool(READ_ONLY)
+    async def context(max_tokens: Annotated[int, Field(ge=recall_use.MIN_MAX_TOKENS, le=recall_use.MAX_MAX_TOKENS,
+                                                       description="Budget for all text returned, at 4 "
+                                                                   f"characters a token ({recall_use.MIN_MAX_TOKENS}-"
+                                                                   f"{recall_use.MAX_MAX_TOKENS}).")]
+                      = recall_use.DEFAULT_MAX_TOKENS,
+                      min_confidence: Annotated[float | None, Field(ge=0, le=1, description="Only claims at "
+                                                                    "least this sure.")] = None,
+                      ) -> ContextResult:
+        """The wiki's most important current claims (sure, corroborated, recent, on hub pages), for a
+        system prompt, within max_tokens."""
+        return await guarded(standing_context(engine, scope_of(), max_tokens, min_confidence))
 
     @tool(READ_ONLY)
     async def get_page(name: Annotated[str, Field(description="The page: TYPE/SLUG (entity/franklin-barbecue), "

@@ -17,9 +17,11 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.aliases import normalize_alias
+from domain.recall import question_name_keys
 from domain.search import clamp_search_limit, escape_like, normalize_search_terms
 
-ALIAS_MATCH_BONUS = 1.0
+# Above any text score (share of words <= 1, cover density < 1, half a prefix density): names first.
+ALIAS_MATCH_BONUS = 3.0
 PREFIX_RANK_WEIGHT = 0.5
 
 
@@ -71,34 +73,46 @@ class CitingSection(BaseModel):
     heading: str
 
 
-# Full-text (plain and prefix) plus alias search, where:
+# Full-text search with OR semantics plus alias search, where:
 # - the query is split into words exactly like the indexed text (the same regexp_replace under the same
-#   locale), for the plain query and for each prefix term, so "Cafe/Restaurant" or "café" match what was
-#   indexed whatever the database's locale;
-# - the alias needle is normalised like aliases are, and its LIKE wildcards are escaped;
-# - a page matching several aliases appears once (with its best alias: exact first, then the shortest);
+#   locale) and stemmed by the same configuration, which also drops its stop words ("what", "did", "the"):
+#   a page matches when it holds ANY remaining word (or a word starting with one, for the prefix part),
+#   so a question finds the pages that share its important words;
+# - pages rank by the share of the query's words they hold, then by cover density (ts_rank_cd), a prefix
+#   match counting half;
+# - names come first: a page one of whose aliases is the whole query, or any run of one to four of its
+#   words (`domain.recall.question_name_keys`, the resolver's alias key) that is not all stop words, gets
+#   the alias bonus; an alias containing the whole query gets it too;
+# - a page matching several aliases appears once (with its best alias: the whole query first, then a
+#   run of its words, then the shortest alias);
 # - the pages matching the text are found through the GIN index on search_tsv first, and only they (and
 #   the alias hits) are ranked: one OR across the text and the alias join would scan every page of the
 #   scope.
 _SEARCH = """
-    WITH query AS (
-        SELECT plainto_tsquery('english', regexp_replace(:query, '[^[:alnum:]]+', ' ', 'g')) AS plain,
-               (SELECT to_tsquery('english', string_agg(piece || ':*', ' & '))
-                FROM unnest(CAST(:terms AS text[])) AS term,
-                     regexp_split_to_table(btrim(regexp_replace(term, '[^[:alnum:]]+', ' ', 'g')), ' ') AS piece
-                WHERE piece <> '') AS prefix
+    WITH lexemes AS (
+        SELECT coalesce(array_agg(DISTINCT u.lexeme), '{}') AS wanted
+        FROM unnest(to_tsvector('english', regexp_replace(:query, '[^[:alnum:]]+', ' ', 'g'))) AS u
+    ), query AS (
+        SELECT wanted,
+               CASE WHEN cardinality(wanted) > 0 THEN to_tsquery('simple', array_to_string(wanted, ' | ')) END
+                   AS plain,
+               CASE WHEN cardinality(wanted) > 0
+                    THEN to_tsquery('simple', (SELECT string_agg(w || ':*', ' | ') FROM unnest(wanted) AS w)) END
+                   AS prefix
+        FROM lexemes
+    ), name_keys AS (
+        SELECT key FROM unnest(CAST(:keys AS text[])) AS key
+        WHERE numnode(plainto_tsquery('english', regexp_replace(key, '[^[:alnum:]]+', ' ', 'g'))) > 0
     ), alias_hits AS (
         SELECT DISTINCT ON (a.page_id) a.page_id, a.alias
         FROM wiki_page_aliases a
         JOIN wiki_pages p ON p.id = a.page_id
         WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
-          AND :needle <> '' AND (a.alias = :needle OR a.alias LIKE '%' || :needle_like || '%' ESCAPE '\\')
-        ORDER BY a.page_id, (a.alias = :needle) DESC, length(a.alias), a.alias
+          AND :needle <> '' AND (a.alias = :needle OR a.alias LIKE '%' || :needle_like || '%' ESCAPE '\\'
+                                 OR a.alias IN (SELECT key FROM name_keys))
+        ORDER BY a.page_id, (a.alias = :needle) DESC, (a.alias IN (SELECT key FROM name_keys)) DESC,
+                 length(a.alias), a.alias
     ), text_hits AS (
-        SELECT p.id FROM wiki_pages p
-        WHERE p.search_tsv @@ (SELECT plain FROM query)
-          AND p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
-        UNION
         SELECT p.id FROM wiki_pages p
         WHERE p.search_tsv @@ (SELECT prefix FROM query)
           AND p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
@@ -106,8 +120,11 @@ _SEARCH = """
         SELECT id FROM text_hits UNION SELECT page_id FROM alias_hits
     )
     SELECT p.id, p.type, p.slug, p.title, p.summary, p.last_compiled_at, ah.alias AS matched_alias,
-           COALESCE(ts_rank(p.search_tsv, q.plain), 0)
-           + COALESCE(ts_rank(p.search_tsv, q.prefix), 0) * :prefix_weight
+           CASE WHEN cardinality(q.wanted) > 0
+                THEN (SELECT count(*) FROM unnest(p.search_tsv) u WHERE u.lexeme = ANY(q.wanted))::float8
+                     / cardinality(q.wanted) ELSE 0 END
+           + COALESCE(ts_rank_cd(p.search_tsv, q.plain, 1), 0)
+           + COALESCE(ts_rank_cd(p.search_tsv, q.prefix, 1), 0) * :prefix_weight
            + CASE WHEN ah.page_id IS NOT NULL THEN :alias_bonus ELSE 0.0 END AS score
     FROM matched m
     JOIN wiki_pages p ON p.id = m.id
@@ -121,7 +138,8 @@ _SEARCH = """
 
 async def search_pages(conn: AsyncConnection, tenant: str, owner: str, query: str,
                        limit: int | None = None) -> list[SearchHit]:
-    """Active pages of the scope ranked by full-text match (plain + prefix) and alias match.
+    """Active pages of the scope holding any of the query's words (stop words left out), ranked by the
+    share of its words they hold and their density, names and aliases first.
 
     A query without a term of two letters or digits returns nothing: a shorter term matches too much to rank.
     """
@@ -130,8 +148,8 @@ async def search_pages(conn: AsyncConnection, tenant: str, owner: str, query: st
         return []
     needle = normalize_alias(query)
     rows = await conn.execute(text(_SEARCH), {
-        "tenant": tenant, "owner": owner, "query": query.strip(), "terms": terms, "needle": needle,
-        "needle_like": escape_like(needle), "prefix_weight": PREFIX_RANK_WEIGHT,
+        "tenant": tenant, "owner": owner, "query": query.strip(), "keys": question_name_keys(query),
+        "needle": needle, "needle_like": escape_like(needle), "prefix_weight": PREFIX_RANK_WEIGHT,
         "alias_bonus": ALIAS_MATCH_BONUS, "limit": clamp_search_limit(limit),
     })
     return [SearchHit(page_id=row.id, type=row.type, slug=row.slug, title=row.title, summary=row.summary,

@@ -54,12 +54,12 @@ async def test_plain_matches_rank_by_text_relevance(engine, wiki):
 async def test_an_alias_match_earns_the_bonus_and_outranks_text(engine, wiki):
     hits = await search(engine, "franklin bbq")  # "bbq" is in no page's text, only in an alias
     assert slugs(hits) == ["entity/franklin-barbecue"]
-    assert hits[0].matched_alias == "franklin bbq" and hits[0].score >= 1.0
+    assert hits[0].matched_alias == "franklin bbq" and hits[0].score >= wiki_reads.ALIAS_MATCH_BONUS
     # La Barbecue says "barbecue" five times, Franklin once; Franklin's alias contains it.
     hits = await search(engine, "barbecue")
     assert slugs(hits) == ["entity/franklin-barbecue", "entity/la-barbecue"]
     assert hits[0].matched_alias == "franklin barbecue" and hits[1].matched_alias is None
-    assert hits[0].score - 1.0 < hits[1].score
+    assert hits[0].score - wiki_reads.ALIAS_MATCH_BONUS < hits[1].score
 
 
 async def test_a_page_with_several_matching_aliases_appears_once_with_its_best_alias(engine, wiki):

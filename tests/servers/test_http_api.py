@@ -203,3 +203,24 @@ async def test_oversized_or_malformed_retains_store_nothing(api, engine):
     from tests.operators import helpers as db
 
     assert len(await db.rows(engine, "SELECT 1 FROM memory_units WHERE tenant_id = 'acme'")) == 3  # the seeded ones
+
+
+async def test_recall_and_context_answer_in_the_tokens_scope(api):
+    base, acme, globex = api
+    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+        for token, tenant in ((acme, "acme"), (globex, "globex")):
+            response = await http.get("/v1/recall", params={"q": "Where was the brisket?", "max_tokens": 60},
+                                      headers=bearer(token))
+            assert response.status_code == 200, response.text
+            found = response.json()
+            # The seeded memories were never compiled: recall finds them as such, in this scope only.
+            assert found["results"] and all(r["kind"] == "uncompiled" for r in found["results"])
+            assert all(r["text"].startswith(f"[{tenant}]") for r in found["results"])
+            assert found["tokens_used"] <= 60
+            context = await http.get("/v1/context", params={"max_tokens": 100}, headers=bearer(token))
+            assert context.status_code == 200 and context.json()["tokens_used"] <= 100
+        for params, sentence in (({"q": "brisket", "max_tokens": 0}, "max_tokens must be between 20 and 8000"),
+                                 ({"q": "brisket", "without": "vibes"}, "unknown retriever vibes"),
+                                 ({"q": ""}, "question must not be empty")):
+            refused = await http.get("/v1/recall", params=params, headers=bearer(acme))
+            assert refused.status_code == 422 and sentence in refused.json()["error"]

@@ -1,0 +1,395 @@
+"""The reads behind recall and context: every candidate a retriever enumerates, scoped by tenant AND
+owner, active pages only.
+
+Full text: a question is split and stemmed by the database exactly as the claims and memories were
+(the stored `search_tsv`, migration 0010_recall); `text_version` and `text_rows` feed the
+per-process inverted index of app/recall_cache.py, which finds every text holding ANY of the
+question's lexemes (OR semantics) for `domain.recall.bm25`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Literal
+from uuid import UUID
+
+from pydantic import BaseModel
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from domain.search import escape_like
+
+_SCOPE = "p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'"
+
+_QUESTION_LEXEMES = """
+    SELECT coalesce(array_agg(DISTINCT u.lexeme), '{}') AS wanted
+    FROM unnest(to_tsvector('english', regexp_replace(:question, '[^[:alnum:]]+', ' ', 'g'))) AS u
+"""
+
+
+async def question_lexemes(conn: AsyncConnection, question: str) -> list[str]:
+    """The question's lexemes, split and stemmed as the stored texts were (its stop words dropped)."""
+    return list((await conn.execute(text(_QUESTION_LEXEMES), {"question": question})).scalar_one())
+
+
+TextKind = Literal["claims", "memories"]
+
+_TEXT_SOURCES = {
+    "claims": ("wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id "
+               "JOIN wiki_pages p ON p.id = s.page_id", "p.tenant_id = :tenant AND p.owner_id = :owner", "c"),
+    "memories": ("memory_units c", "c.tenant_id = :tenant AND c.owner_id = :owner", "c"),
+}
+
+
+class TextVersion(BaseModel):
+    """What a scope's texts of one kind are at: how many, and the newest change."""
+
+    count: int
+    newest: datetime | None
+
+
+async def text_version(conn: AsyncConnection, tenant: str, owner: str, kind: TextKind) -> TextVersion:
+    source, scope, alias = _TEXT_SOURCES[kind]
+    row = (await conn.execute(text(f"SELECT count(*) AS n, max({alias}.updated_at) AS newest FROM {source} "
+                                   f"WHERE {scope}"), {"tenant": tenant, "owner": owner})).one()
+    return TextVersion(count=int(row.n), newest=row.newest)
+
+
+class RecallState(BaseModel):
+    """What one recall needs to know first, in one round trip."""
+
+    lexemes: list[str]
+    claims: TextVersion
+    memories: TextVersion
+    vectors: TextVersion
+
+
+async def recall_state(conn: AsyncConnection, tenant: str, owner: str, question: str, model: str) -> RecallState:
+    """The question's lexemes and the scope's versions of its claims, memories and embeddings."""
+    claims_source, claims_scope, _ = _TEXT_SOURCES["claims"]
+    row = (await conn.execute(text(f"""
+        SELECT q.wanted AS lexemes, cl.n AS claims, cl.newest AS claims_newest, mem.n AS memories,
+               mem.newest AS memories_newest, vec.n AS vectors, vec.newest AS vectors_newest
+        FROM ({_QUESTION_LEXEMES}) AS q,
+             (SELECT count(*) AS n, max(c.updated_at) AS newest FROM {claims_source} WHERE {claims_scope}) AS cl,
+             (SELECT count(*) AS n, max(updated_at) AS newest FROM memory_units
+              WHERE tenant_id = :tenant AND owner_id = :owner) AS mem,
+             (SELECT count(*) AS n, max(created_at) AS newest FROM wiki_claim_vectors
+              WHERE tenant_id = :tenant AND owner_id = :owner AND model = :model) AS vec
+    """), {"question": question, "tenant": tenant, "owner": owner, "model": model})).one()
+    return RecallState(lexemes=list(row.lexemes),
+                       claims=TextVersion(count=row.claims, newest=row.claims_newest),
+                       memories=TextVersion(count=row.memories, newest=row.memories_newest),
+                       vectors=TextVersion(count=row.vectors, newest=row.vectors_newest))
+
+
+class TextRow(BaseModel):
+    id: str
+    lexemes: str  # the stored tsvector's text form
+    happened: datetime | None  # a memory's occurred_at
+
+
+async def text_rows(conn: AsyncConnection, tenant: str, owner: str, kind: TextKind,
+                    changed_since: datetime | None = None) -> list[TextRow]:
+    """The scope's texts of one kind (changed at or after `changed_since`, when given) as lexemes."""
+    source, scope, alias = _TEXT_SOURCES[kind]
+    happened = "c.created_at" if kind == "memories" else "NULL::timestamptz"
+    rows = await conn.execute(text(f"""
+        SELECT {alias}.id::text AS id, {alias}.search_tsv::text AS lexemes, {happened} AS happened FROM {source}
+        WHERE {scope} AND (CAST(:since AS timestamptz) IS NULL OR {alias}.updated_at >= CAST(:since AS timestamptz))
+    """), {"tenant": tenant, "owner": owner, "since": changed_since})
+    return [TextRow(id=r.id, lexemes=r.lexemes, happened=r.happened) for r in rows]
+
+
+class RecallClaimRow(BaseModel):
+    id: str
+    text: str
+    text_key: str
+    kind: str
+    status: str
+    confidence: float
+    corroboration: int
+    first_seen: datetime | None
+    last_seen: datetime | None
+    section_slug: str
+    heading: str
+    page_id: str
+    page_type: str
+    page_slug: str
+    page_title: str
+    page_summary: str | None
+    hubness: int
+    sources: list[str]  # the first SOURCES_HEAD it cites (`corroboration` counts them all)
+
+
+# Memory ids read per claim: a count line may cite thousands; recall shows the best-matching ones
+# (found from the memories' side) and then these.
+SOURCES_HEAD = 20
+
+_SOURCES_COLUMN = """coalesce((SELECT array_agg(h.memory_id) FROM (SELECT cs.memory_id FROM wiki_claim_sources cs
+              WHERE cs.claim_id = c.id ORDER BY cs.memory_id LIMIT :sources_head) h), '{}') AS sources"""
+_CLAIM_COLUMNS = f"""
+    c.id::text AS id, c.text, c.text_key, c.kind, c.status, c.confidence, c.corroboration,
+    c.first_seen_at, c.last_seen_at, s.section_slug, s.heading, p.id::text AS page_id, p.type, p.slug,
+    p.title, p.summary, p.hubness_score,
+    {_SOURCES_COLUMN}
+"""
+
+
+def _claim_row(row) -> RecallClaimRow:
+    return RecallClaimRow(
+        id=row.id, text=row.text, text_key=row.text_key, kind=row.kind, status=row.status,
+        confidence=float(row.confidence), corroboration=row.corroboration, first_seen=row.first_seen_at,
+        last_seen=row.last_seen_at, section_slug=row.section_slug, heading=row.heading, page_id=row.page_id,
+        page_type=row.type, page_slug=row.slug, page_title=row.title, page_summary=row.summary,
+        hubness=row.hubness_score, sources=list(row.sources))
+
+
+async def claim_details(conn: AsyncConnection, tenant: str, owner: str, claim_ids: Sequence[str]) -> dict[str, RecallClaimRow]:
+    if not claim_ids:
+        return {}
+    rows = await conn.execute(text(f"""
+        SELECT {_CLAIM_COLUMNS}
+        FROM wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
+        WHERE c.id = ANY(CAST(:ids AS uuid[])) AND {_SCOPE}
+    """), {"ids": list(claim_ids), "tenant": tenant, "owner": owner, "sources_head": SOURCES_HEAD})
+    return {row.id: _claim_row(row) for row in rows}
+
+
+class NamedPage(BaseModel):
+    id: str
+    alias: str
+
+
+async def pages_for_names(conn: AsyncConnection, tenant: str, owner: str, keys: Sequence[str],
+                          first_names: Sequence[str]) -> list[NamedPage]:
+    """Active pages an alias of which is one of `keys` exactly, or starts with one of `first_names`
+    followed by a space; the longest matched alias first (the most specific name)."""
+    if not keys and not first_names:
+        return []
+    rows = await conn.execute(text(f"""
+        SELECT DISTINCT ON (p.id) p.id::text AS id, a.alias, p.hubness_score
+        FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id
+        WHERE {_SCOPE} AND (a.alias = ANY(CAST(:keys AS text[])) OR a.alias LIKE ANY(CAST(:patterns AS text[])))
+        ORDER BY p.id, (a.alias = ANY(CAST(:keys AS text[]))) DESC, length(a.alias) DESC
+    """), {"tenant": tenant, "owner": owner, "keys": list(keys),
+           "patterns": [escape_like(name) + " %" for name in first_names]})
+    found = [(row.alias in keys, len(row.alias), row.hubness_score, NamedPage(id=row.id, alias=row.alias))
+             for row in rows]
+    found.sort(key=lambda f: (not f[0], -f[1], -f[2], f[3].id))
+    return [f[3] for f in found]
+
+
+async def claims_of_pages(conn: AsyncConnection, tenant: str, owner: str, page_ids: Sequence[str],
+                          scores: dict[str, float], limit: int) -> list[str]:
+    """The claims of the pages, best first: by `scores` (how well each claim, or the memories it cites,
+    matches the question), then facts before derived lines, then the surest, then in page order;
+    the first `limit` of that full sort."""
+    if not page_ids:
+        return []
+    scored = sorted(scores.items(), key=lambda item: -item[1])[:MAX_SCORES_SENT]
+    rows = await conn.execute(text(f"""
+        SELECT c.id::text AS id
+        FROM wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
+        LEFT JOIN unnest(CAST(:ids AS uuid[]), CAST(:scores AS float8[])) AS sc(id, score) ON sc.id = c.id
+        WHERE p.id = ANY(CAST(:pages AS uuid[])) AND {_SCOPE}
+        ORDER BY coalesce(sc.score, 0) DESC, c.kind = 'fact' DESC, c.confidence DESC, s.position, c.position, c.id
+        LIMIT :limit
+    """), {"pages": list(page_ids), "tenant": tenant, "owner": owner, "ids": [k for k, _ in scored],
+           "scores": [v for _, v in scored], "limit": limit})
+    return [row.id for row in rows]
+
+
+# The best-scored claims whose scores order a page's claims; the rest sort as unscored.
+MAX_SCORES_SENT = 3_000
+
+
+async def linked_pages(conn: AsyncConnection, tenant: str, owner: str, page_ids: Sequence[str]) -> list[str]:
+    """Active pages of the scope one link away from any of `page_ids`, either direction, not among them."""
+    if not page_ids:
+        return []
+    rows = await conn.execute(text(f"""
+        SELECT DISTINCT p.id::text AS id, p.hubness_score FROM wiki_page_links l
+        JOIN wiki_pages p ON p.id = CASE WHEN l.from_page_id = ANY(CAST(:pages AS uuid[])) THEN l.to_page_id
+                                         ELSE l.from_page_id END
+        WHERE (l.from_page_id = ANY(CAST(:pages AS uuid[])) OR l.to_page_id = ANY(CAST(:pages AS uuid[])))
+          AND {_SCOPE} AND NOT (p.id = ANY(CAST(:pages AS uuid[])))
+        ORDER BY p.hubness_score DESC, id
+    """), {"pages": list(page_ids), "tenant": tenant, "owner": owner})
+    return [row.id for row in rows]
+
+
+async def claims_in_window(conn: AsyncConnection, tenant: str, owner: str, start: datetime | None,
+                           end: datetime | None, limit: int = 2_000) -> list[str]:
+    """Claims whose seen span [first_seen, last_seen] overlaps [start, end), newest first."""
+    rows = await conn.execute(text(f"""
+        SELECT c.id::text AS id FROM wiki_section_claims c
+        JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
+        WHERE {_SCOPE} AND c.first_seen_at IS NOT NULL
+          AND (CAST(:start AS timestamptz) IS NULL OR coalesce(c.last_seen_at, c.first_seen_at) >= CAST(:start AS timestamptz))
+          AND (CAST(:end AS timestamptz) IS NULL OR c.first_seen_at < CAST(:end AS timestamptz))
+        ORDER BY c.first_seen_at DESC, c.id LIMIT :limit
+    """), {"tenant": tenant, "owner": owner, "start": start, "end": end, "limit": limit})
+    return [row.id for row in rows]
+
+
+async def memories_in_window(conn: AsyncConnection, tenant: str, owner: str, start: datetime | None,
+                             end: datetime | None, limit: int = 2_000) -> list[str]:
+    """Memories that happened in [start, end), newest first."""
+    rows = await conn.execute(text("""
+        SELECT id::text AS id FROM memory_units
+        WHERE tenant_id = :tenant AND owner_id = :owner
+          AND (CAST(:start AS timestamptz) IS NULL OR created_at >= CAST(:start AS timestamptz))
+          AND (CAST(:end AS timestamptz) IS NULL OR created_at < CAST(:end AS timestamptz))
+        ORDER BY created_at DESC, id LIMIT :limit
+    """), {"tenant": tenant, "owner": owner, "start": start, "end": end, "limit": limit})
+    return [row.id for row in rows]
+
+
+class Citation(BaseModel):
+    memory_id: str
+    claim_id: str
+    kind: str
+    corroboration: int
+
+
+async def claims_citing(conn: AsyncConnection, tenant: str, owner: str, memory_ids: Sequence[str]) -> list[Citation]:
+    """The claims of active pages citing each memory (the reverse lookup), most specific first."""
+    if not memory_ids:
+        return []
+    rows = await conn.execute(text(f"""
+        SELECT cs.memory_id, c.id::text AS claim_id, c.kind, c.corroboration
+        FROM wiki_claim_sources cs JOIN wiki_section_claims c ON c.id = cs.claim_id
+        JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
+        WHERE cs.tenant_id = :tenant AND cs.owner_id = :owner AND cs.memory_id = ANY(CAST(:ids AS text[]))
+          AND {_SCOPE}
+        ORDER BY cs.memory_id, c.kind = 'fact' DESC, c.corroboration, c.id
+    """), {"tenant": tenant, "owner": owner, "ids": list(memory_ids)})
+    return [Citation(memory_id=r.memory_id, claim_id=r.claim_id, kind=r.kind, corroboration=r.corroboration)
+            for r in rows]
+
+
+class MemoryText(BaseModel):
+    id: str
+    content: str
+    occurred_at: datetime
+
+
+async def memory_texts(conn: AsyncConnection, tenant: str, owner: str, memory_ids: Sequence[str]) -> dict[str, MemoryText]:
+    if not memory_ids:
+        return {}
+    rows = await conn.execute(text("""
+        SELECT id::text AS id, content, created_at FROM memory_units
+        WHERE tenant_id = :tenant AND owner_id = :owner AND id = ANY(CAST(:ids AS uuid[]))
+    """), {"tenant": tenant, "owner": owner, "ids": [str(UUID(i)) for i in memory_ids]})
+    return {r.id: MemoryText(id=r.id, content=r.content, occurred_at=r.created_at) for r in rows}
+
+
+async def uncompiled_memories(conn: AsyncConnection, tenant: str, owner: str, limit: int = 5_000) -> list[str]:
+    """Memories retained after the scope's compile cursor (not compiled yet), newest first: the
+    keyset the compile reads by, so its index answers."""
+    cursor = (await conn.execute(text("""
+        SELECT date_trunc('milliseconds', last_record_updated_at AT TIME ZONE 'UTC') AS since, last_record_id
+        FROM wiki_compile_cursors WHERE tenant_id = :tenant AND owner_id = :owner
+    """), {"tenant": tenant, "owner": owner})).first()
+    since = cursor.since if cursor is not None and cursor.since is not None else datetime(1970, 1, 1)
+    since_id = cursor.last_record_id if cursor is not None and cursor.last_record_id is not None else UUID(int=0)
+    rows = await conn.execute(text("""
+        SELECT id::text AS id FROM memory_units
+        WHERE tenant_id = :tenant AND owner_id = :owner
+          AND (date_trunc('milliseconds', updated_at AT TIME ZONE 'UTC'), id) > (:since, :since_id)
+        ORDER BY date_trunc('milliseconds', updated_at AT TIME ZONE 'UTC') DESC, id DESC
+        LIMIT :limit
+    """), {"tenant": tenant, "owner": owner, "since": since, "since_id": since_id, "limit": limit})
+    return [row.id for row in rows]
+
+
+async def important_claims(conn: AsyncConnection, tenant: str, owner: str, min_confidence: float,
+                           limit: int = 2_000) -> list[RecallClaimRow]:
+    """The scope's fact claims at least `min_confidence` sure, surest and most corroborated first (the
+    pool `context` scores in full), without their sources (`claim_details` reads those of the chosen)."""
+    rows = await conn.execute(text(f"""
+        SELECT {_CLAIM_COLUMNS.replace(_SOURCES_COLUMN, "CAST('{{}}' AS text[]) AS sources")}
+        FROM wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
+        WHERE {_SCOPE} AND c.kind = 'fact' AND c.confidence >= round(CAST(CAST(:min AS float8) AS numeric), 6)
+        ORDER BY c.confidence DESC, c.corroboration DESC, c.last_seen_at DESC NULLS LAST, c.id
+        LIMIT :limit
+    """), {"tenant": tenant, "owner": owner, "min": min_confidence, "limit": limit})
+    return [_claim_row(row) for row in rows]
+
+
+class PageSummary(BaseModel):
+    id: str
+    type: str
+    slug: str
+    title: str
+    summary: str | None
+
+
+async def page_summaries(conn: AsyncConnection, tenant: str, owner: str, page_ids: Sequence[str]) -> list[PageSummary]:
+    """The pages' summary lines, in the order asked."""
+    if not page_ids:
+        return []
+    rows = await conn.execute(text(f"""
+        SELECT p.id::text AS id, p.type, p.slug, p.title, p.summary FROM wiki_pages p
+        WHERE p.id = ANY(CAST(:pages AS uuid[])) AND {_SCOPE}
+    """), {"pages": list(page_ids), "tenant": tenant, "owner": owner})
+    found = {row.id: PageSummary(id=row.id, type=row.type, slug=row.slug, title=row.title, summary=row.summary)
+             for row in rows}
+    return [found[p] for p in page_ids if p in found]
+
+
+async def vector_version(conn: AsyncConnection, tenant: str, owner: str, model: str) -> TextVersion:
+    """How many embeddings of the scope's claims `model` made, and the newest."""
+    row = (await conn.execute(text("""
+        SELECT count(*) AS n, max(created_at) AS newest FROM wiki_claim_vectors
+        WHERE tenant_id = :tenant AND owner_id = :owner AND model = :model
+    """), {"tenant": tenant, "owner": owner, "model": model})).one()
+    return TextVersion(count=int(row.n), newest=row.newest)
+
+
+async def vector_rows(conn: AsyncConnection, tenant: str, owner: str, model: str,
+                      made_since: datetime | None = None) -> list[tuple[str, bytes]]:
+    """The scope's claim embeddings by `model` (made at or after `made_since`, when given). A claim of
+    an archived page is dropped later, when the answers' details are read."""
+    rows = await conn.execute(text("""
+        SELECT claim_id::text AS id, vector FROM wiki_claim_vectors
+        WHERE tenant_id = :tenant AND owner_id = :owner AND model = :model
+          AND (CAST(:since AS timestamptz) IS NULL OR created_at >= CAST(:since AS timestamptz))
+    """), {"tenant": tenant, "owner": owner, "model": model, "since": made_since})
+    return [(r.id, bytes(r.vector)) for r in rows]
+
+
+class ClaimText(BaseModel):
+    id: str
+    text: str
+    text_key: str
+
+
+async def claims_without_vectors(conn: AsyncConnection, tenant: str, owner: str, model: str,
+                                 limit: int = 5_000) -> list[ClaimText]:
+    """Claims of the scope with no vector by `model` for their current text (new or changed claims)."""
+    rows = await conn.execute(text("""
+        SELECT c.id::text AS id, c.text, c.text_key FROM wiki_section_claims c
+        JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
+        LEFT JOIN wiki_claim_vectors v ON v.claim_id = c.id AND v.model = :model AND v.text_key = c.text_key
+        WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND v.claim_id IS NULL
+        LIMIT :limit
+    """), {"tenant": tenant, "owner": owner, "model": model, "limit": limit})
+    return [ClaimText(id=r.id, text=r.text, text_key=r.text_key) for r in rows]
+
+
+async def store_claim_vectors(conn: AsyncConnection, tenant: str, owner: str, model: str,
+                              claims: Sequence[ClaimText], vectors: Sequence[bytes]) -> None:
+    if not claims:
+        return
+    await conn.execute(text("""
+        INSERT INTO wiki_claim_vectors (claim_id, tenant_id, owner_id, model, text_key, vector)
+        SELECT c.id, :tenant, :owner, :model, c.key, c.vector
+        FROM unnest(CAST(:ids AS uuid[]), CAST(:keys AS text[]), CAST(:vectors AS bytea[])) AS c(id, key, vector)
+        JOIN wiki_section_claims sc ON sc.id = c.id
+        ON CONFLICT (claim_id) DO UPDATE SET model = excluded.model, text_key = excluded.text_key,
+                                             vector = excluded.vector, created_at = now()
+    """), {"tenant": tenant, "owner": owner, "model": model, "ids": [c.id for c in claims],
+           "keys": [c.text_key for c in claims], "vectors": list(vectors)})
