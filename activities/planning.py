@@ -19,8 +19,8 @@ from activities.common import compile_step
 from activities.writer_gate import checked_draft, record_writer_rejections
 from domain.context import PlannerContext
 from domain.guards import strip_wikilinks
-from domain.merge_questions import question_evidence
 from domain.ignored_names import without_ignored
+from domain.merge_questions import question_evidence
 from domain.plan import Plan
 from messages.compile import (
     JudgeMergesInput,

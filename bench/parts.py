@@ -15,8 +15,8 @@ from typing import Any
 from bench import (
     cli_startup,
     cost_report,
-    forget_cost,
     fairness_report,
+    forget_cost,
     many_scopes_report,
     overhead_report,
     prompt_report,

@@ -30,10 +30,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app import reads
-from app.forget import BlastRadius, ForgetQueued, forget_for_agent
 from app import recall as recall_use
 from app.context import ContextResult
 from app.context import context as standing_context
+from app.forget import BlastRadius, ForgetQueued, forget_for_agent
 from app.reads import BadInput, NotFound
 from app.retain import (
     MAX_RETAIN_MEMORIES,

@@ -29,10 +29,10 @@ from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
 from app import reads, tokens
-from app.forget import BlastRadius, ForgetOutcome, forget_for_agent
 from app import recall as recall_use
 from app.context import ContextResult
 from app.context import context as standing_context
+from app.forget import BlastRadius, ForgetOutcome, forget_for_agent
 from app.reads import BadInput, NotFound, ReadScope
 from app.retain import (
     MAX_RETAIN_MEMORIES,

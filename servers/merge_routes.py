@@ -12,7 +12,7 @@ built in `add_merge_routes`, and FastAPI must see it, not its name.
 """
 
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI
@@ -44,7 +44,7 @@ def _page_ref(ref: str) -> tuple[str, str] | None:
     return (page_type, slug) if slash and page_type in ("entity", "topic", "decision") and slug else None
 
 
-def add_merge_routes(api: FastAPI, engine: AsyncEngine, caller: Callable[..., Caller]) -> None:
+def add_merge_routes(api: FastAPI, engine: AsyncEngine, caller: Callable[..., Awaitable[Caller]]) -> None:
     Authorised = Annotated[Caller, Depends(caller)]  # noqa: N806 - a type alias, as in servers/http_api.py
     errors: dict[int | str, dict[str, Any]] = {403: {"description": "Not an operator token"},
                                                404: {"description": "No such page"},

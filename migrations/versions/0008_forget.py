@@ -6,14 +6,14 @@ writer's new lines; the compile applies all of a scope's pending requests in one
 receipt row (`wiki_compile_jobs` of kind `forget`: ids, time and counts).
 
 Revision ID: 0008_forget
-Revises: 0006_token_rights
+Revises: 0007_merge_records
 Create Date: 2026-11-27
 """
 
 from alembic import op
 
 revision = "0008_forget"
-down_revision = "0006_token_rights"
+down_revision = "0007_merge_records"
 branch_labels = None
 depends_on = None
 

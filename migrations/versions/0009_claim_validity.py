@@ -12,14 +12,14 @@ and re-creates the pages): aliases added or removed by hand, names never to prom
 to promote from, a scope's paused compile, and a scope's deterministic links rolled back.
 
 Revision ID: 0009_claim_validity
-Revises: 0006_token_rights
+Revises: 0008_forget
 Create Date: 2026-11-27
 """
 
 from alembic import op
 
 revision = "0009_claim_validity"
-down_revision = "0006_token_rights"
+down_revision = "0008_forget"
 branch_labels = None
 depends_on = None
 

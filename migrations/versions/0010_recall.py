@@ -8,14 +8,14 @@ whose text changes keeps its id, and its embedding is made again when the key no
 Embeddings are float32 bytes scored in numpy (the embedded Postgres ships no pgvector).
 
 Revision ID: 0010_recall
-Revises: 0006_token_rights
+Revises: 0009_claim_validity
 Create Date: 2026-11-27
 """
 
 from alembic import op
 
 revision = "0010_recall"
-down_revision = "0006_token_rights"
+down_revision = "0009_claim_validity"
 branch_labels = None
 depends_on = None
 
