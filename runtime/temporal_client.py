@@ -197,8 +197,8 @@ async def _signal_with_start(client: Client, scope: Scope, trigger: Trigger, opt
         id=compile_workflow_id(tenant, owner),
         task_queue=settings.task_queue,
         start_signal="wake",
-        start_signal_args=[WakeUp(trigger=trigger, memory_count=memory_count, model_id=model_id,
-                                  promotion_mention_ids=promotion_mention_ids or [], forget=forget)],
+        start_signal_args=[WakeUp(trigger=trigger, memory_count=memory_count, model_id=model_id, forget=forget,
+                                  promotion_mention_ids=promotion_mention_ids or [])],
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         search_attributes=TypedSearchAttributes([
             SearchAttributePair(WIKI_TENANT, tenant),
