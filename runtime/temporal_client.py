@@ -198,8 +198,8 @@ async def _signal_with_start(client: Client, scope: Scope, trigger: Trigger, opt
         id=compile_workflow_id(tenant, owner),
         task_queue=settings.task_queue,
         start_signal="wake",
-        start_signal_args=[WakeUp(trigger=trigger, memory_count=memory_count, model_id=model_id,
-                                  promotion_mention_ids=promotion_mention_ids or [], forget=forget)],
+        start_signal_args=[WakeUp(trigger=trigger, memory_count=memory_count, model_id=model_id, forget=forget,
+                                  promotion_mention_ids=promotion_mention_ids or [])],
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         # Set on a start only: a wake-up of a running compile leaves the priority it started with.
         priority=compile_priority(settings, tenant, trigger) or Priority.default,

@@ -44,7 +44,8 @@ async def test_preview_lists_the_blast_radius_and_changes_nothing(api, engine):
         radius = response.json()
         # Memory 1 alone backs the notes section; the overview cites memories 0 and 1: re-derived.
         assert radius["memory_ids"] == [memories[1]]
-        assert [s["heading"] for s in radius["sections_removed"]] == ["Notes"] or radius["sections_removed"]
+        assert [s["page"] for s in radius["sections_removed"]] == ["entity/franklin-barbecue"]
+        assert radius["pages_removed"] == [] and radius["claims_removed"] == 1
         assert [s["page"] for s in radius["sections_rederived"]] == ["entity/franklin-barbecue"]
         many = await http.post("/v1/memories/forget", json={"memory_ids": memories, "dry_run": True},
                                headers=bearer(reader))
