@@ -21,6 +21,17 @@ from playwright.async_api import Browser, ConsoleMessage, Page, Request, async_p
 
 CHROMIUM = os.environ.get("WIKI_TEST_CHROMIUM", "/usr/bin/chromium")
 
+# A page with claims citing memories and a link in or out, the best connected first.
+PAGE_TO_VISIT = """
+    SELECT p.title FROM wiki_pages p
+    WHERE p.tenant_id = :t AND p.owner_id = :o AND p.status = 'active'
+      AND EXISTS (SELECT 1 FROM wiki_page_sections s JOIN wiki_section_claims c ON c.section_id = s.id
+                  JOIN wiki_claim_sources cs ON cs.claim_id = c.id WHERE s.page_id = p.id)
+      AND EXISTS (SELECT 1 FROM wiki_page_links l JOIN wiki_pages f ON f.id = l.from_page_id
+                  WHERE l.to_page_id = p.id AND f.status = 'active')
+    ORDER BY p.hubness_score DESC, p.title LIMIT 1
+"""
+
 
 def ensure_chromium() -> str:
     """The system chromium's path, installed from Debian's packages when it is missing."""

@@ -21,8 +21,7 @@ from servers.http_api import create_app
 from tests.compile.helpers import compile_scope, retain_sample, running_worker, test_settings
 from tests.servers.conftest import serving
 from tests.servers.wiki import token_for
-from tests.web.browser import chromium, tour_views
-from tests.web.test_browser import _PAGE_TO_VISIT
+from tests.web.browser import PAGE_TO_VISIT, chromium, tour_views
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "web"
 
@@ -35,7 +34,7 @@ async def take(count: int, out: Path) -> dict[str, Path]:
             await compile_scope(client, settings, "demo", "eric")
         token = await token_for(engine, "demo", "eric", rights="read")
         async with engine.connect() as conn:
-            title = (await conn.execute(text(_PAGE_TO_VISIT), {"t": "demo", "o": "eric"})).scalar_one()
+            title = (await conn.execute(text(PAGE_TO_VISIT), {"t": "demo", "o": "eric"})).scalar_one()
 
         async def no_temporal():
             raise RuntimeError("the web view never connects to Temporal")

@@ -6,24 +6,13 @@ from __future__ import annotations
 
 from sqlalchemy import text
 
-from tests.web.browser import chromium, tour_views
+from tests.web.browser import PAGE_TO_VISIT, chromium, tour_views
 from tests.web.conftest import OWNER, TENANT, ServedWiki
-
-# A page with claims citing memories and a link in or out, the best connected first.
-_PAGE_TO_VISIT = """
-    SELECT p.title FROM wiki_pages p
-    WHERE p.tenant_id = :t AND p.owner_id = :o AND p.status = 'active'
-      AND EXISTS (SELECT 1 FROM wiki_page_sections s JOIN wiki_section_claims c ON c.section_id = s.id
-                  JOIN wiki_claim_sources cs ON cs.claim_id = c.id WHERE s.page_id = p.id)
-      AND EXISTS (SELECT 1 FROM wiki_page_links l JOIN wiki_pages f ON f.id = l.from_page_id
-                  WHERE l.to_page_id = p.id AND f.status = 'active')
-    ORDER BY p.hubness_score DESC, p.title LIMIT 1
-"""
 
 
 async def test_every_view_in_chromium_without_a_console_error(served_wiki: ServedWiki, tmp_path):
     async with served_wiki.engine.connect() as conn:
-        title = (await conn.execute(text(_PAGE_TO_VISIT), {"t": TENANT, "o": OWNER})).scalar_one()
+        title = (await conn.execute(text(PAGE_TO_VISIT), {"t": TENANT, "o": OWNER})).scalar_one()
     async with chromium() as browser:
         tour = await tour_views(browser, served_wiki.base, served_wiki.read_token, title, tmp_path)
     assert tour.console_errors == [] and tour.failed_requests == []
