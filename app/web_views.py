@@ -3,25 +3,25 @@ what they cite, a memory with everything citing it, the link graph, the compile 
 
 Every function takes the signed-in caller's `ReadScope` and reads only that scope; inputs are
 bounded here (`BadInput`), a name of nothing in the scope raises `NotFound`, worded as for what
-exists nowhere. The forget form shown on a memory calls `forget_memories` of the app layer when this
-build has it (`forgetting_available`); the view never deletes anything itself.
+exists nowhere. The forget form an operator sees on a memory queues the forget through `app/forget.py`,
+as the API's forget does; the view never deletes anything itself.
 """
 
 from __future__ import annotations
 
-import functools
-import importlib
 from datetime import datetime
-from typing import Any
 from uuid import UUID
 
 from pydantic import BaseModel
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app import reads
+from app.forget import ForgetQueued, forget_for_agent
 from app.reads import BadInput, NotFound, PageRef, ReadScope, RelatedHit
+from app.retain import TemporalConnector
 from app.scope_report import JobRow, list_jobs
 from domain.plan import PAGE_TYPES
+from runtime.settings import Settings
 from store import claims as claim_store
 from store import web_reads, wiki_reads
 from store.claims import ClaimView
@@ -40,7 +40,7 @@ GRAPH_DRAWN = 300
 GRAPH_LISTED = 500
 MAX_GRAPH_OFFSET = 1_000_000
 
-__all__ = ["BadInput", "NotFound", "ReadScope", "forgetting_available", "graph_view", "home_view",
+__all__ = ["BadInput", "NotFound", "ReadScope", "forget_memory", "graph_view", "home_view",
            "memory_view", "page_view", "runs_view"]
 
 
@@ -151,18 +151,13 @@ async def runs_view(conn: AsyncConnection, scope: ReadScope) -> RunsView:
     return RunsView(runs=await list_jobs(conn, tenant=scope.tenant, owner=scope.owner, limit=RUNS_SHOWN))
 
 
-@functools.cache
-def forgetting_available() -> Any | None:
-    """The app layer's `forget_memories` use case when this build has one, else None: the web view
-    shows the forget form only then (and only to an operator token)."""
-    for module in ("app.forget", "app.forgetting", "app.operations"):
-        try:
-            found = getattr(importlib.import_module(module), "forget_memories", None)
-        except ImportError:
-            continue
-        if callable(found):
-            return found
-    return None
+async def forget_memory(engine: AsyncEngine, scope: ReadScope, memory_id: str, connect: TemporalConnector,
+                        settings: Settings) -> ForgetQueued:
+    """Queue the forget of one memory of the caller's scope, as `DELETE /v1/memories/{id}` does: served
+    by the scope's compile between batches; NotFound for a memory of another scope or none."""
+    queued = await forget_for_agent(engine, scope, [memory_id], connect, settings)
+    assert isinstance(queued, ForgetQueued)
+    return queued
 
 
 def page_ref(card: PageCard) -> PageRef:

@@ -421,7 +421,7 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
         return api.openapi_schema
 
     api.openapi = openapi  # type: ignore[method-assign]
-    add_web_views(api, engine, settings, counters)
+    add_web_views(api, engine, settings, counters, connect_once)
     return api
 
 

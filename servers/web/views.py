@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app import reads, web_views
 from app.reads import BadInput, NotFound, ReadScope
+from app.retain import CompileUnavailable, TemporalConnector
 from app.tokens import scope_of_token
 from domain.tokens import allows
 from runtime.settings import Settings
@@ -158,7 +159,8 @@ async def _viewer(request: Request) -> AsyncIterator[Viewer]:
 Signed = Annotated[Viewer, Depends(_viewer)]
 
 
-def add_web_views(api: FastAPI, engine: AsyncEngine, settings: Settings, counters: ServerCounters) -> None:
+def add_web_views(api: FastAPI, engine: AsyncEngine, settings: Settings, counters: ServerCounters,
+                  connect: TemporalConnector) -> None:
     """The web view's routes on the API's app (they share its process, pool and tokens)."""
     api.state.web_gate = WebGate(engine, Admission(settings, counters),
                                  RateLimiter(settings.http_rate_per_second, settings.http_rate_burst))
@@ -192,7 +194,7 @@ def add_web_views(api: FastAPI, engine: AsyncEngine, settings: Settings, counter
     @router.get("/memories/{memory_id}", response_class=HTMLResponse)
     async def memory(request: Request, who: Signed, memory_id: str) -> HTMLResponse:
         return await shown(request, who, "memory.html", lambda: web_views.memory_view(who.conn, who.scope, memory_id),
-                           can_forget=allows(who.rights, "operator") and web_views.forgetting_available() is not None)
+                           can_forget=allows(who.rights, "operator"))
 
     @router.get("/graph", response_class=HTMLResponse)
     async def graph(request: Request, who: Signed,
@@ -249,16 +251,18 @@ def add_web_views(api: FastAPI, engine: AsyncEngine, settings: Settings, counter
     @router.post("/memories/{memory_id}/forget")
     async def forget(request: Request, who: Signed, memory_id: str) -> Response:
         await _checked_form(request, who)
-        forget_memories = web_views.forgetting_available()
-        if forget_memories is None:
-            return page(request, "error.html", 404, who, title="Not available",
-                        message="this build cannot forget memories yet")
         if not allows(who.rights, "operator"):
             return page(request, "error.html", 403, who, title="Not allowed",
                         message="only an operator token can forget a memory")
-        identifier = web_views.parse_memory_id(memory_id)
         await who.conn.commit()  # the read transaction ends before the use case takes its own
-        await forget_memories(engine, who.scope.tenant, who.scope.owner, [identifier])
+        try:
+            await web_views.forget_memory(engine, who.scope, memory_id[:80], connect, settings)
+        except NotFound as error:
+            return page(request, "error.html", 404, who, title="Not found", message=str(error))
+        except BadInput as error:
+            return page(request, "error.html", 422, who, title="Bad request", message=str(error))
+        except CompileUnavailable as error:
+            return page(request, "error.html", 503, who, title="Not queued", message=str(error))
         return RedirectResponse("/", status_code=303, headers=SECURITY_HEADERS)
 
     @router.get("/assets/{name}")

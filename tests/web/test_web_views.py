@@ -221,20 +221,20 @@ async def test_the_runs_link_to_their_workflow(served_wiki: ServedWiki):
                      shown)
 
 
-async def test_the_forget_form_is_only_for_an_operator_and_only_when_forgetting_exists(
+async def test_the_forget_form_is_only_for_an_operator_and_queues_through_the_forget_use_case(
         served_wiki: ServedWiki, monkeypatch: pytest.MonkeyPatch):
     async with served_wiki.engine.connect() as conn:
         memory = str((await conn.execute(text("SELECT id FROM memory_units WHERE tenant_id = :t ORDER BY id LIMIT 1"),
                                          {"t": TENANT})).scalar_one())
     forgotten: list[tuple] = []
 
-    async def forget_memories(engine, tenant, owner, ids):
-        forgotten.append((tenant, owner, [str(i) for i in ids]))
+    async def forget_memory(engine, scope, memory_id, connect, settings):
+        forgotten.append((scope.tenant, scope.owner, memory_id))
 
+    # The shared wiki stays whole: the use case (tested in tests/compile/test_forget.py) is replaced here.
+    monkeypatch.setattr("app.web_views.forget_memory", forget_memory)
     async with httpx.AsyncClient(base_url=served_wiki.base, timeout=20) as http:
         await sign_in(http, served_wiki, served_wiki.operator_token)
-        assert "Forget this memory" not in (await http.get(f"/memories/{memory}")).text  # no forgetting in this build
-        monkeypatch.setattr("app.web_views.forgetting_available", lambda: forget_memories)
         shown = (await http.get(f"/memories/{memory}")).text
         assert "Forget this memory" in shown and f'action="/memories/{memory}/forget"' in shown
         reader = await http.get(f"/memories/{memory}", headers=bearer(served_wiki.read_token))
@@ -244,4 +244,4 @@ async def test_the_forget_form_is_only_for_an_operator_and_only_when_forgetting_
         assert refused.status_code == 403 and forgotten == []
         done = await http.post(f"/memories/{memory}/forget", data={"csrf": csrf_for(served_wiki.operator_token)},
                                headers={"Origin": served_wiki.base})
-        assert done.status_code == 303 and forgotten == [(TENANT, OWNER, [memory])]
+        assert done.status_code == 303 and forgotten == [(TENANT, OWNER, memory)]
