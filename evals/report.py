@@ -112,7 +112,8 @@ def _variant_lines(variants: list[dict[str, Any]]) -> list[str]:
         "must-not-merge traps (one letter apart, swapped initials, one name in two cities, neighbouring "
         "ordinals). One memory per mention, compiled through the real pipeline; scored by "
         "`evals/variants_eval.py`. Each cell: surfaces merged / candidate recall (merged or put to the judge) / "
-        "pairwise precision / pairwise recall.",
+        "pairwise precision / pairwise recall. A surface whose thing got no page at all (every spelling seen "
+        "once, each held as its own open mention) counts as missed: \"memories no page cites\" below.",
         "",
         "| family | " + " | ".join(f"seed {seed}" for seed in seeds) + " |",
         "|---|" + "---|" * len(seeds),
