@@ -40,9 +40,6 @@ from store.compile_runs import (
     rejected_writes_fail,
 )
 from store.memories import Cursor, read_after
-
-if TYPE_CHECKING:  # numpy stays out of the workflow sandbox's imports
-    from planners.embeddings import Embedder
 from store.page_matching import Judgement
 from store.plan_apply import apply_resolved_plan
 from store.plan_resolution import resolve_plan
@@ -55,6 +52,9 @@ from store.plan_staging import (
     staged_plan,
     store_resolution,
 )
+
+if TYPE_CHECKING:  # numpy stays out of the workflow sandbox's imports
+    from planners.embeddings import Embedder
 
 
 class CompileSteps:
