@@ -43,9 +43,6 @@ from store.corrections import is_paused
 from store.memories import Cursor, read_after
 from store.merge_records import record_merge_decisions
 from store.name_index import index_new_aliases
-
-if TYPE_CHECKING:  # numpy stays out of the workflow sandbox's imports
-    from planners.embeddings import Embedder
 from store.page_matching import Judgement
 from store.plan_apply import apply_resolved_plan
 from store.plan_resolution import resolve_plan
@@ -58,6 +55,9 @@ from store.plan_staging import (
     staged_plan,
     store_resolution,
 )
+
+if TYPE_CHECKING:  # numpy stays out of the workflow sandbox's imports
+    from planners.embeddings import Embedder
 
 
 class CompileSteps:

@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import re
 import statistics
 import time
@@ -233,7 +234,11 @@ async def _embed_from_scratch(engine: AsyncEngine, scope: ReadScope) -> float:
 
 async def run(seeds: tuple[int, ...] = SEEDS) -> dict:
     async with private_services("wiki-recall-eval-") as (client, engine):
-        return {"budgets_tokens": list(BUDGETS), "runs": [await run_seed(client, engine, s) for s in seeds]}
+        started = os.getloadavg()
+        runs = [await run_seed(client, engine, s) for s in seeds]
+        return {"budgets_tokens": list(BUDGETS), "runs": runs,
+                "load_average": {"start": [round(v, 2) for v in started],
+                                 "end": [round(v, 2) for v in os.getloadavg()]}}
 
 
 def markdown(results: dict) -> str:
@@ -243,7 +248,10 @@ def markdown(results: dict) -> str:
              "(seeded) from plain-sentence memories about generated people (`evals/recall_corpus.py`); every "
              "answer is packed into the same budget, four characters a token. Evidence recall: every evidence "
              "memory returned or cited by a returned claim; answer recall: every expected answer in the returned "
-             "text or dates.", ""]
+             "text or dates. Latencies are one call in-process on a machine shared with the compile's services"
+             + (f" (load average {results['load_average']['start'][0]} at the start, "
+                f"{results['load_average']['end'][0]} at the end, on {os.cpu_count()} CPUs)"
+                if "load_average" in results else "") + ".", ""]
     fmt: Callable[[float], str] = lambda v: f"{v:.2f}"  # noqa: E731
     for run_ in results["runs"]:
         lines += [f"## Seed {run_['seed']}: {run_['memories']} memories, {run_['questions']} questions", "",
