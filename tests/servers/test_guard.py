@@ -150,12 +150,11 @@ def test_a_token_lookup_is_trusted_for_its_bound_and_never_for_an_unknown_token(
 def test_a_cached_token_past_its_expiry_is_refused_as_expired():
     from datetime import UTC, datetime, timedelta
 
-    from sqlalchemy.ext.asyncio import create_async_engine
-
+    from runtime.database import engine_for
     from runtime.settings import Settings
     from servers.guard import GuardRules, RequestGuard
 
-    guard = RequestGuard(lambda *_: None, engine=create_async_engine("postgresql+asyncpg://nobody@127.0.0.1/none"),
+    guard = RequestGuard(lambda *_: None, engine=engine_for("postgresql+asyncpg://nobody@127.0.0.1/none"),
                          settings=Settings(), rules=GuardRules("/v1/"), counters=ServerCounters())
     looked_up = TokenScope(token_id=uuid.uuid4(), tenant="acme", owner="eric", rights="read",
                            expires_at=datetime.now(UTC) - timedelta(seconds=1))  # live when looked up
