@@ -211,4 +211,10 @@ async def test_the_worker_sets_each_tenants_model_call_limit_on_the_model_queue(
     assert await configured() == 0
     assert await apply_tenant_rate_limit(client, settings_for(WIKI_LLM_TASK_QUEUE=queue,
                                                                WIKI_LLM_TENANT_MAX_PER_SECOND=2.5))
-    assert await configured() == 2.5
+
+    async def limit_set() -> bool:
+        # The matching service takes the update in on its own time: on a busy machine a describe just
+        # after it may still report the old configuration.
+        return await configured() == 2.5
+
+    assert await poll(limit_set, timeout=WAIT_SECONDS, what="the queue's per-tenant limit")
