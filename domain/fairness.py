@@ -14,13 +14,15 @@ import math
 
 from domain.memory import SCOPE_PATTERN
 
-# Someone is waiting for these: an agent that just retained, an operator who asked. A resume restarts
+# Someone is waiting for these: an agent that just retained, an operator who asked, a user who asked
+# to be forgotten (a deletion request is owed promptly, and it is one small pass). A resume restarts
 # a compile that failed (possibly a bulk one) on an operator's request; the nightly lint may wait; bulk
 # imports and rebuilds take whatever capacity is left. Temporal's default key (3, what a task without a
 # priority gets) sits between the operator's and the bulk work.
 PRIORITY_BY_TRIGGER: dict[str, int] = {
     "memory_retain": 1,
     "admin": 1,
+    "forget": 1,
     "resume": 2,
     "lint": 3,
     "bootstrap_import": 4,

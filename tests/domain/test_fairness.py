@@ -31,7 +31,7 @@ def random_tenant(rng: random.Random) -> str:
 
 def test_every_trigger_has_a_priority_in_the_order_the_product_promises():
     assert set(PRIORITY_BY_TRIGGER) == set(Trigger.__args__)
-    interactive = max(priority_key("memory_retain"), priority_key("admin"))
+    interactive = max(priority_key("memory_retain"), priority_key("admin"), priority_key("forget"))
     assert interactive < priority_key("lint") < min(priority_key("bootstrap_import"), priority_key("rebuild"))
     assert all(1 <= key <= 5 for key in PRIORITY_BY_TRIGGER.values())
 
