@@ -1,9 +1,10 @@
 """`context`: the scope's most important current claims with no question, for an agent's system
 prompt, within the same budget rules as recall (every text returned counts, four characters a token).
 
-Every fact claim that holds now (never a superseded one) at least `min_confidence` sure is a candidate (up to the surest POOL); each is
-scored by `domain.recall.importance` (confidence, corroboration, recency of its last sighting, the
-hubness of its page), sorted, de-duplicated by text and packed best first.
+Every fact claim that holds now (never a superseded one) at least `min_confidence` sure is a
+candidate (up to the surest POOL); each is scored by `domain.recall.importance` (confidence,
+corroboration, recency of its last sighting, the hubness of its page), sorted, de-duplicated by
+text and packed best first.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ The vault has one note per active page at `<type>/<slug>.md` (so an entity and a
 slug never collide), every link written `[[<type>/<slug>|text]]` (a path Obsidian resolves to that
 file), each section's claims that hold now in its body and the superseded ones (older values) in the
 note's closing "History" part with the date each stopped holding, each claim's citations as
-footnotes naming the memory ids, and with `with_memories` the
-cited memories as notes `memories/<id>.md` that the footnotes link to. Files are a pure function of
+footnotes naming the memory ids, and with `with_memories` the cited memories as notes
+`memories/<id>.md` that the footnotes link to. Files are a pure function of
 the wiki: the same wiki gives byte-identical files. Writing a vault rewrites only the files whose
 bytes changed and removes the files an earlier export wrote that this one no longer has (listed in
 `.wiki-export.json`); other files in the folder (Obsidian's own `.obsidian/`) are left alone. Text

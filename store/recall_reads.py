@@ -317,7 +317,8 @@ async def uncompiled_memories(conn: AsyncConnection, tenant: str, owner: str, li
 async def important_claims(conn: AsyncConnection, tenant: str, owner: str, min_confidence: float,
                            limit: int = 2_000) -> list[RecallClaimRow]:
     """The scope's fact claims that hold now (never a superseded one) at least `min_confidence` sure,
-    surest and most corroborated first (the pool `context` scores in full), without their sources (`claim_details` reads those of the chosen)."""
+    surest and most corroborated first (the pool `context` scores in full), without their sources
+    (`claim_details` reads those of the chosen)."""
     rows = await conn.execute(text(f"""
         SELECT {_CLAIM_COLUMNS.replace(_SOURCES_COLUMN, "CAST('{{}}' AS text[]) AS sources")}
         FROM wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
