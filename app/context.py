@@ -1,9 +1,10 @@
 """`context`: the scope's most important current claims with no question, for an agent's system
 prompt, within the same budget rules as recall (every text returned counts, four characters a token).
 
-Every fact claim at least `min_confidence` sure is a candidate (up to the surest POOL); each is
-scored by `domain.recall.importance` (confidence, corroboration, recency of its last sighting, the
-hubness of its page), sorted, de-duplicated by text and packed best first.
+Every fact claim that holds now (never a superseded one) at least `min_confidence` sure is a
+candidate (up to the surest POOL); each is scored by `domain.recall.importance` (confidence,
+corroboration, recency of its last sighting, the hubness of its page), sorted, de-duplicated by
+text and packed best first.
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ async def context(db: Database, scope: ReadScope, max_tokens: int | None = None,
     results = [RecalledClaim(
         text=c.text, page=RecallPage(type=c.page_type, slug=c.page_slug, title=c.page_title), section=c.section_slug,
         heading=c.heading, claim_kind=c.kind, status=c.status, confidence=c.confidence,
-        corroboration=c.corroboration, first_seen=c.first_seen, last_seen=c.last_seen,
+        corroboration=c.corroboration, first_seen=c.first_seen, last_seen=c.last_seen, validity=c.validity,
+        valid_from=c.valid_from, valid_to=c.valid_to,
         sources=[RecallSource(id=s) for s in c.sources[:SOURCES_SHOWN]], source_count=c.corroboration,
         score=round(score[c.id], 6), signals={}) for c in (by_id[k] for k in packed.chosen)]
     left = packed.left_out

@@ -3,8 +3,10 @@
 
 The vault has one note per active page at `<type>/<slug>.md` (so an entity and a topic of the same
 slug never collide), every link written `[[<type>/<slug>|text]]` (a path Obsidian resolves to that
-file), each claim's citations as footnotes naming the memory ids, and with `with_memories` the
-cited memories as notes `memories/<id>.md` that the footnotes link to. Files are a pure function of
+file), each section's claims that hold now in its body and the superseded ones (older values) in the
+note's closing "History" part with the date each stopped holding, each claim's citations as
+footnotes naming the memory ids, and with `with_memories` the cited memories as notes
+`memories/<id>.md` that the footnotes link to. Files are a pure function of
 the wiki: the same wiki gives byte-identical files. Writing a vault rewrites only the files whose
 bytes changed and removes the files an earlier export wrote that this one no longer has (listed in
 `.wiki-export.json`); other files in the folder (Obsidian's own `.obsidian/`) are left alone. Text
@@ -95,7 +97,9 @@ def _iso(moment: datetime) -> str:
 
 
 def page_note(page: ExportPage, memories: dict[str, ExportMemory] | None) -> str:
-    """The page's note: frontmatter, title, summary, sections with their claims, footnotes."""
+    """The page's note: frontmatter, title, summary, sections with the claims that hold now (a
+    disputed one marked), a History part with the superseded ones and when each stopped holding,
+    links, footnotes."""
     footnotes: dict[str, int] = {}
 
     def cite(refs: list[str]) -> str:
@@ -109,17 +113,25 @@ def page_note(page: ExportPage, memories: dict[str, ExportMemory] | None) -> str
     if page.summary:
         lines += [_wikilinks(page.summary), ""]
     confidences: list[float] = []
+    history: list[str] = []
     for section in page.sections:
         lines += [f"## {safe_title(section.heading)}", ""]
         if section.claims:
             for claim in section.claims:
-                confidences.append(claim.confidence)
                 text = _wikilinks(claim.text).strip()
-                lines.append(f"{text} {cite(claim.sources)}".rstrip())
+                if claim.validity == "superseded":
+                    until = f" _(until {claim.valid_to.date().isoformat()})_" if claim.valid_to else ""
+                    history.append(f"- {text}{until} {cite(claim.sources)}".rstrip())
+                    continue
+                confidences.append(claim.confidence)
+                disputed = " _(disputed)_" if claim.validity == "disputed" else ""
+                lines.append(f"{text}{disputed} {cite(claim.sources)}".rstrip())
         else:
             body = _wikilinks(section.body_md).strip()
             lines.append(f"{body} {cite(section.sources)}".rstrip())
         lines.append("")
+    if history:
+        lines += ["## History", "", *history, ""]
     if page.links:
         lines += ["## Links", ""] + [f"- [[{key}]]" for key in page.links] + [""]
     for ref, number in footnotes.items():

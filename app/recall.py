@@ -94,6 +94,11 @@ class RecalledClaim(BaseModel):
     corroboration: int
     first_seen: datetime | None
     last_seen: datetime | None
+    # Whether it holds: current, or disputed (a rival value with no clear order); with as_of, a
+    # claim that held then may since be superseded. Valid from its earliest memory, until replaced.
+    validity: str
+    valid_from: datetime | None
+    valid_to: datetime | None
     sources: list[RecallSource]  # best-matching first, at most SOURCES_SHOWN
     source_count: int
     memories: list[RecallMemory] = Field(default_factory=list)  # cited memories that best match
@@ -246,11 +251,11 @@ async def _retrieve(conn: AsyncConnection, scope: ReadScope, question: str, use:
             conn, tenant, owner, question_name_keys(question), capitalised_words(question))]
     if "names" in use and named:
         rankings["names"] = [f"c:{c}" for c in await recall_reads.claims_of_pages(
-            conn, tenant, owner, named, matching, RANKED_PER_RETRIEVER)]
+            conn, tenant, owner, named, matching, RANKED_PER_RETRIEVER, as_of)]
     if "graph" in use and named:
         near = await recall_reads.linked_pages(conn, tenant, owner, named)
         rankings["graph"] = [f"c:{c}" for c in await recall_reads.claims_of_pages(
-            conn, tenant, owner, near, matching, RANKED_PER_RETRIEVER)]
+            conn, tenant, owner, near, matching, RANKED_PER_RETRIEVER, as_of)]
     window = None
     if "time" in use:
         window = await _window(conn, scope, question, as_of or datetime.now(UTC), as_of)
@@ -293,8 +298,9 @@ async def recall(db: Database, scope: ReadScope, question: str, max_tokens: int 
         fused = fuse(found.rankings)
         # The fused head the budget could hold (a claim costs some 30 characters at the least).
         head = fused[:min(PACKING_WINDOW, 40 + budget_chars // 30)]
+        # Only claims that hold (or held at `moment`): an older value is history, never an answer.
         claims = await recall_reads.claim_details(conn, scope.tenant, scope.owner,
-                                                  [f.key[2:] for f in head if f.key.startswith("c:")])
+                                                  [f.key[2:] for f in head if f.key.startswith("c:")], moment)
         memory_ids = {f.key[2:] for f in head if f.key.startswith("m:")}
         best_cited = {c.id: _best_cited(c, found.cited) for c in claims.values()}
         memory_ids |= {m for cited in best_cited.values() for m in cited}
@@ -381,7 +387,7 @@ def _claim_answer(claim: RecallClaimRow, score: float, signals: dict[str, int], 
         text=claim.text, page=RecallPage(type=claim.page_type, slug=claim.page_slug, title=claim.page_title),
         section=claim.section_slug, heading=claim.heading, claim_kind=claim.kind, status=claim.status,
         confidence=claim.confidence, corroboration=claim.corroboration, first_seen=claim.first_seen,
-        last_seen=claim.last_seen,
+        last_seen=claim.last_seen, validity=claim.validity, valid_from=claim.valid_from, valid_to=claim.valid_to,
         sources=[RecallSource(id=m, occurred_at=texts[m].occurred_at if m in texts else None)
                  for m in _shown_sources(claim, matching)],
         source_count=claim.corroboration,

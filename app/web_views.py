@@ -104,7 +104,8 @@ async def page_view(conn: AsyncConnection, scope: ReadScope, page_type: str, slu
     view = await wiki_reads.find_page(conn, scope.tenant, scope.owner, page_type, slug)
     if view is None:
         raise NotFound(f"no page {page_type}/{slug} in this wiki")
-    claimed = await claim_store.page_claims(conn, scope.tenant, scope.owner, view.id)
+    # Superseded claims too: the page shows them behind its history toggle, with their end date.
+    claimed = await claim_store.page_claims(conn, scope.tenant, scope.owner, view.id, shown="history")
     refs = {ref for section in view.sections for ref in section.source_refs}
     refs |= {ref for claims in claimed.values() for claim in claims for ref in claim.sources}
     cited = await web_reads.memories_cited(conn, scope.tenant, scope.owner, sorted(refs))

@@ -238,6 +238,17 @@ class ClaimView(BaseModel):
 
 ClaimsShown = Literal["current", "history"]
 
+# Whether claim `c` is shown: with `:as_of` (a timestamptz or NULL) set, it held then (begun by that
+# moment and not yet replaced; a computed line only once all its memories had happened); without,
+# it holds now (current or disputed), or with `:history` true, superseded too. Every reader of
+# claims by validity (pages, recall, context) filters with this one condition.
+CLAIM_HELD = """(
+    (CAST(:as_of AS timestamptz) IS NOT NULL OR :history OR c.validity <> 'superseded')
+    AND (CAST(:as_of AS timestamptz) IS NULL OR (
+          (c.valid_from IS NULL OR c.valid_from <= CAST(:as_of AS timestamptz))
+          AND (c.valid_to IS NULL OR CAST(:as_of AS timestamptz) < c.valid_to)
+          AND (c.kind = 'fact' OR c.last_seen_at IS NULL OR c.last_seen_at <= CAST(:as_of AS timestamptz)))))"""
+
 
 async def page_claims(conn: AsyncConnection, tenant: str, owner: str, page_id: UUID,
                       min_confidence: float = 0.0, *, shown: ClaimsShown = "current",
@@ -246,21 +257,17 @@ async def page_claims(conn: AsyncConnection, tenant: str, owner: str, page_id: U
     (current and disputed), or with `shown="history"` the superseded ones too; with `as_of`, those that
     held then (begun by that moment and not yet replaced), of facts whose memories had happened, and
     of computed lines only those whose memories all had."""
-    rows = await conn.execute(text("""
+    rows = await conn.execute(text(f"""
         SELECT s.section_slug, c.text, c.kind, c.status, c.confidence, c.corroboration, c.first_seen_at,
                c.last_seen_at, c.valid_from, c.valid_to, c.validity,
                coalesce((SELECT array_agg(cs.memory_id ORDER BY cs.memory_id) FROM wiki_claim_sources cs
-                         WHERE cs.claim_id = c.id), '{}') AS sources
+                         WHERE cs.claim_id = c.id), '{{}}') AS sources
         FROM wiki_section_claims c
         JOIN wiki_page_sections s ON s.id = c.section_id
         JOIN wiki_pages p ON p.id = s.page_id
         WHERE p.id = :page AND p.tenant_id = :tenant AND p.owner_id = :owner
           AND c.confidence >= round(CAST(CAST(:min AS float8) AS numeric), 6)
-          AND (CAST(:as_of AS timestamptz) IS NOT NULL OR :history OR c.validity <> 'superseded')
-          AND (CAST(:as_of AS timestamptz) IS NULL OR (
-                (c.valid_from IS NULL OR c.valid_from <= CAST(:as_of AS timestamptz))
-                AND (c.valid_to IS NULL OR CAST(:as_of AS timestamptz) < c.valid_to)
-                AND (c.kind = 'fact' OR c.last_seen_at IS NULL OR c.last_seen_at <= CAST(:as_of AS timestamptz))))
+          AND {CLAIM_HELD}
         ORDER BY s.position, c.position
     """), {"page": page_id, "tenant": tenant, "owner": owner, "min": min_confidence, "as_of": as_of,
            "history": shown == "history"})

@@ -19,6 +19,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.search import escape_like
+from store.claims import CLAIM_HELD
 
 _SCOPE = "p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'"
 
@@ -121,6 +122,9 @@ class RecallClaimRow(BaseModel):
     page_summary: str | None
     hubness: int
     sources: list[str]  # the first SOURCES_HEAD it cites (`corroboration` counts them all)
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    validity: str = "current"  # current, superseded (an older value) or disputed (rival values)
 
 
 # Memory ids read per claim: a count line may cite thousands; recall shows the best-matching ones
@@ -132,7 +136,7 @@ _SOURCES_COLUMN = """coalesce((SELECT array_agg(h.memory_id) FROM (SELECT cs.mem
 _CLAIM_COLUMNS = f"""
     c.id::text AS id, c.text, c.text_key, c.kind, c.status, c.confidence, c.corroboration,
     c.first_seen_at, c.last_seen_at, s.section_slug, s.heading, p.id::text AS page_id, p.type, p.slug,
-    p.title, p.summary, p.hubness_score,
+    p.title, p.summary, p.hubness_score, c.valid_from, c.valid_to, c.validity,
     {_SOURCES_COLUMN}
 """
 
@@ -143,17 +147,22 @@ def _claim_row(row) -> RecallClaimRow:
         confidence=float(row.confidence), corroboration=row.corroboration, first_seen=row.first_seen_at,
         last_seen=row.last_seen_at, section_slug=row.section_slug, heading=row.heading, page_id=row.page_id,
         page_type=row.type, page_slug=row.slug, page_title=row.title, page_summary=row.summary,
-        hubness=row.hubness_score, sources=list(row.sources))
+        hubness=row.hubness_score, sources=list(row.sources), valid_from=row.valid_from, valid_to=row.valid_to,
+        validity=row.validity)
 
 
-async def claim_details(conn: AsyncConnection, tenant: str, owner: str, claim_ids: Sequence[str]) -> dict[str, RecallClaimRow]:
+async def claim_details(conn: AsyncConnection, tenant: str, owner: str, claim_ids: Sequence[str],
+                        as_of: datetime | None = None) -> dict[str, RecallClaimRow]:
+    """The claims among `claim_ids` that hold now (current or disputed; a superseded one is an old
+    value, never an answer), or with `as_of` those that held then (store/claims.py CLAIM_HELD)."""
     if not claim_ids:
         return {}
     rows = await conn.execute(text(f"""
         SELECT {_CLAIM_COLUMNS}
         FROM wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
-        WHERE c.id = ANY(CAST(:ids AS uuid[])) AND {_SCOPE}
-    """), {"ids": list(claim_ids), "tenant": tenant, "owner": owner, "sources_head": SOURCES_HEAD})
+        WHERE c.id = ANY(CAST(:ids AS uuid[])) AND {_SCOPE} AND {CLAIM_HELD}
+    """), {"ids": list(claim_ids), "tenant": tenant, "owner": owner, "sources_head": SOURCES_HEAD,
+           "as_of": as_of, "history": False})
     return {row.id: _claim_row(row) for row in rows}
 
 
@@ -182,8 +191,8 @@ async def pages_for_names(conn: AsyncConnection, tenant: str, owner: str, keys: 
 
 
 async def claims_of_pages(conn: AsyncConnection, tenant: str, owner: str, page_ids: Sequence[str],
-                          scores: dict[str, float], limit: int) -> list[str]:
-    """The claims of the pages, best first: by `scores` (how well each claim, or the memories it cites,
+                          scores: dict[str, float], limit: int, as_of: datetime | None = None) -> list[str]:
+    """The claims of the pages that hold now (or held at `as_of`), best first: by `scores` (how well each claim, or the memories it cites,
     matches the question), then facts before derived lines, then the surest, then in page order;
     the first `limit` of that full sort."""
     if not page_ids:
@@ -193,11 +202,11 @@ async def claims_of_pages(conn: AsyncConnection, tenant: str, owner: str, page_i
         SELECT c.id::text AS id
         FROM wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
         LEFT JOIN unnest(CAST(:ids AS uuid[]), CAST(:scores AS float8[])) AS sc(id, score) ON sc.id = c.id
-        WHERE p.id = ANY(CAST(:pages AS uuid[])) AND {_SCOPE}
+        WHERE p.id = ANY(CAST(:pages AS uuid[])) AND {_SCOPE} AND {CLAIM_HELD}
         ORDER BY coalesce(sc.score, 0) DESC, c.kind = 'fact' DESC, c.confidence DESC, s.position, c.position, c.id
         LIMIT :limit
     """), {"pages": list(page_ids), "tenant": tenant, "owner": owner, "ids": [k for k, _ in scored],
-           "scores": [v for _, v in scored], "limit": limit})
+           "scores": [v for _, v in scored], "limit": limit, "as_of": as_of, "history": False})
     return [row.id for row in rows]
 
 
@@ -307,15 +316,17 @@ async def uncompiled_memories(conn: AsyncConnection, tenant: str, owner: str, li
 
 async def important_claims(conn: AsyncConnection, tenant: str, owner: str, min_confidence: float,
                            limit: int = 2_000) -> list[RecallClaimRow]:
-    """The scope's fact claims at least `min_confidence` sure, surest and most corroborated first (the
-    pool `context` scores in full), without their sources (`claim_details` reads those of the chosen)."""
+    """The scope's fact claims that hold now (never a superseded one) at least `min_confidence` sure,
+    surest and most corroborated first (the pool `context` scores in full), without their sources
+    (`claim_details` reads those of the chosen)."""
     rows = await conn.execute(text(f"""
         SELECT {_CLAIM_COLUMNS.replace(_SOURCES_COLUMN, "CAST('{{}}' AS text[]) AS sources")}
         FROM wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
         WHERE {_SCOPE} AND c.kind = 'fact' AND c.confidence >= round(CAST(CAST(:min AS float8) AS numeric), 6)
+          AND {CLAIM_HELD}
         ORDER BY c.confidence DESC, c.corroboration DESC, c.last_seen_at DESC NULLS LAST, c.id
         LIMIT :limit
-    """), {"tenant": tenant, "owner": owner, "min": min_confidence, "limit": limit})
+    """), {"tenant": tenant, "owner": owner, "min": min_confidence, "limit": limit, "as_of": None, "history": False})
     return [_claim_row(row) for row in rows]
 
 

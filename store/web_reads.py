@@ -203,6 +203,9 @@ class ExportClaim(BaseModel):
     status: str
     confidence: float
     sources: list[str]
+    validity: str = "current"  # current, superseded (an older value, history) or disputed
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None  # when a superseded claim stopped holding
 
 
 class ExportSection(BaseModel):
@@ -254,7 +257,7 @@ async def export_pages(conn: AsyncConnection, tenant: str, owner: str) -> list[E
         ORDER BY s.page_id, s.position, s.section_slug COLLATE "C"
     """), params)).all()
     claims = (await conn.execute(text("""
-        SELECT c.section_id, c.text, c.kind, c.status, c.confidence,
+        SELECT c.section_id, c.text, c.kind, c.status, c.confidence, c.validity, c.valid_from, c.valid_to,
                coalesce((SELECT array_agg(cs.memory_id ORDER BY cs.memory_id COLLATE "C") FROM wiki_claim_sources cs
                          WHERE cs.claim_id = c.id), '{}') AS sources
         FROM wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id
@@ -266,7 +269,7 @@ async def export_pages(conn: AsyncConnection, tenant: str, owner: str) -> list[E
     for row in claims:
         claims_of.setdefault(row.section_id, []).append(ExportClaim(
             text=row.text, kind=row.kind, status=row.status, confidence=float(row.confidence),
-            sources=list(row.sources)))
+            sources=list(row.sources), validity=row.validity, valid_from=row.valid_from, valid_to=row.valid_to))
     sections_of: dict[UUID, list[ExportSection]] = {}
     for row in sections:
         sections_of.setdefault(row.page_id, []).append(ExportSection(

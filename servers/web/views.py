@@ -57,9 +57,6 @@ _templates = Environment(loader=PackageLoader("servers.web", "templates"), autoe
 _templates.filters["markdown"] = render.markdown_html
 _templates.filters["claim_html"] = lambda text: render.markdown_html(_without_bullet(text), inline=True)
 _templates.globals["quote"] = lambda value: quote(str(value), safe="")
-# Claim statuses shown as current; any other (a claim a later memory superseded) is history.
-CURRENT_STATUSES = frozenset({"verified", "unverified"})
-_templates.globals["current_statuses"] = CURRENT_STATUSES
 # Citations shown beside a claim; the rest open from "+N more".
 _templates.globals["citations_shown"] = 5
 

@@ -1,6 +1,7 @@
 """One compiled wiki and one running `wiki serve` app shared by every web-view test of the session that
 asks for it (a test that changes the wiki puts it back): the sample corpus retained into scope web/alice and compiled by the scripted planner on
-a real worker, a second scope (rival/alice) compiled from a few memories of its own, tokens of each
+a real worker, a second scope (rival/alice) compiled from a few memories of its own, a third
+(moves/alice) whose facts changed, tokens of each
 rights, and the API with its web view served by uvicorn on a loopback port."""
 
 from __future__ import annotations
@@ -34,6 +35,18 @@ RIVAL_MEMORIES = [
     "and https://evil.example/steal about Franklin Barbecue.",
 ]
 
+# A third scope where facts changed: a home that moved (the old one superseded) and an employer with
+# two rival values of one moment (disputed).
+MOVES = "moves"
+_ALICE = {"entities": [{"name": "Alice Moreau", "type": "entity", "kind": "person"}]}
+MOVES_MEMORIES = [
+    ("Alice Moreau goes climbing on Saturdays.", "2026-01-04T10:00:00Z"),
+    ("Alice Moreau lives in Austin.", "2026-01-10T09:00:00Z"),
+    ("Alice Moreau works for Acme.", "2026-03-01T09:00:00Z"),
+    ("Alice Moreau works for Globex.", "2026-03-01T09:00:00Z"),
+    ("Alice Moreau moved to Denver.", "2026-06-03T18:00:00Z"),
+]
+
 
 @dataclass(frozen=True)
 class ServedWiki:
@@ -43,6 +56,7 @@ class ServedWiki:
     read_token: str
     operator_token: str
     rival_token: str
+    moves_token: str
 
 
 @pytest_asyncio.fixture(scope="session")
@@ -56,11 +70,14 @@ async def served_wiki(postgres_server: EmbeddedPostgres, template_database: str,
         settings = test_settings(WIKI_HTTP_RATE_PER_SECOND=10_000, WIKI_HTTP_RATE_BURST=10_000)
         await retain_sample(engine, TENANT, OWNER, SAMPLE)
         await store_memories(engine, RIVAL, OWNER, [MemoryIn(content=text) for text in RIVAL_MEMORIES])
+        await store_memories(engine, MOVES, OWNER, [MemoryIn(content=text, metadata=_ALICE, occurred_at=at)
+                                                    for text, at in MOVES_MEMORIES])
         async with running_worker(temporal_env.client, engine, settings):
             await compile_scope(temporal_env.client, settings, TENANT, OWNER)
             await compile_scope(temporal_env.client, settings, RIVAL, OWNER)
+            await compile_scope(temporal_env.client, settings, MOVES, OWNER)
         tokens = (await token_for(engine, TENANT, rights="read"), await token_for(engine, TENANT, rights="operator"),
-                  await token_for(engine, RIVAL, rights="read"))
+                  await token_for(engine, RIVAL, rights="read"), await token_for(engine, MOVES, rights="read"))
 
         async def no_temporal():
             raise AssertionError("the web view never connects to Temporal")
