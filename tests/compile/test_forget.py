@@ -35,8 +35,9 @@ from tests.compile.test_model_path import model_worker
 # Column types that can hold a memory's text, a name from it or its id: every such column of every
 # table is scanned (read from the schema, so a table added later is covered without a change here).
 SCANNED_TYPES = ("text", "character varying", "jsonb", "json", "ARRAY", "tsvector", "uuid")
-# Where a forgotten memory's id may stay: the deletion receipt and the request itself (ids only).
-ID_LEDGER = {"wiki_compile_jobs", "wiki_forget_requests"}
+# Where a forgotten memory's id may stay: the deletion receipt, the request itself (ids only) and
+# the compile cursor (a position, time then id, that the next batch moves past).
+ID_LEDGER = {"wiki_compile_jobs", "wiki_forget_requests", "wiki_compile_cursors"}
 NONCE_WORDS = ["zorblatt", "quixotrel", "vantablorp", "plimsnook", "gravenduff", "throckle"]
 
 
