@@ -4,8 +4,9 @@ store/forget_apply.py removes the memories, their claims, sections, pages, alias
 this module clears what was derived from them and kept elsewhere, in the same transaction:
 
 - name-resolution decisions (`wiki_merge_decisions`): a decision about a removed page (as the
-  candidate or as the proposal), or one whose names, evidence, reason or detail hold a word only
-  the forgotten memories had, is deleted whole. A decision is an audit record of one compile; what
+  candidate or as the proposal), one whose evidence cites a forgotten or edited memory (its shared
+  sources), or one whose names, evidence, reason or detail hold a word only the forgotten memories
+  had, is deleted whole. A decision is an audit record of one compile; what
   is left of the evidence is re-decided by the next compile that meets the names again.
 - an operator's page merge record (`wiki_page_merges`): the aliases the pass removed, or that hold
   a word only the forgotten memories had, leave its lists (an unmerge must not bring them back); a
@@ -91,7 +92,7 @@ async def claim_keys_by_page(conn: AsyncConnection, page_ids: Sequence[str]) -> 
 
 async def _decisions(conn: AsyncConnection, r: Radius, scope: dict[str, str], removed_pages: set[str],
                      gone: _Gone) -> int:
-    if not r.forgotten:
+    if not r.touched:
         return 0
     removed_refs = sorted(r.page_refs[p][0] for p in removed_pages if p in r.page_refs)
     patterns = [f"%{word}%" for word in sorted(gone.words)]
@@ -103,10 +104,13 @@ async def _decisions(conn: AsyncConnection, r: Radius, scope: dict[str, str], re
               candidate_page_id = ANY(CAST(:pages AS uuid[]))
               OR proposal_type || '/' || proposal_slug = ANY(CAST(:refs AS text[]))
               OR (array_to_string(proposal_names, ' ') || ' ' || detail || ' ' || reason || ' ' || evidence::text)
-                 ILIKE ANY(CAST(:patterns AS text[])))
-    """), {**scope, "pages": sorted(r.page_refs), "refs": removed_refs, "patterns": patterns})).all()
+                 ILIKE ANY(CAST(:patterns AS text[]))
+              OR EXISTS (SELECT 1 FROM unnest(CAST(:touched AS text[])) AS m(id) WHERE strpos(evidence::text, m.id) > 0))
+    """), {**scope, "pages": sorted(r.page_refs), "refs": removed_refs, "patterns": patterns,
+           "touched": sorted(r.touched)})).all()
     doomed = [row.id for row in rows
               if row.candidate in removed_pages or row.proposal in removed_refs
+              or set(flat_values(row.evidence or {})) & r.touched
               or gone.holds(*row.proposal_names, row.detail, row.reason, *flat_values(row.evidence or {}))]
     if doomed:
         await conn.execute(text("DELETE FROM wiki_merge_decisions WHERE id = ANY(CAST(:ids AS uuid[]))"), {"ids": doomed})

@@ -420,18 +420,21 @@ async def test_forgetting_the_newer_fact_makes_the_older_one_current_again(clien
         await store_memories(engine, tenant, owner, [newer])
         await compile_scope(client, settings, tenant, owner)
         assert (await austin())[0] == "superseded", "the newer fact was meant to replace the older one"
-        # Two judged decisions about the page: one shown the forgotten memory's place, one only the others'.
+        # Judged decisions about the page: one shown the forgotten memory's place, one citing it, one neither.
         async with engine.begin() as conn:
-            for index, (place, reason) in enumerate([("Vrelkstad", "both moved to the same city"),
-                                                     ("climbing gym", "both go climbing")]):
+            newer_id = str(newer.resolved_id(tenant, owner))
+            for place, reason, shared in [("Vrelkstad", "both moved to the same city", []),
+                                          ("climbing gym", "both go climbing", []),
+                                          ("", "they share a memory", [newer_id])]:
                 await conn.execute(text("""
                     INSERT INTO wiki_merge_decisions (id, tenant_id, owner_id, proposal_type, proposal_slug,
                         proposal_names, candidate_page_id, rung, decided_by, same, reason, evidence)
                     SELECT :id, :t, :o, 'entity', 'o-brenn', ARRAY['O. Brenn'], p.id, 'judge', 'judge', false,
                            :reason, CAST(:evidence AS jsonb)
                     FROM wiki_pages p WHERE p.tenant_id = :t AND p.owner_id = :o AND p.title = 'Orsolya Brenn'
-                """), {"id": uuid.UUID(int=index + 1), "t": tenant, "o": owner, "reason": reason,
-                       "evidence": json.dumps({"places": {"a": [place], "b": []}})})
+                """), {"id": uuid.uuid4(), "t": tenant, "o": owner, "reason": reason,
+                       "evidence": json.dumps({"proposal_places": [place] if place else [], "candidate_places": [],
+                                               "shared_sources": shared})})
         await forget_memories(engine, ReadScope.of(tenant, owner), [str(newer.resolved_id(tenant, owner))],
                               client, settings)
         await client.get_workflow_handle(compile_workflow_id(tenant, owner)).result()
