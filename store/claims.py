@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, Literal
@@ -63,6 +63,13 @@ async def memory_evidence(conn: AsyncConnection, tenant: str, owner: str, refs: 
 # batch that writes it, with all its memories.
 EVIDENCE_CACHE_SIZE = 50_000
 _EVIDENCE_CACHE: OrderedDict[tuple[str, str, str, datetime], Evidence] = OrderedDict()
+
+
+def forget_evidence(tenant: str, owner: str, memory_ids: Iterable[str]) -> None:
+    """Drop forgotten memories' evidence (it holds their text) from this process's cache."""
+    gone = set(memory_ids)
+    for key in [k for k in _EVIDENCE_CACHE if k[0] == tenant and k[1] == owner and k[2] in gone]:
+        del _EVIDENCE_CACHE[key]
 
 
 async def sync_claims(conn: AsyncConnection, tenant: str, owner: str, section_ids: Sequence[Any],

@@ -8,6 +8,7 @@ leaves nothing half-done. Sections not citing a touched memory are never written
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
 from datetime import datetime
@@ -23,6 +24,7 @@ from domain.render import render_body_markdown
 from messages.forget import ForgetApplied
 from store.claims import sync_claims
 from store.forget import Radius, pass_requests, radius
+from store.forget_records import claim_keys_by_page, clear_derived_records
 from store.page_titles import retitle_by_attestation
 
 
@@ -55,6 +57,7 @@ async def apply_pass(conn: AsyncConnection, tenant: str, owner: str, pass_id: uu
     removed_pages = r.removed_pages()
     forgotten, touched = sorted(r.forgotten), sorted(r.touched)
     scope = {"tenant": tenant, "owner": owner}
+    keys_before = await claim_keys_by_page(conn, sorted(r.page_refs))
 
     await _demote(conn, r, scope, result)
     if removed_pages:
@@ -112,6 +115,7 @@ async def apply_pass(conn: AsyncConnection, tenant: str, owner: str, pass_id: uu
     result.aliases_removed = len(aliases)
     await _mentions(conn, r, scope, result)
     await _scrub_pages(conn, r, scope, surviving, now)
+    records = await clear_derived_records(conn, r, scope, removed_pages | left_empty, surviving, keys_before, aliases)
     result.staged_rows_removed = await _staging(conn, scope, touched)
     result.touched_page_ids = [uuid.UUID(p) for p in sorted((set(surviving) | r.rollup_pages) - removed_pages - left_empty)]
     await conn.execute(text("""
@@ -123,6 +127,7 @@ async def apply_pass(conn: AsyncConnection, tenant: str, owner: str, pass_id: uu
     """), {**scope, "id": pass_id, "workflow": workflow_id, "run": receipt_run_id(pass_id), "pass": pass_id,
            "now": now, "metrics": json.dumps({**result.model_dump(mode="json"), "memory_ids": forgotten,
                                               "edited_memory_ids": sorted(r.edited),
+                                              "records_cleared": dataclasses.asdict(records),
                                               "request_ids": requests.request_ids})})
     await conn.execute(text("""
         UPDATE wiki_forget_requests SET status = 'done', done_at = :now, tasks = '[]'::jsonb, drafts = '{}'::jsonb

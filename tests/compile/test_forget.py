@@ -32,22 +32,12 @@ from tests.compile.helpers import test_settings as settings_for
 from tests.compile.test_durability import assert_same_wiki, comparable_wiki, work_redone, worker_process
 from tests.compile.test_model_path import model_worker
 
-# Every table and column where the product keeps text derived from memories.
-TEXT_COLUMNS = {
-    "memory_units": "content || ' ' || metadata::text",
-    "wiki_pages": "title || ' ' || coalesce(summary, '') || ' ' || body_md",
-    "wiki_page_sections": "heading || ' ' || body_md",
-    "wiki_section_claims": "text",
-    "wiki_page_aliases": "alias",
-    "wiki_page_links": "coalesce(context, '')",
-    "wiki_unresolved_mentions": "alias || ' ' || sample_contexts::text",
-    "wiki_compile_plans": "plan::text || ' ' || coalesce(resolved::text, '')",
-    "wiki_compile_section_drafts": "body_md",
-    "wiki_llm_batch_requests": "call::text",
-    "wiki_rejected_claims": "text",
-    "wiki_forget_requests": "tasks::text || ' ' || drafts::text",
-    "wiki_compile_jobs": "metrics::text || ' ' || coalesce(error, '')",
-}
+# Column types that can hold a memory's text, a name from it or its id: every such column of every
+# table is scanned (read from the schema, so a table added later is covered without a change here).
+SCANNED_TYPES = ("text", "character varying", "jsonb", "json", "ARRAY", "tsvector", "uuid")
+# Where a forgotten memory's id may stay: the deletion receipt, the request itself (ids only) and
+# the compile cursor (a position, time then id, that the next batch moves past).
+ID_LEDGER = {"wiki_compile_jobs", "wiki_forget_requests", "wiki_compile_cursors"}
 NONCE_WORDS = ["zorblatt", "quixotrel", "vantablorp", "plimsnook", "gravenduff", "throckle"]
 
 
@@ -55,12 +45,33 @@ def new_scope() -> tuple[str, str]:
     return f"t-{uuid.uuid4().hex[:10]}", "alice"
 
 
-async def rows_holding(engine: AsyncEngine, word: str) -> dict[str, int]:
-    """How many rows of each table hold `word` (case-insensitive), in the whole database."""
-    found = {}
+async def scanned_columns(engine: AsyncEngine) -> dict[str, list[str]]:
+    """Every text, json, array, search-vector and uuid column of every table of the schema."""
     async with engine.connect() as conn:
-        for table, column in TEXT_COLUMNS.items():
-            count = (await conn.execute(text(f"SELECT count(*) FROM {table} WHERE ({column}) ILIKE :w"),
+        rows = await conn.execute(text("""
+            SELECT c.table_name, c.column_name FROM information_schema.columns c
+            JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+            WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE' AND c.data_type = ANY(:types)
+              AND c.table_name <> 'alembic_version'
+            ORDER BY c.table_name, c.ordinal_position
+        """), {"types": list(SCANNED_TYPES)})
+        columns: dict[str, list[str]] = {}
+        for row in rows:
+            columns.setdefault(row.table_name, []).append(row.column_name)
+    return columns
+
+
+async def rows_holding(engine: AsyncEngine, word: str, exempt: frozenset[str] = frozenset()) -> dict[str, int]:
+    """How many rows of each table hold `word` (case-insensitive) in any scanned column, in the whole database."""
+    found = {}
+    columns = await scanned_columns(engine)
+    assert {"memory_units", "wiki_section_claims", "wiki_merge_decisions", "wiki_claim_supersessions"} <= set(columns)
+    async with engine.connect() as conn:
+        for table, names in columns.items():
+            if table in exempt:
+                continue
+            joined = " || ' ' || ".join(f'coalesce("{name}"::text, \'\')' for name in names)
+            count = (await conn.execute(text(f'SELECT count(*) FROM "{table}" WHERE ({joined}) ILIKE :w'),
                                         {"w": f"%{word}%"})).scalar_one()
             if count:
                 found[table] = count
@@ -182,6 +193,8 @@ async def test_forgetting_removes_the_memory_everywhere_and_leaves_other_section
         assert await references_to(engine, memory_id) == {}
     for word in (shared_word, alone_word):
         assert await rows_holding(engine, word) == {}, word
+    for memory_id in (shared_id, alone_id):
+        assert await rows_holding(engine, memory_id, exempt=frozenset(ID_LEDGER)) == {}, memory_id
         assert word not in (await history_text(client, tenant, owner)).lower()
 
     after = await sections_by_id(engine, tenant, owner)
@@ -379,3 +392,62 @@ async def test_a_pass_that_never_applied_is_taken_over_by_the_next_and_an_applie
     assert applied.memories_forgotten == 1 and again == applied
     assert stale.memories_forgotten == 0 and len(await receipts(engine, tenant, owner)) == 1
     assert await references_to(engine, key) == {}
+
+
+async def test_forgetting_the_newer_fact_makes_the_older_one_current_again(client, engine):
+    tenant, owner = new_scope()
+    settings = settings_for()
+    person = {"entities": [{"name": "Orsolya Brenn", "type": "entity", "kind": "person"}]}
+    older = MemoryIn.model_validate({"content": "Orsolya Brenn lives in Austin.", "metadata": person,
+                                     "occurred_at": "2026-01-10T09:00:00Z"})
+    newer = MemoryIn.model_validate({"content": "Orsolya Brenn moved to Vrelkstad.", "metadata": person,
+                                     "occurred_at": "2026-06-03T18:00:00Z"})
+    steady = [MemoryIn.model_validate({"content": f"Orsolya Brenn goes climbing on {day}.", "metadata": person,
+                                       "occurred_at": f"2026-01-0{i}T10:00:00Z"})
+              for i, day in enumerate(["Saturdays", "Sundays"], 1)]
+
+    async def austin() -> tuple:
+        async with engine.connect() as conn:
+            return tuple((await conn.execute(text("""
+                SELECT c.validity, c.valid_to, c.superseded_by IS NOT NULL AS replaced FROM wiki_section_claims c
+                JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
+                WHERE p.tenant_id = :t AND p.owner_id = :o AND c.text ILIKE '%Austin%'
+            """), {"t": tenant, "o": owner})).one())
+
+    async with running_worker(client, engine, settings):
+        await store_memories(engine, tenant, owner, [*steady, older])
+        await compile_scope(client, settings, tenant, owner)
+        await store_memories(engine, tenant, owner, [newer])
+        await compile_scope(client, settings, tenant, owner)
+        assert (await austin())[0] == "superseded", "the newer fact was meant to replace the older one"
+        # Judged decisions about the page: one shown the forgotten memory's place, one citing it, one neither.
+        async with engine.begin() as conn:
+            newer_id = str(newer.resolved_id(tenant, owner))
+            for place, reason, shared in [("Vrelkstad", "both moved to the same city", []),
+                                          ("climbing gym", "both go climbing", []),
+                                          ("", "they share a memory", [newer_id])]:
+                await conn.execute(text("""
+                    INSERT INTO wiki_merge_decisions (id, tenant_id, owner_id, proposal_type, proposal_slug,
+                        proposal_names, candidate_page_id, rung, decided_by, same, reason, evidence)
+                    SELECT :id, :t, :o, 'entity', 'o-brenn', ARRAY['O. Brenn'], p.id, 'judge', 'judge', false,
+                           :reason, CAST(:evidence AS jsonb)
+                    FROM wiki_pages p WHERE p.tenant_id = :t AND p.owner_id = :o AND p.title = 'Orsolya Brenn'
+                """), {"id": uuid.uuid4(), "t": tenant, "o": owner, "reason": reason,
+                       "evidence": json.dumps({"proposal_places": [place] if place else [], "candidate_places": [],
+                                               "shared_sources": shared})})
+        await forget_memories(engine, ReadScope.of(tenant, owner), [str(newer.resolved_id(tenant, owner))],
+                              client, settings)
+        await client.get_workflow_handle(compile_workflow_id(tenant, owner)).result()
+    assert await austin() == ("current", None, False)
+    # No claim is left naming a removed claim as its replacement, and no mark keeps the removed line.
+    async with engine.connect() as conn:
+        dangling = (await conn.execute(text("""
+            SELECT count(*) FROM wiki_section_claims c WHERE c.superseded_by IS NOT NULL
+              AND NOT EXISTS (SELECT 1 FROM wiki_section_claims d WHERE d.id = c.superseded_by)
+        """))).scalar_one()
+    assert dangling == 0
+    assert await rows_holding(engine, "Vrelkstad") == {}
+    async with engine.connect() as conn:
+        kept = (await conn.execute(text("SELECT reason FROM wiki_merge_decisions WHERE tenant_id = :t AND owner_id = :o"),
+                                   {"t": tenant, "o": owner})).scalars().all()
+    assert kept == ["both go climbing"]
