@@ -46,6 +46,7 @@ from domain.resolved_plan import (
 from messages.compile import ApplyBatchResult
 from store.claims import sync_claims
 from store.corrections import in_force, reapply_corrections
+from store.mention_pool import PoolRow, open_pool
 from store.page_titles import retitle_by_attestation
 from store.plan_links import write_plan_links
 
@@ -378,15 +379,26 @@ class _OpenMention:
 
 async def _upsert_mentions(state: _Apply, mentions: list[MentionSighting]) -> None:
     """Each sighting adds one to its alias's open row (created when there is none), newest context
-    first; a new row's id counts the alias's earlier rows, promoted or ignored ones included."""
+    first; a new row's id counts the alias's earlier rows, promoted or ignored ones included. A
+    spelling the scope has never held joins the open row of the same name instead, when the ladder
+    confidently says there is one (store/mention_pool.py), so that evidence counts per thing."""
     if not mentions:
         return
-    rows = await state.conn.execute(text("""
+    spellings = list(dict.fromkeys(m.alias_normalized for m in mentions))
+    rows = list((await state.conn.execute(text("""
         SELECT id, alias_normalized, status, sample_contexts FROM wiki_unresolved_mentions
         WHERE tenant_id = :tenant AND owner_id = :owner AND alias_normalized = ANY(CAST(:aliases AS text[]))
         FOR UPDATE
-    """), {"tenant": state.tenant, "owner": state.owner,
-           "aliases": list(dict.fromkeys(m.alias_normalized for m in mentions))})
+    """), {"tenant": state.tenant, "owner": state.owner, "aliases": spellings})).fetchall())
+    home = await _mention_homes(state, mentions, {row.alias_normalized for row in rows})
+    pooled_into = sorted(set(home.values()) - set(spellings))
+    if pooled_into:
+        rows += (await state.conn.execute(text("""
+            SELECT id, alias_normalized, status, sample_contexts FROM wiki_unresolved_mentions
+            WHERE tenant_id = :tenant AND owner_id = :owner AND alias_normalized = ANY(CAST(:aliases AS text[]))
+              AND status = 'open'
+            FOR UPDATE
+        """), {"tenant": state.tenant, "owner": state.owner, "aliases": pooled_into})).fetchall()
     earlier_rows: Counter[str] = Counter()
     open_rows: dict[str, _OpenMention] = {}
     for row in rows:
@@ -396,10 +408,12 @@ async def _upsert_mentions(state: _Apply, mentions: list[MentionSighting]) -> No
                                                            samples=list(row.sample_contexts or []),
                                                            suggested_type=None)
     for mention in mentions:
-        normalized = mention.alias_normalized
-        context = None
+        normalized = home.get(mention.alias_normalized, mention.alias_normalized)
+        context: dict[str, Any] | None = None
         if mention.context:
             context = {"quote": mention.context, "source_ref": mention.source_ref, "seen_at": state.now.isoformat()}
+            if normalized != mention.alias_normalized:
+                context["alias"] = mention.alias  # a pooled spelling: the row's other names
         open_row = open_rows.get(normalized)
         if open_row is None:
             open_rows[normalized] = open_row = _OpenMention(
@@ -438,6 +452,28 @@ async def _upsert_mentions(state: _Apply, mentions: list[MentionSighting]) -> No
                "normalized": [normalized for normalized, _ in new],
                "types": [row.suggested_type for _, row in new], "sightings": [row.sightings for _, row in new],
                "samples": [json.dumps(row.samples) for _, row in new]})
+
+
+async def _mention_homes(state: _Apply, mentions: list[MentionSighting], held: set[str]) -> dict[str, str]:
+    """spelling (normalised) -> the alias_normalized of the row its sightings count on: its own when
+    the scope has a row of it (open, promoted or ignored), else the one open row of the same name
+    (store/mention_pool.py), else its own new row, which later spellings of this batch may join."""
+    fresh = [m for m in mentions if m.alias_normalized not in held]
+    if not fresh:
+        return {}
+    pool = await open_pool(state.conn, state.tenant, state.owner)
+    home: dict[str, str] = {}
+    for mention in fresh:
+        if mention.alias_normalized in home:
+            continue
+        kin = pool.kin(mention.alias, mention.suggested_type)
+        if kin is None or kin == mention.alias_normalized:
+            home[mention.alias_normalized] = mention.alias_normalized
+            pool.add(PoolRow(mention.alias_normalized, mention.suggested_type, (mention.alias,)))
+        else:
+            home[mention.alias_normalized] = kin
+            pool.extend(kin, mention.alias)
+    return home
 
 
 async def _mark_promoted(state: _Apply, promotions: list[MentionPromotion]) -> None:
