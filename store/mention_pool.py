@@ -89,14 +89,16 @@ class MentionPool:
         return next(iter(hits)) if len(hits) == 1 else None
 
 
-async def open_pool(conn: AsyncConnection, tenant: str, owner: str) -> MentionPool:
+async def open_pool(conn: AsyncConnection, tenant: str, owner: str, skip: set[str] | None = None) -> MentionPool:
+    """The scope's most recently seen open rows, but those whose ids are in `skip`."""
     rows = await conn.execute(text("""
-        SELECT alias, alias_normalized, suggested_type, sample_contexts FROM wiki_unresolved_mentions
+        SELECT id, alias, alias_normalized, suggested_type, sample_contexts FROM wiki_unresolved_mentions
         WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'open'
         ORDER BY last_seen_at DESC, id LIMIT :limit
     """), {"tenant": tenant, "owner": owner, "limit": POOLED_MENTIONS})
     return MentionPool([PoolRow(row.alias_normalized, row.suggested_type,
-                                spellings_of(row.alias, row.sample_contexts or [])) for row in rows])
+                                spellings_of(row.alias, row.sample_contexts or [])) for row in rows
+                        if str(row.id) not in (skip or set())])
 
 
 async def kin_open_mentions(conn: AsyncConnection, tenant: str, owner: str, names: list[str]) -> list[Any]:

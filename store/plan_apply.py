@@ -80,7 +80,7 @@ async def apply_resolved_plan(conn: AsyncConnection, tenant: str, owner: str, pl
     now = (await conn.execute(text("SELECT now()"))).scalar_one()
     state = _Apply(conn=conn, tenant=tenant, owner=owner, now=now, proposed=plan.line_claims, run_id=run_id)
     await _write_pages(state, plan, drafts)
-    await _upsert_mentions(state, plan.mentions)
+    await _upsert_mentions(state, plan.mentions, {p.mention_id for p in plan.promotions})
     await _mark_promoted(state, plan.promotions)
     # The operator's corrections (store/corrections.py): a rollback of the deterministic links holds.
     corrections = await in_force(conn, tenant, owner)
@@ -377,11 +377,12 @@ class _OpenMention:
     sightings: int = 0
 
 
-async def _upsert_mentions(state: _Apply, mentions: list[MentionSighting]) -> None:
+async def _upsert_mentions(state: _Apply, mentions: list[MentionSighting], promoting: set[str]) -> None:
     """Each sighting adds one to its alias's open row (created when there is none), newest context
     first; a new row's id counts the alias's earlier rows, promoted or ignored ones included. A
     spelling the scope has never held joins the open row of the same name instead, when the ladder
-    confidently says there is one (store/mention_pool.py), so that evidence counts per thing."""
+    confidently says there is one (store/mention_pool.py), so that evidence counts per thing; not a
+    row this plan promotes (`promoting`: its page cites only the sightings it was promoted with)."""
     if not mentions:
         return
     spellings = list(dict.fromkeys(m.alias_normalized for m in mentions))
@@ -390,7 +391,7 @@ async def _upsert_mentions(state: _Apply, mentions: list[MentionSighting]) -> No
         WHERE tenant_id = :tenant AND owner_id = :owner AND alias_normalized = ANY(CAST(:aliases AS text[]))
         FOR UPDATE
     """), {"tenant": state.tenant, "owner": state.owner, "aliases": spellings})).fetchall())
-    home = await _mention_homes(state, mentions, {row.alias_normalized for row in rows})
+    home = await _mention_homes(state, mentions, {row.alias_normalized for row in rows}, promoting)
     pooled_into = sorted(set(home.values()) - set(spellings))
     if pooled_into:
         rows += (await state.conn.execute(text("""
@@ -454,14 +455,15 @@ async def _upsert_mentions(state: _Apply, mentions: list[MentionSighting]) -> No
                "samples": [json.dumps(row.samples) for _, row in new]})
 
 
-async def _mention_homes(state: _Apply, mentions: list[MentionSighting], held: set[str]) -> dict[str, str]:
+async def _mention_homes(state: _Apply, mentions: list[MentionSighting], held: set[str],
+                         promoting: set[str]) -> dict[str, str]:
     """spelling (normalised) -> the alias_normalized of the row its sightings count on: its own when
     the scope has a row of it (open, promoted or ignored), else the one open row of the same name
     (store/mention_pool.py), else its own new row, which later spellings of this batch may join."""
     fresh = [m for m in mentions if m.alias_normalized not in held]
     if not fresh:
         return {}
-    pool = await open_pool(state.conn, state.tenant, state.owner)
+    pool = await open_pool(state.conn, state.tenant, state.owner, skip=promoting)
     home: dict[str, str] = {}
     for mention in fresh:
         if mention.alias_normalized in home:

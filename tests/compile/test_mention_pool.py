@@ -166,3 +166,20 @@ def test_only_a_confident_rung_pools():
     assert pool.kin("Intl Brandorf", "entity") is None  # an abbreviation: a question for the judge
     assert pool.kin("Kestrels", "entity") is None  # a short name takes no fuzzy rung
     assert pool.kin("International Brandorf Inc.", "topic") is None  # another page type
+
+
+async def test_a_row_the_plan_promotes_takes_no_pooled_sighting(engine: AsyncEngine):
+    from domain import ids
+    from domain.resolved_plan import MentionPromotion
+    from tests.compile.test_apply_batching import OWNER, TENANT, page, page_id
+    await apply(engine, _plan(_sighting("Korvandel & Presmoud", "a", 0)))
+    held = ids.mention_id(TENANT, OWNER, normalize_alias("Korvandel & Presmoud"), 0)
+    promote = MentionPromotion(mention_id=str(held), alias_normalized=normalize_alias("Korvandel & Presmoud"),
+                               page_id=page_id("korvandel-presmoud"))
+    await apply(engine, ResolvedPlan(memory_ids=[], tasks={}, pages=[page("korvandel-presmoud")],
+                                     mentions=[_sighting("Korvandel and Presmoud Inc.", "a", 1)],
+                                     promotions=[promote], links=[]))
+
+    found = await rows(engine, "SELECT alias, status, mention_count FROM wiki_unresolved_mentions ORDER BY alias")
+    assert [(row.alias, row.status, row.mention_count) for row in found] == [
+        ("Korvandel & Presmoud", "promoted", 1), ("Korvandel and Presmoud Inc.", "open", 1)]
