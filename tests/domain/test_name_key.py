@@ -75,12 +75,13 @@ def test_every_article_opening_a_name_goes_and_a_trailing_street_type_is_read(se
     "Lane" there), and a street type's short form after the name takes its long form."""
     import random
 
-    from domain.name_key import ARTICLES, _spelled_out
+    from domain.name_key import ARTICLES
     rng = random.Random(seed)
-    types = sorted(_spelled_out().items())
+    types = [("St", "street"), ("Ave", "avenue"), ("Rd", "road"), ("Blvd", "boulevard"), ("Sq", "square"),
+             ("Ln", "lane"), ("La", "lane"), ("Ct", "court"), ("Pkwy", "parkway"), ("Hwy", "highway")]
     for article in sorted(a for a in ARTICLES if len(a) > 1):
         name = " ".join("".join(rng.choice("bdfgkmnprstvz") + rng.choice("aeiou") for _ in range(3)).title()
                         for _ in range(2))
         assert name_key(f"{article.title()} {name}") == name_key(name), article
         short, full = rng.choice(types)
-        assert name_key(f"{name} {short.title()}") == f"{name.lower()} {full}"
+        assert name_key(f"{name} {short}") == f"{name.lower()} {full}"
