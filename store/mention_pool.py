@@ -6,11 +6,12 @@ a thing written three ways, each once ("Golnurgren & Startdros Ltd", "Golnurgren
 sighting whose spelling has no open row of its own joins the open row of the scope that the
 resolution ladder confidently calls the same name (domain/resolution.py: the same name key, the same
 words reordered, a slip of the keyboard, ...), and the row keeps the spelling on the sighting's
-sample context (`alias`) so that later spellings meet all of its names. Only a confident rung pools,
-a spelling one replaced letter from any of the row's spellings never does (the ladder's near rung),
-and only when it points at one row: the ambiguous rungs (an abbreviation, an acronym, one word a
-letter off) and names two rows could be stay their own mention, as the traps need (two names one
-letter apart, initials in another order, neighbouring ordinals never meet on a confident rung).
+sample context (`alias`) so that later spellings meet all of its names.
+
+Only a confident rung pools, and only when it points at one row; a spelling one replaced letter
+from any of the row's spellings (the ladder's near rung) never joins it. So the traps stay apart:
+two names one letter apart, initials in another order and neighbouring ordinals never meet on a
+confident rung, and the ambiguous rungs (an abbreviation, an acronym) stay their own mention.
 """
 
 from __future__ import annotations
