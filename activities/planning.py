@@ -37,6 +37,7 @@ from store.claims import RejectedClaim, record_rejected_claims
 from store.compile_runs import database_now
 from store.corrections import ignored_names
 from store.memories import load_memories
+from store.mention_pool import kin_open_mentions
 from store.merge_evidence import merge_questions
 from store.page_matching import Judgement
 from store.plan_preview import preview_resolved_plan
@@ -93,8 +94,11 @@ async def _read_context(conn: AsyncConnection, request: PlanBatchInput) -> Plann
     memories = await load_memories(conn, scope.tenant, scope.owner, request.memory_ids)
     names = names_in_batch(memories)
     pages = await candidate_pages(conn, scope.tenant, scope.owner, names, request.max_candidate_pages)
+    # The open rows of the batch's names under other spellings (store/mention_pool.py) are shown too:
+    # a sighting counts with the thing's earlier ones whatever spelling it used.
+    kin = await kin_open_mentions(conn, scope.tenant, scope.owner, names)
     mentions = await open_mentions(conn, scope.tenant, scope.owner, names, MAX_OPEN_MENTIONS,
-                                   request.promotion_mention_ids)
+                                   [*request.promotion_mention_ids, *kin])
     held = await load_memories(conn, scope.tenant, scope.owner, held_sighting_ids(mentions))
     return PlannerContext(
         tenant_id=scope.tenant, owner_id=scope.owner, memories=memories, candidate_pages=pages,

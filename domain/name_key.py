@@ -12,7 +12,8 @@ without meaning anything else are gone. Step by step (each step's table comes fr
 4. Postal abbreviations (`scourgify`'s tables of USPS Publication 28): every written form of a
    street or place type takes its one long form, "St"/"Str"/"Street" -> "street", "Ave" -> "avenue",
    "Spgs" -> "springs", "NE" -> "northeast"; "St", "Mt", "Ft" opening a name are "saint", "mount",
-   "fort" ("St. Jude", "Mt. Bonnell").
+   "fort" ("St. Jude", "Mt. Bonnell"). A type follows the name it types: an opening word is read as
+   one only when it is a directional ("NE Lamar"), and an article only at the end ("Sunset La").
 5. Articles and the connective "and" in the languages memories are written in (a table below: a
    closed class, not a list of seen names) are dropped wherever they stand: "The Driskill" ->
    "driskill", "Le Comptoir du Relais" -> "comptoir du relais", "Emmer and Rye" -> "emmer rye".
@@ -217,7 +218,12 @@ def name_key(raw: str) -> str:
     flagged = [(_number(w) or w, written) for w, written in flagged]
     flagged = [(match.group(1) if (match := _ORDINAL_DIGITS.match(w)) else w, written) for w, written in flagged]
     leading = _leading_place_words()
-    flagged = [(leading[w] if i == 0 and w in leading and len(flagged) > 1 else abbreviations.get(w, w), written)
+    # A street or place type follows the name it types ("Sunset La", "Park Ave"): a name's opening
+    # word is one only when it is a directional ("NE Lamar"), and an article only when it ends the name
+    # ("Sunset La", but "Casa La Nonna").
+    flagged = [(leading[w] if i == 0 and w in leading and len(flagged) > 1
+                else abbreviations.get(w, w)
+                if (i > 0 or w in _DIRECTIONALS) and (w not in ARTICLES or i == len(flagged) - 1) else w, written)
                for i, (w, written) in enumerate(flagged)]
     # Function words go wherever they stand; a one-letter one only when written as a word.
     # A one-letter article only opens a name, written as a word before a longer one ("A Cafe"); any

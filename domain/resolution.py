@@ -248,10 +248,24 @@ def _is_slip(x: str, y: str) -> bool:
     two people, so that pair is the judge's (rung near)."""
     shortest = min(len(x), len(y))
     distance = OSA.distance(x, y)
-    transposed = distance < Levenshtein.distance(x, y)
-    if not transposed and "replace" in {op.tag for op in Levenshtein.editops(x, y)}:
+    if not _no_replaced_letter(x, y):
         return False
     return (distance == 1 and shortest >= TYPO_MIN_LETTERS) or (distance == 2 and shortest >= TYPO_TWO_EDITS_LETTERS)
+
+
+def _no_replaced_letter(x: str, y: str) -> bool:
+    """Whether x becomes y by swaps of neighbouring letters and letters added or dropped only: when
+    the edit script names a replacement, each swap that brings x closer is undone and the rest read
+    again ("narpousgas" / "naprousgas" is a slip, "narpoudgas" / "naprousgas" a swap and a replaced
+    letter)."""
+    if "replace" not in {op.tag for op in Levenshtein.editops(x, y)}:
+        return True
+    distance = OSA.distance(x, y)
+    for i in range(len(x) - 1):
+        swapped = x[:i] + x[i + 1] + x[i] + x[i + 2:]
+        if x[i] != x[i + 1] and OSA.distance(swapped, y) < distance and _no_replaced_letter(swapped, y):
+            return True
+    return False
 
 
 def _short_rung(ta: tuple[str, ...], tb: tuple[str, ...]) -> tuple[Rung, str]:

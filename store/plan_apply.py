@@ -46,6 +46,7 @@ from domain.resolved_plan import (
 from messages.compile import ApplyBatchResult
 from store.claims import sync_claims
 from store.corrections import in_force, reapply_corrections
+from store.mention_pool import PoolRow, open_pool
 from store.page_titles import retitle_by_attestation
 from store.plan_links import write_plan_links
 
@@ -79,7 +80,7 @@ async def apply_resolved_plan(conn: AsyncConnection, tenant: str, owner: str, pl
     now = (await conn.execute(text("SELECT now()"))).scalar_one()
     state = _Apply(conn=conn, tenant=tenant, owner=owner, now=now, proposed=plan.line_claims, run_id=run_id)
     await _write_pages(state, plan, drafts)
-    await _upsert_mentions(state, plan.mentions)
+    await _upsert_mentions(state, plan.mentions, {p.mention_id for p in plan.promotions})
     await _mark_promoted(state, plan.promotions)
     # The operator's corrections (store/corrections.py): a rollback of the deterministic links holds.
     corrections = await in_force(conn, tenant, owner)
@@ -376,17 +377,29 @@ class _OpenMention:
     sightings: int = 0
 
 
-async def _upsert_mentions(state: _Apply, mentions: list[MentionSighting]) -> None:
+async def _upsert_mentions(state: _Apply, mentions: list[MentionSighting], promoting: set[str]) -> None:
     """Each sighting adds one to its alias's open row (created when there is none), newest context
-    first; a new row's id counts the alias's earlier rows, promoted or ignored ones included."""
+    first; a new row's id counts the alias's earlier rows, promoted or ignored ones included. A
+    spelling the scope has never held joins the open row of the same name instead, when the ladder
+    confidently says there is one (store/mention_pool.py), so that evidence counts per thing; not a
+    row this plan promotes (`promoting`: its page cites only the sightings it was promoted with)."""
     if not mentions:
         return
-    rows = await state.conn.execute(text("""
+    spellings = list(dict.fromkeys(m.alias_normalized for m in mentions))
+    rows = list((await state.conn.execute(text("""
         SELECT id, alias_normalized, status, sample_contexts FROM wiki_unresolved_mentions
         WHERE tenant_id = :tenant AND owner_id = :owner AND alias_normalized = ANY(CAST(:aliases AS text[]))
         FOR UPDATE
-    """), {"tenant": state.tenant, "owner": state.owner,
-           "aliases": list(dict.fromkeys(m.alias_normalized for m in mentions))})
+    """), {"tenant": state.tenant, "owner": state.owner, "aliases": spellings})).fetchall())
+    home = await _mention_homes(state, mentions, {row.alias_normalized for row in rows}, promoting)
+    pooled_into = sorted(set(home.values()) - set(spellings))
+    if pooled_into:
+        rows += (await state.conn.execute(text("""
+            SELECT id, alias_normalized, status, sample_contexts FROM wiki_unresolved_mentions
+            WHERE tenant_id = :tenant AND owner_id = :owner AND alias_normalized = ANY(CAST(:aliases AS text[]))
+              AND status = 'open'
+            FOR UPDATE
+        """), {"tenant": state.tenant, "owner": state.owner, "aliases": pooled_into})).fetchall()
     earlier_rows: Counter[str] = Counter()
     open_rows: dict[str, _OpenMention] = {}
     for row in rows:
@@ -396,10 +409,12 @@ async def _upsert_mentions(state: _Apply, mentions: list[MentionSighting]) -> No
                                                            samples=list(row.sample_contexts or []),
                                                            suggested_type=None)
     for mention in mentions:
-        normalized = mention.alias_normalized
-        context = None
+        normalized = home.get(mention.alias_normalized, mention.alias_normalized)
+        context: dict[str, Any] | None = None
         if mention.context:
             context = {"quote": mention.context, "source_ref": mention.source_ref, "seen_at": state.now.isoformat()}
+            if normalized != mention.alias_normalized:
+                context["alias"] = mention.alias  # a pooled spelling: the row's other names
         open_row = open_rows.get(normalized)
         if open_row is None:
             open_rows[normalized] = open_row = _OpenMention(
@@ -438,6 +453,29 @@ async def _upsert_mentions(state: _Apply, mentions: list[MentionSighting]) -> No
                "normalized": [normalized for normalized, _ in new],
                "types": [row.suggested_type for _, row in new], "sightings": [row.sightings for _, row in new],
                "samples": [json.dumps(row.samples) for _, row in new]})
+
+
+async def _mention_homes(state: _Apply, mentions: list[MentionSighting], held: set[str],
+                         promoting: set[str]) -> dict[str, str]:
+    """spelling (normalised) -> the alias_normalized of the row its sightings count on: its own when
+    the scope has a row of it (open, promoted or ignored), else the one open row of the same name
+    (store/mention_pool.py), else its own new row, which later spellings of this batch may join."""
+    fresh = [m for m in mentions if m.alias_normalized not in held]
+    if not fresh:
+        return {}
+    pool = await open_pool(state.conn, state.tenant, state.owner, skip=promoting)
+    home: dict[str, str] = {}
+    for mention in fresh:
+        if mention.alias_normalized in home:
+            continue
+        kin = pool.kin(mention.alias, mention.suggested_type)
+        if kin is None or kin == mention.alias_normalized:
+            home[mention.alias_normalized] = mention.alias_normalized
+            pool.add(PoolRow(mention.alias_normalized, mention.suggested_type, (mention.alias,)))
+        else:
+            home[mention.alias_normalized] = kin
+            pool.extend(kin, mention.alias)
+    return home
 
 
 async def _mark_promoted(state: _Apply, promotions: list[MentionPromotion]) -> None:

@@ -52,6 +52,7 @@ from planners.memory_text import (
     with_article,
 )
 from planners.scripted.condense import condensed_body, reason_clause
+from planners.scripted.held_mentions import matching_mention
 from planners.scripted.matching import fits, recognised_page
 from planners.scripted.subjects import Sighting, Subject, collect_subjects, side_of
 from planners.scripted.supersession import mark_plan
@@ -278,13 +279,6 @@ def _matching_page(subject: Subject, pages: list[CandidatePage]) -> CandidatePag
     return next(iter(same_type or hits), None) or recognised_page(side, subject.kind, pages)
 
 
-def _matching_mention(subject: Subject, mentions: list[OpenMention]) -> OpenMention | None:
-    return next(
-        (m for m in mentions if (m.alias_normalized or normalize_alias(m.alias)) in subject.names),
-        None,
-    )
-
-
 def _held_refs(mention: OpenMention) -> list[str]:
     return unique(str(c.get("source_ref") or "").strip().lower() for c in mention.sample_contexts
                   if isinstance(c, dict) and c.get("source_ref"))
@@ -309,7 +303,7 @@ class _PlanDraft:
 
     def place_subject(self, index: int, subject: Subject) -> None:
         page = _matching_page(subject, self.ctx.candidate_pages)
-        mention = _matching_mention(subject, self.ctx.open_mentions)
+        mention = matching_mention(subject, self.ctx.open_mentions)
         if page is not None:
             self._update_page(subject, page)
             self.refs[index] = _PageRef(page.type, page.slug, page.title)

@@ -67,3 +67,21 @@ def test_blocking_keys_and_abbreviations() -> None:
     assert abbreviates("intl", "international") and abbreviates("natl", "national")
     assert not abbreviates("x", "xylophone") and not abbreviates("national", "natl")
     assert name_key("") == "" and blocking_keys("!!!") == ()
+
+
+@pytest.mark.parametrize("seed", [5, 6, 7])
+def test_every_article_opening_a_name_goes_and_a_trailing_street_type_is_read(seed: int) -> None:
+    """Any article of the table opens a generated name without becoming a street type ("La" is no
+    "Lane" there), and a street type's short form after the name takes its long form."""
+    import random
+
+    from domain.name_key import ARTICLES
+    rng = random.Random(seed)
+    types = [("St", "street"), ("Ave", "avenue"), ("Rd", "road"), ("Blvd", "boulevard"), ("Sq", "square"),
+             ("Ln", "lane"), ("La", "lane"), ("Ct", "court"), ("Pkwy", "parkway"), ("Hwy", "highway")]
+    for article in sorted(a for a in ARTICLES if len(a) > 1):
+        name = " ".join("".join(rng.choice("bdfgkmnprstvz") + rng.choice("aeiou") for _ in range(3)).title()
+                        for _ in range(2))
+        assert name_key(f"{article.title()} {name}") == name_key(name), article
+        short, full = rng.choice(types)
+        assert name_key(f"{name} {short}") == f"{name.lower()} {full}"

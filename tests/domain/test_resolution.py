@@ -172,3 +172,24 @@ def test_the_judge_cites_shared_memories_when_evidence_is_silent() -> None:
                              proposal=side("Paris, France", "topic"), candidate=side("Paris", "topic"))
     assert scripted_judgement(question).same
     assert not scripted_judgement(question.model_copy(update={"shared_sources": 0})).same
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_swap_with_a_replaced_letter_is_no_slip(seed: int) -> None:
+    """Generated long words: two neighbouring letters swapped is a slip (typo), and stays one with a
+    letter added; a letter replaced beside the swap makes another name (near, the judge's)."""
+    import random
+    rng = random.Random(seed)
+    for _ in range(25):
+        word = "".join(rng.choice("bdfgklmnprstvz") + rng.choice("aeiou") for _ in range(6))
+        i = rng.randrange(1, len(word) - 2)
+        while word[i] == word[i + 1]:
+            i = rng.randrange(1, len(word) - 2)
+        swapped = word[:i] + word[i + 1] + word[i] + word[i + 2:]
+        j = rng.choice([k for k in range(len(word)) if abs(k - i) > 2])
+        replaced = swapped[:j] + ("x" if swapped[j] != "x" else "q") + swapped[j + 1:]
+        added = swapped[:j] + "x" + swapped[j:]
+        name = f"{word.title()} Hall"
+        assert compare_names(parse_name(name), parse_name(f"{swapped.title()} Hall")).rung is Rung.TYPO
+        assert compare_names(parse_name(name), parse_name(f"{added.title()} Hall")).rung is Rung.TYPO
+        assert compare_names(parse_name(name), parse_name(f"{replaced.title()} Hall")).rung is Rung.NEAR
