@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio import activity
 
 from activities.common import compile_step
+from activities.deferred_calls import CallDeferred, DeferredCalls
 from domain.context import AggregationParentCandidate
 from domain.parents import (
     derive_parent_candidates,
@@ -56,9 +57,12 @@ from store.plan_staging import (
 
 
 class Aggregation:
-    def __init__(self, engine: AsyncEngine, planner: Planner) -> None:
+    def __init__(self, engine: AsyncEngine, planner: Planner, deferred: DeferredCalls | None = None) -> None:
+        """`deferred`: answers the plan's call through a Message Batch when the workflow asks
+        (`via_batch`); None: always interactively."""
         self._engine = engine
         self._planner = planner
+        self._deferred = deferred
 
     @activity.defn(name="aggregation.plan")
     @compile_step
@@ -82,7 +86,15 @@ class Aggregation:
                                    if self._planner.reads_possible_children else []),
             )
             blocked = await blocked_sections(conn, scope.tenant, scope.owner)
-        reply = await self._planner.plan_aggregation(aggregation_request, request.model_id)
+        planner = self._planner
+        if request.via_batch and self._deferred is not None:
+            planner = self._deferred.planner(planner, scope, request.plan_id, request.run_id, "aggregation",
+                                             [r.id for r in records])
+        try:
+            reply = await planner.plan_aggregation(aggregation_request, request.model_id)
+        except CallDeferred as deferred:
+            return AggregationPlanResult(plan_id=request.plan_id, usage=TokenCounts(),
+                                         pending_batch_id=deferred.batch_id)
         # A section the operator said never to promote from stays on its page.
         reply.plan.sectionPromotions = [p for p in reply.plan.sectionPromotions
                                         if (p.pageId.strip().lower(), p.sectionSlug) not in blocked]

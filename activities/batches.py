@@ -7,11 +7,10 @@ has ended, then collects: the reply is parsed, priced at the batch price and sta
 `llm.plan_batch` stages an interactive plan, through the verification gate (activities/claim_gate.py),
 whose judge call, if any, is made there and then, interactively.
 
-Many scopes share a batch: a submit stores its request, waits a short window (`WIKI_LLM_BATCH_WINDOW_SECONDS`)
-for other scopes' requests to the same model, then one of the waiting submits (the one that takes a
-per-model Postgres advisory lock) sends every pending request in one Message Batch and records its
-id on each; the others find their request already sent. No extra workflow is involved: the pending
-requests live in Postgres, so a submit that dies is replaced by its retry, which joins the next batch.
+Many scopes share a batch (the shared submitter, activities/batch_submitter.py), and a bulk
+compile's other model calls travel in the same batches (activities/deferred_calls.py). No extra
+workflow is involved: the pending requests live in Postgres, so a submit that dies is replaced by its
+retry, which joins the next batch.
 
 Polling is an activity that fails with a retryable `BatchNotEnded` while the batch is processing;
 the workflow retries it on a fixed interval (backoff coefficient 1), and retries of one activity add
@@ -20,11 +19,10 @@ no events to workflow history, however long the batch takes.
 
 from __future__ import annotations
 
-import asyncio
-
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio import activity
 
+from activities.batch_submitter import send_with_pending
 from activities.common import compile_step
 from activities.planning import planner_context, staged
 from domain.errors import (
@@ -42,30 +40,10 @@ from messages.compile import (
     PollBatchInput,
     SubmittedPlan,
 )
-from planners.claude_client import BatchItem, ModelClient, checked_reply
+from planners.claude_client import ModelClient, checked_reply
 from planners.claude_planner import PlanCall, plan_call, plan_reply, priced_error
 from planners.port import Planner
-from planners.prompts import PLANNER_REPLY_SCHEMA
-from store.llm_batches import (
-    BatchRequestRow,
-    load_request,
-    mark_collected,
-    set_batch,
-    store_request,
-    take_submitter_lock,
-    unsubmitted_requests,
-)
-
-# The API takes up to 100,000 requests (256 MB) per batch; a plan prompt is ~20-70 kB, so 2,000 stay
-# well under the size limit.
-MAX_REQUESTS_PER_BATCH = 2_000
-LOCK_RETRY_SECONDS = 0.2
-
-
-def _item(row: BatchRequestRow) -> BatchItem:
-    call = PlanCall.model_validate_json(row.call_json)
-    return BatchItem(custom_id=row.custom_id, model=row.model_id, system=call.system, user=call.user,
-                     max_tokens=call.max_tokens, json_schema=PLANNER_REPLY_SCHEMA)
+from store.llm_batches import BatchRequestRow, load_request, mark_collected, store_request
 
 
 class MessageBatches:
@@ -100,27 +78,9 @@ class MessageBatches:
             await store_request(conn, request.scope, BatchRequestRow(
                 custom_id=custom_id, batch_id=None, run_id=request.run_id, plan_id=request.plan_id,
                 model_id=request.model_id, memory_ids=request.memory_ids, call_json=call.model_dump_json()))
-        # The shared submitter: wait the window so other scopes' requests for the same model join, then
-        # whichever waiting submit takes the model's lock first sends every pending request in one batch;
-        # the others find their request already in it.
-        if self._window > 0:
-            await asyncio.sleep(self._window)
-        while True:
-            async with self._engine.begin() as conn:
-                mine = await load_request(conn, request.scope, custom_id)
-                if mine is not None and mine.batch_id:
-                    return SubmittedPlan(batch_id=mine.batch_id, custom_id=custom_id)
-                if await take_submitter_lock(conn, request.model_id):
-                    rows = await unsubmitted_requests(conn, request.model_id, MAX_REQUESTS_PER_BATCH)
-                    if not rows:
-                        continue  # sent by a submit that committed since our read: read ours again
-                    batch_id = await client.submit_batch([_item(row) for row in rows])
-                    await set_batch(conn, [row.custom_id for row in rows], batch_id)
-                    if any(row.custom_id == custom_id for row in rows):
-                        return SubmittedPlan(batch_id=batch_id, custom_id=custom_id)
-                    continue  # more than a batch's worth was pending: ours goes in the next one
-            # Another submit holds the lock and is sending a batch, ours most likely in it.
-            await asyncio.sleep(LOCK_RETRY_SECONDS)
+        batch_id = await send_with_pending(self._engine, client, request.scope, request.model_id, custom_id,
+                                           self._window)
+        return SubmittedPlan(batch_id=batch_id, custom_id=custom_id)
 
     @activity.defn(name="llm.poll_message_batch")
     @compile_step

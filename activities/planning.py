@@ -16,6 +16,7 @@ from temporalio import activity
 
 from activities.claim_gate import gate_plan
 from activities.common import compile_step
+from activities.deferred_calls import CallDeferred, DeferredCalls
 from activities.writer_gate import checked_draft, record_writer_rejections
 from domain.context import PlannerContext
 from domain.guards import strip_wikilinks
@@ -43,6 +44,7 @@ from store.page_matching import Judgement
 from store.plan_preview import preview_resolved_plan
 from store.plan_resolution import resolve_plan
 from store.plan_staging import (
+    plan_run_id,
     section_task,
     stage_plan,
     staged_plan,
@@ -128,9 +130,18 @@ async def staged(engine: AsyncEngine, scope: Scope, plan_id: UUID, run_id: str, 
 
 
 class Planning:
-    def __init__(self, engine: AsyncEngine, planner: Planner) -> None:
+    def __init__(self, engine: AsyncEngine, planner: Planner, deferred: DeferredCalls | None = None) -> None:
+        """`deferred`: answers the writer's and the merge judge's calls through Message Batches when the
+        workflow asks (`via_batch`); None: always interactively."""
         self._engine = engine
         self._planner = planner
+        self._deferred = deferred
+
+    def _planner_for(self, scope: Scope, plan_id: UUID, run_id: str, call: str, via_batch: bool,
+                     memory_ids: list[UUID]) -> Planner:
+        if not via_batch or self._deferred is None:
+            return self._planner
+        return self._deferred.planner(self._planner, scope, plan_id, run_id, call, memory_ids)
 
     @activity.defn(name="llm.plan_batch")
     @compile_step
@@ -161,7 +172,13 @@ class Planning:
             if not asked:
                 return JudgeMergesResult(plan_id=request.plan_id)
             questions = await merge_questions(conn, scope.tenant, scope.owner, asked)
-        reply = await self._planner.judge_merges(questions, request.model_id)
+            run_id = (await plan_run_id(conn, request.plan_id, scope) or "") if request.via_batch else ""
+        judge = self._planner_for(scope, request.plan_id, run_id, "judge_merges", request.via_batch,
+                                  [UUID(str(m)) for m in row.memory_ids])
+        try:
+            reply = await judge.judge_merges(questions, request.model_id)
+        except CallDeferred as deferred:
+            return JudgeMergesResult(plan_id=request.plan_id, pending_batch_id=deferred.batch_id)
         shown = {question.key: question_evidence(question) for question in questions}
         decisions = [d.model_copy(update={"evidence": shown.get(d.key, {})}) for d in reply.decisions]
         async with self._engine.begin() as conn:
@@ -181,7 +198,14 @@ class Planning:
                 refs = [*await section_source_refs(conn, scope.tenant, scope.owner, task.page_id, task.slug),
                         *refs]
             cited = await load_memories(conn, scope.tenant, scope.owner, refs)
-        reply = await self._planner.write_section(task, cited, request.model_id)
+            run_id = (await plan_run_id(conn, request.plan_id, scope) or "") if request.via_batch else ""
+        writer = self._planner_for(scope, request.plan_id, run_id, f"write_section:{request.task_key}",
+                                   request.via_batch, [m.id for m in cited])
+        try:
+            reply = await writer.write_section(task, cited, request.model_id)
+        except CallDeferred as deferred:
+            return WriteSectionResult(task_key=request.task_key, usage=TokenCounts(),
+                                      pending_batch_id=deferred.batch_id)
         body, rejected = strip_wikilinks(reply.body), list[RejectedClaim]()
         if not self._planner.rewrites_from_sources:
             # A model wrote this body: its own lines pass the grounding check (activities/writer_gate.py).

@@ -22,6 +22,7 @@ from temporalio.worker import PollerBehaviorAutoscaling, Worker
 from activities.aggregation import Aggregation
 from activities.batches import MessageBatches
 from activities.compile_steps import CompileSteps
+from activities.deferred_calls import DeferredCalls
 from activities.forget import Forgetting
 from activities.lint import CompileWaker, Lint
 from activities.planning import Planning
@@ -112,10 +113,11 @@ def activities_for(engine: AsyncEngine, settings: Settings, model_client: ModelC
                    planner: Planner | None = None) -> list:
     planner = planner or build_planner(settings, model_client)
     steps = CompileSteps(engine, static_embedder if settings.embeddings == "static" else None)
-    planning = Planning(engine, planner)
+    deferred = DeferredCalls(engine, settings.llm_batch_window_seconds)
+    planning = Planning(engine, planner, deferred)
     batches = MessageBatches(engine, _batch_client(settings, planner), settings.llm_batch_window_seconds,
                              judge=planner)
-    aggregation = Aggregation(engine, planner)
+    aggregation = Aggregation(engine, planner, deferred)
     lint = Lint(engine, compile_waker(settings))
     forgetting = Forgetting(engine, build_rederiver(settings, planner))
     return [

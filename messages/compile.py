@@ -204,6 +204,9 @@ class JudgeMergesInput(BaseModel):
     scope: Scope
     plan_id: UUID
     model_id: str
+    # A bulk compile's call through a Message Batch (activities/deferred_calls.py): the result may then
+    # name the batch to wait for instead, and the activity is run again once it has ended.
+    via_batch: bool = False
 
 
 class JudgeMergesResult(BaseModel):
@@ -211,6 +214,7 @@ class JudgeMergesResult(BaseModel):
     questions: int = 0  # ambiguous pairs asked (0: no model call)
     judged_same: int = 0
     usage: TokenCounts = Field(default_factory=TokenCounts)
+    pending_batch_id: str | None = None  # asked with via_batch: the Message Batch the call waits in
 
 
 class PollBatchInput(BaseModel):
@@ -250,11 +254,15 @@ class WriteSectionInput(BaseModel):
     plan_id: UUID
     task_key: str
     model_id: str
+    # A bulk compile's call through a Message Batch (activities/deferred_calls.py): the result may then
+    # name the batch to wait for instead, and the activity is run again once it has ended.
+    via_batch: bool = False
 
 
 class WriteSectionResult(BaseModel):
     task_key: str
     usage: TokenCounts
+    pending_batch_id: str | None = None  # asked with via_batch: the Message Batch the call waits in
 
 
 class ApplyBatchInput(BaseModel):
@@ -322,6 +330,9 @@ class AggregationPlanInput(BaseModel):
     # The pages this run touched, oldest first: the last 60 are the planner's "recently changed
     # pages". Ids rather than a time window, so the same memories always aggregate the same way.
     changed_page_ids: list[UUID] = Field(default_factory=list)
+    # A bulk compile's call through a Message Batch (activities/deferred_calls.py): the result may then
+    # name the batch to wait for instead, and the activity is run again once it has ended.
+    via_batch: bool = False
 
 
 class AggregationPlanResult(BaseModel):
@@ -330,6 +341,7 @@ class AggregationPlanResult(BaseModel):
     deterministic_parents_derived: int = 0
     pages_considered: int = 0
     skipped: bool = False  # nothing to aggregate: no pages and no candidates
+    pending_batch_id: str | None = None  # asked with via_batch: the Message Batch the call waits in
 
 
 class AggregationResolveResult(BaseModel):

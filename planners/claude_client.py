@@ -40,7 +40,7 @@ import json
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
-from typing import Any, Literal, cast
+from typing import Any, Literal, Protocol, cast
 
 import anthropic
 import httpx2
@@ -91,6 +91,7 @@ class ModelReply(BaseModel):
     stop_reason: str | None
     usage: TokenUsage
     model: str
+    batch: bool = False  # answered inside a Message Batch: billed at the batch price
 
 
 class BatchItem(BaseModel):
@@ -118,6 +119,14 @@ class BatchOutcome(BaseModel):
     custom_id: str
     reply: ModelReply | None = None
     error: str = ""
+
+
+class Completes(Protocol):
+    """Whatever answers a model call as `ModelClient.complete` does (the client itself, or a stand-in
+    that answers it from a Message Batch)."""
+
+    async def complete(self, *, model: str, system: str, user: str, max_tokens: int,
+                       json_schema: dict[str, Any] | None = None) -> ModelReply: ...
 
 
 class ModelClient:
@@ -236,7 +245,7 @@ class ModelClient:
                     message = result.message
                     outcomes.append(BatchOutcome(custom_id=line.custom_id, reply=ModelReply(
                         text=_reply_text(message, structured=True), stop_reason=message.stop_reason,
-                        usage=_token_usage(message.usage), model=message.model)))
+                        usage=_token_usage(message.usage), model=message.model, batch=True)))
                 else:
                     detail = getattr(getattr(getattr(result, "error", None), "error", None), "message", "")
                     outcomes.append(BatchOutcome(custom_id=line.custom_id, error=f"{result.type}: {detail}".strip()))

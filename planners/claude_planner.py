@@ -20,7 +20,7 @@ from domain.errors import ModelInterrupted, ModelTruncated, PlanInvalid, StepFai
 from domain.guards import JsonResponseError, parse_json_response
 from domain.merge_questions import MergeQuestion
 from domain.plan import Plan
-from domain.pricing import TokenUsage, estimate_tokens, priced
+from domain.pricing import TokenCounts, TokenUsage, estimate_tokens, priced
 from domain.resolved_plan import SectionTask
 from planners.claim_judge_prompt import (
     CLAIM_JUDGE_MAX_TOKENS,
@@ -29,7 +29,7 @@ from planners.claim_judge_prompt import (
     build_claim_judge_prompt,
     parse_claim_judge_reply,
 )
-from planners.claude_client import ModelClient, ModelReply
+from planners.claude_client import Completes, ModelClient, ModelReply
 from planners.compact_plan import CompactPlan, to_plan
 from planners.handles import Handles
 from planners.judge_prompt import JUDGE_REPLY_SCHEMA, JUDGE_SYSTEM, build_judge_prompt, parse_judge_reply
@@ -67,17 +67,24 @@ class ClaudePlanner:
     # The writer merges the proposal into the body it is shown; older memories stay out of its prompt.
     rewrites_from_sources = False
 
-    def __init__(self, client: ModelClient) -> None:
+    def __init__(self, client: ModelClient, calls: Completes | None = None) -> None:
+        """`client`: the gateway (Message Batches and re-derivation use it too); `calls`: what answers
+        this planner's model calls, the client itself unless given."""
         self._client = client
+        self._calls: Completes = calls or client
 
     @property
     def client(self) -> ModelClient:
         return self._client
 
+    def answered_by(self, calls: Completes) -> ClaudePlanner:
+        """The same planner with its model calls answered by `calls`."""
+        return ClaudePlanner(self._client, calls)
+
     async def plan_batch(self, context: PlannerContext, model_id: str) -> PlanReply:
         call = plan_call(context)
         try:
-            reply = await self._client.complete(model=model_id, system=call.system, user=call.user,
+            reply = await self._calls.complete(model=model_id, system=call.system, user=call.user,
                                                 max_tokens=call.max_tokens, json_schema=PLANNER_REPLY_SCHEMA)
         except (ModelTruncated, PlanInvalid, ModelInterrupted) as error:
             raise priced_error(error, model_id) from None
@@ -99,7 +106,7 @@ class ClaudePlanner:
                                              body_shown, task.proposed_body, [m.content for m in cited],
                                              appended=condense_only)
         try:
-            reply = await self._client.complete(model=model_id, system=SECTION_WRITER_SYSTEM, user=prompt,
+            reply = await self._calls.complete(model=model_id, system=SECTION_WRITER_SYSTEM, user=prompt,
                                                 max_tokens=writer_max_tokens(None, task.proposed_body))
         except (ModelTruncated, PlanInvalid) as error:
             log.warning("section writer gave no usable edits; keeping the appended proposal: %s", error)
@@ -115,12 +122,12 @@ class ClaudePlanner:
         if not body:
             log.warning("section writer's edits left an empty body; keeping the appended proposal")
             body = appended
-        return SectionReply(body=body, usage=priced(model_id, reply.usage))
+        return SectionReply(body=body, usage=priced(model_id, reply.usage, batch=reply.batch))
 
     async def plan_aggregation(self, request: AggregationRequest, model_id: str) -> PlanReply:
         prompt = build_aggregation_prompt(request.pages, request.candidates, request.inbound_links)
         try:
-            reply = await self._client.complete(model=model_id, system=prompt.system, user=prompt.user,
+            reply = await self._calls.complete(model=model_id, system=prompt.system, user=prompt.user,
                                                 max_tokens=AGGREGATION_MAX_TOKENS,
                                                 json_schema=AGGREGATION_REPLY_SCHEMA)
             try:
@@ -133,19 +140,19 @@ class ClaudePlanner:
         plan, unknown = prompt.handles.resolve(plan)
         if unknown:
             log.warning("aggregation reply named %d handle(s) its prompt never showed", unknown)
-        return PlanReply(plan=plan, usage=priced(model_id, reply.usage), input_chars=prompt.chars,
+        return PlanReply(plan=plan, usage=priced(model_id, reply.usage, batch=reply.batch), input_chars=prompt.chars,
                          unknown_handles=unknown)
 
 
     async def _judged(self, model_id: str, system: str, user: str, max_tokens: int, schema: dict[str, Any],
-                      parse: Callable[[str], T]) -> tuple[T, TokenUsage]:
-        """One judge call (merges or claims) and its parsed answer; a reply that cannot be read, or is
-        cut off, fails with its tokens priced."""
+                      parse: Callable[[str], T]) -> tuple[T, TokenCounts]:
+        """One judge call (merges or claims), its parsed answer and what it cost; a reply that cannot be
+        read, or is cut off, fails with its tokens priced."""
         try:
-            reply = await self._client.complete(model=model_id, system=system, user=user, max_tokens=max_tokens,
+            reply = await self._calls.complete(model=model_id, system=system, user=user, max_tokens=max_tokens,
                                                 json_schema=schema)
             try:
-                return parse(reply.text), reply.usage
+                return parse(reply.text), priced(model_id, reply.usage, batch=reply.batch)
             except PlanInvalid as error:
                 error.spent = reply.usage
                 raise
@@ -159,7 +166,7 @@ class ClaudePlanner:
         scores, usage = await self._judged(model_id, CLAIM_JUDGE_SYSTEM, prompt.user, CLAIM_JUDGE_MAX_TOKENS,
                                            CLAIM_JUDGE_REPLY_SCHEMA,
                                            lambda text: parse_claim_judge_reply(text, prompt.keys))
-        return ClaimJudgeReply(scores=scores, usage=priced(model_id, usage))
+        return ClaimJudgeReply(scores=scores, usage=usage)
 
     async def judge_merges(self, questions: list[MergeQuestion], model_id: str) -> JudgeReply:
         if not questions:
@@ -167,7 +174,7 @@ class ClaudePlanner:
         prompt = build_judge_prompt(questions)
         decisions, usage = await self._judged(model_id, JUDGE_SYSTEM, prompt.batch_user, JUDGE_MAX_TOKENS,
                                               JUDGE_REPLY_SCHEMA, lambda text: parse_judge_reply(text, prompt.keys))
-        return JudgeReply(decisions=decisions, usage=priced(model_id, usage))
+        return JudgeReply(decisions=decisions, usage=usage)
 
 
 

@@ -1,4 +1,5 @@
-"""Plan requests sent in Message Batches: what each one asked, until its result is collected.
+"""Requests sent in Message Batches (leaf plans, and the other model calls of a bulk compile): what
+each one asked, until its result is collected.
 
 A row is written before its batch is created (so a worker that dies after creating it leaves a row
 naming the request) and gets the batch id once the provider returns it. Every read is scoped by
@@ -23,7 +24,9 @@ class BatchRequestRow(BaseModel):
     plan_id: UUID
     model_id: str
     memory_ids: list[UUID]
-    call_json: str  # the planner's request (planners.claude_planner.PlanCall) as JSON
+    # The request as JSON: a leaf plan's (planners.claude_planner.PlanCall) or another call's
+    # (activities.batches.DeferredCall).
+    call_json: str
 
 
 async def store_request(conn: AsyncConnection, scope: Scope, row: BatchRequestRow) -> None:
@@ -51,9 +54,23 @@ async def load_request(conn: AsyncConnection, scope: Scope, custom_id: str) -> B
     return BatchRequestRow.model_validate(dict(row)) if row else None
 
 
+async def request_batch(conn: AsyncConnection, scope: Scope, custom_id: str) -> str | None:
+    """The batch a stored request was sent in (None: not sent yet, or no such request)."""
+    return (await conn.execute(text("""
+        SELECT batch_id FROM wiki_llm_batch_requests WHERE custom_id = :id AND tenant_id = :tenant AND owner_id = :owner
+    """), {"id": custom_id, "tenant": scope.tenant, "owner": scope.owner})).scalar_one_or_none()
+
+
 async def mark_collected(conn: AsyncConnection, custom_id: str) -> None:
     await conn.execute(text("UPDATE wiki_llm_batch_requests SET collected_at = now() WHERE custom_id = :id"),
                        {"id": custom_id})
+
+
+async def delete_request(conn: AsyncConnection, scope: Scope, custom_id: str) -> None:
+    """Drop a request once its reply is read: its prompt holds memory text no one needs any more."""
+    await conn.execute(text("""
+        DELETE FROM wiki_llm_batch_requests WHERE custom_id = :id AND tenant_id = :tenant AND owner_id = :owner
+    """), {"id": custom_id, "tenant": scope.tenant, "owner": scope.owner})
 
 
 async def take_submitter_lock(conn: AsyncConnection, model_id: str) -> bool:

@@ -63,6 +63,7 @@ with workflow.unsafe.imports_passed_through():
         MODEL_CALL_RETRY,
     )
 
+from workflows.compile_batched_calls import BatchedModelCalls
 from workflows.compile_forget import ForgetBetweenBatches
 from workflows.compile_overlap import OverlappedBatches
 
@@ -74,7 +75,7 @@ WIKI_RUN = SearchAttributeKey.for_int(WIKI_RUN_ATTRIBUTE)
 
 
 @workflow.defn(name="CompileWorkflow")
-class CompileWorkflow(OverlappedBatches, ForgetBetweenBatches):
+class CompileWorkflow(OverlappedBatches, ForgetBetweenBatches, BatchedModelCalls):
     @workflow.init
     def __init__(self, inp: CompileInput) -> None:
         self._inp = inp
@@ -98,6 +99,7 @@ class CompileWorkflow(OverlappedBatches, ForgetBetweenBatches):
             deterministic_linking_flag_suppressed=not inp.options.deterministic_linking_enabled)
         self._forget_pending = inp.forget_pending  # a forget request waits (workflows/compile_forget.py)
         self._aggregate_after_forget = False  # a forget changed pages: the aggregation pass runs for them
+        self._batch_waits = {}  # Message Batch id -> the one wait for it (workflows/compile_batched_calls.py)
 
     # ------------------------------------------------------------------ messages
 
@@ -288,11 +290,12 @@ class CompileWorkflow(OverlappedBatches, ForgetBetweenBatches):
         """The model's decision on the plan's ambiguous merges, stored for the resolver (a model call,
         so a regular activity: the resolver is a local one). Its failure costs only those merges."""
         self._phase = "judging merges"
+        via_batch = self._calls_via_batch()
         try:
-            judged: JudgeMergesResult = await self._llm(
+            judged: JudgeMergesResult = await self._answered(lambda: self._llm(
                 Planning.judge_merges,
-                JudgeMergesInput(scope=self._inp.scope, plan_id=plan_id, model_id=self._model_id),
-                f"judge the ambiguous merges of batch {batch_no}")
+                JudgeMergesInput(scope=self._inp.scope, plan_id=plan_id, model_id=self._model_id, via_batch=via_batch),
+                f"judge the ambiguous merges of batch {batch_no}"))
         except ActivityError as error:
             # No decisions: the resolver merges no ambiguous pair of this batch, which is always safe.
             self._metrics.merge_judge_failures += 1
@@ -311,14 +314,18 @@ class CompileWorkflow(OverlappedBatches, ForgetBetweenBatches):
         # A sliding window: the next write starts as soon as any finishes (fixed groups would wait for
         # their slowest member, which made the model's critical path ~1.7x longer).
         slots = asyncio.Semaphore(self._inp.options.caps.section_writer_concurrency)
+        via_batch = self._calls_via_batch()
 
         async def write(index: int, key: str) -> WriteSectionResult:
-            async with slots:
-                return await self._llm_retrying_interruptions(
-                    Planning.write_section,
-                    WriteSectionInput(scope=self._inp.scope, plan_id=plan_id, task_key=key, model_id=self._model_id),
-                    f"write section {index + 1}/{len(tasks)} of {label}",
-                )
+            async def ask() -> WriteSectionResult:
+                async with slots:  # held for the activity only, never while its Message Batch is waited for
+                    return await self._llm_retrying_interruptions(
+                        Planning.write_section,
+                        WriteSectionInput(scope=self._inp.scope, plan_id=plan_id, task_key=key,
+                                          model_id=self._model_id, via_batch=via_batch),
+                        f"write section {index + 1}/{len(tasks)} of {label}",
+                    )
+            return await self._answered(ask)
 
         results = await asyncio.gather(*[write(i, key) for i, key in enumerate(tasks)])
         for result in results:
@@ -355,16 +362,15 @@ class CompileWorkflow(OverlappedBatches, ForgetBetweenBatches):
         self._details("aggregation pass: hubs, rollups, section promotion")
         scope = self._inp.scope
         try:
-            planned: AggregationPlanResult = await self._llm_retrying_interruptions(
-                Aggregation.plan,
-                AggregationPlanInput(
-                    scope=scope, plan_id=workflow.uuid4(), run_id=workflow.info().run_id, model_id=self._model_id,
-                    cursor_from=self._run_cursor_from or CursorPosition(),
-                    record_count=self._metrics.records_read,
-                    changed_page_ids=self._touched_pages[-MAX_AGGREGATION_PAGES:],
-                ),
-                "plan the aggregation pass (hubs, rollups, promotions)",
+            request = AggregationPlanInput(
+                scope=scope, plan_id=workflow.uuid4(), run_id=workflow.info().run_id, model_id=self._model_id,
+                cursor_from=self._run_cursor_from or CursorPosition(),
+                record_count=self._metrics.records_read,
+                changed_page_ids=self._touched_pages[-MAX_AGGREGATION_PAGES:],
+                via_batch=self._calls_via_batch(),
             )
+            planned: AggregationPlanResult = await self._answered(lambda: self._llm_retrying_interruptions(
+                Aggregation.plan, request, "plan the aggregation pass (hubs, rollups, promotions)"))
             self._metrics.add_aggregation_planning(planned)
             if planned.skipped:
                 return

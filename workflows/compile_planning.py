@@ -12,7 +12,6 @@ overlapped one in workflows/compile_overlap.py both plan through `_plan_parts`.
 
 from __future__ import annotations
 
-from datetime import timedelta
 from uuid import UUID
 
 from temporalio import workflow
@@ -27,14 +26,8 @@ with workflow.unsafe.imports_passed_through():
         CollectPlanInput,
         PlanBatchInput,
         PlanBatchResult,
-        PollBatchInput,
     )
     from workflows.errors import failure_type, spent_tokens
-    from workflows.policies import (
-        MESSAGE_BATCH_POLL_ATTEMPT_TIMEOUT,
-        MESSAGE_BATCH_POLL_BUDGET,
-        message_batch_poll_retry,
-    )
 
 from workflows.compile_state import CompileState
 
@@ -119,13 +112,7 @@ class BatchPlanning(CompileState):
         if submitted is None or submitted.custom_id != str(request.plan_id):
             submitted = await self._llm(MessageBatches.submit, request, f"{summary}: submit to a Message Batch")
             self._pending_batch = submitted
-        await workflow.execute_activity(
-            MessageBatches.poll, PollBatchInput(batch_id=submitted.batch_id),
-            start_to_close_timeout=MESSAGE_BATCH_POLL_ATTEMPT_TIMEOUT, schedule_to_close_timeout=MESSAGE_BATCH_POLL_BUDGET,
-            task_queue=self._inp.options.llm_task_queue,
-            retry_policy=message_batch_poll_retry(timedelta(seconds=self._inp.options.batch_poll_seconds)),
-            summary=f"{summary}: wait for Message Batch {submitted.batch_id}",
-        )
+        await self._wait_for_message_batch(submitted.batch_id, f"{summary}: wait for Message Batch {submitted.batch_id}")
         try:
             result: PlanBatchResult = await self._llm(
                 MessageBatches.collect,

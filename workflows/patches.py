@@ -21,4 +21,7 @@ class Patch:
 PATCHES: dict[str, Patch] = {
     "forget": Patch(release="0.2.0", old_branch="no forget step: a run never serves forget or edit requests "
                     "(a 0.1.0 run is never woken with `forget`, so it never reaches the call)"),
+    "batched_model_calls": Patch(release="0.2.0", old_branch="a bulk compile's section writer, aggregation "
+                                 "planner and merge judge calls stay interactive (only its leaf plans go "
+                                 "through Message Batches)"),
 }

@@ -78,7 +78,7 @@ async def test_a_bootstrap_in_batch_mode_writes_the_interactive_wiki_at_half_the
     # Each batch was polled more than once (a fixed-interval retry of one activity: its first poll comes
     # long before the batch's second of processing ends), yet history holds one poll activity per batch;
     # one more retrieve per batch is the results call's own.
-    events = await _chain_history(client, handle.id, handle.first_execution_run_id or handle.result_run_id)
+    events = await chain_history(client, handle.id, handle.first_execution_run_id or handle.result_run_id)
     polls = [e for e in events if e.activity_task_scheduled_event_attributes.activity_type.name
              == "llm.poll_message_batch"]
     assert len(polls) == len(sim.batches) == 2
@@ -184,7 +184,7 @@ async def test_bedrock_has_no_message_batches_and_bootstraps_interactively(clien
     assert await cursor_record(engine) == ids[-1]
 
 
-async def _chain_history(client: Client, workflow_id: str, run_id: str | None) -> list:
+async def chain_history(client: Client, workflow_id: str, run_id: str | None) -> list:
     """The history events of a run and of every run it continued as new into."""
     events: list = []
     while run_id:
