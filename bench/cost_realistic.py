@@ -138,9 +138,8 @@ async def measure_cost(services: Services, model_id: str) -> dict:
 
 
 async def measure_batch_cost(services: Services, model_id: str) -> dict:
-    """The sample as a bootstrap import: its leaf plans go through Message Batches (half price); the
-    section writer and the aggregation planner stay interactive (they run after their plan, inside
-    the compile). The simulator ends a batch at once; the workflow polls it every second."""
+    """The sample as a bootstrap import: its model calls go through Message Batches (half price), all but
+    the claim judge's, if any. The simulator ends a batch at once; the workflow polls it every second."""
     calls: list = []
     run = await compile_sample(services, 0, calls_out=calls, trigger="bootstrap_import",
                                WIKI_LLM_BATCH_POLL_SECONDS="1", WIKI_LLM_BATCH_WINDOW_SECONDS="0")

@@ -157,15 +157,17 @@ def _batch(batch: dict | None) -> list[str]:
     lines = ["", f"**Message Batches mode: {usd(batch['usd_per_1000_memories'])} per 1,000 memories** "
              f"(`cost_per_1000_memories_batch_usd`; {batch['model_calls']} model calls; the wiki is {same}; "
              f"`duplicate_candidates_count` {batch['duplicate_candidates_count']}). The same sample compiled as a "
-             "bootstrap import sends its leaf plans through Message Batches, billed at half price; the section writer, "
-             "the aggregation planner and the claim judge of the verification gate (which a collected plan passes as "
-             "an interactive one does) stay interactive (they run inside the compile, after their plan), at list "
-             "price. The simulator ends a batch at once and the workflow polls every second, so the wall time of "
-             "this compile says nothing about a real batch's (minutes to hours).", "",
+             "bootstrap import sends its model calls through Message Batches, billed at half price: its leaf plans, "
+             "and its section writer, aggregation planner and merge judge calls, which wait in a batch and are read "
+             "when it has ended (activities/deferred_calls.py). Only the claim judge of the verification gate (which "
+             "a collected plan passes as an interactive one does) is asked interactively, at list price, when a line "
+             "is left for it. The simulator ends a batch at once and the workflow polls every second, so the wall "
+             "time of this compile says nothing about a real batch's (minutes to hours).", "",
              "| call kind | calls (batched) | per 1,000 memories |", "|---|---|---|"]
-    for kind in (kind for kind in KINDS if kind in kinds):
+    for kind in [*(kind for kind in KINDS if kind in kinds), *sorted(set(kinds) - set(KINDS))]:
         k = kinds[kind]
-        lines.append(f"| {kind} | {k['calls']} ({k.get('batched_calls', 0)}) | {usd(k['usd_per_1000_memories'])} |")
+        name = {"judge": "merge judge", "claim_judge": "claim judge"}.get(kind, kind)
+        lines.append(f"| {name} | {k['calls']} ({k.get('batched_calls', 0)}) | {usd(k['usd_per_1000_memories'])} |")
     return lines
 
 
