@@ -31,7 +31,7 @@ class RunMetrics(BaseModel):
     planner_calls: int = 0
     # Of planner_calls, those answered through a Message Batch (at half price); left out of the ledger when 0.
     batched_planner_calls: int = 0
-    # Section writer, aggregation planner and merge judge calls answered through a Message Batch (a bulk
+    # Section writer, aggregation planner and merge judge calls sent to a Message Batch (a bulk
     # compile's, workflows/compile_batched_calls.py); left out of the ledger when 0.
     batched_model_calls: int = 0
     section_writer_calls: int = 0
@@ -147,8 +147,8 @@ class RunMetrics(BaseModel):
         for optional in ("cap_hit", "error", "aggregation_error"):
             if data[optional] is None:
                 del data[optional]
-        for quiet in ("batched_planner_calls", "batched_model_calls", "forget_passes", "memories_forgotten", "memories_edited",
-                      "rederive_calls"):
+        for quiet in ("batched_planner_calls", "batched_model_calls", "forget_passes", "memories_forgotten",
+                      "memories_edited", "rederive_calls"):
             if not data[quiet]:
                 del data[quiet]
         return data

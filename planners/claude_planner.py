@@ -85,7 +85,7 @@ class ClaudePlanner:
         call = plan_call(context)
         try:
             reply = await self._calls.complete(model=model_id, system=call.system, user=call.user,
-                                                max_tokens=call.max_tokens, json_schema=PLANNER_REPLY_SCHEMA)
+                                               max_tokens=call.max_tokens, json_schema=PLANNER_REPLY_SCHEMA)
         except (ModelTruncated, PlanInvalid, ModelInterrupted) as error:
             raise priced_error(error, model_id) from None
         return plan_reply(call, reply, model_id)
@@ -107,7 +107,7 @@ class ClaudePlanner:
                                              appended=condense_only)
         try:
             reply = await self._calls.complete(model=model_id, system=SECTION_WRITER_SYSTEM, user=prompt,
-                                                max_tokens=writer_max_tokens(None, task.proposed_body))
+                                               max_tokens=writer_max_tokens(None, task.proposed_body))
         except (ModelTruncated, PlanInvalid) as error:
             log.warning("section writer gave no usable edits; keeping the appended proposal: %s", error)
             spent = error.spent if isinstance(error.spent, TokenUsage) else TokenUsage()
@@ -128,8 +128,8 @@ class ClaudePlanner:
         prompt = build_aggregation_prompt(request.pages, request.candidates, request.inbound_links)
         try:
             reply = await self._calls.complete(model=model_id, system=prompt.system, user=prompt.user,
-                                                max_tokens=AGGREGATION_MAX_TOKENS,
-                                                json_schema=AGGREGATION_REPLY_SCHEMA)
+                                               max_tokens=AGGREGATION_MAX_TOKENS,
+                                               json_schema=AGGREGATION_REPLY_SCHEMA)
             try:
                 plan = parse_aggregation_plan(reply.text)
             except PlanInvalid as error:
@@ -140,8 +140,8 @@ class ClaudePlanner:
         plan, unknown = prompt.handles.resolve(plan)
         if unknown:
             log.warning("aggregation reply named %d handle(s) its prompt never showed", unknown)
-        return PlanReply(plan=plan, usage=priced(model_id, reply.usage, batch=reply.batch), input_chars=prompt.chars,
-                         unknown_handles=unknown)
+        return PlanReply(plan=plan, usage=priced(model_id, reply.usage, batch=reply.batch),
+                         input_chars=prompt.chars, unknown_handles=unknown)
 
 
     async def _judged(self, model_id: str, system: str, user: str, max_tokens: int, schema: dict[str, Any],
@@ -150,7 +150,7 @@ class ClaudePlanner:
         read, or is cut off, fails with its tokens priced."""
         try:
             reply = await self._calls.complete(model=model_id, system=system, user=user, max_tokens=max_tokens,
-                                                json_schema=schema)
+                                               json_schema=schema)
             try:
                 return parse(reply.text), priced(model_id, reply.usage, batch=reply.batch)
             except PlanInvalid as error:
