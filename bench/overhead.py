@@ -217,7 +217,7 @@ async def compile_sample(services: Services, latency_ms: int, output_tokens_per_
     """The sample compiled through the SDK and the simulator: time to first token `latency_ms`, and
     `output_tokens_per_second` (0: a reply arrives whole after the first token). `calls_out`, if
     given, receives the simulator's calls (what it billed, call by call). `trigger` "bootstrap_import"
-    sends the leaf plans through Message Batches; `env` adds settings (WIKI_… names)."""
+    sends its model calls through Message Batches; `env` adds settings (WIKI_… names)."""
     tenant, owner = f"bench{uuid.uuid4().hex[:8]}", "eric"
     simulator = ClaudeSimulator(SimConfig(ttft_seconds=latency_ms / 1000,
                                           output_tokens_per_second=output_tokens_per_second))
