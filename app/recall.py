@@ -33,7 +33,6 @@ from domain.recall import (
     RETRIEVERS,
     Fused,
     Packable,
-    bm25,
     capitalised_words,
     fuse,
     pack,
@@ -205,9 +204,10 @@ async def _window(conn: AsyncConnection, scope: ReadScope, question: str, now: d
     if isinstance(found, Anchor):
         # "before the move": dated by the memory that best matches "the move".
         memories = await recall_cache.texts(conn, scope.tenant, scope.owner, "memories")
-        scores = bm25(memories.index.matches(await recall_reads.question_lexemes(conn, found.phrase)),
-                      len(memories.index))
-        best = [m for m in ranked(scores) if as_of is None or (memories.happened.get(m) or as_of) <= as_of][:1]
+        scores = memories.index.bm25(await recall_reads.question_lexemes(conn, found.phrase), len(memories.index))
+        if as_of is not None:
+            scores = {m: v for m, v in scores.items() if (memories.happened.get(m) or as_of) <= as_of}
+        best = ranked(scores, 1)
         if best and (at := memories.happened.get(best[0])) is not None:
             return Window(start=None if found.side == "before" else at, end=at if found.side == "before" else None,
                           phrase=f"{found.side} {found.phrase}")
@@ -220,18 +220,19 @@ async def _retrieve(conn: AsyncConnection, scope: ReadScope, question: str, use:
     rankings: dict[str, list[str]] = {}
     claim_scores: dict[str, float] = {}
     model = embedder() if "semantic" in use and embedder is not None else None
-    state = await recall_reads.recall_state(conn, tenant, owner, question, model.model if model else "")
+    state = await recall_reads.recall_state(conn, tenant, owner, question, model.model if model else "",
+                                            model.dimensions if model else 0)
     lexemes = state.lexemes
     if "lexical" in use:
         claim_texts = await recall_cache.texts(conn, tenant, owner, "claims", state.claims)
-        claim_scores = bm25(claim_texts.index.matches(lexemes), len(claim_texts.index))
-        rankings["lexical"] = [f"c:{c}" for c in ranked(claim_scores)[:RANKED_PER_RETRIEVER]]
+        claim_scores = claim_texts.index.bm25(lexemes, len(claim_texts.index))
+        rankings["lexical"] = [f"c:{c}" for c in ranked(claim_scores, RANKED_PER_RETRIEVER)]
     memory_texts = await recall_cache.texts(conn, tenant, owner, "memories", state.memories)
-    memory_scores = bm25(memory_texts.index.matches(lexemes), len(memory_texts.index))
+    memory_scores = memory_texts.index.bm25(lexemes, len(memory_texts.index))
     if as_of is not None:
         memory_scores = {m: v for m, v in memory_scores.items()
                          if (when := memory_texts.happened.get(m)) is None or when <= as_of}
-    best_memories = ranked(memory_scores)[:EVIDENCE_MEMORIES]
+    best_memories = ranked(memory_scores, EVIDENCE_MEMORIES)
     citations = await recall_reads.claims_citing(conn, tenant, owner, best_memories)
     claim_evidence: dict[str, float] = {}
     by_memory: dict[str, list[str]] = {}
@@ -243,7 +244,8 @@ async def _retrieve(conn: AsyncConnection, scope: ReadScope, question: str, use:
     if "evidence" in use:
         rankings["evidence"] = [f"c:{c}" for m in best_memories for c in by_memory.get(m, [])][:RANKED_PER_RETRIEVER]
     uncompiled = set(await recall_reads.uncompiled_memories(conn, tenant, owner))
-    rankings["uncompiled"] = [f"m:{m}" for m in ranked(memory_scores) if m in uncompiled][:RANKED_PER_RETRIEVER]
+    rankings["uncompiled"] = [f"m:{m}" for m in ranked({m: v for m, v in memory_scores.items() if m in uncompiled},
+                                                         RANKED_PER_RETRIEVER)]
     named: list[str] = []
     matching = {c: claim_scores.get(c, 0.0) + claim_evidence.get(c, 0.0) for c in {*claim_scores, *claim_evidence}}
     if "names" in use or "graph" in use:
@@ -271,9 +273,9 @@ async def _retrieve(conn: AsyncConnection, scope: ReadScope, question: str, use:
             dated.sort(key=lambda m: -memory_scores.get(m, 0.0))
             rankings["uncompiled_time"] = [f"m:{m}" for m in dated[:RANKED_PER_RETRIEVER]]
     if model is not None and state.vectors.count:
-        vectors = await recall_cache.vectors(conn, tenant, owner, model.model, state.vectors)
+        vectors = await recall_cache.vectors(conn, tenant, owner, model.model, model.dimensions, state.vectors)
         if vectors.ids:
-            query = model.embed([question])[0]
+            query = await recall_cache.question_vector(model, question)
             rankings["semantic"] = [f"c:{c}" for c in cosine_ranking(query, vectors.ids, vectors.matrix,
                                                                      RANKED_PER_RETRIEVER)]
     return _Retrieved(rankings=rankings, claim_scores=claim_scores, memory_scores=memory_scores, named_pages=named,

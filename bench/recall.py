@@ -129,8 +129,10 @@ async def build_scope(engine: AsyncEngine, seed: int = 3) -> dict:
             FROM memory_units WHERE tenant_id = :t AND owner_id = :o
             ORDER BY date_trunc('milliseconds', updated_at AT TIME ZONE 'UTC') DESC, id DESC LIMIT 1
         """), {"t": TENANT, "o": OWNER})
+    # Statistics and the visibility map as autovacuum would leave them on a server that has had the
+    # time (VACUUM runs outside a transaction; an ANALYZE inside one rolled back is lost).
     async with engine.connect() as conn:
-        await conn.execute(text("ANALYZE"))
+        await (await conn.execution_options(isolation_level="AUTOCOMMIT")).execute(text("VACUUM ANALYZE"))
     static_embedder()
     started = time.perf_counter()
     embedded = await embed_new_claims(engine, Scope(tenant=TENANT, owner=OWNER), static_embedder)
@@ -185,7 +187,7 @@ async def _vector_search(engine: AsyncEngine, questions: list[str]) -> dict:
 
     model = static_embedder()
     async with engine.connect() as conn:
-        kept = await kept_vectors(conn, TENANT, OWNER, model.model)
+        kept = await kept_vectors(conn, TENANT, OWNER, model.model, model.dimensions)
     numpy_ms, pgvector_ms = [], []
     for question in questions:
         query = model.embed([question])[0]

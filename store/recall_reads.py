@@ -66,19 +66,26 @@ class RecallState(BaseModel):
     vectors: TextVersion
 
 
-async def recall_state(conn: AsyncConnection, tenant: str, owner: str, question: str, model: str) -> RecallState:
-    """The question's lexemes and the scope's versions of its claims, memories and embeddings."""
+async def recall_state(conn: AsyncConnection, tenant: str, owner: str, question: str, model: str,
+                       dimensions: int) -> RecallState:
+    """The question's lexemes and the scope's versions of its claims, memories and embeddings.
+
+    It also has every later statement of the transaction planned for its own arguments: recall's
+    reads take arrays whose sizes vary from one question to the next (three page ids, or three
+    thousand scored claims), and a plan the server caches for "any array" after five runs of a
+    statement can cost seconds (a nested loop over thousands of claims for each scored id)."""
     claims_source, claims_scope, _ = _TEXT_SOURCES["claims"]
     row = (await conn.execute(text(f"""
-        SELECT q.wanted AS lexemes, cl.n AS claims, cl.newest AS claims_newest, mem.n AS memories,
+        SELECT set_config('plan_cache_mode', 'force_custom_plan', true) AS plans,
+               q.wanted AS lexemes, cl.n AS claims, cl.newest AS claims_newest, mem.n AS memories,
                mem.newest AS memories_newest, vec.n AS vectors, vec.newest AS vectors_newest
         FROM ({_QUESTION_LEXEMES}) AS q,
              (SELECT count(*) AS n, max(c.updated_at) AS newest FROM {claims_source} WHERE {claims_scope}) AS cl,
              (SELECT count(*) AS n, max(updated_at) AS newest FROM memory_units
               WHERE tenant_id = :tenant AND owner_id = :owner) AS mem,
              (SELECT count(*) AS n, max(created_at) AS newest FROM wiki_claim_vectors
-              WHERE tenant_id = :tenant AND owner_id = :owner AND model = :model) AS vec
-    """), {"question": question, "tenant": tenant, "owner": owner, "model": model})).one()
+              WHERE tenant_id = :tenant AND owner_id = :owner AND model = :model AND dimensions = :dimensions) AS vec
+    """), {"question": question, "tenant": tenant, "owner": owner, "model": model, "dimensions": dimensions})).one()
     return RecallState(lexemes=list(row.lexemes),
                        claims=TextVersion(count=row.claims, newest=row.claims_newest),
                        memories=TextVersion(count=row.memories, newest=row.memories_newest),
@@ -157,10 +164,13 @@ async def claim_details(conn: AsyncConnection, tenant: str, owner: str, claim_id
     value, never an answer), or with `as_of` those that held then (store/claims.py CLAIM_HELD)."""
     if not claim_ids:
         return {}
+    # The claims by their primary key first, then their pages: never every claim of the scope
+    # filtered by id, whatever the planner believes of the scope's size.
     rows = await conn.execute(text(f"""
+        WITH chosen AS MATERIALIZED (SELECT * FROM wiki_section_claims WHERE id = ANY(CAST(:ids AS uuid[])))
         SELECT {_CLAIM_COLUMNS}
-        FROM wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
-        WHERE c.id = ANY(CAST(:ids AS uuid[])) AND {_SCOPE} AND {CLAIM_HELD}
+        FROM chosen c JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
+        WHERE {_SCOPE} AND {CLAIM_HELD}
     """), {"ids": list(claim_ids), "tenant": tenant, "owner": owner, "sources_head": SOURCES_HEAD,
            "as_of": as_of, "history": False})
     return {row.id: _claim_row(row) for row in rows}
@@ -289,8 +299,8 @@ async def memory_texts(conn: AsyncConnection, tenant: str, owner: str, memory_id
     if not memory_ids:
         return {}
     rows = await conn.execute(text("""
-        SELECT id::text AS id, content, created_at FROM memory_units
-        WHERE tenant_id = :tenant AND owner_id = :owner AND id = ANY(CAST(:ids AS uuid[]))
+        WITH chosen AS MATERIALIZED (SELECT * FROM memory_units WHERE id = ANY(CAST(:ids AS uuid[])))
+        SELECT id::text AS id, content, created_at FROM chosen WHERE tenant_id = :tenant AND owner_id = :owner
     """), {"tenant": tenant, "owner": owner, "ids": [str(UUID(i)) for i in memory_ids]})
     return {r.id: MemoryText(id=r.id, content=r.content, occurred_at=r.created_at) for r in rows}
 
@@ -351,24 +361,24 @@ async def page_summaries(conn: AsyncConnection, tenant: str, owner: str, page_id
     return [found[p] for p in page_ids if p in found]
 
 
-async def vector_version(conn: AsyncConnection, tenant: str, owner: str, model: str) -> TextVersion:
-    """How many embeddings of the scope's claims `model` made, and the newest."""
+async def vector_version(conn: AsyncConnection, tenant: str, owner: str, model: str, dimensions: int) -> TextVersion:
+    """How many embeddings of the scope's claims `model` made at `dimensions`, and the newest."""
     row = (await conn.execute(text("""
         SELECT count(*) AS n, max(created_at) AS newest FROM wiki_claim_vectors
-        WHERE tenant_id = :tenant AND owner_id = :owner AND model = :model
-    """), {"tenant": tenant, "owner": owner, "model": model})).one()
+        WHERE tenant_id = :tenant AND owner_id = :owner AND model = :model AND dimensions = :dimensions
+    """), {"tenant": tenant, "owner": owner, "model": model, "dimensions": dimensions})).one()
     return TextVersion(count=int(row.n), newest=row.newest)
 
 
-async def vector_rows(conn: AsyncConnection, tenant: str, owner: str, model: str,
+async def vector_rows(conn: AsyncConnection, tenant: str, owner: str, model: str, dimensions: int,
                       made_since: datetime | None = None) -> list[tuple[str, bytes]]:
-    """The scope's claim embeddings by `model` (made at or after `made_since`, when given). A claim of
-    an archived page is dropped later, when the answers' details are read."""
+    """The scope's claim embeddings by `model` at `dimensions` (made at or after `made_since`, when
+    given). A claim of an archived page is dropped later, when the answers' details are read."""
     rows = await conn.execute(text("""
         SELECT claim_id::text AS id, vector FROM wiki_claim_vectors
-        WHERE tenant_id = :tenant AND owner_id = :owner AND model = :model
+        WHERE tenant_id = :tenant AND owner_id = :owner AND model = :model AND dimensions = :dimensions
           AND (CAST(:since AS timestamptz) IS NULL OR created_at >= CAST(:since AS timestamptz))
-    """), {"tenant": tenant, "owner": owner, "model": model, "since": made_since})
+    """), {"tenant": tenant, "owner": owner, "model": model, "dimensions": dimensions, "since": made_since})
     return [(r.id, bytes(r.vector)) for r in rows]
 
 
@@ -378,29 +388,34 @@ class ClaimText(BaseModel):
     text_key: str
 
 
-async def claims_without_vectors(conn: AsyncConnection, tenant: str, owner: str, model: str,
+async def claims_without_vectors(conn: AsyncConnection, tenant: str, owner: str, model: str, dimensions: int,
                                  limit: int = 5_000) -> list[ClaimText]:
-    """Claims of the scope with no vector by `model` for their current text (new or changed claims)."""
+    """Claims of the scope with no vector by `model` at `dimensions` for their current text (new or
+    changed claims, and every claim once the settings name another model or size)."""
     rows = await conn.execute(text("""
         SELECT c.id::text AS id, c.text, c.text_key FROM wiki_section_claims c
         JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
-        LEFT JOIN wiki_claim_vectors v ON v.claim_id = c.id AND v.model = :model AND v.text_key = c.text_key
+        LEFT JOIN wiki_claim_vectors v ON v.claim_id = c.id AND v.model = :model AND v.dimensions = :dimensions
+                                       AND v.text_key = c.text_key
         WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND v.claim_id IS NULL
         LIMIT :limit
-    """), {"tenant": tenant, "owner": owner, "model": model, "limit": limit})
+    """), {"tenant": tenant, "owner": owner, "model": model, "dimensions": dimensions, "limit": limit})
     return [ClaimText(id=r.id, text=r.text, text_key=r.text_key) for r in rows]
 
 
-async def store_claim_vectors(conn: AsyncConnection, tenant: str, owner: str, model: str,
+async def store_claim_vectors(conn: AsyncConnection, tenant: str, owner: str, model: str, dimensions: int,
                               claims: Sequence[ClaimText], vectors: Sequence[bytes]) -> None:
+    """One embedding per claim (float32 bytes, `dimensions` of them each), replacing the claim's
+    embedding by any other model or size."""
     if not claims:
         return
     await conn.execute(text("""
-        INSERT INTO wiki_claim_vectors (claim_id, tenant_id, owner_id, model, text_key, vector)
-        SELECT c.id, :tenant, :owner, :model, c.key, c.vector
+        INSERT INTO wiki_claim_vectors (claim_id, tenant_id, owner_id, model, dimensions, text_key, vector)
+        SELECT c.id, :tenant, :owner, :model, :dimensions, c.key, c.vector
         FROM unnest(CAST(:ids AS uuid[]), CAST(:keys AS text[]), CAST(:vectors AS bytea[])) AS c(id, key, vector)
         JOIN wiki_section_claims sc ON sc.id = c.id
-        ON CONFLICT (claim_id) DO UPDATE SET model = excluded.model, text_key = excluded.text_key,
-                                             vector = excluded.vector, created_at = now()
-    """), {"tenant": tenant, "owner": owner, "model": model, "ids": [c.id for c in claims],
+        ON CONFLICT (claim_id) DO UPDATE SET model = excluded.model, dimensions = excluded.dimensions,
+                                             text_key = excluded.text_key, vector = excluded.vector,
+                                             created_at = now()
+    """), {"tenant": tenant, "owner": owner, "model": model, "dimensions": dimensions, "ids": [c.id for c in claims],
            "keys": [c.text_key for c in claims], "vectors": list(vectors)})
