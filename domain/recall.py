@@ -174,7 +174,10 @@ def bm25(docs: Sequence[TermDoc], total_docs: int) -> dict[str, float]:
 def ranked(scores: Mapping[str, float], limit: int | None = None) -> list[str]:
     """Keys by score, best first (ties by key, so a ranking is reproducible); only the first `limit`
     when given (the same head as the full sort, found without sorting the rest)."""
-    order = (lambda item: (-item[1], item[0]))
     if limit is not None and limit < len(scores):
-        return [key for key, _ in heapq.nsmallest(limit, scores.items(), key=order)]
-    return [key for key, _ in sorted(scores.items(), key=order)]
+        return [key for key, _ in heapq.nsmallest(limit, scores.items(), key=_best_first)]
+    return [key for key, _ in sorted(scores.items(), key=_best_first)]
+
+
+def _best_first(item: tuple[str, float]) -> tuple[float, str]:
+    return -item[1], item[0]
