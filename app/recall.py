@@ -18,6 +18,7 @@ Memories retained and not compiled yet are searched too (by their words and date
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -42,6 +43,7 @@ from domain.recall import (
     tokens_for,
 )
 from domain.time_window import Anchor, TimeWindow, time_window
+from planners.embedding_providers import provider_embedder
 from planners.embeddings import Embedder, cosine_ranking, static_embedder
 from runtime.settings import Settings
 from store import recall_reads
@@ -59,8 +61,13 @@ EVIDENCE_MEMORIES = 200  # best-matching memories whose citing claims the eviden
 
 
 def embedder_for(settings: Settings) -> Callable[[], Embedder] | None:
-    """The question's embedder when the settings embed claims (loaded on first use, then kept)."""
-    return static_embedder if settings.embeddings == "static" else None
+    """The embedder WIKI_EMBEDDINGS names, made on first use and then kept (the compile embeds the
+    claims with it, recall the question), or None when it is `off`."""
+    if settings.embeddings == "off":
+        return None
+    if settings.embeddings == "static":
+        return static_embedder
+    return functools.cache(functools.partial(provider_embedder, settings))
 
 
 class RecallPage(BaseModel):
