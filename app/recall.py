@@ -198,7 +198,7 @@ class _Retrieved(BaseModel):
     rankings: dict[str, list[str]]
     claim_scores: dict[str, float]
     memory_scores: dict[str, float]
-    named_pages: list[str]
+    named_pages: list[recall_reads.NamedPage]
     window: Window | None
     cited: dict[str, list[str]]  # claim -> the memories it cites that match the question, best first
 
@@ -254,10 +254,12 @@ async def _retrieve(conn: AsyncConnection, scope: ReadScope, question: str, use:
     rankings["uncompiled"] = [f"m:{m}" for m in ranked({m: v for m, v in memory_scores.items() if m in uncompiled},
                                                          RANKED_PER_RETRIEVER)]
     named: list[str] = []
+    named_pages: list[recall_reads.NamedPage] = []
     matching = {c: claim_scores.get(c, 0.0) + claim_evidence.get(c, 0.0) for c in {*claim_scores, *claim_evidence}}
     if "names" in use or "graph" in use:
-        named = [p.id for p in await recall_reads.pages_for_names(
-            conn, tenant, owner, question_name_keys(question), capitalised_words(question))]
+        named_pages = await recall_reads.pages_for_names(conn, tenant, owner, question_name_keys(question),
+                                                         capitalised_words(question))
+        named = [p.id for p in named_pages]
     if "names" in use and named:
         rankings["names"] = [f"c:{c}" for c in await recall_reads.claims_of_pages(
             conn, tenant, owner, named, matching, RANKED_PER_RETRIEVER, as_of)]
@@ -285,7 +287,7 @@ async def _retrieve(conn: AsyncConnection, scope: ReadScope, question: str, use:
             query = await recall_cache.question_vector(model, question)
             rankings["semantic"] = [f"c:{c}" for c in cosine_ranking(query, vectors.ids, vectors.matrix,
                                                                      RANKED_PER_RETRIEVER)]
-    return _Retrieved(rankings=rankings, claim_scores=claim_scores, memory_scores=memory_scores, named_pages=named,
+    return _Retrieved(rankings=rankings, claim_scores=claim_scores, memory_scores=memory_scores, named_pages=named_pages,
                       window=window, cited=cited)
 
 
@@ -314,7 +316,8 @@ async def recall(db: Database, scope: ReadScope, question: str, max_tokens: int 
         best_cited = {c.id: _best_cited(c, found.cited) for c in claims.values()}
         memory_ids |= {m for cited in best_cited.values() for m in cited}
         texts = await recall_reads.memory_texts(conn, scope.tenant, scope.owner, sorted(memory_ids))
-        pages = await _page_lines(conn, scope, found.named_pages[:2])
+        pages = [PageLine(type=p.type, slug=p.slug, title=p.title, summary=p.summary)
+                 for p in found.named_pages[:2] if p.summary]
         entries, skipped = _packables(head, claims, texts, best_cited, floor, moment)
         page_lines = [p for p in pages if text_cost(p.title, p.summary) <= budget_chars // 6][:1]
         reserved = sum(text_cost(p.title, p.summary) for p in page_lines)
@@ -403,8 +406,3 @@ def _claim_answer(claim: RecallClaimRow, score: float, signals: dict[str, int], 
         memories=[RecallMemory(id=m, text=texts[m].content, occurred_at=texts[m].occurred_at, kind="cited")
                   for m in cited],
         score=round(score, 6), signals=signals)
-
-
-async def _page_lines(conn: AsyncConnection, scope: ReadScope, page_ids: list[str]) -> list[PageLine]:
-    lines = await recall_reads.page_summaries(conn, scope.tenant, scope.owner, page_ids)
-    return [PageLine(type=p.type, slug=p.slug, title=p.title, summary=p.summary) for p in lines if p.summary]

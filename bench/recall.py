@@ -129,14 +129,14 @@ async def build_scope(engine: AsyncEngine, seed: int = 3) -> dict:
             FROM memory_units WHERE tenant_id = :t AND owner_id = :o
             ORDER BY date_trunc('milliseconds', updated_at AT TIME ZONE 'UTC') DESC, id DESC LIMIT 1
         """), {"t": TENANT, "o": OWNER})
-    # Statistics and the visibility map as autovacuum would leave them on a server that has had the
-    # time (VACUUM runs outside a transaction; an ANALYZE inside one rolled back is lost).
-    async with engine.connect() as conn:
-        await (await conn.execution_options(isolation_level="AUTOCOMMIT")).execute(text("VACUUM ANALYZE"))
     static_embedder()
     started = time.perf_counter()
     embedded = await embed_new_claims(engine, Scope(tenant=TENANT, owner=OWNER), static_embedder)
     embed_seconds = time.perf_counter() - started
+    # Statistics and the visibility map as autovacuum leaves them once a scope has grown (VACUUM runs
+    # outside a transaction; an ANALYZE inside one that is rolled back is lost).
+    async with engine.connect() as conn:
+        await (await conn.execution_options(isolation_level="AUTOCOMMIT")).execute(text("VACUUM ANALYZE"))
     return {"memories": len(corpus.memories), "pages": len(pages), "claims": len(claims), "links": len(links),
             "embedded_claims": embedded, "embed_seconds": round(embed_seconds, 2), "questions": corpus.questions}
 

@@ -179,6 +179,10 @@ async def claim_details(conn: AsyncConnection, tenant: str, owner: str, claim_id
 class NamedPage(BaseModel):
     id: str
     alias: str
+    type: str
+    slug: str
+    title: str
+    summary: str | None
 
 
 async def pages_for_names(conn: AsyncConnection, tenant: str, owner: str, keys: Sequence[str],
@@ -188,13 +192,14 @@ async def pages_for_names(conn: AsyncConnection, tenant: str, owner: str, keys: 
     if not keys and not first_names:
         return []
     rows = await conn.execute(text(f"""
-        SELECT DISTINCT ON (p.id) p.id::text AS id, a.alias, p.hubness_score
+        SELECT DISTINCT ON (p.id) p.id::text AS id, a.alias, p.hubness_score, p.type, p.slug, p.title, p.summary
         FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id
         WHERE {_SCOPE} AND (a.alias = ANY(CAST(:keys AS text[])) OR a.alias LIKE ANY(CAST(:patterns AS text[])))
         ORDER BY p.id, (a.alias = ANY(CAST(:keys AS text[]))) DESC, length(a.alias) DESC
     """), {"tenant": tenant, "owner": owner, "keys": list(keys),
            "patterns": [escape_like(name) + " %" for name in first_names]})
-    found = [(row.alias in keys, len(row.alias), row.hubness_score, NamedPage(id=row.id, alias=row.alias))
+    found = [(row.alias in keys, len(row.alias), row.hubness_score,
+              NamedPage(id=row.id, alias=row.alias, type=row.type, slug=row.slug, title=row.title, summary=row.summary))
              for row in rows]
     found.sort(key=lambda f: (not f[0], -f[1], -f[2], f[3].id))
     return [f[3] for f in found]
@@ -277,10 +282,15 @@ async def claims_citing(conn: AsyncConnection, tenant: str, owner: str, memory_i
     """The claims of active pages citing each memory (the reverse lookup), most specific first."""
     if not memory_ids:
         return []
+    # The citations first (a few hundred), then each one's claim, section and page by primary key:
+    # never a scan of every claim of the scope to join them, whatever the planner estimates.
     rows = await conn.execute(text(f"""
         SELECT cs.memory_id, c.id::text AS claim_id, c.kind, c.corroboration
-        FROM wiki_claim_sources cs JOIN wiki_section_claims c ON c.id = cs.claim_id
-        JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
+        FROM wiki_claim_sources cs
+        CROSS JOIN LATERAL (SELECT c.id, c.kind, c.corroboration, c.section_id FROM wiki_section_claims c
+                            WHERE c.id = cs.claim_id) c
+        CROSS JOIN LATERAL (SELECT s.page_id FROM wiki_page_sections s WHERE s.id = c.section_id) s
+        CROSS JOIN LATERAL (SELECT p.* FROM wiki_pages p WHERE p.id = s.page_id) p
         WHERE cs.tenant_id = :tenant AND cs.owner_id = :owner AND cs.memory_id = ANY(CAST(:ids AS text[]))
           AND {_SCOPE}
         ORDER BY cs.memory_id, c.kind = 'fact' DESC, c.corroboration, c.id
@@ -308,19 +318,18 @@ async def memory_texts(conn: AsyncConnection, tenant: str, owner: str, memory_id
 async def uncompiled_memories(conn: AsyncConnection, tenant: str, owner: str, limit: int = 5_000) -> list[str]:
     """Memories retained after the scope's compile cursor (not compiled yet), newest first: the
     keyset the compile reads by, so its index answers."""
-    cursor = (await conn.execute(text("""
-        SELECT date_trunc('milliseconds', last_record_updated_at AT TIME ZONE 'UTC') AS since, last_record_id
-        FROM wiki_compile_cursors WHERE tenant_id = :tenant AND owner_id = :owner
-    """), {"tenant": tenant, "owner": owner})).first()
-    since = cursor.since if cursor is not None and cursor.since is not None else datetime(1970, 1, 1)
-    since_id = cursor.last_record_id if cursor is not None and cursor.last_record_id is not None else UUID(int=0)
     rows = await conn.execute(text("""
-        SELECT id::text AS id FROM memory_units
-        WHERE tenant_id = :tenant AND owner_id = :owner
-          AND (date_trunc('milliseconds', updated_at AT TIME ZONE 'UTC'), id) > (:since, :since_id)
-        ORDER BY date_trunc('milliseconds', updated_at AT TIME ZONE 'UTC') DESC, id DESC
+        WITH cursor AS (
+            SELECT coalesce(max(date_trunc('milliseconds', last_record_updated_at AT TIME ZONE 'UTC')),
+                            'epoch'::timestamp) AS since,
+                   coalesce(max(last_record_id::text), :no_id)::uuid AS since_id
+            FROM wiki_compile_cursors WHERE tenant_id = :tenant AND owner_id = :owner)
+        SELECT m.id::text AS id FROM memory_units m, cursor
+        WHERE m.tenant_id = :tenant AND m.owner_id = :owner
+          AND (date_trunc('milliseconds', m.updated_at AT TIME ZONE 'UTC'), m.id) > (cursor.since, cursor.since_id)
+        ORDER BY date_trunc('milliseconds', m.updated_at AT TIME ZONE 'UTC') DESC, m.id DESC
         LIMIT :limit
-    """), {"tenant": tenant, "owner": owner, "since": since, "since_id": since_id, "limit": limit})
+    """), {"tenant": tenant, "owner": owner, "no_id": str(UUID(int=0)), "limit": limit})
     return [row.id for row in rows]
 
 
@@ -338,27 +347,6 @@ async def important_claims(conn: AsyncConnection, tenant: str, owner: str, min_c
         LIMIT :limit
     """), {"tenant": tenant, "owner": owner, "min": min_confidence, "limit": limit, "as_of": None, "history": False})
     return [_claim_row(row) for row in rows]
-
-
-class PageSummary(BaseModel):
-    id: str
-    type: str
-    slug: str
-    title: str
-    summary: str | None
-
-
-async def page_summaries(conn: AsyncConnection, tenant: str, owner: str, page_ids: Sequence[str]) -> list[PageSummary]:
-    """The pages' summary lines, in the order asked."""
-    if not page_ids:
-        return []
-    rows = await conn.execute(text(f"""
-        SELECT p.id::text AS id, p.type, p.slug, p.title, p.summary FROM wiki_pages p
-        WHERE p.id = ANY(CAST(:pages AS uuid[])) AND {_SCOPE}
-    """), {"pages": list(page_ids), "tenant": tenant, "owner": owner})
-    found = {row.id: PageSummary(id=row.id, type=row.type, slug=row.slug, title=row.title, summary=row.summary)
-             for row in rows}
-    return [found[p] for p in page_ids if p in found]
 
 
 async def vector_version(conn: AsyncConnection, tenant: str, owner: str, model: str, dimensions: int) -> TextVersion:
