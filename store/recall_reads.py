@@ -283,14 +283,15 @@ async def claims_citing(conn: AsyncConnection, tenant: str, owner: str, memory_i
     if not memory_ids:
         return []
     # The citations first (a few hundred), then each one's claim, section and page by primary key:
-    # never a scan of every claim of the scope to join them, whatever the planner estimates.
+    # never a scan of every claim of the scope to join them, whatever the planner estimates (LIMIT 1
+    # keeps each lookup a lookup: the planner would otherwise fold it into an ordinary join).
     rows = await conn.execute(text(f"""
         SELECT cs.memory_id, c.id::text AS claim_id, c.kind, c.corroboration
         FROM wiki_claim_sources cs
         CROSS JOIN LATERAL (SELECT c.id, c.kind, c.corroboration, c.section_id FROM wiki_section_claims c
-                            WHERE c.id = cs.claim_id) c
-        CROSS JOIN LATERAL (SELECT s.page_id FROM wiki_page_sections s WHERE s.id = c.section_id) s
-        CROSS JOIN LATERAL (SELECT p.* FROM wiki_pages p WHERE p.id = s.page_id) p
+                            WHERE c.id = cs.claim_id LIMIT 1) c
+        CROSS JOIN LATERAL (SELECT s.page_id FROM wiki_page_sections s WHERE s.id = c.section_id LIMIT 1) s
+        CROSS JOIN LATERAL (SELECT p.* FROM wiki_pages p WHERE p.id = s.page_id LIMIT 1) p
         WHERE cs.tenant_id = :tenant AND cs.owner_id = :owner AND cs.memory_id = ANY(CAST(:ids AS text[]))
           AND {_SCOPE}
         ORDER BY cs.memory_id, c.kind = 'fact' DESC, c.corroboration, c.id
