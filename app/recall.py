@@ -254,19 +254,22 @@ async def _retrieve(conn: AsyncConnection, scope: ReadScope, question: str, use:
     rankings["uncompiled"] = [f"m:{m}" for m in ranked({m: v for m, v in memory_scores.items() if m in uncompiled},
                                                          RANKED_PER_RETRIEVER)]
     named: list[str] = []
+    named_retrievers = "names" in use or "graph" in use
     named_pages: list[recall_reads.NamedPage] = []
     matching = {c: claim_scores.get(c, 0.0) + claim_evidence.get(c, 0.0) for c in {*claim_scores, *claim_evidence}}
-    if "names" in use or "graph" in use:
+    if named_retrievers:
         named_pages = await recall_reads.pages_for_names(conn, tenant, owner, question_name_keys(question),
                                                          capitalised_words(question))
         named = [p.id for p in named_pages]
+    # What orders the named and linked pages' claims: the best-matching claims with their scores.
+    scored = [(c, matching[c]) for c in ranked(matching, recall_reads.MAX_SCORES_SENT)] if named else []
     if "names" in use and named:
         rankings["names"] = [f"c:{c}" for c in await recall_reads.claims_of_pages(
-            conn, tenant, owner, named, matching, RANKED_PER_RETRIEVER, as_of)]
+            conn, tenant, owner, named, scored, RANKED_PER_RETRIEVER, as_of)]
     if "graph" in use and named:
         near = await recall_reads.linked_pages(conn, tenant, owner, named)
         rankings["graph"] = [f"c:{c}" for c in await recall_reads.claims_of_pages(
-            conn, tenant, owner, near, matching, RANKED_PER_RETRIEVER, as_of)]
+            conn, tenant, owner, near, scored, RANKED_PER_RETRIEVER, as_of)]
     window = None
     if "time" in use:
         window = await _window(conn, scope, question, as_of or datetime.now(UTC), as_of)

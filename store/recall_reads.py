@@ -206,13 +206,13 @@ async def pages_for_names(conn: AsyncConnection, tenant: str, owner: str, keys: 
 
 
 async def claims_of_pages(conn: AsyncConnection, tenant: str, owner: str, page_ids: Sequence[str],
-                          scores: dict[str, float], limit: int, as_of: datetime | None = None) -> list[str]:
-    """The claims of the pages that hold now (or held at `as_of`), best first: by `scores` (how well each claim, or the memories it cites,
-    matches the question), then facts before derived lines, then the surest, then in page order;
+                          scored: Sequence[tuple[str, float]], limit: int, as_of: datetime | None = None) -> list[str]:
+    """The claims of the pages that hold now (or held at `as_of`), best first: by their score in
+    `scored` (claim id, how well the claim or the memories it cites match the question; the best
+    MAX_SCORES_SENT of them), then facts before derived lines, then the surest, then in page order;
     the first `limit` of that full sort."""
     if not page_ids:
         return []
-    scored = sorted(scores.items(), key=lambda item: -item[1])[:MAX_SCORES_SENT]
     rows = await conn.execute(text(f"""
         SELECT c.id::text AS id
         FROM wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
