@@ -157,10 +157,16 @@ async def measure_recall(services: Services, repeats: int) -> dict:
             for question in questions[:WARMUP]:
                 await recall(engine, read, question, 500, embedder=static_embedder)
             timings: dict[str, list[float]] = {"recall": [], "recall_without_semantic": [], "context": []}
+            # CPU the calls take, here and in Postgres: what a call costs when it need not wait for a
+            # CPU, whatever else the machine runs.
+            cpu = services.cpu_account()
+            cpu.start()
             for question in questions:
                 started = time.perf_counter()
                 await recall(engine, read, question, 500, embedder=static_embedder)
                 timings["recall"].append((time.perf_counter() - started) * 1000)
+            cpu_seconds = cpu.stop()
+            for question in questions:
                 started = time.perf_counter()
                 await recall(engine, read, question, 500, without=["semantic"])
                 timings["recall_without_semantic"].append((time.perf_counter() - started) * 1000)
@@ -173,6 +179,10 @@ async def measure_recall(services: Services, repeats: int) -> dict:
             await engine.dispose()
     return {"scope": scope, "target_p95_ms": TARGET_P95_MS, "budget_tokens": 500,
             "calls": {name: _percentiles(samples) for name, samples in timings.items()},
+            "cpu_ms_per_recall": {"client": round(cpu_seconds["bench_process"] * 1000 / len(questions), 1),
+                                  "postgres": round(cpu_seconds["postgres"] * 1000 / len(questions), 1),
+                                  "other_processes_share": round(cpu_seconds["other_processes"]
+                                                                 / max(cpu_seconds["machine_total"], 1e-9), 3)},
             "vector_search": vector_search}
 
 
