@@ -19,16 +19,19 @@ Memories retained and not compiled yet are searched too (by their words and date
 from __future__ import annotations
 
 import functools
+import logging
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated, Literal
 
+import numpy as np
 from pydantic import BaseModel, Field
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import recall_cache
 from app.reads import BadInput, Database, ReadScope, connection, text_argument
+from domain.errors import StepFailed
 from domain.memory import parse_instant
 from domain.recall import (
     RETRIEVERS,
@@ -49,6 +52,7 @@ from runtime.settings import Settings
 from store import recall_reads
 from store.recall_reads import RecallClaimRow
 
+log = logging.getLogger(__name__)
 MAX_QUESTION_CHARS = 1_000
 DEFAULT_MAX_TOKENS = 500
 MIN_MAX_TOKENS = 20
@@ -286,12 +290,22 @@ async def _retrieve(conn: AsyncConnection, scope: ReadScope, question: str, use:
             rankings["uncompiled_time"] = [f"m:{m}" for m in dated[:RANKED_PER_RETRIEVER]]
     if model is not None and state.vectors.count:
         vectors = await recall_cache.vectors(conn, tenant, owner, model.model, model.dimensions, state.vectors)
-        if vectors.ids:
-            query = await recall_cache.question_vector(model, question)
+        query = await _question_vector(model, question) if vectors.ids else None
+        if query is not None:
             rankings["semantic"] = [f"c:{c}" for c in cosine_ranking(query, vectors.ids, vectors.matrix,
                                                                      RANKED_PER_RETRIEVER)]
     return _Retrieved(rankings=rankings, claim_scores=claim_scores, memory_scores=memory_scores, named_pages=named_pages,
                       window=window, cited=cited)
+
+
+async def _question_vector(model: Embedder, question: str) -> np.ndarray | None:
+    """The question's embedding, or None when the provider cannot give it now: recall then answers
+    with its other retrievers rather than fail or keep the agent waiting."""
+    try:
+        return await recall_cache.question_vector(model, question)
+    except StepFailed as failure:
+        log.warning("recall answers without embeddings: %s", failure.message)
+        return None
 
 
 async def recall(db: Database, scope: ReadScope, question: str, max_tokens: int | None = None,

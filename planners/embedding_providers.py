@@ -40,6 +40,10 @@ from domain.errors import EmbeddingsRejected, EmbeddingsThrottled, EmbeddingsUna
 from planners.embeddings import Embedder, Purpose
 
 VOYAGE_BATCH = 128  # texts a call (the endpoint takes up to 1,000; claims are short)
+# A question is embedded while an agent waits: a short deadline and little retrying, after which
+# recall answers without the semantic retriever.
+QUERY_TIMEOUT_SECONDS = 5.0
+QUERY_RETRY_SECONDS = 2.0
 COHERE_BATCH = 96  # Cohere Embed's own limit per call
 REQUEST_TIMEOUT_SECONDS = 60.0
 T = TypeVar("T")
@@ -55,6 +59,12 @@ class RetryPolicy:
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     waits: list[float] = field(default_factory=list)  # every wait taken (what an operator or a test reads)
+
+    def for_questions(self) -> RetryPolicy:
+        """The same policy with the short budget a question allows."""
+        return RetryPolicy(budget_seconds=min(self.budget_seconds, QUERY_RETRY_SECONDS),
+                           first_backoff_seconds=self.first_backoff_seconds, max_backoff_seconds=self.max_backoff_seconds,
+                           sleep=self.sleep, clock=self.clock, waits=self.waits)
 
     def run(self, call: Callable[[], T]) -> T:
         deadline = self.clock() + self.budget_seconds
@@ -99,15 +109,17 @@ class VoyageEmbedder:
 
     def embed(self, texts: Sequence[str], purpose: Purpose = "document") -> np.ndarray:
         rows: list[list[float]] = []
+        retry = self._retry.for_questions() if purpose == "query" else self._retry
         for start in range(0, len(texts), VOYAGE_BATCH):
             batch = list(texts[start:start + VOYAGE_BATCH])
-            rows += self._retry.run(functools.partial(self._call, batch, purpose))
+            rows += retry.run(functools.partial(self._call, batch, purpose))
         return _unit_rows(rows, self.dimensions, "Voyage") if rows else np.zeros((0, self.dimensions), np.float32)
 
     def _call(self, batch: list[str], purpose: Purpose) -> list[list[float]]:
         body = {"input": batch, "model": self.model, "input_type": purpose, "output_dimension": self.dimensions}
         try:
-            reply = self._client.post("/embeddings", json=body)
+            reply = self._client.post("/embeddings", json=body,
+                                      timeout=QUERY_TIMEOUT_SECONDS if purpose == "query" else REQUEST_TIMEOUT_SECONDS)
         except httpx.TimeoutException as error:
             raise EmbeddingsUnavailable(f"Voyage embeddings timed out: {error}") from error
         except httpx.TransportError as error:
@@ -154,15 +166,16 @@ class BedrockEmbedder:
 
     def embed(self, texts: Sequence[str], purpose: Purpose = "document") -> np.ndarray:
         rows: list[list[float]] = []
+        retry = self._retry.for_questions() if purpose == "query" else self._retry
         if self._cohere:
             input_type = "search_query" if purpose == "query" else "search_document"
             for start in range(0, len(texts), COHERE_BATCH):
                 body: dict[str, Any] = {"texts": list(texts[start:start + COHERE_BATCH]), "input_type": input_type,
                                         "truncate": "END"}
-                rows += self._retry.run(functools.partial(self._invoke, body, "embeddings"))
+                rows += retry.run(functools.partial(self._invoke, body, "embeddings"))
         else:  # Titan Text Embeddings V2 takes one text a call
             for one in texts:
-                rows.append(self._retry.run(functools.partial(
+                rows.append(retry.run(functools.partial(
                     self._invoke, {"inputText": one, "dimensions": self.dimensions, "normalize": True}, "embedding")))
         return _unit_rows(rows, self.dimensions, "Bedrock") if rows else np.zeros((0, self.dimensions), np.float32)
 

@@ -214,3 +214,17 @@ async def test_a_provider_that_keeps_failing_never_fails_the_compile(engine, fak
     assert len(fake.requests) >= 2 and sum(retry.waits) <= 5  # retried within its budget, then left
     fake.faults.clear()
     assert await embed_new_claims(engine, Scope(tenant=TENANT, owner=OWNER), lambda: voyage(fake, retry)) == 1
+
+
+async def test_recall_answers_without_meaning_when_the_provider_fails_for_the_question(engine, fake):
+    page = await entity(engine, "Jonas Berg")
+    await fact(engine, page, "Plays chess on Sundays.")
+    retry, _ = policy()
+    provider = voyage(fake, retry)
+    assert await embed_new_claims(engine, Scope(tenant=TENANT, owner=OWNER), lambda: provider) == 1
+    fake.fail_next(*itertools.repeat(Fault(503), 100))
+    found = await recall(engine, ReadScope.of(TENANT, OWNER), "Who plays chess at the weekend?",
+                         embedder=lambda: provider)
+    assert [r.text for r in found.results] == ["Plays chess on Sundays."]
+    assert "semantic" not in found.results[0].signals and "lexical" in found.results[0].signals
+    assert 0 < sum(retry.waits) <= 2.0  # a question's short budget, not the compile's minute
