@@ -2,15 +2,23 @@
 apply commits, and when a run finishes, for the aggregation pass's claims), so the workflow and its
 history do not change.
 
-Incremental: only claims with no embedding of their current text by the configured model are
-embedded (`store.recall_reads.claims_without_vectors`), so an unchanged claim is never embedded
-twice and a retried activity does nothing more. A failure here is logged and left for the next
-batch to catch up: the compile never fails for want of an embedding, and recall answers without
-one (the other retrievers).
+Incremental: only claims with no embedding of their current text by the configured model at the
+configured size are embedded (`store.recall_reads.claims_without_vectors`), so an unchanged claim
+is never embedded twice, a retried activity does nothing more, and a change of model or size embeds
+every claim again (recall scores only the configured model's vectors, never a mix).
+
+No database connection is held while a provider is called: the claims are read in one short
+transaction, embedded (a provider in batches, retrying throttling within its bound:
+planners/embedding_providers.py), and stored in another; a claim whose text changed in between is
+stored under its old text key and embedded again next time.
+
+A failure here is logged and left for the next batch to catch up: the compile never fails for want
+of an embedding, and recall answers without one (the other retrievers).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -35,12 +43,15 @@ async def embed_new_claims(engine: AsyncEngine, scope: Scope, embedder: Callable
     try:
         model = embedder()
         while True:
+            async with engine.connect() as conn:
+                claims = await claims_without_vectors(conn, scope.tenant, scope.owner, model.model, model.dimensions,
+                                                      EMBED_CHUNK)
+            if not claims:
+                return done
+            texts = [c.text for c in claims]
+            vectors = await asyncio.to_thread(model.embed, texts) if model.remote else model.embed(texts)
             async with engine.begin() as conn:
-                claims = await claims_without_vectors(conn, scope.tenant, scope.owner, model.model, EMBED_CHUNK)
-                if not claims:
-                    return done
-                vectors = model.embed([c.text for c in claims])
-                await store_claim_vectors(conn, scope.tenant, scope.owner, model.model, claims,
+                await store_claim_vectors(conn, scope.tenant, scope.owner, model.model, model.dimensions, claims,
                                           [to_bytes(v) for v in vectors])
             done += len(claims)
             if len(claims) < EMBED_CHUNK:

@@ -18,22 +18,25 @@ Memories retained and not compiled yet are searched too (by their words and date
 
 from __future__ import annotations
 
+import functools
+import logging
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated, Literal
 
+import numpy as np
 from pydantic import BaseModel, Field
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import recall_cache
 from app.reads import BadInput, Database, ReadScope, connection, text_argument
+from domain.errors import StepFailed
 from domain.memory import parse_instant
 from domain.recall import (
     RETRIEVERS,
     Fused,
     Packable,
-    bm25,
     capitalised_words,
     fuse,
     pack,
@@ -43,11 +46,13 @@ from domain.recall import (
     tokens_for,
 )
 from domain.time_window import Anchor, TimeWindow, time_window
+from planners.embedding_providers import provider_embedder
 from planners.embeddings import Embedder, cosine_ranking, static_embedder
 from runtime.settings import Settings
 from store import recall_reads
 from store.recall_reads import RecallClaimRow
 
+log = logging.getLogger(__name__)
 MAX_QUESTION_CHARS = 1_000
 DEFAULT_MAX_TOKENS = 500
 MIN_MAX_TOKENS = 20
@@ -60,8 +65,13 @@ EVIDENCE_MEMORIES = 200  # best-matching memories whose citing claims the eviden
 
 
 def embedder_for(settings: Settings) -> Callable[[], Embedder] | None:
-    """The question's embedder when the settings embed claims (loaded on first use, then kept)."""
-    return static_embedder if settings.embeddings == "static" else None
+    """The embedder WIKI_EMBEDDINGS names, made on first use and then kept (the compile embeds the
+    claims with it, recall the question), or None when it is `off`."""
+    if settings.embeddings == "off":
+        return None
+    if settings.embeddings == "static":
+        return static_embedder
+    return functools.cache(functools.partial(provider_embedder, settings))
 
 
 class RecallPage(BaseModel):
@@ -192,7 +202,7 @@ class _Retrieved(BaseModel):
     rankings: dict[str, list[str]]
     claim_scores: dict[str, float]
     memory_scores: dict[str, float]
-    named_pages: list[str]
+    named_pages: list[recall_reads.NamedPage]
     window: Window | None
     cited: dict[str, list[str]]  # claim -> the memories it cites that match the question, best first
 
@@ -205,9 +215,10 @@ async def _window(conn: AsyncConnection, scope: ReadScope, question: str, now: d
     if isinstance(found, Anchor):
         # "before the move": dated by the memory that best matches "the move".
         memories = await recall_cache.texts(conn, scope.tenant, scope.owner, "memories")
-        scores = bm25(memories.index.matches(await recall_reads.question_lexemes(conn, found.phrase)),
-                      len(memories.index))
-        best = [m for m in ranked(scores) if as_of is None or (memories.happened.get(m) or as_of) <= as_of][:1]
+        scores = memories.index.bm25(await recall_reads.question_lexemes(conn, found.phrase), len(memories.index))
+        if as_of is not None:
+            scores = {m: v for m, v in scores.items() if (memories.happened.get(m) or as_of) <= as_of}
+        best = ranked(scores, 1)
         if best and (at := memories.happened.get(best[0])) is not None:
             return Window(start=None if found.side == "before" else at, end=at if found.side == "before" else None,
                           phrase=f"{found.side} {found.phrase}")
@@ -220,18 +231,19 @@ async def _retrieve(conn: AsyncConnection, scope: ReadScope, question: str, use:
     rankings: dict[str, list[str]] = {}
     claim_scores: dict[str, float] = {}
     model = embedder() if "semantic" in use and embedder is not None else None
-    state = await recall_reads.recall_state(conn, tenant, owner, question, model.model if model else "")
+    state = await recall_reads.recall_state(conn, tenant, owner, question, model.model if model else "",
+                                            model.dimensions if model else 0)
     lexemes = state.lexemes
     if "lexical" in use:
         claim_texts = await recall_cache.texts(conn, tenant, owner, "claims", state.claims)
-        claim_scores = bm25(claim_texts.index.matches(lexemes), len(claim_texts.index))
-        rankings["lexical"] = [f"c:{c}" for c in ranked(claim_scores)[:RANKED_PER_RETRIEVER]]
+        claim_scores = claim_texts.index.bm25(lexemes, len(claim_texts.index))
+        rankings["lexical"] = [f"c:{c}" for c in ranked(claim_scores, RANKED_PER_RETRIEVER)]
     memory_texts = await recall_cache.texts(conn, tenant, owner, "memories", state.memories)
-    memory_scores = bm25(memory_texts.index.matches(lexemes), len(memory_texts.index))
+    memory_scores = memory_texts.index.bm25(lexemes, len(memory_texts.index))
     if as_of is not None:
         memory_scores = {m: v for m, v in memory_scores.items()
                          if (when := memory_texts.happened.get(m)) is None or when <= as_of}
-    best_memories = ranked(memory_scores)[:EVIDENCE_MEMORIES]
+    best_memories = ranked(memory_scores, EVIDENCE_MEMORIES)
     citations = await recall_reads.claims_citing(conn, tenant, owner, best_memories)
     claim_evidence: dict[str, float] = {}
     by_memory: dict[str, list[str]] = {}
@@ -243,19 +255,25 @@ async def _retrieve(conn: AsyncConnection, scope: ReadScope, question: str, use:
     if "evidence" in use:
         rankings["evidence"] = [f"c:{c}" for m in best_memories for c in by_memory.get(m, [])][:RANKED_PER_RETRIEVER]
     uncompiled = set(await recall_reads.uncompiled_memories(conn, tenant, owner))
-    rankings["uncompiled"] = [f"m:{m}" for m in ranked(memory_scores) if m in uncompiled][:RANKED_PER_RETRIEVER]
+    rankings["uncompiled"] = [f"m:{m}" for m in ranked({m: v for m, v in memory_scores.items() if m in uncompiled},
+                                                         RANKED_PER_RETRIEVER)]
     named: list[str] = []
+    named_retrievers = "names" in use or "graph" in use
+    named_pages: list[recall_reads.NamedPage] = []
     matching = {c: claim_scores.get(c, 0.0) + claim_evidence.get(c, 0.0) for c in {*claim_scores, *claim_evidence}}
-    if "names" in use or "graph" in use:
-        named = [p.id for p in await recall_reads.pages_for_names(
-            conn, tenant, owner, question_name_keys(question), capitalised_words(question))]
+    if named_retrievers:
+        named_pages = await recall_reads.pages_for_names(conn, tenant, owner, question_name_keys(question),
+                                                         capitalised_words(question))
+        named = [p.id for p in named_pages]
+    # What orders the named and linked pages' claims: the best-matching claims with their scores.
+    scored = [(c, matching[c]) for c in ranked(matching, recall_reads.MAX_SCORES_SENT)] if named else []
     if "names" in use and named:
         rankings["names"] = [f"c:{c}" for c in await recall_reads.claims_of_pages(
-            conn, tenant, owner, named, matching, RANKED_PER_RETRIEVER, as_of)]
+            conn, tenant, owner, named, scored, RANKED_PER_RETRIEVER, as_of)]
     if "graph" in use and named:
         near = await recall_reads.linked_pages(conn, tenant, owner, named)
         rankings["graph"] = [f"c:{c}" for c in await recall_reads.claims_of_pages(
-            conn, tenant, owner, near, matching, RANKED_PER_RETRIEVER, as_of)]
+            conn, tenant, owner, near, scored, RANKED_PER_RETRIEVER, as_of)]
     window = None
     if "time" in use:
         window = await _window(conn, scope, question, as_of or datetime.now(UTC), as_of)
@@ -271,13 +289,23 @@ async def _retrieve(conn: AsyncConnection, scope: ReadScope, question: str, use:
             dated.sort(key=lambda m: -memory_scores.get(m, 0.0))
             rankings["uncompiled_time"] = [f"m:{m}" for m in dated[:RANKED_PER_RETRIEVER]]
     if model is not None and state.vectors.count:
-        vectors = await recall_cache.vectors(conn, tenant, owner, model.model, state.vectors)
-        if vectors.ids:
-            query = model.embed([question])[0]
+        vectors = await recall_cache.vectors(conn, tenant, owner, model.model, model.dimensions, state.vectors)
+        query = await _question_vector(model, question) if vectors.ids else None
+        if query is not None:
             rankings["semantic"] = [f"c:{c}" for c in cosine_ranking(query, vectors.ids, vectors.matrix,
                                                                      RANKED_PER_RETRIEVER)]
-    return _Retrieved(rankings=rankings, claim_scores=claim_scores, memory_scores=memory_scores, named_pages=named,
+    return _Retrieved(rankings=rankings, claim_scores=claim_scores, memory_scores=memory_scores, named_pages=named_pages,
                       window=window, cited=cited)
+
+
+async def _question_vector(model: Embedder, question: str) -> np.ndarray | None:
+    """The question's embedding, or None when the provider cannot give it now: recall then answers
+    with its other retrievers rather than fail or keep the agent waiting."""
+    try:
+        return await recall_cache.question_vector(model, question)
+    except StepFailed as failure:
+        log.warning("recall answers without embeddings: %s", failure.message)
+        return None
 
 
 async def recall(db: Database, scope: ReadScope, question: str, max_tokens: int | None = None,
@@ -305,7 +333,8 @@ async def recall(db: Database, scope: ReadScope, question: str, max_tokens: int 
         best_cited = {c.id: _best_cited(c, found.cited) for c in claims.values()}
         memory_ids |= {m for cited in best_cited.values() for m in cited}
         texts = await recall_reads.memory_texts(conn, scope.tenant, scope.owner, sorted(memory_ids))
-        pages = await _page_lines(conn, scope, found.named_pages[:2])
+        pages = [PageLine(type=p.type, slug=p.slug, title=p.title, summary=p.summary)
+                 for p in found.named_pages[:2] if p.summary]
         entries, skipped = _packables(head, claims, texts, best_cited, floor, moment)
         page_lines = [p for p in pages if text_cost(p.title, p.summary) <= budget_chars // 6][:1]
         reserved = sum(text_cost(p.title, p.summary) for p in page_lines)
@@ -394,8 +423,3 @@ def _claim_answer(claim: RecallClaimRow, score: float, signals: dict[str, int], 
         memories=[RecallMemory(id=m, text=texts[m].content, occurred_at=texts[m].occurred_at, kind="cited")
                   for m in cited],
         score=round(score, 6), signals=signals)
-
-
-async def _page_lines(conn: AsyncConnection, scope: ReadScope, page_ids: list[str]) -> list[PageLine]:
-    lines = await recall_reads.page_summaries(conn, scope.tenant, scope.owner, page_ids)
-    return [PageLine(type=p.type, slug=p.slug, title=p.title, summary=p.summary) for p in lines if p.summary]

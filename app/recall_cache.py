@@ -12,6 +12,7 @@ At most SCOPES_KEPT scopes are kept (least recently used out first).
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -20,10 +21,12 @@ import numpy as np
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.text_index import TextIndex, parse_tsvector
+from planners.embeddings import Embedder
 from store import recall_reads
 from store.recall_reads import TextKind, TextVersion
 
 SCOPES_KEPT = 32
+QUESTIONS_KEPT = 256
 
 
 @dataclass
@@ -42,7 +45,7 @@ class _Vectors:
 
 
 _TEXTS: OrderedDict[tuple[str, str, str, str], _Texts] = OrderedDict()
-_VECTORS: OrderedDict[tuple[str, str, str, str], _Vectors] = OrderedDict()
+_VECTORS: OrderedDict[tuple[str, str, str, str], _Vectors] = OrderedDict()  # (database, tenant, owner, model/size)
 
 
 def _database(conn: AsyncConnection) -> str:
@@ -84,23 +87,45 @@ async def texts(conn: AsyncConnection, tenant: str, owner: str, kind: TextKind,
     return fresh
 
 
-async def vectors(conn: AsyncConnection, tenant: str, owner: str, model: str,
+async def vectors(conn: AsyncConnection, tenant: str, owner: str, model: str, dimensions: int,
                   version: TextVersion | None = None) -> _Vectors:
-    """The scope's claim embeddings by `model`, as one matrix (rows in the order of `ids`)."""
-    key = (_database(conn), tenant, owner, model)
-    version = version or await recall_reads.vector_version(conn, tenant, owner, model)
+    """The scope's claim embeddings by `model` at `dimensions`, as one matrix (rows in the order of `ids`)."""
+    key = (_database(conn), tenant, owner, f"{model}/{dimensions}")
+    version = version or await recall_reads.vector_version(conn, tenant, owner, model, dimensions)
     cached = _VECTORS.get(key)
     if cached is not None and cached.version == version:
         _VECTORS.move_to_end(key)
         return cached
     since = cached.version.newest if cached is not None else None
     current = cached if cached is not None and since is not None else _Vectors(version=version)
-    current.rows.update(await recall_reads.vector_rows(conn, tenant, owner, model, since))
+    current.rows.update(await recall_reads.vector_rows(conn, tenant, owner, model, dimensions, since))
     if len(current.rows) != version.count:  # an embedding was deleted with its claim: read them all again
-        current = _Vectors(version=version, rows=dict(await recall_reads.vector_rows(conn, tenant, owner, model)))
+        current = _Vectors(version=version, rows=dict(await recall_reads.vector_rows(conn, tenant, owner, model,
+                                                                                   dimensions)))
     current.version = version
     current.ids = sorted(current.rows)
     current.matrix = (np.frombuffer(b"".join(current.rows[i] for i in current.ids), dtype=np.float32)
                       .reshape(len(current.ids), -1) if current.ids else np.zeros((0, 0), dtype=np.float32))
     _keep(_VECTORS, key, current)
     return current
+
+
+_QUESTIONS: OrderedDict[tuple[str, int, str], np.ndarray] = OrderedDict()
+
+
+async def question_vector(model: Embedder, question: str) -> np.ndarray:
+    """The question's embedding by `model`: a provider's is asked off the event loop, and the last
+    QUESTIONS_KEPT questions' are kept (an agent often asks the same question again)."""
+    key = (model.model, model.dimensions, question)
+    kept = _QUESTIONS.get(key)
+    if kept is not None:
+        _QUESTIONS.move_to_end(key)
+        return kept
+    if model.remote:
+        vector = (await asyncio.to_thread(model.embed, [question], "query"))[0]
+    else:
+        vector = model.embed([question], "query")[0]
+    _QUESTIONS[key] = vector
+    while len(_QUESTIONS) > QUESTIONS_KEPT:
+        _QUESTIONS.popitem(last=False)
+    return vector

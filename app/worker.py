@@ -26,9 +26,9 @@ from activities.deferred_calls import DeferredCalls
 from activities.forget import Forgetting
 from activities.lint import CompileWaker, Lint
 from activities.planning import Planning
+from app.recall import embedder_for
 from planners.claude_client import ModelClient
 from planners.claude_planner import ClaudePlanner
-from planners.embeddings import static_embedder
 from planners.port import Planner
 from planners.rederive import ClaudeRederiver, Rederiver, ScriptedRederiver
 from planners.scripted.planner import ScriptedPlanner
@@ -112,7 +112,7 @@ def compile_waker(settings: Settings) -> CompileWaker:
 def activities_for(engine: AsyncEngine, settings: Settings, model_client: ModelClient | None = None,
                    planner: Planner | None = None) -> list:
     planner = planner or build_planner(settings, model_client)
-    steps = CompileSteps(engine, static_embedder if settings.embeddings == "static" else None)
+    steps = CompileSteps(engine, embedder_for(settings))
     deferred = DeferredCalls(engine, settings.llm_batch_window_seconds)
     planning = Planning(engine, planner, deferred)
     batches = MessageBatches(engine, _batch_client(settings, planner), settings.llm_batch_window_seconds,

@@ -6,7 +6,9 @@ from bench.formatting import SummaryRow
 
 
 def headline(detail: dict) -> dict:
+    cpu = detail.get("cpu_ms_per_recall")
     return {"recall_p95_ms": detail["calls"]["recall"]["p95_ms"],
+            **({"recall_cpu_ms_per_call": round(cpu["client"] + cpu["postgres"], 1)} if cpu else {}),
             "recall_embed_seconds_per_1000_claims": round(
                 detail["scope"]["embed_seconds"] / max(detail["scope"]["embedded_claims"], 1) * 1000, 3)}
 
@@ -39,6 +41,12 @@ def section(detail: dict) -> list[str]:
         target = f"≤ {detail['target_p95_ms']:.0f} ms" if name == "recall" else ""
         lines.append(f"| `{name}` | {figures['p50_ms']:.1f} ms | {figures['p95_ms']:.1f} ms | "
                      f"{figures['max_ms']:.1f} ms | {figures['calls']} | {target} |")
+    cpu = detail.get("cpu_ms_per_recall")
+    if cpu:
+        lines += ["", f"CPU per `recall` call: {cpu['client']:.1f} ms in the calling process and {cpu['postgres']:.1f} ms "
+                  f"in Postgres, {cpu['client'] + cpu['postgres']:.1f} ms in all: what a call takes when it need not "
+                  f"wait for a CPU. Other processes used {cpu['other_processes_share']:.0%} of the machine's CPU time "
+                  "meanwhile."]
     search = detail.get("vector_search")
     if search:
         pg = search["pgvector"]

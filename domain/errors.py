@@ -97,3 +97,25 @@ class BatchNotEnded(StepFailed):
 
 class BatchRequestFailed(StepFailed):
     kind = BATCH_REQUEST_FAILED
+
+
+# A provider's embeddings (planners/embedding_providers.py): throttled and unavailable calls are
+# retried within WIKI_EMBEDDINGS_RETRY_SECONDS by the policy there; a rejected call (key, model,
+# request) is not. Whatever is left failing is logged and the claims are embedded by a later batch.
+EMBEDDINGS_THROTTLED = "EmbeddingsThrottled"  # 429 / ThrottlingException: retried after Retry-After
+EMBEDDINGS_UNAVAILABLE = "EmbeddingsUnavailable"  # 5xx, connection errors, timeouts: retried with backoff
+EMBEDDINGS_REJECTED = "EmbeddingsRejected"  # authentication, permission, bad request, unknown model
+
+
+class EmbeddingsThrottled(StepFailed):
+    kind = EMBEDDINGS_THROTTLED
+    retryable = True
+
+
+class EmbeddingsUnavailable(StepFailed):
+    kind = EMBEDDINGS_UNAVAILABLE
+    retryable = True
+
+
+class EmbeddingsRejected(StepFailed):
+    kind = EMBEDDINGS_REJECTED

@@ -11,6 +11,7 @@ identifiers, dates and numbers are structure, not text, and are not counted.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -170,6 +171,13 @@ def bm25(docs: Sequence[TermDoc], total_docs: int) -> dict[str, float]:
     return scores
 
 
-def ranked(scores: dict[str, float]) -> list[str]:
-    """Keys by score, best first (ties by key, so a ranking is reproducible)."""
-    return [key for key, _ in sorted(scores.items(), key=lambda item: (-item[1], item[0]))]
+def ranked(scores: Mapping[str, float], limit: int | None = None) -> list[str]:
+    """Keys by score, best first (ties by key, so a ranking is reproducible); only the first `limit`
+    when given (the same head as the full sort, found without sorting the rest)."""
+    if limit is not None and limit < len(scores):
+        return [key for key, _ in heapq.nsmallest(limit, scores.items(), key=_best_first)]
+    return [key for key, _ in sorted(scores.items(), key=_best_first)]
+
+
+def _best_first(item: tuple[str, float]) -> tuple[float, str]:
+    return -item[1], item[0]

@@ -15,23 +15,31 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
 import numpy as np
 
 STATIC_MODEL = "wordllama-l2-supercat-256"
 
 
-class Embedder(Protocol):
-    model: str
+Purpose = Literal["document", "query"]
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """One unit-length float32 row per text."""
+
+class Embedder(Protocol):
+    model: str  # the model's name, stored with each vector
+    dimensions: int  # the length of each vector, stored with it too
+    remote: bool  # whether embedding calls a service (then it runs off the event loop)
+
+    def embed(self, texts: Sequence[str], purpose: Purpose = "document") -> np.ndarray:
+        """One unit-length float32 row per text. A provider may embed a question (`query`)
+        differently from the texts it is matched against (`document`)."""
         ...
 
 
 class StaticEmbedder:
     model = STATIC_MODEL
+    dimensions = 256
+    remote = False
 
     def __init__(self) -> None:
         import wordllama
@@ -45,9 +53,9 @@ class StaticEmbedder:
             table = f.get_tensor("embedding.weight")
         self._inference = WordLlamaInference(table, tokenizer, binary=False)
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def embed(self, texts: Sequence[str], purpose: Purpose = "document") -> np.ndarray:
         if not texts:
-            return np.zeros((0, 256), dtype=np.float32)
+            return np.zeros((0, self.dimensions), dtype=np.float32)
         vectors = np.asarray(self._inference.embed(list(texts)), dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.where(norms == 0, 1.0, norms)
@@ -68,7 +76,9 @@ def cosine_ranking(query: np.ndarray, ids: Sequence[str], matrix: np.ndarray, li
     then the head taken. `matrix` holds the unit vectors of `ids`, one row each."""
     if not ids:
         return []
-    scores = matrix @ np.asarray(query, dtype=np.float32)
+    # einsum, not the BLAS product: on a loaded machine BLAS's worker threads wait for CPUs and one
+    # product of 10,000 rows takes tens of milliseconds instead of a few on one thread.
+    scores = np.einsum("ij,j->i", matrix, np.asarray(query, dtype=np.float32))
     count = min(limit, len(ids))
     head = np.argpartition(-scores, count - 1)[:count]
     head = head[np.argsort(-scores[head], kind="stable")]

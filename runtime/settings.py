@@ -36,9 +36,19 @@ class Settings(BaseSettings):
 
     llm: Literal["scripted", "anthropic", "bedrock"] = Field("scripted", validation_alias=_env("WIKI_LLM"))
     # Recall's semantic retriever: "static" embeds every claim in the compile with the model that
-    # ships inside its package (planners/embeddings.py; no download), "off" embeds nothing (recall
-    # then ranks by words, names, links and time only).
-    embeddings: Literal["static", "off"] = Field("static", validation_alias=_env("WIKI_EMBEDDINGS"))
+    # ships inside its package (planners/embeddings.py; no download), "voyage" and "bedrock" with a
+    # provider's model (planners/embedding_providers.py), "off" embeds nothing (recall then ranks by
+    # words, names, links and time only).
+    embeddings: Literal["static", "voyage", "bedrock", "off"] = Field(
+        "static", validation_alias=_env("WIKI_EMBEDDINGS"))
+    # The provider's model and vector size; unset: the provider's default (EMBEDDING_MODELS below).
+    embeddings_model: str = Field("", validation_alias=_env("WIKI_EMBEDDINGS_MODEL"))
+    embeddings_dimensions: int = Field(0, ge=0, validation_alias=_env("WIKI_EMBEDDINGS_DIMENSIONS"))
+    # How long one provider call may keep retrying throttled or unavailable replies.
+    embeddings_retry_seconds: float = Field(
+        60, gt=0, le=3600, validation_alias=_env("WIKI_EMBEDDINGS_RETRY_SECONDS"))
+    voyage_api_key: SecretStr | None = Field(None, validation_alias=_env("VOYAGE_API_KEY"))
+    voyage_base_url: str = Field("https://api.voyageai.com/v1", validation_alias=_env("VOYAGE_BASE_URL"))
     # The Anthropic API's key; never sent to Bedrock.
     anthropic_api_key: SecretStr | None = Field(None, validation_alias=_env("ANTHROPIC_API_KEY"))
     # Bedrock: the region as the AWS tools read it; a Bedrock API key, else SigV4 from the AWS chain.
@@ -166,6 +176,13 @@ class Settings(BaseSettings):
             raise ValueError(f"WIKI_MODEL_ID: {problem}")
         return self
 
+    @model_validator(mode="after")
+    def _embeddings_fit_the_provider(self) -> Settings:
+        problem = embeddings_problem(self)
+        if problem:
+            raise ValueError(problem)
+        return self
+
     @property
     def http_max_body_bytes(self) -> int:
         return self.http_max_body_kib * 1024
@@ -202,6 +219,46 @@ class Settings(BaseSettings):
         if self.llm_tenant_max_per_second is not None and not self.llm_task_queue:
             raise ValueError("WIKI_LLM_TASK_QUEUE must be set when WIKI_LLM_TENANT_MAX_PER_SECOND is")
         return self
+
+
+# Each provider's embedding models (by name prefix) and the vector sizes each can be asked for, the
+# first being the default. Static: the model in planners/embeddings.py, one size.
+EMBEDDING_MODELS: dict[str, dict[str, tuple[int, ...]]] = {
+    "static": {"wordllama-l2-supercat-256": (256,)},
+    "voyage": {"voyage-3.5-lite": (1024, 256, 512, 2048), "voyage-3.5": (1024, 256, 512, 2048),
+               "voyage-3-large": (1024, 256, 512, 2048), "voyage-code-3": (1024, 256, 512, 2048),
+               "voyage-context-3": (1024, 256, 512, 2048)},
+    "bedrock": {"amazon.titan-embed-text-v2:0": (1024, 256, 512), "cohere.embed-english-v3": (1024,),
+                "cohere.embed-multilingual-v3": (1024,)},
+}
+
+
+def embeddings_problem(settings: Settings) -> str | None:
+    """What is wrong with the embedding settings, naming the variable; None when they hold. Fills in
+    the provider's default model and size when they are unset."""
+    if settings.embeddings == "off":
+        return None
+    models = EMBEDDING_MODELS[settings.embeddings]
+    model = settings.embeddings_model.strip() or next(iter(models))
+    # A Bedrock model may be named through a cross-region profile ("us.cohere.embed-…").
+    known = next((name for name in models if model == name or model.endswith("." + name)), None)
+    if known is None:
+        return (f"WIKI_EMBEDDINGS_MODEL: {model!r} is not an embedding model of WIKI_EMBEDDINGS={settings.embeddings} "
+                f"(one of {', '.join(models)})")
+    sizes = models[known]
+    dimensions = settings.embeddings_dimensions or sizes[0]
+    if dimensions not in sizes:
+        return (f"WIKI_EMBEDDINGS_DIMENSIONS: {known} makes vectors of {', '.join(map(str, sorted(sizes)))} "
+                f"dimensions, not {dimensions}")
+    if settings.embeddings == "voyage":
+        if not settings.voyage_api_key or not settings.voyage_api_key.get_secret_value().strip():
+            return "VOYAGE_API_KEY must be set when WIKI_EMBEDDINGS=voyage"
+        if not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", settings.voyage_base_url):
+            return f"VOYAGE_BASE_URL must be an http(s) URL, not {settings.voyage_base_url!r}"
+    if settings.embeddings == "bedrock" and not settings.aws_region:
+        return "AWS_REGION (or AWS_DEFAULT_REGION) must be set when WIKI_EMBEDDINGS=bedrock"
+    settings.embeddings_model, settings.embeddings_dimensions = model, dimensions
+    return None
 
 
 # A password inside a URL: `scheme://user:password@host` and `?password=…` / `&sslpassword=…` (the

@@ -66,19 +66,26 @@ class RecallState(BaseModel):
     vectors: TextVersion
 
 
-async def recall_state(conn: AsyncConnection, tenant: str, owner: str, question: str, model: str) -> RecallState:
-    """The question's lexemes and the scope's versions of its claims, memories and embeddings."""
+async def recall_state(conn: AsyncConnection, tenant: str, owner: str, question: str, model: str,
+                       dimensions: int) -> RecallState:
+    """The question's lexemes and the scope's versions of its claims, memories and embeddings.
+
+    It also has every later statement of the transaction planned for its own arguments: recall's
+    reads take arrays whose sizes vary from one question to the next (three page ids, or three
+    thousand scored claims), and a plan the server caches for "any array" after five runs of a
+    statement can cost seconds (a nested loop over thousands of claims for each scored id)."""
     claims_source, claims_scope, _ = _TEXT_SOURCES["claims"]
     row = (await conn.execute(text(f"""
-        SELECT q.wanted AS lexemes, cl.n AS claims, cl.newest AS claims_newest, mem.n AS memories,
+        SELECT set_config('plan_cache_mode', 'force_custom_plan', true) AS plans,
+               q.wanted AS lexemes, cl.n AS claims, cl.newest AS claims_newest, mem.n AS memories,
                mem.newest AS memories_newest, vec.n AS vectors, vec.newest AS vectors_newest
         FROM ({_QUESTION_LEXEMES}) AS q,
              (SELECT count(*) AS n, max(c.updated_at) AS newest FROM {claims_source} WHERE {claims_scope}) AS cl,
              (SELECT count(*) AS n, max(updated_at) AS newest FROM memory_units
               WHERE tenant_id = :tenant AND owner_id = :owner) AS mem,
              (SELECT count(*) AS n, max(created_at) AS newest FROM wiki_claim_vectors
-              WHERE tenant_id = :tenant AND owner_id = :owner AND model = :model) AS vec
-    """), {"question": question, "tenant": tenant, "owner": owner, "model": model})).one()
+              WHERE tenant_id = :tenant AND owner_id = :owner AND model = :model AND dimensions = :dimensions) AS vec
+    """), {"question": question, "tenant": tenant, "owner": owner, "model": model, "dimensions": dimensions})).one()
     return RecallState(lexemes=list(row.lexemes),
                        claims=TextVersion(count=row.claims, newest=row.claims_newest),
                        memories=TextVersion(count=row.memories, newest=row.memories_newest),
@@ -157,10 +164,13 @@ async def claim_details(conn: AsyncConnection, tenant: str, owner: str, claim_id
     value, never an answer), or with `as_of` those that held then (store/claims.py CLAIM_HELD)."""
     if not claim_ids:
         return {}
+    # The claims by their primary key first, then their pages: never every claim of the scope
+    # filtered by id, whatever the planner believes of the scope's size.
     rows = await conn.execute(text(f"""
+        WITH chosen AS MATERIALIZED (SELECT * FROM wiki_section_claims WHERE id = ANY(CAST(:ids AS uuid[])))
         SELECT {_CLAIM_COLUMNS}
-        FROM wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
-        WHERE c.id = ANY(CAST(:ids AS uuid[])) AND {_SCOPE} AND {CLAIM_HELD}
+        FROM chosen c JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
+        WHERE {_SCOPE} AND {CLAIM_HELD}
     """), {"ids": list(claim_ids), "tenant": tenant, "owner": owner, "sources_head": SOURCES_HEAD,
            "as_of": as_of, "history": False})
     return {row.id: _claim_row(row) for row in rows}
@@ -169,6 +179,10 @@ async def claim_details(conn: AsyncConnection, tenant: str, owner: str, claim_id
 class NamedPage(BaseModel):
     id: str
     alias: str
+    type: str
+    slug: str
+    title: str
+    summary: str | None
 
 
 async def pages_for_names(conn: AsyncConnection, tenant: str, owner: str, keys: Sequence[str],
@@ -178,26 +192,27 @@ async def pages_for_names(conn: AsyncConnection, tenant: str, owner: str, keys: 
     if not keys and not first_names:
         return []
     rows = await conn.execute(text(f"""
-        SELECT DISTINCT ON (p.id) p.id::text AS id, a.alias, p.hubness_score
+        SELECT DISTINCT ON (p.id) p.id::text AS id, a.alias, p.hubness_score, p.type, p.slug, p.title, p.summary
         FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id
         WHERE {_SCOPE} AND (a.alias = ANY(CAST(:keys AS text[])) OR a.alias LIKE ANY(CAST(:patterns AS text[])))
         ORDER BY p.id, (a.alias = ANY(CAST(:keys AS text[]))) DESC, length(a.alias) DESC
     """), {"tenant": tenant, "owner": owner, "keys": list(keys),
            "patterns": [escape_like(name) + " %" for name in first_names]})
-    found = [(row.alias in keys, len(row.alias), row.hubness_score, NamedPage(id=row.id, alias=row.alias))
+    found = [(row.alias in keys, len(row.alias), row.hubness_score,
+              NamedPage(id=row.id, alias=row.alias, type=row.type, slug=row.slug, title=row.title, summary=row.summary))
              for row in rows]
     found.sort(key=lambda f: (not f[0], -f[1], -f[2], f[3].id))
     return [f[3] for f in found]
 
 
 async def claims_of_pages(conn: AsyncConnection, tenant: str, owner: str, page_ids: Sequence[str],
-                          scores: dict[str, float], limit: int, as_of: datetime | None = None) -> list[str]:
-    """The claims of the pages that hold now (or held at `as_of`), best first: by `scores` (how well each claim, or the memories it cites,
-    matches the question), then facts before derived lines, then the surest, then in page order;
+                          scored: Sequence[tuple[str, float]], limit: int, as_of: datetime | None = None) -> list[str]:
+    """The claims of the pages that hold now (or held at `as_of`), best first: by their score in
+    `scored` (claim id, how well the claim or the memories it cites match the question; the best
+    MAX_SCORES_SENT of them), then facts before derived lines, then the surest, then in page order;
     the first `limit` of that full sort."""
     if not page_ids:
         return []
-    scored = sorted(scores.items(), key=lambda item: -item[1])[:MAX_SCORES_SENT]
     rows = await conn.execute(text(f"""
         SELECT c.id::text AS id
         FROM wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
@@ -267,10 +282,16 @@ async def claims_citing(conn: AsyncConnection, tenant: str, owner: str, memory_i
     """The claims of active pages citing each memory (the reverse lookup), most specific first."""
     if not memory_ids:
         return []
+    # The citations first (a few hundred), then each one's claim, section and page by primary key:
+    # never a scan of every claim of the scope to join them, whatever the planner estimates (LIMIT 1
+    # keeps each lookup a lookup: the planner would otherwise fold it into an ordinary join).
     rows = await conn.execute(text(f"""
         SELECT cs.memory_id, c.id::text AS claim_id, c.kind, c.corroboration
-        FROM wiki_claim_sources cs JOIN wiki_section_claims c ON c.id = cs.claim_id
-        JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
+        FROM wiki_claim_sources cs
+        CROSS JOIN LATERAL (SELECT c.id, c.kind, c.corroboration, c.section_id FROM wiki_section_claims c
+                            WHERE c.id = cs.claim_id LIMIT 1) c
+        CROSS JOIN LATERAL (SELECT s.page_id FROM wiki_page_sections s WHERE s.id = c.section_id LIMIT 1) s
+        CROSS JOIN LATERAL (SELECT p.* FROM wiki_pages p WHERE p.id = s.page_id LIMIT 1) p
         WHERE cs.tenant_id = :tenant AND cs.owner_id = :owner AND cs.memory_id = ANY(CAST(:ids AS text[]))
           AND {_SCOPE}
         ORDER BY cs.memory_id, c.kind = 'fact' DESC, c.corroboration, c.id
@@ -289,8 +310,8 @@ async def memory_texts(conn: AsyncConnection, tenant: str, owner: str, memory_id
     if not memory_ids:
         return {}
     rows = await conn.execute(text("""
-        SELECT id::text AS id, content, created_at FROM memory_units
-        WHERE tenant_id = :tenant AND owner_id = :owner AND id = ANY(CAST(:ids AS uuid[]))
+        WITH chosen AS MATERIALIZED (SELECT * FROM memory_units WHERE id = ANY(CAST(:ids AS uuid[])))
+        SELECT id::text AS id, content, created_at FROM chosen WHERE tenant_id = :tenant AND owner_id = :owner
     """), {"tenant": tenant, "owner": owner, "ids": [str(UUID(i)) for i in memory_ids]})
     return {r.id: MemoryText(id=r.id, content=r.content, occurred_at=r.created_at) for r in rows}
 
@@ -298,19 +319,18 @@ async def memory_texts(conn: AsyncConnection, tenant: str, owner: str, memory_id
 async def uncompiled_memories(conn: AsyncConnection, tenant: str, owner: str, limit: int = 5_000) -> list[str]:
     """Memories retained after the scope's compile cursor (not compiled yet), newest first: the
     keyset the compile reads by, so its index answers."""
-    cursor = (await conn.execute(text("""
-        SELECT date_trunc('milliseconds', last_record_updated_at AT TIME ZONE 'UTC') AS since, last_record_id
-        FROM wiki_compile_cursors WHERE tenant_id = :tenant AND owner_id = :owner
-    """), {"tenant": tenant, "owner": owner})).first()
-    since = cursor.since if cursor is not None and cursor.since is not None else datetime(1970, 1, 1)
-    since_id = cursor.last_record_id if cursor is not None and cursor.last_record_id is not None else UUID(int=0)
     rows = await conn.execute(text("""
-        SELECT id::text AS id FROM memory_units
-        WHERE tenant_id = :tenant AND owner_id = :owner
-          AND (date_trunc('milliseconds', updated_at AT TIME ZONE 'UTC'), id) > (:since, :since_id)
-        ORDER BY date_trunc('milliseconds', updated_at AT TIME ZONE 'UTC') DESC, id DESC
+        WITH cursor AS (
+            SELECT coalesce(max(date_trunc('milliseconds', last_record_updated_at AT TIME ZONE 'UTC')),
+                            'epoch'::timestamp) AS since,
+                   coalesce(max(last_record_id::text), :no_id)::uuid AS since_id
+            FROM wiki_compile_cursors WHERE tenant_id = :tenant AND owner_id = :owner)
+        SELECT m.id::text AS id FROM memory_units m, cursor
+        WHERE m.tenant_id = :tenant AND m.owner_id = :owner
+          AND (date_trunc('milliseconds', m.updated_at AT TIME ZONE 'UTC'), m.id) > (cursor.since, cursor.since_id)
+        ORDER BY date_trunc('milliseconds', m.updated_at AT TIME ZONE 'UTC') DESC, m.id DESC
         LIMIT :limit
-    """), {"tenant": tenant, "owner": owner, "since": since, "since_id": since_id, "limit": limit})
+    """), {"tenant": tenant, "owner": owner, "no_id": str(UUID(int=0)), "limit": limit})
     return [row.id for row in rows]
 
 
@@ -330,45 +350,24 @@ async def important_claims(conn: AsyncConnection, tenant: str, owner: str, min_c
     return [_claim_row(row) for row in rows]
 
 
-class PageSummary(BaseModel):
-    id: str
-    type: str
-    slug: str
-    title: str
-    summary: str | None
-
-
-async def page_summaries(conn: AsyncConnection, tenant: str, owner: str, page_ids: Sequence[str]) -> list[PageSummary]:
-    """The pages' summary lines, in the order asked."""
-    if not page_ids:
-        return []
-    rows = await conn.execute(text(f"""
-        SELECT p.id::text AS id, p.type, p.slug, p.title, p.summary FROM wiki_pages p
-        WHERE p.id = ANY(CAST(:pages AS uuid[])) AND {_SCOPE}
-    """), {"pages": list(page_ids), "tenant": tenant, "owner": owner})
-    found = {row.id: PageSummary(id=row.id, type=row.type, slug=row.slug, title=row.title, summary=row.summary)
-             for row in rows}
-    return [found[p] for p in page_ids if p in found]
-
-
-async def vector_version(conn: AsyncConnection, tenant: str, owner: str, model: str) -> TextVersion:
-    """How many embeddings of the scope's claims `model` made, and the newest."""
+async def vector_version(conn: AsyncConnection, tenant: str, owner: str, model: str, dimensions: int) -> TextVersion:
+    """How many embeddings of the scope's claims `model` made at `dimensions`, and the newest."""
     row = (await conn.execute(text("""
         SELECT count(*) AS n, max(created_at) AS newest FROM wiki_claim_vectors
-        WHERE tenant_id = :tenant AND owner_id = :owner AND model = :model
-    """), {"tenant": tenant, "owner": owner, "model": model})).one()
+        WHERE tenant_id = :tenant AND owner_id = :owner AND model = :model AND dimensions = :dimensions
+    """), {"tenant": tenant, "owner": owner, "model": model, "dimensions": dimensions})).one()
     return TextVersion(count=int(row.n), newest=row.newest)
 
 
-async def vector_rows(conn: AsyncConnection, tenant: str, owner: str, model: str,
+async def vector_rows(conn: AsyncConnection, tenant: str, owner: str, model: str, dimensions: int,
                       made_since: datetime | None = None) -> list[tuple[str, bytes]]:
-    """The scope's claim embeddings by `model` (made at or after `made_since`, when given). A claim of
-    an archived page is dropped later, when the answers' details are read."""
+    """The scope's claim embeddings by `model` at `dimensions` (made at or after `made_since`, when
+    given). A claim of an archived page is dropped later, when the answers' details are read."""
     rows = await conn.execute(text("""
         SELECT claim_id::text AS id, vector FROM wiki_claim_vectors
-        WHERE tenant_id = :tenant AND owner_id = :owner AND model = :model
+        WHERE tenant_id = :tenant AND owner_id = :owner AND model = :model AND dimensions = :dimensions
           AND (CAST(:since AS timestamptz) IS NULL OR created_at >= CAST(:since AS timestamptz))
-    """), {"tenant": tenant, "owner": owner, "model": model, "since": made_since})
+    """), {"tenant": tenant, "owner": owner, "model": model, "dimensions": dimensions, "since": made_since})
     return [(r.id, bytes(r.vector)) for r in rows]
 
 
@@ -378,29 +377,34 @@ class ClaimText(BaseModel):
     text_key: str
 
 
-async def claims_without_vectors(conn: AsyncConnection, tenant: str, owner: str, model: str,
+async def claims_without_vectors(conn: AsyncConnection, tenant: str, owner: str, model: str, dimensions: int,
                                  limit: int = 5_000) -> list[ClaimText]:
-    """Claims of the scope with no vector by `model` for their current text (new or changed claims)."""
+    """Claims of the scope with no vector by `model` at `dimensions` for their current text (new or
+    changed claims, and every claim once the settings name another model or size)."""
     rows = await conn.execute(text("""
         SELECT c.id::text AS id, c.text, c.text_key FROM wiki_section_claims c
         JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
-        LEFT JOIN wiki_claim_vectors v ON v.claim_id = c.id AND v.model = :model AND v.text_key = c.text_key
+        LEFT JOIN wiki_claim_vectors v ON v.claim_id = c.id AND v.model = :model AND v.dimensions = :dimensions
+                                       AND v.text_key = c.text_key
         WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND v.claim_id IS NULL
         LIMIT :limit
-    """), {"tenant": tenant, "owner": owner, "model": model, "limit": limit})
+    """), {"tenant": tenant, "owner": owner, "model": model, "dimensions": dimensions, "limit": limit})
     return [ClaimText(id=r.id, text=r.text, text_key=r.text_key) for r in rows]
 
 
-async def store_claim_vectors(conn: AsyncConnection, tenant: str, owner: str, model: str,
+async def store_claim_vectors(conn: AsyncConnection, tenant: str, owner: str, model: str, dimensions: int,
                               claims: Sequence[ClaimText], vectors: Sequence[bytes]) -> None:
+    """One embedding per claim (float32 bytes, `dimensions` of them each), replacing the claim's
+    embedding by any other model or size."""
     if not claims:
         return
     await conn.execute(text("""
-        INSERT INTO wiki_claim_vectors (claim_id, tenant_id, owner_id, model, text_key, vector)
-        SELECT c.id, :tenant, :owner, :model, c.key, c.vector
+        INSERT INTO wiki_claim_vectors (claim_id, tenant_id, owner_id, model, dimensions, text_key, vector)
+        SELECT c.id, :tenant, :owner, :model, :dimensions, c.key, c.vector
         FROM unnest(CAST(:ids AS uuid[]), CAST(:keys AS text[]), CAST(:vectors AS bytea[])) AS c(id, key, vector)
         JOIN wiki_section_claims sc ON sc.id = c.id
-        ON CONFLICT (claim_id) DO UPDATE SET model = excluded.model, text_key = excluded.text_key,
-                                             vector = excluded.vector, created_at = now()
-    """), {"tenant": tenant, "owner": owner, "model": model, "ids": [c.id for c in claims],
+        ON CONFLICT (claim_id) DO UPDATE SET model = excluded.model, dimensions = excluded.dimensions,
+                                             text_key = excluded.text_key, vector = excluded.vector,
+                                             created_at = now()
+    """), {"tenant": tenant, "owner": owner, "model": model, "dimensions": dimensions, "ids": [c.id for c in claims],
            "keys": [c.text_key for c in claims], "vectors": list(vectors)})
