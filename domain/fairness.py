@@ -68,7 +68,9 @@ def fairness_key(tenant: str) -> str:
 def tenant_calls_per_second(queue_per_second: float, share: float) -> float:
     """One tenant's model calls a second (before its weight): `share` of the queue's rate, rounded down
     to the thousandth Temporal keeps, and never below one call a thousand seconds."""
-    return max(math.floor(queue_per_second * share * 1000) / 1000, 0.001)
+    # The small epsilon keeps a product that is a whole thousandth in decimals (487.7 x 0.85) from
+    # flooring one thousandth lower for its binary rounding.
+    return max(math.floor(queue_per_second * share * 1000 + 1e-6) / 1000, 0.001)
 
 
 def weight_problem(weight: float) -> str | None:

@@ -43,7 +43,8 @@ async def apply_tenant_rate_limit(client: Client, settings: Settings) -> bool:
     if not settings.llm_task_queue or limit is None:
         return False
     update = UpdateTaskQueueConfigRequest.RateLimitUpdate(
-        rate_limit=RateLimit(requests_per_second=limit), reason="WIKI_LLM_TENANT_MAX_PER_SECOND / WIKI_LLM_TENANT_QUOTA_SHARE")
+        rate_limit=RateLimit(requests_per_second=limit),
+        reason="WIKI_LLM_TENANT_MAX_PER_SECOND / WIKI_LLM_TENANT_QUOTA_SHARE")
     await client.workflow_service.update_task_queue_config(UpdateTaskQueueConfigRequest(
         namespace=client.namespace, identity=client.identity, task_queue=settings.llm_task_queue,
         task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
