@@ -122,7 +122,7 @@ def section(detail: dict) -> list[str]:
         f"big tenant keeps {on['big_tenant_throughput_share']:.0%} of its throughput alone; with fairness off, "
         f"{off['small_tenant_p95_ratio']:.2f}× and {off['big_tenant_throughput_share']:.0%}. The big tenant's "
         "share can be no more than the quota the small tenants leave it: their interactive compiles spend "
-        "their own part of it whatever the order.",
+        "their own part of it whatever the order." + _samples_note(phases),
     ]
     lines += breakdown_lines(phases)
     alone = phases["big_alone"].get("quota")
@@ -142,6 +142,14 @@ def section(detail: dict) -> list[str]:
 BUCKET_LABELS = {"starting": "retain and start", "model_streaming": "model answering",
                  "activity_running": "activity beyond the model", "activity_queued": "activity queued",
                  "workflow_queued": "workflow task queued", "workflow_running": "workflow tasks and local steps"}
+
+
+def _samples_note(phases: dict[str, dict]) -> str:
+    retains = phases["small_alone"]["small_tenants"]["retains"]
+    rank = max(1, -(-retains * 95 // 100))
+    return (f" Each p95 is the nearest rank of {retains} retains (the {rank}th fastest), so it moves with a "
+            "few slow retains: the arrivals are seeded, identical in every phase, and the idle phase runs just "
+            "before the busy ones, on the same machine and settings (the load averages beside each phase).")
 
 
 def breakdown_lines(phases: dict[str, dict]) -> list[str]:
