@@ -15,7 +15,9 @@ Phases, each on a fresh database and its own task queues:
 3. the small tenants alone (an idle system): each retains its memories at its random moments;
 4. both at once, compiles started with priorities and fairness keys (the product's default);
 5. both at once, compiles started with neither (`WIKI_FAIRNESS_ENABLED=false`): plain first in, first out.
-The small tenants' moments are the same in 3, 4 and 5.
+The small tenants' moments are the same in 3, 4 and 5 (seeded). Each small retain's time is split into
+where it went (the model, running activities, the queue, workflow tasks) from its compile's history by
+bench/fairness_trace.py.
 
 `python -m bench fairness` runs this part alone; `BENCH_FAIR_*` variables (`workload_from_env`) reshape it.
 """
