@@ -206,7 +206,7 @@ async def run_worker(settings: Settings | None = None, *, stop: asyncio.Event | 
     workers = build_workers(client, engine, settings)
     if await apply_tenant_rate_limit(client, settings):
         log.info("each tenant's model calls limited to %s/s (times its weight) on %s",
-                 settings.llm_tenant_max_per_second, settings.llm_task_queue)
+                 settings.tenant_max_per_second(), settings.llm_task_queue)
     log.info("worker polling %s on %s", ", ".join(w.task_queue for w in workers),
              settings.temporal_address or "the embedded dev server")
     try:

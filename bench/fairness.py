@@ -15,7 +15,9 @@ Phases, each on a fresh database and its own task queues:
 3. the small tenants alone (an idle system): each retains its memories at its random moments;
 4. both at once, compiles started with priorities and fairness keys (the product's default);
 5. both at once, compiles started with neither (`WIKI_FAIRNESS_ENABLED=false`): plain first in, first out.
-The small tenants' moments are the same in 3, 4 and 5.
+The small tenants' moments are the same in 3, 4 and 5 (seeded). Each small retain's time is split into
+where it went (the model, running activities, the queue, workflow tasks) from its compile's history by
+bench/fairness_trace.py.
 
 `python -m bench fairness` runs this part alone; `BENCH_FAIR_*` variables (`workload_from_env`) reshape it.
 """
@@ -33,13 +35,15 @@ import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from app.retain import retain_and_signal
-from bench import fairness_report, quota
+from bench import fairness_report, fairness_trace, quota
 from bench.provenance import ROOT, load_average
 from bench.services import Services
 from claude_sim import ClaudeSimulator, Limits, SimConfig
+from domain.fairness import DEFAULT_TENANT_QUOTA_SHARE
 from domain.memory import MemoryIn
 from domain.model_quota import ProviderLimits, calls_per_second
 from runtime.database import create_engine
@@ -140,6 +144,8 @@ class Phase:
     big_seconds: float | None = None
     big_memories: int = 0
     small_latencies: list[float] = field(default_factory=list)
+    # Each retain's latency and where it went (bench/fairness_trace.py).
+    small_breakdowns: list[tuple[float, dict[str, float]]] = field(default_factory=list)
     admitted: list[quota.Charge] = field(default_factory=list)
     throttled: int = 0
     load: dict[str, list[float]] = field(default_factory=dict)
@@ -155,6 +161,9 @@ class Phase:
             out["small_tenants"] = {"retains": len(ordered), "p50_seconds": round(statistics.median(ordered), 2),
                                     "p95_seconds": round(percentile(ordered, 0.95), 2),
                                     "max_seconds": round(ordered[-1], 2)}
+            if self.small_breakdowns:
+                out["small_tenants"]["where_the_time_went"] = fairness_trace.summarise(
+                    self.small_breakdowns, percentile(ordered, 0.95))
         if self.admitted and limits.requests_per_minute:
             used = quota.utilisation(self.admitted, limits, self.wall_seconds)
             binding = max(used, key=lambda name: used[name]["utilisation"])
@@ -176,8 +185,9 @@ async def run_phase(services: Services, name: str, *, simulator_config: SimConfi
         env = {"DATABASE_URL": url, "TEMPORAL_ADDRESS": services.temporal_address, "WIKI_LLM": "anthropic",
                "ANTHROPIC_BASE_URL": simulator.base_url, "ANTHROPIC_API_KEY": next(iter(simulator.config.api_keys)),
                "WIKI_DEBOUNCE_SECONDS": "0", "WIKI_LLM_BATCH_MODE": "off", "WIKI_TASK_QUEUE": f"fair-{run_tag}",
-               "WIKI_LLM_TASK_QUEUE": f"fair-llm-{run_tag}", **worker_env}
-        settings = Settings(**env, WIKI_FAIRNESS_ENABLED=fairness)
+               "WIKI_LLM_TASK_QUEUE": f"fair-llm-{run_tag}", "WIKI_FAIRNESS_ENABLED": str(fairness).lower(),
+               **worker_env}
+        settings = Settings(**env)
         engine = create_engine(url)
         try:
             for owner, memories in big.items():
@@ -194,16 +204,24 @@ async def run_phase(services: Services, name: str, *, simulator_config: SimConfi
 
                 async def retain(event: Retain) -> None:
                     await asyncio.sleep(max(0.0, started + event.at_seconds - time.monotonic()))
-                    at = time.monotonic()
+                    at, retained_at = time.monotonic(), datetime.now(UTC).replace(tzinfo=None)
                     outcome = await retain_and_signal(engine, event.tenant, "agent", event.memories,
                                                       client=services.client, settings=settings)
                     assert outcome.compile is not None
                     await outcome.compile.result()
-                    phase.small_latencies.append(time.monotonic() - at)
+                    latency = time.monotonic() - at
+                    phase.small_latencies.append(latency)
+                    traced.append((latency, outcome.compile.id, outcome.compile.result_run_id, retained_at))
 
+                traced: list[tuple[float, str, str | None, datetime]] = []
                 work = [retain(event) for event in small] + ([bootstrap()] if big else [])
                 await asyncio.wait_for(asyncio.gather(*work), PHASE_TIMEOUT_SECONDS)
                 phase.wall_seconds = time.monotonic() - started
+                speed = fairness_trace.ModelSpeed(simulator_config.ttft_seconds,
+                                                  simulator_config.output_tokens_per_second)
+                for latency, workflow_id, run_id, retained_at in traced:
+                    phase.small_breakdowns.append((latency, await fairness_trace.retain_breakdown(
+                        services.client, workflow_id, run_id, retained_at, latency, speed)))
             finally:
                 await stop_worker_process(process)
         finally:
@@ -263,7 +281,10 @@ async def measure_fairness(services: Services, repeats: int) -> dict:
     async def phase(name: str, *, with_big: bool, schedule: list[Retain], fairness: bool = True) -> dict:
         run = await run_phase(services, name, simulator_config=realistic, worker_env=worker_env,
                               big=big if with_big else {}, small=schedule, fairness=fairness)
-        return run.summary(limits)
+        summary = run.summary(limits)
+        # The model queue's own rate: how much of what Temporal would have dispatched the phase asked for.
+        summary["queue_rate_used"] = round(len(run.admitted) / (rate * run.wall_seconds), 3)
+        return summary
 
     phases = {"big_alone": await phase("big_alone", with_big=True, schedule=[])}
     window = workload.window_share * phases["big_alone"]["big_tenant"]["seconds"]
@@ -272,7 +293,8 @@ async def measure_fairness(services: Services, repeats: int) -> dict:
     phases["fairness_on"] = await phase("fairness_on", with_big=True, schedule=schedule)
     phases["fairness_off"] = await phase("fairness_off", with_big=True, schedule=schedule, fairness=False)
     return fairness_report.build(
-        workload={**dataclasses.asdict(workload), "measured_through": MEASURED_THROUGH},
+        workload={**dataclasses.asdict(workload), "measured_through": MEASURED_THROUGH,
+                  "tenant_quota_share": DEFAULT_TENANT_QUOTA_SHARE},
         calibration={"model_calls": len(calibration.admitted), "mean_input_tokens": round(mean_input),
                      "mean_output_tokens": round(mean_output), "llm_max_per_second": rate},
         window_seconds=round(window, 1), phases=phases)

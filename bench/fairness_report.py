@@ -93,7 +93,10 @@ def section(detail: dict) -> list[str]:
         "priority and fairness order it. A retain's time runs from the retain to the end of the compile it "
         f"woke (debounce 0). The small tenants' moments fall in the first {detail['window_seconds']:g} s "
         f"({workload['window_share']:.0%} of the big tenant's time alone) and are the same in every phase. Bootstrap plans go interactive "
-        "(`WIKI_LLM_BATCH_MODE=off`): Message Batches have a quota of their own. Each phase has a fresh "
+        "(`WIKI_LLM_BATCH_MODE=off`): Message Batches have a quota of their own. With fairness on, the worker "
+        "also caps each tenant's calls at `WIKI_LLM_TENANT_QUOTA_SHARE` "
+        f"({workload.get('tenant_quota_share', 0.85):.0%}) of the queue's rate (Temporal's per-fairness-key "
+        "rate limit), so the bootstrap leaves the rest free for the small tenants. Each phase has a fresh "
         "database and its own task queues on the same dev server (fairness enabled); fairness off starts the "
         "compiles with no priority and no fairness key (`WIKI_FAIRNESS_ENABLED=false`). "
         f"Scaled down from the 10,000-memory bootstrap to {big:,} so the four phases fit on the shared "
@@ -119,12 +122,51 @@ def section(detail: dict) -> list[str]:
         f"big tenant keeps {on['big_tenant_throughput_share']:.0%} of its throughput alone; with fairness off, "
         f"{off['small_tenant_p95_ratio']:.2f}× and {off['big_tenant_throughput_share']:.0%}. The big tenant's "
         "share can be no more than the quota the small tenants leave it: their interactive compiles spend "
-        "their own part of it whatever the order.",
+        "their own part of it whatever the order." + _samples_note(phases),
     ]
+    lines += breakdown_lines(phases)
     alone = phases["big_alone"].get("quota")
     if alone and alone["utilisation"] < BINDING_UTILISATION:
-        lines += ["", f"Alone, the big tenant used {alone['utilisation']:.0%} of the provider's quota over its run: "
-                  "its agents' own pace bounded it on average. Its calls come in bursts (a batch schedules all its "
-                  "section writes at once), and the model queue's rate limit counts calls, so the bursts wait in "
-                  "the queue: the order of what waits there is what priority and fairness change."]
+        queue = phases["big_alone"].get("queue_rate_used")
+        used_queue = f" and {queue:.0%} of the model queue's rate" if queue is not None else ""
+        lines += ["", f"Quota used is what the admitted calls were charged over the most the simulator would have "
+                  f"admitted in the phase, for the limit used most. Alone, the big tenant used "
+                  f"{alone['utilisation']:.0%} of the provider's quota{used_queue} over its run: its agents' own "
+                  "pace (each agent's batches run one after another, each waiting for its model calls) bounded it "
+                  "on average, not the quota. Its calls come in bursts (a batch schedules all its section writes "
+                  "at once), and the model queue's rate limit counts calls, so the bursts wait in the queue: the "
+                  "order of what waits there is what priority and fairness change."]
+    return lines
+
+
+BUCKET_LABELS = {"starting": "retain and start", "model_streaming": "model answering",
+                 "activity_running": "activity beyond the model", "activity_queued": "activity queued",
+                 "workflow_queued": "workflow task queued", "workflow_running": "workflow tasks and local steps"}
+
+
+def _samples_note(phases: dict[str, dict]) -> str:
+    retains = phases["small_alone"]["small_tenants"]["retains"]
+    rank = max(1, -(-retains * 95 // 100))
+    return (f" Each p95 is the nearest rank of {retains} retains (the {rank}th fastest), so it moves with a "
+            "few slow retains: the arrivals are seeded, identical in every phase, and the idle phase runs just "
+            "before the busy ones, on the same machine and settings (the load averages beside each phase).")
+
+
+def breakdown_lines(phases: dict[str, dict]) -> list[str]:
+    """Where the slowest small-tenant retains' time went, per phase (bench/fairness_trace.py)."""
+    traced = {name: phase["small_tenants"]["where_the_time_went"] for name, phase in phases.items()
+              if "where_the_time_went" in phase.get("small_tenants", {})}
+    if not traced:
+        return []
+    lines = ["", "Where the small tenants' time went, from their compiles' workflow histories: the mean seconds of "
+             "the retains at or above the p95 (all retains in brackets). \"Model answering\" is the simulator's "
+             "latency for the calls' output; \"activity beyond the model\" is the rest of a running activity "
+             "(database work, the worker's own work, waits for the shared CPU); \"activity queued\" is the wait "
+             "in the task queue (its rate limit, priority order, worker slots).", "",
+             "| | " + " | ".join(BUCKET_LABELS.values()) + " |", "|---|" + "---|" * len(BUCKET_LABELS)]
+    for name, label in PHASE_LABELS.items():
+        if name in traced:
+            slow, every = traced[name]["slowest_retains"], traced[name]["all_retains"]
+            cells = [f"{slow.get(key, 0):.1f} s ({every.get(key, 0):.1f})" for key in BUCKET_LABELS]
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return lines

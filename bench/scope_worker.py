@@ -16,6 +16,7 @@ from contextlib import AsyncExitStack
 
 from app.worker import MAX_CONCURRENT_ACTIVITIES, build_workers
 from runtime.database import create_engine
+from runtime.priority import apply_tenant_rate_limit
 from runtime.settings import load_settings
 from runtime.temporal_client import connect
 
@@ -23,6 +24,7 @@ from runtime.temporal_client import connect
 async def run(stop: asyncio.Event) -> None:
     settings = load_settings()
     client = await connect(settings)
+    await apply_tenant_rate_limit(client, settings)  # as `wiki worker` does at start-up
     # Two workers share this engine, as in app.worker.run_worker.
     engine = create_engine(pool_size=MAX_CONCURRENT_ACTIVITIES)
     try:

@@ -39,6 +39,13 @@ _DIGEST_CHARS = 24
 # The lint workflow works for every tenant at once: its key is outside the tenant alphabet.
 LINT_FAIRNESS_KEY = "*lint"
 
+# One tenant's share of the model queue's rate (Temporal's per-fairness-key rate limit). Priority orders
+# the calls waiting in the queue, but a bulk import keeps the queue's rate spent: every interactive call
+# would still wait for the next free dispatch, once per step of its compile. Capping any one tenant below
+# the whole rate keeps the rest free, so another tenant's call is dispatched as soon as it is queued; the
+# bulk tenant loses at most this share of the quota while it is alone.
+DEFAULT_TENANT_QUOTA_SHARE = 0.85
+
 # Temporal clamps weights to this range; a setting outside it is refused rather than silently clamped.
 MIN_WEIGHT = 0.001
 MAX_WEIGHT = 1000.0
@@ -56,6 +63,14 @@ def fairness_key(tenant: str) -> str:
     digest = hashlib.sha256(tenant.encode()).hexdigest()[:_DIGEST_CHARS]
     keep = FAIRNESS_KEY_MAX_BYTES - _DIGEST_CHARS - 1
     return f"{tenant[:keep]}~{digest}"
+
+
+def tenant_calls_per_second(queue_per_second: float, share: float) -> float:
+    """One tenant's model calls a second (before its weight): `share` of the queue's rate, rounded down
+    to the thousandth Temporal keeps, and never below one call a thousand seconds."""
+    # The small epsilon keeps a product that is a whole thousandth in decimals (487.7 x 0.85) from
+    # flooring one thousandth lower for its binary rounding.
+    return max(math.floor(queue_per_second * share * 1000 + 1e-6) / 1000, 0.001)
 
 
 def weight_problem(weight: float) -> str | None:

@@ -33,16 +33,18 @@ def lint_priority(settings: Settings) -> Priority | None:
 
 
 async def apply_tenant_rate_limit(client: Client, settings: Settings) -> bool:
-    """Set the per-tenant rate limit of the model queue's activities from WIKI_LLM_TENANT_MAX_PER_SECOND;
-    whether it did (unset, the queue's configuration is left as an operator set it).
+    """Set the per-tenant rate limit of the model queue's activities (`Settings.tenant_max_per_second`:
+    WIKI_LLM_TENANT_MAX_PER_SECOND, else WIKI_LLM_TENANT_QUOTA_SHARE of WIKI_LLM_MAX_PER_SECOND); whether
+    it did (with neither, the queue's configuration is left as an operator set it).
 
     Temporal keeps it in the task queue's configuration, so the whole fleet shares it; a tenant's limit
     is this rate times its weight."""
-    limit = settings.llm_tenant_max_per_second
+    limit = settings.tenant_max_per_second()
     if not settings.llm_task_queue or limit is None:
         return False
     update = UpdateTaskQueueConfigRequest.RateLimitUpdate(
-        rate_limit=RateLimit(requests_per_second=limit), reason="WIKI_LLM_TENANT_MAX_PER_SECOND")
+        rate_limit=RateLimit(requests_per_second=limit),
+        reason="WIKI_LLM_TENANT_MAX_PER_SECOND / WIKI_LLM_TENANT_QUOTA_SHARE")
     await client.workflow_service.update_task_queue_config(UpdateTaskQueueConfigRequest(
         namespace=client.namespace, identity=client.identity, task_queue=settings.llm_task_queue,
         task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,

@@ -14,7 +14,13 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from domain.fairness import MAX_WEIGHT, MIN_WEIGHT, parse_tenant_weights
+from domain.fairness import (
+    DEFAULT_TENANT_QUOTA_SHARE,
+    MAX_WEIGHT,
+    MIN_WEIGHT,
+    parse_tenant_weights,
+    tenant_calls_per_second,
+)
 from domain.model_ids import default_model_id, model_id_problem
 
 
@@ -73,9 +79,13 @@ class Settings(BaseSettings):
     llm_task_queue: str | None = Field(None, min_length=1, validation_alias=_env("WIKI_LLM_TASK_QUEUE"))
     llm_max_per_second: float | None = Field(None, gt=0, validation_alias=_env("WIKI_LLM_MAX_PER_SECOND"))
     # Each tenant's model calls at most this many a second (Temporal's per-fairness-key rate limit on
-    # WIKI_LLM_TASK_QUEUE, scaled by the tenant's weight); unset: a tenant may use the whole queue's rate.
+    # WIKI_LLM_TASK_QUEUE, scaled by the tenant's weight). Unset: WIKI_LLM_TENANT_QUOTA_SHARE of
+    # WIKI_LLM_MAX_PER_SECOND, so one tenant's bulk work leaves the rest of the quota free for the others'
+    # interactive calls (domain/fairness.py `tenant_calls_per_second`).
     llm_tenant_max_per_second: float | None = Field(
         None, gt=0, validation_alias=_env("WIKI_LLM_TENANT_MAX_PER_SECOND"))
+    llm_tenant_quota_share: float = Field(
+        DEFAULT_TENANT_QUOTA_SHARE, gt=0, le=1, validation_alias=_env("WIKI_LLM_TENANT_QUOTA_SHARE"))
     # Task queue priority and fairness (docs/cluster.md): compiles start with the priority of their
     # trigger and their tenant as fairness key, weighted by WIKI_FAIRNESS_WEIGHT or the tenant's entry in
     # WIKI_FAIRNESS_TENANT_WEIGHTS (`acme=4,globex=2.5`). Off: compiles start with neither (plain FIFO).
@@ -206,6 +216,15 @@ class Settings(BaseSettings):
         except ValueError as error:
             raise ValueError(f"WIKI_FAIRNESS_TENANT_WEIGHTS: {error}") from None
         return self
+
+    def tenant_max_per_second(self) -> float | None:
+        """Each tenant's model calls a second on WIKI_LLM_TASK_QUEUE (before its weight); None: no limit."""
+        if self.llm_tenant_max_per_second is not None:
+            return self.llm_tenant_max_per_second
+        if not self.fairness_enabled or self.llm_max_per_second is None:
+            # Without fairness keys every task has the same (empty) key: a per-key limit would cap the queue.
+            return None
+        return tenant_calls_per_second(self.llm_max_per_second, self.llm_tenant_quota_share)
 
     def tenant_weight(self, tenant: str) -> float:
         """The fairness weight of a tenant's compiles: its override, else WIKI_FAIRNESS_WEIGHT."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from bench import fairness_report
+from bench import fairness_report, fairness_trace
 from bench.fairness import FairnessWorkload, Phase, percentile, small_schedule
 from bench.quota import Charge
 from claude_sim import Limits
@@ -65,3 +65,33 @@ def test_the_ratios_are_against_the_idle_system_and_the_big_tenant_alone():
     text = "\n".join(fairness_report.section(detail))
     assert "| both, fairness off | 20 | 60.0 s | 60.0 s |" in text
     assert "1.20× their idle p95" in text
+    assert "Where the small tenants' time went" not in text, "no traces, no table"
+    slow = dict.fromkeys(fairness_trace.BUCKETS, 0.0) | {"model_streaming": 8.0, "activity_queued": 2.5}
+    phases["fairness_on"]["small_tenants"]["where_the_time_went"] = {"slowest_retains": slow, "all_retains": slow}
+    text = "\n".join(fairness_report.section(detail))
+    assert "| both, fairness on | 0.0 s (0.0) | 8.0 s (8.0) | 0.0 s (0.0) | 2.5 s (2.5) |" in text
+
+
+def test_a_retains_time_is_split_once_between_the_buckets_by_precedence():
+    intervals = fairness_trace.Intervals()
+    intervals.add("starting", 0.0, 0.5)
+    intervals.add("activity_queued", 0.5, 2.0)
+    intervals.add("activity_running", 2.0, 7.0)
+    intervals.add("model_streaming", 2.0, 6.0)
+    intervals.add("workflow_queued", 6.5, 8.0)  # overlaps the running activity: that wins
+    assert fairness_trace.breakdown(intervals, 9.0) == {
+        "starting": 0.5, "model_streaming": 4.0, "activity_running": 1.0, "activity_queued": 1.5,
+        "workflow_queued": 1.0, "workflow_running": 1.0}
+
+
+def test_generated_spans_always_add_up_to_the_latency():
+    rng = random.Random(7)
+    for _ in range(300):
+        intervals = fairness_trace.Intervals()
+        for _ in range(rng.randint(0, 12)):
+            start = rng.uniform(-5, 30)
+            intervals.add(rng.choice(fairness_trace.BUCKETS), start, start + rng.uniform(0, 10))
+        total = rng.uniform(0.1, 30)
+        buckets = fairness_trace.breakdown(intervals, total)
+        assert set(buckets) == set(fairness_trace.BUCKETS)
+        assert abs(sum(buckets.values()) - total) < 0.01 and all(value >= 0 for value in buckets.values())

@@ -199,22 +199,24 @@ def test_the_lint_schedule_starts_its_workflow_with_the_lint_priority():
 
 
 async def test_the_worker_sets_each_tenants_model_call_limit_on_the_model_queue(client):
-    queue = f"llm-{uuid.uuid4()}"
+    queue, shared = f"llm-{uuid.uuid4()}", f"llm-{uuid.uuid4()}"
     assert not await apply_tenant_rate_limit(client, settings_for(WIKI_LLM_TASK_QUEUE=queue))
 
-    async def configured() -> float:
+    async def configured(name: str) -> float:
         response = await client.workflow_service.describe_task_queue(DescribeTaskQueueRequest(
-            namespace=client.namespace, task_queue=TaskQueue(name=queue, kind=TaskQueueKind.TASK_QUEUE_KIND_NORMAL),
+            namespace=client.namespace, task_queue=TaskQueue(name=name, kind=TaskQueueKind.TASK_QUEUE_KIND_NORMAL),
             task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY, report_config=True))
         return response.config.fairness_keys_rate_limit_default.rate_limit.requests_per_second
 
-    assert await configured() == 0
+    assert await configured(queue) == 0
     assert await apply_tenant_rate_limit(client, settings_for(WIKI_LLM_TASK_QUEUE=queue,
                                                                WIKI_LLM_TENANT_MAX_PER_SECOND=2.5))
+    # With only the queue's rate set, a tenant gets WIKI_LLM_TENANT_QUOTA_SHARE of it (0.85 by default).
+    assert await apply_tenant_rate_limit(client, settings_for(WIKI_LLM_TASK_QUEUE=shared, WIKI_LLM_MAX_PER_SECOND=2))
 
-    async def limit_set() -> bool:
+    async def limits_set() -> bool:
         # The matching service takes the update in on its own time: on a busy machine a describe just
         # after it may still report the old configuration.
-        return await configured() == 2.5
+        return await configured(queue) == 2.5 and round(await configured(shared), 3) == 1.7
 
-    assert await poll(limit_set, timeout=WAIT_SECONDS, what="the queue's per-tenant limit")
+    assert await poll(limits_set, timeout=WAIT_SECONDS, what="the queues' per-tenant limits")

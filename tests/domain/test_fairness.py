@@ -10,12 +10,14 @@ import pytest
 from temporalio.common import Priority
 
 from domain.fairness import (
+    DEFAULT_TENANT_QUOTA_SHARE,
     FAIRNESS_KEY_MAX_BYTES,
     LINT_FAIRNESS_KEY,
     PRIORITY_BY_TRIGGER,
     fairness_key,
     parse_tenant_weights,
     priority_key,
+    tenant_calls_per_second,
 )
 from domain.memory import SCOPE_PATTERN
 from messages.compile import Trigger
@@ -89,3 +91,33 @@ def test_a_compile_starts_with_its_trigger_priority_its_tenant_key_and_weight():
     assert lint_priority(settings) == Priority(priority_key=priority_key("lint"), fairness_key=LINT_FAIRNESS_KEY)
     off = Settings(WIKI_FAIRNESS_ENABLED=False)
     assert compile_priority(off, "paying", "memory_retain") is None and lint_priority(off) is None
+
+
+def test_each_tenant_gets_its_share_of_the_model_queue_rate_and_never_the_whole_of_it():
+    rng = random.Random(85)
+    for _ in range(500):
+        queue = round(rng.uniform(0.01, 500), rng.randint(0, 4)) or 0.01
+        share = rng.choice([1.0, DEFAULT_TENANT_QUOTA_SHARE, round(rng.uniform(0.01, 1), 3) or 0.01])
+        limit = tenant_calls_per_second(queue, share)
+        assert limit >= 0.001 and limit == round(limit, 3)
+        assert limit <= max(queue * share, 0.001) + 1e-9
+        assert limit > queue * share - 0.001 or limit == 0.001
+        if share < 1 and queue * (1 - share) >= 0.001:
+            assert limit < queue, "the rest of the rate stays free for the other tenants"
+
+
+def test_the_tenant_limit_is_the_explicit_one_else_a_share_of_the_queue_rate_with_fairness_on():
+    queue = {"WIKI_LLM_TASK_QUEUE": "wiki-llm"}
+    assert Settings(**queue).tenant_max_per_second() is None, "no queue rate, no share of it"
+    assert Settings(**queue, WIKI_LLM_MAX_PER_SECOND=2).tenant_max_per_second() == 1.7
+    assert Settings(**queue, WIKI_LLM_MAX_PER_SECOND=2, WIKI_LLM_TENANT_QUOTA_SHARE=0.5).tenant_max_per_second() == 1.0
+    assert Settings(**queue, WIKI_LLM_MAX_PER_SECOND=2, WIKI_LLM_TENANT_MAX_PER_SECOND=0.3).tenant_max_per_second() == 0.3
+    # Without fairness keys every call has the same key: a per-key limit would cap the whole queue.
+    assert Settings(**queue, WIKI_LLM_MAX_PER_SECOND=2, WIKI_FAIRNESS_ENABLED=False).tenant_max_per_second() is None
+
+
+@pytest.mark.parametrize("value", ["0", "1.5", "-0.2", "nan", "most"])
+def test_a_tenant_quota_share_outside_zero_to_one_is_refused_naming_the_variable(monkeypatch, value):
+    monkeypatch.setenv("WIKI_LLM_TENANT_QUOTA_SHARE", value)
+    with pytest.raises(ConfigError, match="WIKI_LLM_TENANT_QUOTA_SHARE"):
+        load_settings()
