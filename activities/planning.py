@@ -183,7 +183,7 @@ class Planning:
             cited = await load_memories(conn, scope.tenant, scope.owner, refs)
         reply = await self._planner.write_section(task, cited, request.model_id)
         body, rejected = strip_wikilinks(reply.body), list[RejectedClaim]()
-        if not self._planner.rewrites_from_sources:
+        if not self._planner.rewrites_from_sources and not reply.derived:
             # A model wrote this body: its own lines pass the grounding check (activities/writer_gate.py).
             body, rejected = checked_draft(task, body, cited)
         async with self._engine.begin() as conn:
