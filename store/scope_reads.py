@@ -43,6 +43,7 @@ MAX_RECENT_PADDING = 25
 # a form the lookup misses. Few, for the same reason as the pages: in an aged scope the padding was
 # most of a plan's prompt (100 open mentions with their sightings, ~5,000 tokens, in the 10th thousand
 # memories of one scope) and on the sample every padding gives the same wiki (bench/candidates.py).
+# Ten: a young scope holds few open mentions, so a larger padding is paid only by an aged one.
 MAX_MENTION_PADDING = 10
 # A padding mention is shown with its newest sighting only: enough to recognise the name in another
 # form, and the same size however many sightings an aged mention has collected (a named or required
