@@ -207,7 +207,7 @@ class Planning:
             return WriteSectionResult(task_key=request.task_key, usage=TokenCounts(),
                                       pending_batch_id=deferred.batch_id)
         body, rejected = strip_wikilinks(reply.body), list[RejectedClaim]()
-        if not self._planner.rewrites_from_sources:
+        if not self._planner.rewrites_from_sources and not reply.derived:
             # A model wrote this body: its own lines pass the grounding check (activities/writer_gate.py).
             body, rejected = checked_draft(task, body, cited)
         async with self._engine.begin() as conn:

@@ -9,7 +9,8 @@ the bench parts `cost`, `realistic`, `overlap` and `growth` (bench/parts.py).
   (TTFT + output tokens / speed) plus the slowest model-calling section write of each write phase.
 - overlap: the realistic measurement with overlap planning off, then on (WIKI_OVERLAP_PLANNING).
 - growth: one scope fed a generated corpus a thousand memories at a time (zero latency: it measures
-  tokens, not time); the cost per memory of the last thousand over that of the first.
+  tokens, not time); the cost per memory of the last thousand over that of the first, with what a
+  plan was shown and why the writer was called in each (bench/growth_counts.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import time
 import uuid
 
 from app.worker import build_model_client, build_worker
+from bench.growth_counts import plan_counts, writer_counts
 from bench.history import PLAN, ChainAnalysis
 from bench.overhead import bench_environment, bench_settings, compile_sample, ledger_rows
 from bench.plan_tokens import plan_token_parts
@@ -222,7 +224,9 @@ async def measure_growth(services: Services, model_id: str, thousands: int = GRO
                                 calls = simulator.calls[mark:]
                                 measured.append({"thousand": end // 1000, "compile_seconds": round(seconds, 1),
                                                  **cost_summary(calls, end - start, model_id),
-                                                 "planner_prompt_bytes_per_call": planner_prompt_parts(calls)})
+                                                 "planner_prompt_bytes_per_call": planner_prompt_parts(calls),
+                                                 "shown_per_plan": plan_counts(calls),
+                                                 "writer_calls": writer_counts(calls)})
                     runs = await ledger_rows(engine, tenant, owner)
                 finally:
                     await engine.dispose()

@@ -232,11 +232,22 @@ def _growth_why(growth: dict) -> str:
                 f"{name.replace('_', ' ')} {parts_a.get(name, 0):,} → {parts_b.get(name, 0):,}"
                 for name in ("candidate_pages", "open_mentions", "memories", "system")) + ")"
         text += ": an aged scope has a page for most names a batch writes, each sent with its section excerpts."
+    shown_a, shown_b = first.get("shown_per_plan"), last.get("shown_per_plan")
+    if shown_a and shown_b:
+        text += " Shown per plan, 1st → last thousand: " + ", ".join(
+            f"{name.replace('_', ' ')} {shown_a.get(name, 0):g} → {shown_b.get(name, 0):g}"
+            for name in ("candidate_pages", "candidate_sections", "open_mentions", "sightings")) + "."
     writer_a, writer_b = first["by_kind"].get("writer"), last["by_kind"].get("writer")
-    if writer_a and writer_b and writer_b["calls"] > writer_a["calls"]:
-        text += (f" Writer calls went from {writer_a['calls']} to {writer_b['calls']} per thousand: once a section "
-                 f"has reached its {growth['section_budget_chars']:,}-character budget, an update can no longer be "
-                 "appended in code, and a visit to it costs a writer call that condenses it.")
+    if writer_a or writer_b:
+        calls_a, calls_b = (writer_a or {}).get("calls", 0), (writer_b or {}).get("calls", 0)
+        text += f" Writer calls per thousand: {calls_a} → {calls_b}"
+        split_a, split_b = first.get("writer_calls"), last.get("writer_calls")
+        if split_a and split_b:
+            text += (f" (condensing only {split_a['condense_only']} → {split_b['condense_only']}, rewrites "
+                     f"{split_a['rewrite']} → {split_b['rewrite']})")
+        text += (f". A section past its {growth['section_budget_chars']:,}-character budget whose oldest lines are "
+                 "dated is folded in code, down to half the budget (planners/section_fold.py); the writer is called "
+                 "for the rest: a body whose bulk is prose, a rewrite.")
     return text
 
 

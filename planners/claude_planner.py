@@ -45,6 +45,7 @@ from planners.prompts import (
     planner_max_tokens,
 )
 from planners.section_edits import SECTION_BUDGET_CHARS, append_lines, apply_edits, parse_edits
+from planners.section_fold import folded_body
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -92,12 +93,18 @@ class ClaudePlanner:
 
     async def write_section(self, task: SectionTask, cited: list[MemoryRecord], model_id: str) -> SectionReply:
         """The section's new body. An update that only adds lines is appended without a model call while
-        the section stays within its budget; otherwise the writer answers with line edits
+        the section stays within its budget, and past it folded in code when its oldest dated lines are
+        what has to go; otherwise the writer answers with line edits
         (planners/section_edits.py). A reply cut off, refused or not edits falls back to the append,
         so one section never fails a compile."""
         appended = append_lines(task.existing_body, task.proposed_body)
         if task.additive and len(appended) <= SECTION_BUDGET_CHARS:
             return SectionReply(body=appended, usage=priced(model_id, TokenUsage()))
+        # Past the budget, what has to go may be dated lines only: the compiler folds them into a
+        # recount, with headroom, and no model is called (planners/section_fold.py).
+        folded = folded_body(appended, SECTION_BUDGET_CHARS) if task.additive else None
+        if folded is not None:
+            return SectionReply(body=folded, usage=priced(model_id, TokenUsage()), derived=True)
         # An additive update past the budget is appended first: the writer then only condenses the
         # body it is shown, so it retypes no proposed line and needs no source record.
         condense_only = task.additive

@@ -31,6 +31,9 @@ class PlanReply(BaseModel):
 class SectionReply(BaseModel):
     body: str
     usage: TokenCounts
+    # Written in code from the lines the section already had and the plan's (an append, a fold of
+    # dated lines: planners/section_fold.py), no model's words: it needs no grounding check.
+    derived: bool = False
 
 
 class JudgeReply(BaseModel):

@@ -5,7 +5,8 @@ appended in code, without a model call, while the section stays within SECTION_B
 writer is called for a rewrite (a line is wrong or superseded) or when an append would pass the
 budget; it answers with edits to the numbered lines of the existing body (replace / insert /
 delete), so its output is the size of the change, not of the section. Past the budget it condenses:
-older detail folds into summary lines. Provenance is section-level, so the memories behind folded
+older detail folds into summary lines, unless the lines to fold are dated ones, which the compiler
+folds itself (planners/section_fold.py). Provenance is section-level, so the memories behind folded
 lines stay cited by the section.
 """
 

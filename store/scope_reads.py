@@ -4,8 +4,8 @@ Candidate pages are bounded (200 by default) whatever the scope's size: first pa
 or titles match names in the batch exactly, then pages the resolution ladder could call the same
 thing (an alias that starts or ends with a name's core: "uchi austin" or "the driskill" for a batch
 naming "Uchi" or "Driskill"; a shared blocking key, store/name_index.py: "emmer and rye" for "Emmer &
-Rye"), then by trigram similarity, then by full-text match, then the most
-recently compiled. So the prompt stays the same size as a scope grows to thousands
+Rye"), then by trigram similarity, then by full-text match (these two WEAK_MATCH_BUDGET in all, the
+closest first), then the most recently compiled. So the prompt stays the same size as a scope grows to thousands
 of pages, and the pages a batch talks about are always in it (the most recent pages alone would miss
 merges once a scope outgrows them).
 """
@@ -27,6 +27,11 @@ MAX_NAMES = 200
 # Low enough for a transposition in a one-word name ("margeurite" / "marguerite": 0.47).
 TRIGRAM_THRESHOLD = 0.4
 MATCHES_PER_NAME = 3  # pages each name may bring in per relevance tier (core, trigram, full text)
+# Pages matched by a similar spelling (trigram) or by a name in their text (full text), in all, the
+# closest first: weak evidence that a page is what a batch talks about, and the tier that grows as a
+# scope ages (an aged page's text names many things), so it gets a budget of its own rather than one
+# per name. Pages a name matches as an alias, its core or its blocking key are never cut by it.
+WEAK_MATCH_BUDGET = 8
 # Recently compiled pages pad the relevant ones up to this many: context for a memory that refers to
 # a recent page without naming it. Few: measured on the sample (bench/candidates.py), padding 100
 # pages or none gives the same wiki, page for page and citation for citation, while the padding
@@ -38,7 +43,12 @@ MAX_RECENT_PADDING = 25
 # a form the lookup misses. Few, for the same reason as the pages: in an aged scope the padding was
 # most of a plan's prompt (100 open mentions with their sightings, ~5,000 tokens, in the 10th thousand
 # memories of one scope) and on the sample every padding gives the same wiki (bench/candidates.py).
-MAX_MENTION_PADDING = 25
+# Ten: a young scope holds few open mentions, so a larger padding is paid only by an aged one.
+MAX_MENTION_PADDING = 10
+# A padding mention is shown with its newest sighting only: enough to recognise the name in another
+# form, and the same size however many sightings an aged mention has collected (a named or required
+# mention, which a plan may promote citing its sightings, keeps all it holds).
+PADDING_SIGHTINGS_SHOWN = 1
 # Characters of each section's body read for the prompt's excerpt (which shows fewer).
 SECTION_EXCERPT_READ = 1000
 # A page's newest claims read for the facts that may change (domain/facts.py), and how many of them
@@ -158,6 +168,9 @@ LIMIT :limit
 """
 
 
+WEAK_TIERS = (2, 3)  # the SQL's tiers of trigram and full-text matches
+
+
 async def candidate_pages(conn: AsyncConnection, tenant: str, owner: str, names: list[str],
                           limit: int) -> list[CandidatePage]:
     # SET LOCAL: the threshold of `%` (and so the index scan) for this transaction only.
@@ -168,6 +181,9 @@ async def candidate_pages(conn: AsyncConnection, tenant: str, owner: str, names:
         "keys": name_blocking_keys(names),
         "recent": min(limit, MAX_RECENT_PADDING), "excerpt": SECTION_EXCERPT_READ, "fact_rows": FACT_ROWS_READ,
     })).all()
+    # The rows come best first (tier, then score): the weak matches past the budget are the farthest.
+    cut = {row.id for row in [row for row in rows if row.tier in WEAK_TIERS][WEAK_MATCH_BUDGET:]}
+    rows = [row for row in rows if row.id not in cut]
     return [
         CandidatePage(id=row.id, type=row.type, slug=row.slug, title=row.title, summary=row.summary,
                       aliases=list(row.aliases or []),
@@ -205,16 +221,18 @@ async def open_mentions(conn: AsyncConnection, tenant: str, owner: str, names: l
     padding = 0
     kept = []
     for row in rows:  # the named and required ones come first (the ORDER BY)
-        if row.id not in wanted and row.alias_normalized not in named:
+        padded = row.id not in wanted and row.alias_normalized not in named
+        if padded:
             padding += 1
             if padding > MAX_MENTION_PADDING:
                 break
-        kept.append(row)
+        contexts = list(row.sample_contexts or [])
+        kept.append((row, contexts[:PADDING_SIGHTINGS_SHOWN] if padded else contexts))
     return [
         OpenMention(id=row.id, alias=row.alias, alias_normalized=row.alias_normalized,
                     mention_count=row.mention_count, suggested_type=row.suggested_type,
-                    last_seen_at=row.last_seen_at, sample_contexts=list(row.sample_contexts or []))
-        for row in kept
+                    last_seen_at=row.last_seen_at, sample_contexts=contexts)
+        for row, contexts in kept
     ]
 
 

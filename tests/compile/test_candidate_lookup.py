@@ -105,17 +105,41 @@ async def test_the_resolver_merges_proposals_by_the_ladder_and_keeps_traps_apart
 
 
 async def test_the_planner_is_shown_every_open_mention_it_names_and_only_a_few_others(engine):
-    from store.scope_reads import MAX_MENTION_PADDING, open_mentions
+    from store.scope_reads import MAX_MENTION_PADDING, PADDING_SIGHTINGS_SHOWN, open_mentions
     from tests.operators.helpers import mention
 
     tenant = "t-mentions"
+    sightings = [{"quote": f"Sighting {n}.", "source_ref": str(uuid.uuid4())} for n in range(3)]  # newest first
     for number in range(MAX_MENTION_PADDING + 10):
-        await mention(engine, tenant, OWNER, f"Held Place {number}", count=2 + number % 5)
-    named = await mention(engine, tenant, OWNER, "Rare Cafe", count=1)
-    required = await mention(engine, tenant, OWNER, "Lint Candidate", count=1)
+        await mention(engine, tenant, OWNER, f"Held Place {number}", count=2 + number % 5, contexts=sightings)
+    named = await mention(engine, tenant, OWNER, "Rare Cafe", count=1, contexts=sightings)
+    required = await mention(engine, tenant, OWNER, "Lint Candidate", count=1, contexts=sightings)
     async with engine.connect() as conn:
         shown = await open_mentions(conn, tenant, OWNER, ["rare cafe"], 100, [required])
     assert [m.id for m in shown[:2]] == [required, named]  # what the batch names or lint asks about first
     assert len(shown) == 2 + MAX_MENTION_PADDING  # then the most seen, up to the padding
     counts = sorted((2 + n % 5 for n in range(MAX_MENTION_PADDING + 10)), reverse=True)
     assert [m.mention_count for m in shown[2:]] == counts[:MAX_MENTION_PADDING]
+    # What a plan may promote keeps every sighting it cites; a padding name shows its newest only.
+    assert [m.sample_contexts for m in shown[:2]] == [sightings, sightings]
+    assert all(m.sample_contexts == sightings[:PADDING_SIGHTINGS_SHOWN] for m in shown[2:])
+
+
+async def test_pages_matched_only_by_their_text_are_shown_within_a_budget_whatever_the_scope_holds(engine):
+    from store.scope_reads import MATCHES_PER_NAME, MAX_RECENT_PADDING, WEAK_MATCH_BUDGET
+
+    tenant, people = "t-weak", ["Lena Park", "Mateo Ruiz", "Priya Shah", "Tomas Berg"]
+    async with engine.begin() as conn:
+        named = await add_page(conn, "Lena Park", ["lena park"], tenant=tenant)
+        texts = []
+        for number in range(len(people) * MATCHES_PER_NAME + 6):  # more than the names may bring each
+            pid = await add_page(conn, f"Cafe Number {number}", [f"cafe number {number}"], tenant=tenant)
+            await conn.execute(text("UPDATE wiki_pages SET summary = :s, last_compiled_at = now() - interval '1 day' "
+                                    "WHERE id = :id"), {"s": f"Coffee with {people[number % len(people)]}.", "id": pid})
+            texts.append(pid)
+        for number in range(MAX_RECENT_PADDING):  # the recent padding: pages compiled since
+            await add_page(conn, f"Recent Place {number}", [f"recent place {number}"], tenant=tenant)
+        names = names_in_batch([memory(" and ".join(people) + ".", *people)])
+        shown = [str(page.id) for page in await candidate_pages(conn, tenant, OWNER, names, limit=200)]
+    assert shown[0] == named  # the page the batch names is always there, first
+    assert len([pid for pid in shown if pid in texts]) == WEAK_MATCH_BUDGET < len(people) * MATCHES_PER_NAME
