@@ -29,6 +29,9 @@ from runtime.database import engine_for, execute_as_admin, migrate
 from runtime.devservices import EmbeddedPostgres, fairness_args, free_port, temporal_cli_path
 from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
 
+# Session-wide corpora compiled once, each a template database copied per test.
+from tests.compiled_sample import compiled_sample, compiled_sample_engine  # noqa: F401
+
 warnings.filterwarnings("ignore", module="platformdirs")
 TEMPLATE_DB = "wiki_template"
 _database_numbers = itertools.count()
