@@ -20,8 +20,11 @@ demo: $(STAMP)
 demo-simulated: $(STAMP)
 	$(BIN)/python -m claude_sim run --provider $(PROVIDER) -- $(BIN)/wiki demo
 
+# Two pytest-xdist workers, each with its own services; tests sharing a compiled corpus stay on one
+# worker (tests/parallel.py). TEST_WORKERS=0 runs the suite in one process.
+TEST_WORKERS ?= 2
 test: lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 # Ruff, then mypy over the layer folders (their list and settings: [tool.mypy] in pyproject.toml).
 lint: $(STAMP)

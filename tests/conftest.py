@@ -29,6 +29,13 @@ from runtime.database import engine_for, execute_as_admin, migrate
 from runtime.devservices import EmbeddedPostgres, fairness_args, free_port, temporal_cli_path
 from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
 
+# Session-wide corpora compiled once, each a template database copied per test.
+from tests.compiled_sample import compiled_sample, compiled_sample_engine  # noqa: F401
+
+# The tests sharing such a session fixture stay on one pytest-xdist worker (tests/parallel.py).
+from tests.parallel import pytest_collection_modifyitems, pytest_xdist_make_scheduler  # noqa: F401
+from tests.session_replay import assert_every_history_replays, under_xdist
+
 warnings.filterwarnings("ignore", module="platformdirs")
 TEMPLATE_DB = "wiki_template"
 _database_numbers = itertools.count()
@@ -104,8 +111,12 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
         data_converter=pydantic_data_converter,
         dev_server_log_level="error",
     )
-    yield env
-    await env.shutdown()
+    try:
+        yield env
+        if under_xdist():  # each worker's server holds histories the replay test never saw
+            await assert_every_history_replays(env.client)
+    finally:
+        await env.shutdown()
 
 
 @pytest.fixture

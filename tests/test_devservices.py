@@ -47,16 +47,20 @@ def test_a_worker_pid_file_is_believed_only_for_a_live_worker_process(tmp_path: 
     worker.pid_path.write_text(f"{os.getpid()}\nwiki-compile\n")  # alive, but not `python -m worker`
     assert worker.pid() is None and not worker.is_running()
     # A process whose command line carries `-m worker`, as `wiki worker` in the background does.
-    process = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()", "-m", "worker"],
-                               stdin=subprocess.PIPE)
+    process = subprocess.Popen([sys.executable, "-c", "import sys; print('up', flush=True); sys.stdin.read()",
+                                "-m", "worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
+        # Just after exec the kernel can show an empty command line; once Python runs code it is there.
+        assert process.stdout.readline() == b"up\n"
         worker.pid_path.write_text(f"{process.pid}\nwiki-compile\n")
         assert worker.pid() == process.pid and worker.is_running()
         process.stdin.close()  # it exits; waitid without reaping leaves it a zombie, dead all the same
         os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOWAIT)
         assert worker.pid() is None and not worker.is_running()
     finally:
+        process.kill()  # a failed check above must end the test, not leave it waiting on the child forever
         process.wait()
+        process.stdout.close()
     assert worker.pid() is None  # and once reaped, no process has that pid
 
 

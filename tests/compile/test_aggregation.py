@@ -274,13 +274,11 @@ async def wiki_state(engine: AsyncEngine, owner: str) -> dict[str, list[tuple]]:
 # --------------------------------------------------------------------------- the samples, scripted planner
 
 
-async def test_the_700_memory_sample_grows_city_hubs_whose_rollups_list_their_children(client, engine):
-    owner = new_owner()
-    settings = helpers.test_settings()
-    await retain_sample(engine, TENANT, owner, 700)
-    async with running_worker(client, engine, settings):
-        await compile_scope(client, settings, TENANT, owner)
-    runs = await ledger(engine, TENANT, owner)
+async def test_the_700_memory_sample_grows_city_hubs_whose_rollups_list_their_children(compiled_sample,
+                                                                                        compiled_sample_engine):
+    """On the session's compile of the sample (tests/compiled_sample.py), with the scripted planner."""
+    engine, tenant, owner = compiled_sample_engine, compiled_sample.tenant, compiled_sample.owner
+    runs = await ledger(engine, tenant, owner)
     assert not [run["metrics"]["aggregation_error"] for run in runs if "aggregation_error" in run["metrics"]]
     assert ledger_total(runs, "parent_sections_updated") > 0
     # Every run that read memories; a run can read none when the run before it hit a cap on its batch
@@ -293,7 +291,7 @@ async def test_the_700_memory_sample_grows_city_hubs_whose_rollups_list_their_ch
         WHERE p.tenant_id = :t AND p.owner_id = :o AND p.type = 'topic' AND p.summary LIKE 'City:%'
           AND s.aggregation->>'promotion_status' <> 'promoted'
           AND jsonb_array_length(s.aggregation->'linked_page_ids') > 0
-    """, t=TENANT, o=owner)
+    """, t=tenant, o=owner)
     assert city_rollups, "the 700-memory sample must yield a city hub with a rollup section"
     for rollup_row in city_rollups:
         metadata = rollup_row.aggregation

@@ -35,12 +35,12 @@ async def _rows(engine, query: str, **params):
 
 
 
-async def test_the_700_memory_sample_compiles_into_a_consistent_wiki(client, engine):
-    settings = test_settings()
-    retained = await retain_sample(engine, "t1", "alice", 700)
-    async with running_worker(client, engine, settings):
-        await compile_scope(client, settings, "t1", "alice")
-    rows = await ledger(engine, "t1", "alice")
+async def test_the_700_memory_sample_compiles_into_a_consistent_wiki(compiled_sample, compiled_sample_engine):
+    """On the session's compile of the sample (tests/compiled_sample.py): the only scope of its database."""
+    engine, tenant, owner = compiled_sample_engine, compiled_sample.tenant, compiled_sample.owner
+    retained = len(await _rows(engine, "SELECT id FROM memory_units WHERE tenant_id = :t AND owner_id = :o",
+                               t=tenant, o=owner))
+    rows = await ledger(engine, tenant, owner)
 
     # Every memory read exactly once, across the continue-as-new chain the per-run caps force (a cap
     # hit on a last batch that exactly filled its page leaves one more run that reads nothing).

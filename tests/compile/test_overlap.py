@@ -28,7 +28,7 @@ from messages.compile import PlanBatchInput, compile_workflow_id
 from store.memories import store_memories
 from tests.compile.helpers import compile_scope, running_worker, test_settings
 from tests.golden.dump import dump_scope, encode, first_difference
-from tests.golden.make_fixture import FIXTURE, compile_sample
+from tests.golden.make_fixture import FIXTURE
 from tests.golden.make_fixture import OWNER as SAMPLE_OWNER
 from tests.golden.make_fixture import TENANT as SAMPLE_TENANT
 
@@ -145,11 +145,11 @@ async def test_overlapped_compile_writes_the_sequential_wiki(client, engine, cap
     assert updated >= 3 and merged >= 1 and promoted >= 1, (updated, merged, promoted)
 
 
-async def test_the_sample_compiled_with_overlap_is_the_golden_wiki(client, engine, caplog) -> None:
-    """The golden fixture was recorded with batches in strict sequence; overlap is on by default."""
-    caplog.set_level(logging.WARNING, logger="activities.planning")
+async def test_the_sample_compiled_with_overlap_is_the_golden_wiki(compiled_sample, compiled_sample_engine) -> None:
+    """The golden fixture was recorded with batches in strict sequence; overlap is on by default, and
+    the session's compile of the sample (tests/compiled_sample.py) ran with the default."""
+    engine = compiled_sample_engine
     assert test_settings().overlap_planning
-    await compile_sample(client, engine)
     actual = json.loads(encode(await dump_scope(engine, SAMPLE_TENANT, SAMPLE_OWNER)))
     difference = first_difference(json.loads(gzip.decompress(FIXTURE.read_bytes())), actual)
     assert difference is None, f"the overlapped compile differs from {FIXTURE.name}: {difference}"
@@ -160,4 +160,4 @@ async def test_the_sample_compiled_with_overlap_is_the_golden_wiki(client, engin
     assert sum(m["batches"] for m in compiling) == 14 and len(compiling) == 4
     assert sum(m["plans_ahead"] for m in runs) == 14 - len(compiling)
     assert sum(m["plans_ahead_discarded"] for m in runs) == 0
-    assert not [r.message for r in caplog.records if "as it stands" in r.getMessage()]
+    assert not [message for message in compiled_sample.warnings if "as it stands" in message]

@@ -9,7 +9,8 @@ admin compile to completion on a worker with the scripted planner and no debounc
 `dump_scope(...)` as sorted, indented JSON, gzip-compressed with mtime 0 (so equal wikis give
 byte-identical files).
 
-test_sample_golden.py runs `compile_sample` below on the test fixtures and compares with the file.
+The test suite runs `compile_sample` below once per session on its services (`compiled_sample` in
+tests/compiled_sample.py); test_sample_golden.py compares that compile with the file.
 """
 
 from __future__ import annotations
