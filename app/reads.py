@@ -34,7 +34,7 @@ from domain.related import (
     rank_related,
 )
 from domain.search import MAX_SEARCH_LIMIT
-from store import agent_reads, wiki_reads
+from store import agent_reads, scope_revisions, wiki_reads
 from store.agent_reads import CitedMemory, PageChange
 from store.claims import ClaimView, page_claims, page_has_history
 
@@ -493,3 +493,9 @@ async def changes_since(db: Database, scope: ReadScope, since: str, limit: int |
                                                       MAX_NEW_SOURCES_SHOWN)
     next_cursor = _encode_cursor(pages[-1].changed_at, pages[-1].id) if more and pages else None
     return ChangesResult(since=parsed, pages=pages, next_cursor=next_cursor)
+
+
+async def scope_revision(conn: AsyncConnection, scope: ReadScope) -> int:
+    """A number that changes at the commit of any write to the scope's pages, sections, aliases,
+    section sources, claims or claim sources: answers read after it are current as of it."""
+    return await scope_revisions.scope_revision(conn, scope.tenant, scope.owner)
