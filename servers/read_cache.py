@@ -31,6 +31,7 @@ CACHED_READS = re.compile(r"^/v1/(?:search|changes|pages/(?:entity|topic|decisio
 # An answer larger than this share of the cache is not kept (it would push out many others).
 LARGEST_SHARE = 16
 
+
 class _Key(NamedTuple):
     tenant: str
     owner: str
