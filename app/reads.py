@@ -34,7 +34,7 @@ from domain.related import (
     rank_related,
 )
 from domain.search import MAX_SEARCH_LIMIT
-from store import agent_reads, wiki_reads
+from store import agent_reads, scope_revisions, wiki_reads
 from store.agent_reads import CitedMemory, PageChange
 from store.claims import ClaimView, page_claims, page_has_history
 
@@ -380,28 +380,34 @@ async def get_sources(db: Database, scope: ReadScope, name: str, section: str | 
 # ------------------------------------------------------------------------------------------ related
 
 
-async def _walk(conn: AsyncConnection, scope: ReadScope, origin: UUID, way: str,
-                max_hops: int) -> dict[str, set[str]]:
-    """The links one direction's walk can follow, level by level up to `max_hops`.
+async def _walk(conn: AsyncConnection, scope: ReadScope, origin: str, ways: list[str],
+                max_hops: int) -> dict[str, dict[str, set[str]]]:
+    """The links each direction's walk can follow, level by level up to `max_hops`; the directions
+    are walked side by side, one round trip per level.
 
-    A level that would take the cone past MAX_CONE_PAGES is not taken: the cone stays complete up to
-    the hops it reached, and the ranking stays a full sort over it.
+    A level that would take a direction's cone past MAX_CONE_PAGES is not taken: the cone stays
+    complete up to the hops it reached, and the ranking stays a full sort over it.
     """
-    relation: dict[str, set[str]] = {}
-    reached = {origin}
-    frontier = [origin]
+    relations: dict[str, dict[str, set[str]]] = {way: {} for way in ways}
+    reached = {way: {origin} for way in ways}
+    frontiers = {way: [origin] for way in ways}
     for _ in range(max_hops):
-        pairs = await agent_reads.linked_pages(conn, scope.tenant, scope.owner, frontier, way)
-        new = {far for _, far in pairs if far not in reached}
-        if len(reached) + len(new) > MAX_CONE_PAGES + 1:
+        level = await agent_reads.linked_pages_each_way(conn, scope.tenant, scope.owner, frontiers)
+        for way, pairs in level.items():
+            new = {far for _, far in pairs if far not in reached[way]}
+            if len(reached[way]) + len(new) > MAX_CONE_PAGES + 1:
+                del frontiers[way]
+                continue
+            relation = relations[way]
+            for near, far in pairs:
+                relation.setdefault(near, set()).add(far)
+            reached[way] |= new
+            frontiers[way] = sorted(new)
+            if not new:
+                del frontiers[way]
+        if not frontiers:
             break
-        for near, far in pairs:
-            relation.setdefault(str(near), set()).add(str(far))
-        reached |= new
-        frontier = sorted(new)
-        if not frontier:
-            break
-    return relation
+    return relations
 
 
 async def related(db: Database, scope: ReadScope, name: str, limit: int | None = None,
@@ -417,16 +423,16 @@ async def related(db: Database, scope: ReadScope, name: str, limit: int | None =
     query = _text_argument("query", query, MAX_QUERY_CHARS) if query is not None else None
     async with connection(db) as conn:
         view = (await _resolve(conn, scope, name)).view
-        ways = ["out", "in"] if direction == "both" else [direction]
-        relations = {way: await _walk(conn, scope, view.id, way, max_hops) for way in ways}
-        found = cone(str(view.id), relations)
-        pages = {str(p.id): p for p in await agent_reads.cone_pages(
-            conn, scope.tenant, scope.owner, [UUID(node) for node in found])}
+        origin = str(view.id)
+        relations = await _walk(conn, scope, origin, ["out", "in"] if direction == "both" else [direction],
+                                max_hops)
+        found = cone(origin, relations)
+        pages = await agent_reads.cone_rows(conn, scope.tenant, scope.owner, list(found))
     # The cone names a direction by its relation's key ("out", "in") or "both".
     candidates = [Candidate(id=node, hops=hops, direction=cast(Direction, way), changed_at=pages[node].changed_at,
                             text=f"{pages[node].title} {pages[node].summary or ''}")
                   for node, (hops, way) in found.items() if node in pages]
-    ranked = rank_related(str(view.id), relations, candidates, query or f"{view.title} {view.summary or ''}",
+    ranked = rank_related(origin, relations, candidates, query or f"{view.title} {view.summary or ''}",
                           datetime.now(UTC), limit)
     return RelatedResult(
         page=PageRef(type=view.type, slug=view.slug, title=view.title), direction=direction, max_hops=max_hops,
@@ -487,3 +493,9 @@ async def changes_since(db: Database, scope: ReadScope, since: str, limit: int |
                                                       MAX_NEW_SOURCES_SHOWN)
     next_cursor = _encode_cursor(pages[-1].changed_at, pages[-1].id) if more and pages else None
     return ChangesResult(since=parsed, pages=pages, next_cursor=next_cursor)
+
+
+async def scope_revision(conn: AsyncConnection, scope: ReadScope) -> int:
+    """A number that changes at the commit of any write to the scope's pages, sections, aliases,
+    section sources, claims or claim sources: answers read after it are current as of it."""
+    return await scope_revisions.scope_revision(conn, scope.tenant, scope.owner)

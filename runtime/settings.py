@@ -158,6 +158,9 @@ class Settings(BaseSettings):
     # checked on every request whatever this says.
     http_token_cache_seconds: float = Field(
         5, ge=0, le=300, validation_alias=_env("WIKI_HTTP_TOKEN_CACHE_SECONDS"))
+    # Answers of `wiki serve`'s page, search and changes reads kept per server process, in MiB (0: none),
+    # each under its scope's revision: a committed write to the scope makes them all miss.
+    http_read_cache_mib: int = Field(64, ge=0, le=4096, validation_alias=_env("WIKI_HTTP_READ_CACHE_MIB"))
 
     data_dir: Path = Field(Path(".data"), validation_alias=_env("WIKI_DATA_DIR"))
     metrics_port: int | None = Field(None, ge=1, le=65535, validation_alias=_env("WIKI_METRICS_PORT"))

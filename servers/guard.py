@@ -39,10 +39,11 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.reads import ReadScope
+from app.reads import ReadScope, scope_revision
 from app.tokens import TokenScope, scope_of_token
 from domain.tokens import Rights, allows, token_hash
 from runtime.settings import Settings
+from servers.read_cache import ReadCache, answer_of, recording, replay
 
 BUSY_MESSAGE = "the server is busy; retry after the time in Retry-After"
 DATABASE_ERRORS = (PoolTimeout, DBAPIError, OSError)
@@ -88,6 +89,7 @@ class ServerCounters:
 
     responses: Counter = field(default_factory=Counter)  # by status code
     refused: Counter = field(default_factory=Counter)  # by reason
+    read_cache: Counter = field(default_factory=Counter)  # "hit" / "miss" of reads the cache applies to
     in_flight: int = 0
     waiting: int = 0
 
@@ -100,6 +102,10 @@ class ServerCounters:
                   "# TYPE wiki_http_refused_total counter"]
         lines += [f'wiki_http_refused_total{{reason="{reason}"}} {count}'
                   for reason, count in sorted(self.refused.items())]
+        lines += ["# HELP wiki_http_read_cache_total Cacheable reads answered from the read cache (hit) or "
+                  "by their route (miss).", "# TYPE wiki_http_read_cache_total counter"]
+        lines += [f'wiki_http_read_cache_total{{outcome="{outcome}"}} {count}'
+                  for outcome, count in sorted(self.read_cache.items())]
         lines += ["# HELP wiki_http_in_flight Requests being served now.", "# TYPE wiki_http_in_flight gauge",
                   f"wiki_http_in_flight {self.in_flight}",
                   "# HELP wiki_http_waiting Requests waiting for a turn now.", "# TYPE wiki_http_waiting gauge",
@@ -305,7 +311,8 @@ class GuardRules:
 class RequestGuard:
     def __init__(self, app: ASGIApp, *, engine: AsyncEngine, settings: Settings, rules: GuardRules,
                  counters: ServerCounters, lookup: TokenLookup = scope_of_token, share_connection: bool = False,
-                 admission: Admission | None = None, limiter: RateLimiter | None = None) -> None:
+                 admission: Admission | None = None, limiter: RateLimiter | None = None,
+                 read_cache: ReadCache | None = None) -> None:
         self.app, self.engine, self.lookup, self.rules, self.counters = app, engine, lookup, rules, counters
         # Whether a read route reads on the guard's connection (`Caller.conn`) rather than its own.
         self.share_connection = share_connection
@@ -314,6 +321,8 @@ class RequestGuard:
         self.limiter = limiter or RateLimiter(settings.http_rate_per_second, settings.http_rate_burst)
         self.tokens = TokenCache(settings.http_token_cache_seconds)
         self.read_engine = engine.execution_options(isolation_level="AUTOCOMMIT")
+        # Answers of the reads it applies to, under their scope's revision (reads on the guard's connection only).
+        self.read_cache = read_cache if share_connection else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -372,7 +381,10 @@ class RequestGuard:
                     await conn.close()  # given back before the route takes its own
                     conn = None
                 scope.setdefault("state", {})["caller"] = caller
-                await self.app(scope, self._bounded(receive), send)
+                if caller.conn is not None and self.read_cache is not None and self.read_cache.applies(method, path):
+                    await self._read_through_cache(scope, receive, send, caller)
+                else:
+                    await self.app(scope, self._bounded(receive), send)
             finally:
                 if conn is not None:
                     await conn.close()
@@ -389,6 +401,26 @@ class RequestGuard:
         except (DBAPIError, OSError):
             raise busy(5, "database_unavailable") from None
         return conn
+
+    async def _read_through_cache(self, scope: Scope, receive: Receive, send: Send, caller: Caller) -> None:
+        """The answer kept under the scope's revision of now, or the route's, kept under it."""
+        assert self.read_cache is not None and caller.conn is not None
+        try:
+            revision = await scope_revision(caller.conn, caller.scope)
+        except (DBAPIError, OSError):
+            raise busy(5, "database_unavailable") from None
+        key = self.read_cache.key(caller.scope, scope)
+        answer = self.read_cache.get(key, revision)
+        if answer is not None:
+            self.counters.read_cache["hit"] += 1
+            await replay(send, answer)
+            return
+        self.counters.read_cache["miss"] += 1
+        messages: list[Message] = []
+        await self.app(scope, self._bounded(receive), recording(send, messages))
+        answer = answer_of(messages, revision)
+        if answer is not None:
+            self.read_cache.put(key, answer)
 
     def _admit(self, caller: Caller, method: str, path: str) -> None:
         wait = self.limiter.wait_needed(caller.token_id)

@@ -66,6 +66,7 @@ from servers.guard import (
     caller_of,
 )
 from servers.merge_routes import add_merge_routes
+from servers.read_cache import ReadCache
 from servers.web.views import add_web_views
 
 log = logging.getLogger(__name__)
@@ -187,7 +188,9 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
                     "and retain new memories. Authenticate with a per-scope bearer token from `wiki token create` "
                     "(`--rights read` by default; `write` to retain). Every error is JSON with one sentence.",
         responses={**UNAUTHORIZED, **BAD_INPUT})
+    read_cache = ReadCache(settings.http_read_cache_mib * 2**20) if settings.http_read_cache_mib else None
     api.add_middleware(RequestGuard, engine=engine, settings=settings, counters=counters, share_connection=True,
+                       read_cache=read_cache,
                        rules=GuardRules("/v1/", needs={RETAIN_ROUTE: "write", METRICS_ROUTE: "operator",
                                                        **OPERATOR_NEEDS},
                                         write_routes=frozenset({RETAIN_ROUTE, FORGET_ROUTE, *OPERATOR_NEEDS})))

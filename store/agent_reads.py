@@ -8,6 +8,7 @@ a page of another scope is indistinguishable from a page that does not exist.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import NamedTuple
 from uuid import UUID
 
 from pydantic import BaseModel
@@ -30,15 +31,6 @@ class CitedMemory(BaseModel):
     content: str
     occurred_at: datetime
     sections: list[str]
-
-
-class ConePage(BaseModel):
-    id: UUID
-    type: str
-    slug: str
-    title: str
-    summary: str | None
-    changed_at: datetime | None
 
 
 class SectionChange(BaseModel):
@@ -110,32 +102,55 @@ async def cited_memories(conn: AsyncConnection, tenant: str, owner: str, page_id
             for row in rows], int(total)
 
 
-async def linked_pages(conn: AsyncConnection, tenant: str, owner: str, frontier: list[UUID],
-                       direction: str) -> list[tuple[UUID, UUID]]:
-    """One step of a walk: (page, neighbour) for every link out of ("out") or into ("in") the frontier
-    pages, to active pages of the scope. Links of several kinds between two pages come back once."""
-    if direction == "out":
-        near, far = "from_page_id", "to_page_id"
-    elif direction == "in":
-        near, far = "to_page_id", "from_page_id"
-    else:
-        raise ValueError(f"direction must be out or in (got {direction!r})")
-    rows = await conn.execute(text(f"""
-        SELECT DISTINCT l.{near} AS near, l.{far} AS far
-        FROM wiki_page_links l
-        JOIN wiki_pages p ON p.id = l.{far}
-        WHERE l.{near} = ANY(CAST(:frontier AS uuid[])) AND {_SCOPE}
-    """), {"tenant": tenant, "owner": owner, "frontier": frontier})
-    return [(row.near, row.far) for row in rows]
+# One level of a walk in both directions at once: (way, page, neighbour) for the links out of the "out"
+# frontier and into the "in" frontier, to active pages of the scope, ids as text (a walk compares and
+# keys them as strings, and a cone has hundreds).
+_LINKED_EACH_WAY = text(f"""
+    SELECT DISTINCT 'out' AS way, l.from_page_id::text AS near, l.to_page_id::text AS far
+    FROM wiki_page_links l JOIN wiki_pages p ON p.id = l.to_page_id
+    WHERE l.from_page_id = ANY(CAST(:out_frontier AS uuid[])) AND {_SCOPE}
+    UNION ALL
+    SELECT DISTINCT 'in', l.to_page_id::text, l.from_page_id::text
+    FROM wiki_page_links l JOIN wiki_pages p ON p.id = l.from_page_id
+    WHERE l.to_page_id = ANY(CAST(:in_frontier AS uuid[])) AND {_SCOPE}
+""")
 
 
-async def cone_pages(conn: AsyncConnection, tenant: str, owner: str, ids: list[UUID]) -> list[ConePage]:
-    rows = await conn.execute(text(f"""
-        SELECT p.id, p.type, p.slug, p.title, p.summary, coalesce(p.last_compiled_at, p.updated_at) AS changed_at
-        FROM wiki_pages p WHERE p.id = ANY(CAST(:ids AS uuid[])) AND {_SCOPE}
-    """), {"tenant": tenant, "owner": owner, "ids": ids})
-    return [ConePage(id=row.id, type=row.type, slug=row.slug, title=row.title, summary=row.summary,
-                     changed_at=row.changed_at) for row in rows]
+async def linked_pages_each_way(conn: AsyncConnection, tenant: str, owner: str,
+                                frontiers: dict[str, list[str]]) -> dict[str, list[tuple[str, str]]]:
+    """One step of a walk in each direction of `frontiers` ("out": links out of those pages, "in":
+    links into them), in one round trip: (page, neighbour) by direction, to active pages of the scope.
+    Links of several kinds between two pages come back once."""
+    rows = await conn.execute(_LINKED_EACH_WAY, {"tenant": tenant, "owner": owner,
+                                                 "out_frontier": frontiers.get("out", []),
+                                                 "in_frontier": frontiers.get("in", [])})
+    pairs: dict[str, list[tuple[str, str]]] = {way: [] for way in frontiers}
+    for way, near, far in rows:
+        pairs[way].append((near, far))
+    return pairs
+
+
+class ConeRow(NamedTuple):
+    """A page of a related call's cone: a plain row, since a cone has hundreds and none leaves the call."""
+
+    id: str
+    type: str
+    slug: str
+    title: str
+    summary: str | None
+    changed_at: datetime | None
+
+
+_CONE_PAGES = text(f"""
+    SELECT p.id::text, p.type, p.slug, p.title, p.summary, coalesce(p.last_compiled_at, p.updated_at)
+    FROM wiki_pages p WHERE p.id = ANY(CAST(:ids AS uuid[])) AND {_SCOPE}
+""")
+
+
+async def cone_rows(conn: AsyncConnection, tenant: str, owner: str, ids: list[str]) -> dict[str, ConeRow]:
+    """The active pages of the scope among `ids`, by id."""
+    rows = await conn.execute(_CONE_PAGES, {"tenant": tenant, "owner": owner, "ids": ids})
+    return {row[0]: ConeRow(*row) for row in rows}
 
 
 async def compile_run_started_at(conn: AsyncConnection, tenant: str, owner: str, run_id: str) -> datetime | None:

@@ -87,7 +87,12 @@ class CitingSection(BaseModel):
 #   run of its words, then the shortest alias);
 # - the pages matching the text are found through the GIN index on search_tsv first, and only they (and
 #   the alias hits) are ranked: one OR across the text and the alias join would scan every page of the
-#   scope.
+#   scope. That lookup spells its prefix query out of the parameter with immutable functions only (the
+#   stripped tsvector's text with each 'lexeme' followed by :*), which the planner folds into a constant
+#   it can estimate and match against the index; read from a CTE it is an unknown value and a scan;
+# - matched pages, and the pages of alias hits, are fetched by primary key (a LATERAL subquery that
+#   OFFSET 0 keeps one): the planner cannot know the hits are few and would otherwise hash every page
+#   of the scope to join them.
 _SEARCH = """
     WITH lexemes AS (
         SELECT coalesce(array_agg(DISTINCT u.lexeme), '{}') AS wanted
@@ -106,15 +111,19 @@ _SEARCH = """
     ), alias_hits AS (
         SELECT DISTINCT ON (a.page_id) a.page_id, a.alias
         FROM wiki_page_aliases a
-        JOIN wiki_pages p ON p.id = a.page_id
-        WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
-          AND :needle <> '' AND (a.alias = :needle OR a.alias LIKE '%' || :needle_like || '%' ESCAPE '\\'
+        CROSS JOIN LATERAL (SELECT 1 FROM wiki_pages p
+                            WHERE p.id = a.page_id AND p.tenant_id = :tenant AND p.owner_id = :owner
+                              AND p.status = 'active' OFFSET 0) AS in_scope
+        WHERE :needle <> '' AND (a.alias = :needle OR a.alias LIKE '%' || :needle_like || '%' ESCAPE '\\'
                                  OR a.alias IN (SELECT key FROM name_keys))
         ORDER BY a.page_id, (a.alias = :needle) DESC, (a.alias IN (SELECT key FROM name_keys)) DESC,
                  length(a.alias), a.alias
     ), text_hits AS (
         SELECT p.id FROM wiki_pages p
-        WHERE p.search_tsv @@ (SELECT prefix FROM query)
+        WHERE p.search_tsv @@ CASE WHEN length(to_tsvector('english', regexp_replace(:query, '[^[:alnum:]]+', ' ', 'g'))) > 0
+              THEN to_tsquery('simple', replace(strip(to_tsvector('english', regexp_replace(:query, '[^[:alnum:]]+', ' ',
+                                                                                           'g')))::text,
+                                                ''' ''', ''':* | ''') || ':*') END
           AND p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
     ), matched AS (
         SELECT id FROM text_hits UNION SELECT page_id FROM alias_hits
@@ -127,10 +136,11 @@ _SEARCH = """
            + COALESCE(ts_rank_cd(p.search_tsv, q.prefix, 1), 0) * :prefix_weight
            + CASE WHEN ah.page_id IS NOT NULL THEN :alias_bonus ELSE 0.0 END AS score
     FROM matched m
-    JOIN wiki_pages p ON p.id = m.id
+    CROSS JOIN LATERAL (SELECT * FROM wiki_pages p
+                        WHERE p.id = m.id AND p.tenant_id = :tenant AND p.owner_id = :owner
+                          AND p.status = 'active' OFFSET 0) AS p
     CROSS JOIN query q
     LEFT JOIN alias_hits ah ON ah.page_id = p.id
-    WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
     ORDER BY score DESC, p.last_compiled_at DESC NULLS LAST, p.id
     LIMIT :limit
 """
