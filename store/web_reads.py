@@ -144,12 +144,12 @@ async def active_page_count(conn: AsyncConnection, tenant: str, owner: str) -> i
 
 
 async def links_among(conn: AsyncConnection, tenant: str, owner: str, page_ids: Sequence[UUID]) -> list[GraphEdge]:
-    """The links between the given pages of the scope (both ends among them)."""
+    """The links between the given pages of the scope (both ends among them): each page's links out
+    through the (from, to, kind) key, the pages' scope checked once per page rather than per link."""
     rows = await conn.execute(text("""
-        SELECT l.from_page_id, l.to_page_id, l.kind FROM wiki_page_links l
-        JOIN wiki_pages f ON f.id = l.from_page_id JOIN wiki_pages t ON t.id = l.to_page_id
-        WHERE l.from_page_id = ANY(:ids) AND l.to_page_id = ANY(:ids)
-          AND f.tenant_id = :tenant AND f.owner_id = :owner AND t.tenant_id = :tenant AND t.owner_id = :owner
+        SELECT l.from_page_id, l.to_page_id, l.kind
+        FROM wiki_pages f JOIN wiki_page_links l ON l.from_page_id = f.id
+        WHERE f.id = ANY(:ids) AND f.tenant_id = :tenant AND f.owner_id = :owner AND l.to_page_id = ANY(:ids)
         ORDER BY l.from_page_id, l.to_page_id, l.kind
     """), {"tenant": tenant, "owner": owner, "ids": list(page_ids)})
     return [GraphEdge(source=row.from_page_id, target=row.to_page_id, kind=row.kind) for row in rows]

@@ -9,6 +9,10 @@ with no script source at all: the views use none (citations and the history open
 
 The scope is the signed-in token's (servers/web/session.py), looked up on each request like the
 API's bearer token, with the same admission and per-token rate as the API's guard grants.
+
+The home, the graph and each page are read once per scope revision and kept (`app/view_cache.py`):
+a view served again costs the token lookup, one revision read and the template; any committed write
+to the scope moves its revision, so the next view reads afresh.
 """
 
 from __future__ import annotations
@@ -23,12 +27,14 @@ from urllib.parse import quote
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app import reads, web_views
 from app.reads import BadInput, NotFound, ReadScope
 from app.retain import CompileUnavailable, TemporalConnector
 from app.tokens import scope_of_token
+from app.view_cache import ScopeViewCache
 from domain.tokens import allows
 from runtime.settings import Settings
 from servers.guard import Admission, RateLimiter, Refusal, ServerCounters
@@ -128,6 +134,7 @@ class WebGate:
     engine: AsyncEngine
     admission: Admission
     limiter: RateLimiter
+    views: ScopeViewCache
 
 
 async def _viewer(request: Request) -> AsyncIterator[Viewer]:
@@ -159,8 +166,9 @@ Signed = Annotated[Viewer, Depends(_viewer)]
 def add_web_views(api: FastAPI, engine: AsyncEngine, settings: Settings, counters: ServerCounters,
                   connect: TemporalConnector) -> None:
     """The web view's routes on the API's app (they share its process, pool and tokens)."""
+    kept = ScopeViewCache()
     api.state.web_gate = WebGate(engine, Admission(settings, counters),
-                                 RateLimiter(settings.http_rate_per_second, settings.http_rate_burst))
+                                 RateLimiter(settings.http_rate_per_second, settings.http_rate_burst), kept)
     router = APIRouter(include_in_schema=False)
 
     async def shown(request: Request, who: Viewer, template: str,
@@ -173,9 +181,13 @@ def add_web_views(api: FastAPI, engine: AsyncEngine, settings: Settings, counter
             return page(request, "error.html", 422, who, title="Bad request", message=str(error))
         return page(request, template, viewer=who, view=found, **values)
 
+    def once_per_revision(who: Viewer, what: tuple, read: Callable[[], Awaitable[Any]]) -> Callable[[], Awaitable[Any]]:
+        return lambda: kept.view(who.conn, who.scope.tenant, who.scope.owner, what, read)
+
     @router.get("/", response_class=HTMLResponse)
     async def home(request: Request, who: Signed) -> HTMLResponse:
-        return await shown(request, who, "home.html", lambda: web_views.home_view(who.conn, who.scope))
+        return await shown(request, who, "home.html", once_per_revision(
+            who, ("home",), lambda: web_views.home_view(who.conn, who.scope)))
 
     @router.get("/search", response_class=HTMLResponse)
     async def search(request: Request, who: Signed, q: str = "") -> HTMLResponse:
@@ -185,8 +197,9 @@ def add_web_views(api: FastAPI, engine: AsyncEngine, settings: Settings, counter
 
     @router.get("/wiki/{page_type}/{slug}", response_class=HTMLResponse)
     async def wiki_page(request: Request, who: Signed, page_type: str, slug: str) -> HTMLResponse:
-        return await shown(request, who, "page.html",
-                           lambda: web_views.page_view(who.conn, who.scope, page_type[:20], slug))
+        return await shown(request, who, "page.html", once_per_revision(
+            who, ("page", page_type[:20], slug[:reads.MAX_NAME_CHARS + 1]),
+            lambda: web_views.page_view(who.conn, who.scope, page_type[:20], slug)))
 
     @router.get("/memories/{memory_id}", response_class=HTMLResponse)
     async def memory(request: Request, who: Signed, memory_id: str) -> HTMLResponse:
@@ -200,9 +213,11 @@ def add_web_views(api: FastAPI, engine: AsyncEngine, settings: Settings, counter
             view = await web_views.graph_view(who.conn, who.scope, offset)
             nodes, edges = render.layout([(str(p.id), p.type, p.slug, p.title, p.hubness) for p in view.drawn],
                                          [(str(e.source), str(e.target), e.kind) for e in view.edges])
-            return {"graph": view, "nodes": nodes, "edges": edges, "size": render.GRAPH_SIZE}
+            # The drawing and the list hold nothing of the viewer: rendered once, kept with the view.
+            drawn = {"graph": view, "nodes": nodes, "edges": edges, "size": render.GRAPH_SIZE}
+            return {"body": Markup(_templates.get_template("graph_body.html").render(view=drawn))}  # noqa: S704
 
-        return await shown(request, who, "graph.html", read)
+        return await shown(request, who, "graph.html", once_per_revision(who, ("graph", offset), read))
 
     @router.get("/runs", response_class=HTMLResponse)
     async def runs(request: Request, who: Signed) -> HTMLResponse:

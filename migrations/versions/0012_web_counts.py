@@ -1,0 +1,131 @@
+"""Scope revisions: a number per (tenant, owner) that every committed write to its wiki or memories
+moves forward, so a view computed from the whole scope (counts, hubs, the graph) can be kept and
+served again until the scope changes; and the indexes the web view's home and graph read by.
+
+Statement-level triggers on every table a view reads note the scopes a statement touched in
+`wiki_scope_writes` (one row per transaction and scope); a deferred constraint trigger on that table
+moves the scope's revision at commit and removes the note. Taking the revision row's lock at commit,
+not at the first write, keeps a long compile transaction from holding it: two writers of one scope
+wait for each other only while both commit, and never in a cycle with the rows they write.
+
+A child row (section, claim, alias, link, citation) finds its scope through its page. When a page's
+delete cascades to its children, the children's page is gone by the time their trigger runs; the
+page's own trigger has noted the scope in the same transaction.
+
+Revision ID: 0012_web_counts
+Revises: 0010_recall
+Create Date: 2026-11-27
+"""
+
+from alembic import op
+
+revision = "0012_web_counts"
+down_revision = "0010_recall"
+branch_labels = None
+depends_on = None
+
+# How a table's changed rows (the transition table `changed`) name their scopes.
+_SCOPES_OF = {
+    "direct": "SELECT DISTINCT c.tenant_id, c.owner_id FROM changed c WHERE c.tenant_id IS NOT NULL "
+              "AND c.owner_id IS NOT NULL",
+    "page": "SELECT DISTINCT p.tenant_id, p.owner_id FROM changed c JOIN wiki_pages p ON p.id = c.page_id",
+    "from_page": "SELECT DISTINCT p.tenant_id, p.owner_id FROM changed c JOIN wiki_pages p ON p.id = c.from_page_id",
+    "section": "SELECT DISTINCT p.tenant_id, p.owner_id FROM changed c "
+               "JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id",
+}
+# Every table a view of the web (or another reader keeping views per revision) reads.
+TRACKED = {
+    "wiki_pages": "direct",
+    "memory_units": "direct",
+    "wiki_claim_sources": "direct",
+    "wiki_compile_jobs": "direct",
+    "wiki_page_sections": "page",
+    "wiki_page_aliases": "page",
+    "wiki_page_links": "from_page",
+    "wiki_section_claims": "section",
+    "wiki_section_sources": "section",
+}
+_EVENTS = {"insert": "NEW", "update": "NEW", "delete": "OLD"}
+
+
+def _note_function(mapping: str) -> str:
+    return f"""
+    CREATE FUNCTION wiki_note_scope_write_{mapping}() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        INSERT INTO wiki_scope_writes (tenant_id, owner_id)
+        {_SCOPES_OF[mapping]}
+        ON CONFLICT DO NOTHING;
+        RETURN NULL;
+    END $$
+    """
+
+
+UPGRADE = [
+    """
+    CREATE TABLE wiki_scope_revisions (
+        tenant_id text NOT NULL,
+        owner_id text NOT NULL,
+        revision bigint NOT NULL CHECK (revision > 0),
+        changed_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (tenant_id, owner_id)
+    )
+    """,
+    """
+    CREATE TABLE wiki_scope_writes (
+        xact xid8 NOT NULL DEFAULT pg_current_xact_id(),
+        tenant_id text NOT NULL,
+        owner_id text NOT NULL,
+        PRIMARY KEY (xact, tenant_id, owner_id)
+    )
+    """,
+    """
+    CREATE FUNCTION wiki_bump_scope_revision() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        INSERT INTO wiki_scope_revisions (tenant_id, owner_id, revision) VALUES (NEW.tenant_id, NEW.owner_id, 1)
+        ON CONFLICT (tenant_id, owner_id)
+        DO UPDATE SET revision = wiki_scope_revisions.revision + 1, changed_at = now();
+        DELETE FROM wiki_scope_writes
+        WHERE xact = NEW.xact AND tenant_id = NEW.tenant_id AND owner_id = NEW.owner_id;
+        RETURN NULL;
+    END $$
+    """,
+    """
+    CREATE CONSTRAINT TRIGGER wiki_scope_writes_bump AFTER INSERT ON wiki_scope_writes
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION wiki_bump_scope_revision()
+    """,
+    *(_note_function(mapping) for mapping in _SCOPES_OF),
+    *(f"""
+      CREATE TRIGGER {table}_scope_write_{event} AFTER {event.upper()} ON {table}
+      REFERENCING {way} TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION wiki_note_scope_write_{mapping}()
+      """ for table, mapping in TRACKED.items() for event, way in _EVENTS.items()),
+    # The home's hubs and the graph's best connected pages: the scope's active pages by hubness.
+    """
+    CREATE INDEX wiki_pages_scope_hubness_idx ON wiki_pages (tenant_id, owner_id, hubness_score DESC, title, id)
+    WHERE status = 'active'
+    """,
+    # The home's recent changes: the scope's active pages by last change.
+    """
+    CREATE INDEX wiki_pages_scope_recent_idx ON wiki_pages (tenant_id, owner_id, updated_at DESC, id)
+    WHERE status = 'active'
+    """,
+]
+
+DOWNGRADE = [
+    "DROP INDEX wiki_pages_scope_recent_idx",
+    "DROP INDEX wiki_pages_scope_hubness_idx",
+    *(f"DROP TRIGGER {table}_scope_write_{event} ON {table}" for table in TRACKED for event in _EVENTS),
+    *(f"DROP FUNCTION wiki_note_scope_write_{mapping}()" for mapping in _SCOPES_OF),
+    "DROP TABLE wiki_scope_writes",
+    "DROP FUNCTION wiki_bump_scope_revision()",
+    "DROP TABLE wiki_scope_revisions",
+]
+
+
+def upgrade() -> None:
+    for statement in UPGRADE:
+        op.execute(statement)
+
+
+def downgrade() -> None:
+    for statement in DOWNGRADE:
+        op.execute(statement)
