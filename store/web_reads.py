@@ -27,6 +27,10 @@ class ScopeCounts(BaseModel):
     claims: int
     links: int
     runs: int
+    # Claims and links are counted exactly up to SAMPLED_PAGES active pages; past that, on a sample of
+    # about that many pages (by a hash of their id) and scaled to the whole: the number of pages
+    # sampled, None when exact.
+    estimated_from: int | None = None
 
 
 class PageCard(BaseModel):
@@ -68,24 +72,40 @@ class ClaimCiting(BaseModel):
     confidence: float
 
 
-async def scope_counts(conn: AsyncConnection, tenant: str, owner: str) -> ScopeCounts:
+SAMPLED_PAGES = 300
+
+
+async def scope_counts(conn: AsyncConnection, tenant: str, owner: str,
+                       sampled_pages: int = SAMPLED_PAGES) -> ScopeCounts:
+    """Pages by type, memories and compile runs counted exactly (index scans of the scope); claims and
+    links on active pages exactly up to `sampled_pages` pages, estimated from a sample beyond (their
+    count would read every claim and link of the scope)."""
     params = {"tenant": tenant, "owner": owner}
     by_type = {row.type: row.count for row in await conn.execute(text("""
         SELECT type, count(*) AS count FROM wiki_pages
         WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'active' GROUP BY type
     """), params)}
+    pages = sum(by_type.values())
+    stride = max(1, -(-pages // sampled_pages))  # every page when they are few; about sampled_pages else
     row = (await conn.execute(text("""
+        WITH sampled AS (
+            SELECT p.id FROM wiki_pages p
+            WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+              AND (:stride = 1 OR abs(hashtext(p.id::text)) % :stride = 0)
+        )
         SELECT (SELECT count(*) FROM memory_units WHERE tenant_id = :tenant AND owner_id = :owner) AS memories,
-               (SELECT count(*) FROM wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id
-                JOIN wiki_pages p ON p.id = s.page_id
-                WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active') AS claims,
-               (SELECT count(*) FROM wiki_page_links l JOIN wiki_pages p ON p.id = l.from_page_id
-                WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active') AS links,
+               (SELECT count(*) FROM sampled) AS sampled,
+               (SELECT count(*) FROM sampled p JOIN wiki_page_sections s ON s.page_id = p.id
+                JOIN wiki_section_claims c ON c.section_id = s.id) AS claims,
+               (SELECT count(*) FROM sampled p JOIN wiki_page_links l ON l.from_page_id = p.id) AS links,
                (SELECT count(*) FROM wiki_compile_jobs
                 WHERE kind = 'compile' AND tenant_id = :tenant AND owner_id = :owner) AS runs
-    """), params)).one()
-    return ScopeCounts(pages_by_type=by_type, memories=row.memories, claims=row.claims, links=row.links,
-                       runs=row.runs)
+    """), {**params, "stride": stride})).one()
+    if stride == 1 or not row.sampled:
+        return ScopeCounts(pages_by_type=by_type, memories=row.memories, claims=row.claims, links=row.links,
+                           runs=row.runs)
+    return ScopeCounts(pages_by_type=by_type, memories=row.memories, claims=round(row.claims * pages / row.sampled),
+                       links=round(row.links * pages / row.sampled), runs=row.runs, estimated_from=row.sampled)
 
 
 _CARD_COLUMNS = "p.id, p.type, p.slug, p.title, p.summary, p.hubness_score AS hubness, p.updated_at"
@@ -114,17 +134,23 @@ async def hub_pages(conn: AsyncConnection, tenant: str, owner: str, limit: int) 
 
 
 async def best_connected_pages(conn: AsyncConnection, tenant: str, owner: str, limit: int) -> list[PageCard]:
-    """The `limit` active pages with the highest hubness, then the most links in (counted in one pass
-    over the scope's links, not once per page)."""
+    """The `limit` active pages with the highest hubness, then the most links in, then by title: the
+    scope's pages and links read from indexes only (links counted in one pass, not once per page),
+    the cards of the chosen pages read last."""
     return _cards(await conn.execute(text(f"""
-        SELECT {_CARD_COLUMNS} FROM wiki_pages p
-        LEFT JOIN (SELECT l.to_page_id, count(*) AS inbound FROM wiki_page_links l
-                   JOIN wiki_pages t ON t.id = l.to_page_id
-                   WHERE t.tenant_id = :tenant AND t.owner_id = :owner GROUP BY l.to_page_id) links
-               ON links.to_page_id = p.id
-        WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
-        ORDER BY p.hubness_score DESC, coalesce(links.inbound, 0) DESC, p.type, p.slug COLLATE "C"
-        LIMIT :limit
+        WITH scope_pages AS MATERIALIZED (
+            SELECT p.id, p.hubness_score, p.title FROM wiki_pages p
+            WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+        ), inbound AS (
+            SELECT l.to_page_id AS id, count(*) AS links
+            FROM wiki_page_links l JOIN scope_pages s ON s.id = l.to_page_id GROUP BY l.to_page_id
+        ), best AS (
+            SELECT s.id, s.hubness_score, coalesce(i.links, 0) AS links, s.title
+            FROM scope_pages s LEFT JOIN inbound i ON i.id = s.id
+            ORDER BY s.hubness_score DESC, coalesce(i.links, 0) DESC, s.title, s.id LIMIT :limit
+        )
+        SELECT {_CARD_COLUMNS} FROM best b JOIN wiki_pages p ON p.id = b.id
+        ORDER BY b.hubness_score DESC, b.links DESC, b.title, b.id
     """), {"tenant": tenant, "owner": owner, "limit": limit}))
 
 

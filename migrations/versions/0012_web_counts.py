@@ -49,12 +49,25 @@ _EVENTS = {"insert": "NEW", "update": "NEW", "delete": "OLD"}
 
 
 def _note_function(mapping: str) -> str:
+    """The trigger function noting the scopes of a statement's rows. A transaction writing one scope in
+    many statements notes it once: the scopes noted are remembered in a transaction-local setting
+    (undone with a rolled-back savepoint, like the note itself), so later statements skip the insert."""
     return f"""
     CREATE FUNCTION wiki_note_scope_write_{mapping}() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+        scope record;
+        noted text := coalesce(current_setting('wiki.noted_scopes', true), '');
+        key text;
     BEGIN
-        INSERT INTO wiki_scope_writes (tenant_id, owner_id)
-        {_SCOPES_OF[mapping]}
-        ON CONFLICT DO NOTHING;
+        FOR scope IN {_SCOPES_OF[mapping]} LOOP
+            key := E'\\n' || scope.tenant_id || E'\\x1f' || scope.owner_id || E'\\n';
+            IF position(key IN noted) = 0 THEN
+                INSERT INTO wiki_scope_writes (tenant_id, owner_id) VALUES (scope.tenant_id, scope.owner_id)
+                ON CONFLICT DO NOTHING;
+                noted := noted || key;
+                PERFORM set_config('wiki.noted_scopes', noted, true);
+            END IF;
+        END LOOP;
         RETURN NULL;
     END $$
     """

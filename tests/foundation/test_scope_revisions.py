@@ -154,3 +154,17 @@ async def test_a_page_deleted_with_everything_under_it_moves_its_scope_once(engi
 async def test_a_scope_never_written_is_at_revision_zero(engine):
     async with engine.connect() as conn:
         assert await scope_revision(conn, "nobody", "here") == 0
+
+
+@pytest.mark.parametrize("savepoint_kept", [False, True])
+async def test_a_write_after_a_savepoint_rolled_back_still_moves_the_revision(engine, savepoint_kept):
+    scopes = await _base(engine)
+    scope = scopes[SCOPES[1]]
+    before = await _revisions(engine)
+    async with engine.begin() as conn:
+        nested = await conn.begin_nested()
+        await conn.execute(text("UPDATE wiki_pages SET title = 'inside' WHERE id = :page"), scope.names)
+        await (nested.commit() if savepoint_kept else nested.rollback())
+        await conn.execute(text("UPDATE wiki_section_claims SET confidence = 0.9 WHERE id = :claim"), scope.names)
+    assert await _revisions(engine) == {**before, SCOPES[1]: before[SCOPES[1]] + 1}
+    assert await _pending_notes(engine) == 0
