@@ -380,6 +380,18 @@ async def get_sources(db: Database, scope: ReadScope, name: str, section: str | 
 # ------------------------------------------------------------------------------------------ related
 
 
+def _take_level(relation: dict[str, set[str]], reached: set[UUID], pairs: list[tuple[UUID, UUID]]) -> list[UUID] | None:
+    """Add one level of a walk to `relation` and `reached`; the next frontier, or None when the level
+    would take the cone past MAX_CONE_PAGES (and is not taken)."""
+    new = {far for _, far in pairs if far not in reached}
+    if len(reached) + len(new) > MAX_CONE_PAGES + 1:
+        return None
+    for near, far in pairs:
+        relation.setdefault(str(near), set()).add(str(far))
+    reached |= new
+    return sorted(new)
+
+
 async def _walk(conn: AsyncConnection, scope: ReadScope, origin: UUID, way: str,
                 max_hops: int) -> dict[str, set[str]]:
     """The links one direction's walk can follow, level by level up to `max_hops`.
@@ -389,17 +401,23 @@ async def _walk(conn: AsyncConnection, scope: ReadScope, origin: UUID, way: str,
     """
     relation: dict[str, set[str]] = {}
     reached = {origin}
-    frontier = [origin]
+    frontier: list[UUID] | None = [origin]
     for _ in range(max_hops):
-        pairs = await agent_reads.linked_pages(conn, scope.tenant, scope.owner, frontier, way)
-        new = {far for _, far in pairs if far not in reached}
-        if len(reached) + len(new) > MAX_CONE_PAGES + 1:
-            break
-        for near, far in pairs:
-            relation.setdefault(str(near), set()).add(str(far))
-        reached |= new
-        frontier = sorted(new)
+        assert frontier is not None
+        frontier = _take_level(relation, reached, await agent_reads.linked_pages(conn, scope.tenant, scope.owner,
+                                                                                 frontier, way))
         if not frontier:
+            break
+    return relation
+
+
+def walked_levels(origin: UUID, levels: list[list[tuple[UUID, UUID]]]) -> dict[str, set[str]]:
+    """What `_walk` keeps of one direction's levels read at once (level 1 first, each level's frontier
+    the pages the level before reached first)."""
+    relation: dict[str, set[str]] = {}
+    reached = {origin}
+    for pairs in levels:
+        if not _take_level(relation, reached, pairs):
             break
     return relation
 
@@ -422,6 +440,14 @@ async def related(db: Database, scope: ReadScope, name: str, limit: int | None =
         found = cone(str(view.id), relations)
         pages = {str(p.id): p for p in await agent_reads.cone_pages(
             conn, scope.tenant, scope.owner, [UUID(node) for node in found])}
+    return rank_cone(view, relations, pages, query, limit, direction, max_hops)
+
+
+def rank_cone(view: wiki_reads.PageView, relations: dict[str, dict[str, set[str]]],
+              pages: dict[str, agent_reads.ConePage], query: str | None, limit: int, direction: Direction,
+              max_hops: int) -> RelatedResult:
+    """The related pages of `view` from its walked `relations` and the cone's `pages` (by id)."""
+    found = cone(str(view.id), relations)
     # The cone names a direction by its relation's key ("out", "in") or "both".
     candidates = [Candidate(id=node, hops=hops, direction=cast(Direction, way), changed_at=pages[node].changed_at,
                             text=f"{pages[node].title} {pages[node].summary or ''}")

@@ -33,7 +33,8 @@ HUBS_SHOWN = 12
 RUNS_SHOWN = 50
 RELATED_SHOWN = 8
 # The related pages of a page view come from the pages within two links (the API's default walks three):
-# the view shows a handful, and the third level is most of a large scope's walk.
+# the view shows a handful, and the third level is most of a large scope's walk. Two levels are read in
+# one statement (store/web_reads.py `two_link_levels`).
 RELATED_HOPS = 2
 # The graph draws the best-connected pages (every page is listed beside it, a window at a time).
 GRAPH_DRAWN = 300
@@ -109,7 +110,10 @@ async def page_view(conn: AsyncConnection, scope: ReadScope, page_type: str, slu
     refs = {ref for section in view.sections for ref in section.source_refs}
     refs |= {ref for claims in claimed.values() for claim in claims for ref in claim.sources}
     cited = await web_reads.memories_cited(conn, scope.tenant, scope.owner, sorted(refs))
-    related = await reads.related(conn, scope, f"{view.type}/{view.slug}", RELATED_SHOWN, max_hops=RELATED_HOPS)
+    # The API's related ranking over the cone two links deep, the walk read in one statement.
+    levels, cards = await web_reads.two_link_levels(conn, scope.tenant, scope.owner, view.id)
+    relations = {way: reads.walked_levels(view.id, levels[way]) for way in ("out", "in")}
+    related = reads.rank_cone(view, relations, cards, None, RELATED_SHOWN, "both", RELATED_HOPS)
     return PageShown(
         type=view.type, slug=view.slug, title=view.title, summary=view.summary, aliases=view.aliases,
         updated_at=view.updated_at, last_compiled_at=view.last_compiled_at,

@@ -99,7 +99,7 @@ _CLAIMS = [
 ]
 # A committed write to the scope before a request measured "after a write": a claim seen again.
 _WRITE = """
-    UPDATE wiki_section_claims SET last_seen_at = now() WHERE id = md5('claim' || :page || '/1/1')::uuid
+    UPDATE wiki_section_claims SET last_seen_at = now() WHERE id = md5('claim' || CAST(:page AS text) || '/1/1')::uuid
 """
 
 

@@ -18,6 +18,8 @@ from pydantic import BaseModel
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from store.agent_reads import ConePage
+
 _UUID_PATTERN = "^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$"
 
 
@@ -179,6 +181,38 @@ async def links_among(conn: AsyncConnection, tenant: str, owner: str, page_ids: 
         ORDER BY l.from_page_id, l.to_page_id, l.kind
     """), {"tenant": tenant, "owner": owner, "ids": list(page_ids)})
     return [GraphEdge(source=row.from_page_id, target=row.to_page_id, kind=row.kind) for row in rows]
+
+
+_LEVEL = """
+    SELECT DISTINCT l.{near} AS near, l.{far} AS far, p.type, p.slug, p.title, p.summary,
+           coalesce(p.last_compiled_at, p.updated_at) AS changed_at
+    FROM wiki_page_links l JOIN wiki_pages p ON p.id = l.{far}
+    WHERE l.{near} {frontier} AND p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+"""
+
+
+async def two_link_levels(conn: AsyncConnection, tenant: str, owner: str, origin: UUID
+                          ) -> tuple[dict[str, list[list[tuple[UUID, UUID]]]], dict[str, ConePage]]:
+    """The walk around a page two links deep, each way, in one statement: (page, neighbour) pairs for
+    each way ("out", "in") and level (the second level's frontier is the pages the first reached),
+    and every neighbour's card, by id. Links to or from pages not active in the scope are not followed."""
+    way_sql = {"out": ("from_page_id", "to_page_id"), "in": ("to_page_id", "from_page_id")}
+    parts = []
+    for way, (near, far) in way_sql.items():
+        parts.append(f"{way}1 AS ({_LEVEL.format(near=near, far=far, frontier='= :origin')})")
+        parts.append(f"{way}2 AS ({_LEVEL.format(near=near, far=far, frontier=f'IN (SELECT far FROM {way}1)')})")
+    rows = await conn.execute(text(f"""
+        WITH {", ".join(parts)}
+        SELECT 'out' AS way, 1 AS level, * FROM out1 UNION ALL SELECT 'out', 2, * FROM out2
+        UNION ALL SELECT 'in', 1, * FROM in1 UNION ALL SELECT 'in', 2, * FROM in2
+    """), {"tenant": tenant, "owner": owner, "origin": origin})
+    levels: dict[str, list[list[tuple[UUID, UUID]]]] = {way: [[], []] for way in way_sql}
+    cards: dict[str, ConePage] = {}
+    for row in rows:
+        levels[row.way][row.level - 1].append((row.near, row.far))
+        cards[str(row.far)] = ConePage(id=row.far, type=row.type, slug=row.slug, title=row.title,
+                                       summary=row.summary, changed_at=row.changed_at)
+    return levels, cards
 
 
 async def memories_cited(conn: AsyncConnection, tenant: str, owner: str, refs: Sequence[str]) -> dict[str, CitedText]:

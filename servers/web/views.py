@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -37,7 +38,7 @@ from app.tokens import scope_of_token
 from app.view_cache import ScopeViewCache
 from domain.tokens import allows
 from runtime.settings import Settings
-from servers.guard import Admission, RateLimiter, Refusal, ServerCounters
+from servers.guard import Admission, RateLimiter, Refusal, ServerCounters, TokenCache
 from servers.web import render
 from servers.web.session import (
     CSRF_FIELD,
@@ -135,6 +136,7 @@ class WebGate:
     admission: Admission
     limiter: RateLimiter
     views: ScopeViewCache
+    tokens: TokenCache  # the API's rule: a lookup trusted for WIKI_HTTP_TOKEN_CACHE_SECONDS
 
 
 async def _viewer(request: Request) -> AsyncIterator[Viewer]:
@@ -147,8 +149,13 @@ async def _viewer(request: Request) -> AsyncIterator[Viewer]:
         raise WebRefusal(401, "unknown or revoked token")
     try:
         async with gate.admission.turn(False), gate.engine.connect() as conn:
-            found = await scope_of_token(conn, token)
-            if found is None or found.expired:
+            found = gate.tokens.get(token)
+            if found is None:
+                found = await scope_of_token(conn, token)
+                if found is not None:
+                    gate.tokens.put(token, found)
+            if found is None or found.expired or (found.expires_at is not None
+                                                  and found.expires_at <= datetime.now(UTC)):
                 raise WebRefusal(401, "this token has expired; create a new one with `wiki token create`"
                                  if found is not None else "unknown or revoked token")
             wait = gate.limiter.wait_needed(found.token_id)
@@ -168,7 +175,8 @@ def add_web_views(api: FastAPI, engine: AsyncEngine, settings: Settings, counter
     """The web view's routes on the API's app (they share its process, pool and tokens)."""
     kept = ScopeViewCache()
     api.state.web_gate = WebGate(engine, Admission(settings, counters),
-                                 RateLimiter(settings.http_rate_per_second, settings.http_rate_burst), kept)
+                                 RateLimiter(settings.http_rate_per_second, settings.http_rate_burst), kept,
+                                 TokenCache(settings.http_token_cache_seconds))
     router = APIRouter(include_in_schema=False)
 
     async def shown(request: Request, who: Viewer, template: str,
