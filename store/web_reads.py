@@ -19,6 +19,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from store.agent_reads import ConePage
+from store.wiki_reads import Backlink
 
 _UUID_PATTERN = "^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$"
 
@@ -83,8 +84,8 @@ async def scope_counts(conn: AsyncConnection, tenant: str, owner: str,
     links on active pages exactly up to `sampled_pages` pages, estimated from a sample beyond (their
     count would read every claim and link of the scope)."""
     params = {"tenant": tenant, "owner": owner}
-    by_type = {row.type: row.count for row in await conn.execute(text("""
-        SELECT type, count(*) AS count FROM wiki_pages
+    by_type: dict[str, int] = {row.type: row.pages for row in await conn.execute(text("""
+        SELECT type, count(*) AS pages FROM wiki_pages
         WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'active' GROUP BY type
     """), params)}
     pages = sum(by_type.values())
@@ -183,51 +184,70 @@ async def links_among(conn: AsyncConnection, tenant: str, owner: str, page_ids: 
     return [GraphEdge(source=row.from_page_id, target=row.to_page_id, kind=row.kind) for row in rows]
 
 
+class PageSurroundings(BaseModel):
+    """What a page view shows around the page's own text, read in one statement."""
+
+    cited: dict[str, CitedText]  # the scope's memories its sections and claims cite, by id
+    backlinks: list[Backlink]
+    levels: dict[str, list[list[tuple[UUID, UUID]]]]  # by way ("out", "in"): each level's (page, neighbour)
+    cards: dict[str, ConePage]  # every neighbour walked, by id
+
+
 _LEVEL = """
     SELECT DISTINCT l.{near} AS near, l.{far} AS far, p.type, p.slug, p.title, p.summary,
            coalesce(p.last_compiled_at, p.updated_at) AS changed_at
     FROM wiki_page_links l JOIN wiki_pages p ON p.id = l.{far}
     WHERE l.{near} {frontier} AND p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
 """
-
-
-async def two_link_levels(conn: AsyncConnection, tenant: str, owner: str, origin: UUID
-                          ) -> tuple[dict[str, list[list[tuple[UUID, UUID]]]], dict[str, ConePage]]:
-    """The walk around a page two links deep, each way, in one statement: (page, neighbour) pairs for
-    each way ("out", "in") and level (the second level's frontier is the pages the first reached),
-    and every neighbour's card, by id. Links to or from pages not active in the scope are not followed."""
-    way_sql = {"out": ("from_page_id", "to_page_id"), "in": ("to_page_id", "from_page_id")}
-    parts = []
-    for way, (near, far) in way_sql.items():
-        parts.append(f"{way}1 AS ({_LEVEL.format(near=near, far=far, frontier='= :origin')})")
-        parts.append(f"{way}2 AS ({_LEVEL.format(near=near, far=far, frontier=f'IN (SELECT far FROM {way}1)')})")
-    rows = await conn.execute(text(f"""
-        WITH {", ".join(parts)}
+_WAYS = {"out": ("from_page_id", "to_page_id"), "in": ("to_page_id", "from_page_id")}
+_LEVELS = ", ".join(f"{way}1 AS ({_LEVEL.format(near=near, far=far, frontier='= :page')}), "
+                    f"{way}2 AS ({_LEVEL.format(near=near, far=far, frontier=f'IN (SELECT far FROM {way}1)')})"
+                    for way, (near, far) in _WAYS.items())
+_SURROUNDINGS = f"""
+    WITH {_LEVELS},
+    walked AS (
         SELECT 'out' AS way, 1 AS level, * FROM out1 UNION ALL SELECT 'out', 2, * FROM out2
         UNION ALL SELECT 'in', 1, * FROM in1 UNION ALL SELECT 'in', 2, * FROM in2
-    """), {"tenant": tenant, "owner": owner, "origin": origin})
-    levels: dict[str, list[list[tuple[UUID, UUID]]]] = {way: [[], []] for way in way_sql}
+    ), refs AS (
+        SELECT src.source_ref AS ref FROM wiki_section_sources src
+        JOIN wiki_page_sections s ON s.id = src.section_id WHERE s.page_id = :page
+        UNION
+        SELECT cs.memory_id FROM wiki_claim_sources cs JOIN wiki_section_claims c ON c.id = cs.claim_id
+        JOIN wiki_page_sections s ON s.id = c.section_id WHERE s.page_id = :page
+    )
+    SELECT
+        (SELECT coalesce(jsonb_agg(to_jsonb(w)), '[]') FROM walked w) AS walked,
+        (SELECT coalesce(jsonb_agg(jsonb_build_object('id', m.id, 'dated', m.created_at, 'content', m.content)), '[]')
+         FROM memory_units m
+         WHERE m.tenant_id = :tenant AND m.owner_id = :owner
+           AND m.id = ANY(ARRAY(SELECT CAST(ref AS uuid) FROM refs WHERE ref ~ '{_UUID_PATTERN}'))) AS cited,
+        (SELECT coalesce(jsonb_agg(jsonb_build_object('kind', l.kind, 'context', l.context, 'from_type', f.type,
+                                                      'from_slug', f.slug, 'from_title', f.title)
+                                   ORDER BY l.kind = 'reference' DESC, l.kind, f.type, f.slug), '[]')
+         FROM wiki_page_links l JOIN wiki_pages f ON f.id = l.from_page_id
+         WHERE l.to_page_id = :page AND f.tenant_id = :tenant AND f.owner_id = :owner AND f.status = 'active')
+            AS backlinks
+"""
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+async def page_surroundings(conn: AsyncConnection, tenant: str, owner: str, page_id: UUID) -> PageSurroundings:
+    """The memories a page of the scope cites, the active pages linking to it (references first), and
+    the walk around it two links deep each way (the second level's frontier is the pages the first
+    reached; links to or from pages not active in the scope are not followed). The caller has found
+    the page in the scope."""
+    row = (await conn.execute(text(_SURROUNDINGS), {"tenant": tenant, "owner": owner, "page": page_id})).one()
+    levels: dict[str, list[list[tuple[UUID, UUID]]]] = {way: [[], []] for way in _WAYS}
     cards: dict[str, ConePage] = {}
-    for row in rows:
-        levels[row.way][row.level - 1].append((row.near, row.far))
-        cards[str(row.far)] = ConePage(id=row.far, type=row.type, slug=row.slug, title=row.title,
-                                       summary=row.summary, changed_at=row.changed_at)
-    return levels, cards
-
-
-async def memories_cited(conn: AsyncConnection, tenant: str, owner: str, refs: Sequence[str]) -> dict[str, CitedText]:
-    """The scope's memories among `refs` (ids as claims cite them), by ref; a ref of no memory of the
-    scope maps to an empty citation."""
-    found = {ref: CitedText(id=ref, dated=None, content=None) for ref in refs}
-    ids = [ref for ref in found if _is_uuid(ref)]
-    if ids:
-        rows = await conn.execute(text("""
-            SELECT id, created_at, content FROM memory_units
-            WHERE tenant_id = :tenant AND owner_id = :owner AND id = ANY(CAST(:ids AS uuid[]))
-        """), {"tenant": tenant, "owner": owner, "ids": ids})
-        for row in rows:
-            found[str(row.id)] = CitedText(id=str(row.id), dated=row.created_at, content=row.content)
-    return found
+    for walked in _json(row.walked):
+        levels[walked["way"]][walked["level"] - 1].append((UUID(walked["near"]), UUID(walked["far"])))
+        cards[walked["far"]] = ConePage.model_validate({**walked, "id": walked["far"]})
+    cited = {memory["id"]: CitedText.model_validate(memory) for memory in _json(row.cited)}
+    return PageSurroundings(cited=cited, backlinks=[Backlink.model_validate(link) for link in _json(row.backlinks)],
+                            levels=levels, cards=cards)
 
 
 def _is_uuid(ref: str) -> bool:
