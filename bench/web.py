@@ -99,7 +99,7 @@ _CLAIMS = [
 ]
 # A committed write to the scope before a request measured "after a write": a claim seen again.
 _WRITE = """
-    UPDATE wiki_section_claims SET last_seen_at = now() WHERE id = md5('claim' || CAST(:page AS text) || '/1/1')::uuid
+    UPDATE wiki_section_claims SET last_seen_at = now() WHERE id = md5('claim' || :page || '/1/1')::uuid
 """
 
 
@@ -176,7 +176,7 @@ async def bench_large_scope(database_url: str, data_dir: Path) -> dict:
 
     async def write(_: int) -> None:
         async with writer.begin() as conn:
-            await conn.execute(text(_WRITE), {"page": written.randrange(PAGES)})
+            await conn.execute(text(_WRITE), {"page": str(written.randrange(PAGES))})
 
     views: dict[str, dict] = {}
     after_write: dict[str, dict] = {}
