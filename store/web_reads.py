@@ -137,23 +137,13 @@ async def hub_pages(conn: AsyncConnection, tenant: str, owner: str, limit: int) 
 
 
 async def best_connected_pages(conn: AsyncConnection, tenant: str, owner: str, limit: int) -> list[PageCard]:
-    """The `limit` active pages with the highest hubness, then the most links in, then by title: the
-    scope's pages and links read from indexes only (links counted in one pass, not once per page),
-    the cards of the chosen pages read last."""
+    """The `limit` active pages with the highest hubness (the aggregation pass's score: the reference
+    links into a page, the pages it is the parent of, the support of its sections), then by title:
+    read from the scope's hubness index, never counting the scope's links."""
     return _cards(await conn.execute(text(f"""
-        WITH scope_pages AS MATERIALIZED (
-            SELECT p.id, p.hubness_score, p.title FROM wiki_pages p
-            WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
-        ), inbound AS (
-            SELECT l.to_page_id AS id, count(*) AS links
-            FROM wiki_page_links l JOIN scope_pages s ON s.id = l.to_page_id GROUP BY l.to_page_id
-        ), best AS (
-            SELECT s.id, s.hubness_score, coalesce(i.links, 0) AS links, s.title
-            FROM scope_pages s LEFT JOIN inbound i ON i.id = s.id
-            ORDER BY s.hubness_score DESC, coalesce(i.links, 0) DESC, s.title, s.id LIMIT :limit
-        )
-        SELECT {_CARD_COLUMNS} FROM best b JOIN wiki_pages p ON p.id = b.id
-        ORDER BY b.hubness_score DESC, b.links DESC, b.title, b.id
+        SELECT {_CARD_COLUMNS} FROM wiki_pages p
+        WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+        ORDER BY p.hubness_score DESC, p.title, p.id LIMIT :limit
     """), {"tenant": tenant, "owner": owner, "limit": limit}))
 
 
@@ -173,12 +163,14 @@ async def active_page_count(conn: AsyncConnection, tenant: str, owner: str) -> i
 
 
 async def links_among(conn: AsyncConnection, tenant: str, owner: str, page_ids: Sequence[UUID]) -> list[GraphEdge]:
-    """The links between the given pages of the scope (both ends among them): each page's links out
-    through the (from, to, kind) key, the pages' scope checked once per page rather than per link."""
+    """The links between the given pages of the scope (both ends among them), through the links'
+    (from, to, kind) key; the pages' scope is checked once per page rather than per link."""
     rows = await conn.execute(text("""
         SELECT l.from_page_id, l.to_page_id, l.kind
-        FROM wiki_pages f JOIN wiki_page_links l ON l.from_page_id = f.id
-        WHERE f.id = ANY(:ids) AND f.tenant_id = :tenant AND f.owner_id = :owner AND l.to_page_id = ANY(:ids)
+        FROM wiki_page_links l
+        WHERE l.from_page_id = ANY(ARRAY(SELECT p.id FROM wiki_pages p WHERE p.id = ANY(:ids)
+                                         AND p.tenant_id = :tenant AND p.owner_id = :owner))
+          AND l.to_page_id = ANY(:ids)
         ORDER BY l.from_page_id, l.to_page_id, l.kind
     """), {"tenant": tenant, "owner": owner, "ids": list(page_ids)})
     return [GraphEdge(source=row.from_page_id, target=row.to_page_id, kind=row.kind) for row in rows]

@@ -7,12 +7,13 @@ workflow in the Temporal UI), `/sign-in` and `/sign-out`. Templates are Jinja2 w
 markdown goes through `servers/web/render.py`. Every response carries a Content-Security-Policy
 with no script source at all: the views use none (citations and the history open with <details>).
 
-The scope is the signed-in token's (servers/web/session.py), looked up on each request like the
-API's bearer token, with the same admission and per-token rate as the API's guard grants.
+The scope is the signed-in token's (servers/web/session.py), looked up like the API's bearer token
+(a lookup trusted for WIKI_HTTP_TOKEN_CACHE_SECONDS, as the API's guard does), with the same admission
+and per-token rate as the API's guard grants.
 
 The home, the graph and each page are read once per scope revision and kept (`app/view_cache.py`):
-a view served again costs the token lookup, one revision read and the template; any committed write
-to the scope moves its revision, so the next view reads afresh.
+a view served again costs one revision read and the template; any committed write to the scope
+moves its revision, so the next view reads afresh.
 """
 
 from __future__ import annotations

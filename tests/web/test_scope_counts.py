@@ -9,7 +9,10 @@ import uuid
 import pytest
 from sqlalchemy import text
 
-from store.web_reads import scope_counts
+from app.reads import ReadScope
+from app.web_views import HomeView
+from servers.web.views import Viewer, _templates
+from store.web_reads import ScopeCounts, scope_counts
 
 
 async def _generated_scope(engine, rng: random.Random, tenant: str, pages: int) -> tuple[int, int]:
@@ -57,3 +60,15 @@ async def test_counts_are_exact_when_the_pages_are_few_and_estimated_past_that(e
     assert estimated.estimated_from is not None and 60 <= estimated.estimated_from <= 140
     assert abs(estimated.claims - claims) <= 0.25 * claims
     assert abs(estimated.links - links) <= 0.25 * links
+
+
+def test_the_home_marks_estimated_counts_and_says_how_they_were_made():
+    viewer = Viewer(ReadScope(tenant="t", owner="o"), "read", "token", None, by_cookie=False)  # type: ignore[arg-type]
+    for estimated_from in (None, 296):
+        counts = ScopeCounts(pages_by_type={"entity": 9000, "topic": 1000}, memories=10, claims=90123, links=50001,
+                             runs=3, estimated_from=estimated_from)
+        html = _templates.get_template("home.html").render(viewer=viewer, path="/",
+                                                          view=HomeView(counts=counts, recent=[], hubs=[]))
+        assert ("≈ <strong>90123</strong> claims" in html) == (estimated_from is not None)
+        assert ("counted on 296 of the\n  10000 pages" in html) == (estimated_from is not None)
+        assert "<strong>10</strong> memories" in html  # memories are always exact
