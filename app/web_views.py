@@ -38,7 +38,7 @@ RELATED_SHOWN = 8
 RELATED_HOPS = 2
 # The graph draws the best-connected pages (every page is listed beside it, a window at a time).
 GRAPH_DRAWN = 300
-GRAPH_LISTED = 500
+GRAPH_LISTED = 200
 MAX_GRAPH_OFFSET = 1_000_000
 
 __all__ = ["BadInput", "NotFound", "ReadScope", "forget_memory", "graph_view", "home_view",

@@ -67,8 +67,8 @@ def section(detail: dict) -> list[str]:
     ]
     if detail.get("after_write"):
         lines += ["", f"**Right after a write.** {detail['after_write_method']}: every request reads the view "
-                      "afresh (the scope's counts over every claim and link, the graph's best connected pages and "
-                      "the links among them).", "", *_table(detail, detail["after_write"])]
+                      "afresh (the home's counts, changes and hubs; the graph's pages, the links among them, its "
+                      "drawing and list).", "", *_table(detail, detail["after_write"])]
     lines += ["", f"On the compiled {sample['memories']}-memory sample: {sample['rendered']} of "
                   f"{sample['active_pages']} active pages rendered with their title and all their claims "
                   f"({sample['claims']:,} claims); the graph lists every active page: "
