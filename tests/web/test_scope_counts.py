@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import random
 import uuid
+from types import SimpleNamespace
 
 import pytest
 from sqlalchemy import text
 
 from app.reads import ReadScope
 from app.web_views import HomeView
-from servers.web.views import Viewer, _templates
+from servers.web.views import Viewer
+from servers.web.views import page as web_page
 from store.web_reads import ScopeCounts, scope_counts
 
 
@@ -67,8 +69,9 @@ def test_the_home_marks_estimated_counts_and_says_how_they_were_made():
     for estimated_from in (None, 296):
         counts = ScopeCounts(pages_by_type={"entity": 9000, "topic": 1000}, memories=10, claims=90123, links=50001,
                              runs=3, estimated_from=estimated_from)
-        html = _templates.get_template("home.html").render(viewer=viewer, path="/",
-                                                          view=HomeView(counts=counts, recent=[], hubs=[]))
+        request = SimpleNamespace(url=SimpleNamespace(path="/"))
+        html = bytes(web_page(request, "home.html", viewer=viewer,  # type: ignore[arg-type]
+                          view=HomeView(counts=counts, recent=[], hubs=[])).body).decode()
         assert ("≈ <strong>90123</strong> claims" in html) == (estimated_from is not None)
         assert ("counted on 296 of the\n  10000 pages" in html) == (estimated_from is not None)
         assert "<strong>10</strong> memories" in html  # memories are always exact
