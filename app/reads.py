@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from typing import NamedTuple, cast
@@ -380,6 +380,18 @@ async def get_sources(db: Database, scope: ReadScope, name: str, section: str | 
 # ------------------------------------------------------------------------------------------ related
 
 
+def _take_level(relation: dict[str, set[str]], reached: set[UUID], pairs: list[tuple[UUID, UUID]]) -> list[UUID] | None:
+    """Add one level of a walk to `relation` and `reached`; the next frontier, or None when the level
+    would take the cone past MAX_CONE_PAGES (and is not taken)."""
+    new = {far for _, far in pairs if far not in reached}
+    if len(reached) + len(new) > MAX_CONE_PAGES + 1:
+        return None
+    for near, far in pairs:
+        relation.setdefault(str(near), set()).add(str(far))
+    reached |= new
+    return sorted(new)
+
+
 async def _walk(conn: AsyncConnection, scope: ReadScope, origin: str, ways: list[str],
                 max_hops: int) -> dict[str, dict[str, set[str]]]:
     """The links each direction's walk can follow, level by level up to `max_hops`; the directions
@@ -410,6 +422,17 @@ async def _walk(conn: AsyncConnection, scope: ReadScope, origin: str, ways: list
     return relations
 
 
+def walked_levels(origin: UUID, levels: list[list[tuple[UUID, UUID]]]) -> dict[str, set[str]]:
+    """What `_walk` keeps of one direction's levels read at once (level 1 first, each level's frontier
+    the pages the level before reached first)."""
+    relation: dict[str, set[str]] = {}
+    reached = {origin}
+    for pairs in levels:
+        if not _take_level(relation, reached, pairs):
+            break
+    return relation
+
+
 async def related(db: Database, scope: ReadScope, name: str, limit: int | None = None,
                   direction: Direction = "both", max_hops: int | None = None,
                   query: str | None = None) -> RelatedResult:
@@ -428,6 +451,15 @@ async def related(db: Database, scope: ReadScope, name: str, limit: int | None =
                                 max_hops)
         found = cone(origin, relations)
         pages = await agent_reads.cone_rows(conn, scope.tenant, scope.owner, list(found))
+    return rank_cone(view, relations, pages, query, limit, direction, max_hops)
+
+
+def rank_cone(view: wiki_reads.PageView, relations: dict[str, dict[str, set[str]]],
+              pages: Mapping[str, agent_reads.ConeRow], query: str | None, limit: int, direction: Direction,
+              max_hops: int) -> RelatedResult:
+    """The related pages of `view` from its walked `relations` and the cone's `pages` (by id)."""
+    origin = str(view.id)
+    found = cone(origin, relations)
     # The cone names a direction by its relation's key ("out", "in") or "both".
     candidates = [Candidate(id=node, hops=hops, direction=cast(Direction, way), changed_at=pages[node].changed_at,
                             text=f"{pages[node].title} {pages[node].summary or ''}")
@@ -495,7 +527,7 @@ async def changes_since(db: Database, scope: ReadScope, since: str, limit: int |
     return ChangesResult(since=parsed, pages=pages, next_cursor=next_cursor)
 
 
-async def scope_revision(conn: AsyncConnection, scope: ReadScope) -> int:
-    """A number that changes at the commit of any write to the scope's pages, sections, aliases,
-    section sources, claims or claim sources: answers read after it are current as of it."""
-    return await scope_revisions.scope_revision(conn, scope.tenant, scope.owner)
+async def wiki_revision(conn: AsyncConnection, scope: ReadScope) -> int:
+    """A number that changes at the commit of any write to the scope's wiki tables (pages, sections,
+    aliases, links, claims and their sources; not memories): answers read after it are current as of it."""
+    return await scope_revisions.wiki_revision(conn, scope.tenant, scope.owner)

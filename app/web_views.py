@@ -33,11 +33,12 @@ HUBS_SHOWN = 12
 RUNS_SHOWN = 50
 RELATED_SHOWN = 8
 # The related pages of a page view come from the pages within two links (the API's default walks three):
-# the view shows a handful, and the third level is most of a large scope's walk.
+# the view shows a handful, and the third level is most of a large scope's walk. Both levels are read in
+# one statement with the page's citations and backlinks (store/web_reads.py `page_surroundings`).
 RELATED_HOPS = 2
 # The graph draws the best-connected pages (every page is listed beside it, a window at a time).
 GRAPH_DRAWN = 300
-GRAPH_LISTED = 500
+GRAPH_LISTED = 200
 MAX_GRAPH_OFFSET = 1_000_000
 
 __all__ = ["BadInput", "NotFound", "ReadScope", "forget_memory", "graph_view", "home_view",
@@ -97,7 +98,8 @@ async def home_view(conn: AsyncConnection, scope: ReadScope) -> HomeView:
 
 
 async def page_view(conn: AsyncConnection, scope: ReadScope, page_type: str, slug: str) -> PageShown:
-    """The active page with its claims, the memories they cite, its backlinks and its related pages."""
+    """The active page with its claims, the memories they cite, its backlinks and its related pages:
+    three statements (the page, its claims, what surrounds it)."""
     if page_type not in PAGE_TYPES:
         raise NotFound(f"no page {page_type[:40]}/{slug[:40]} in this wiki")
     slug = reads.text_argument("slug", slug, reads.MAX_NAME_CHARS)
@@ -106,17 +108,16 @@ async def page_view(conn: AsyncConnection, scope: ReadScope, page_type: str, slu
         raise NotFound(f"no page {page_type}/{slug} in this wiki")
     # Superseded claims too: the page shows them behind its history toggle, with their end date.
     claimed = await claim_store.page_claims(conn, scope.tenant, scope.owner, view.id, shown="history")
-    refs = {ref for section in view.sections for ref in section.source_refs}
-    refs |= {ref for claims in claimed.values() for claim in claims for ref in claim.sources}
-    cited = await web_reads.memories_cited(conn, scope.tenant, scope.owner, sorted(refs))
-    related = await reads.related(conn, scope, f"{view.type}/{view.slug}", RELATED_SHOWN, max_hops=RELATED_HOPS)
+    around = await web_reads.page_surroundings(conn, scope.tenant, scope.owner, view.id)
+    # The API's related ranking over the cone two links deep.
+    relations = {way: reads.walked_levels(view.id, around.levels[way]) for way in ("out", "in")}
+    related = reads.rank_cone(view, relations, around.cards, None, RELATED_SHOWN, "both", RELATED_HOPS)
     return PageShown(
         type=view.type, slug=view.slug, title=view.title, summary=view.summary, aliases=view.aliases,
         updated_at=view.updated_at, last_compiled_at=view.last_compiled_at,
         sections=[SectionShown(slug=s.slug, heading=s.heading, body_md=s.body_md, claims=claimed.get(s.slug, []))
                   for s in view.sections],
-        cited=cited, backlinks=await wiki_reads.backlinks(conn, scope.tenant, scope.owner, view.id),
-        related=related.hits)
+        cited=around.cited, backlinks=around.backlinks, related=related.hits)
 
 
 def parse_memory_id(value: str) -> UUID:

@@ -84,7 +84,7 @@ PARTS: tuple[Part, ...] = (
          forget_cost.headline, forget_cost.rows, forget_cost.section),
     Part("fairness", "Many tenants, one model quota: priority and fairness", measure_fairness,
          fairness_report.headline, fairness_report.rows, fairness_report.section),
-    Part("web", "The web view (a page on a 10,000-page scope; every page of the 700-memory sample)", measure_web,
+    Part("web", "The web view (every view on a 10,000-page scope; every page of the 700-memory sample)", measure_web,
          web_report.headline, web_report.rows, web_report.section),
 )
 BY_NAME = {part.name: part for part in PARTS}

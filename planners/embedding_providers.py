@@ -18,7 +18,7 @@ a rejected one (`EmbeddingsRejected`: key, permission, model, request) at once. 
 blocking: the compile's activity and recall run them in a thread (`Embedder.remote`).
 
 Each vector is normalised to unit length here, whatever the provider returned, as recall's cosine
-scoring expects; its model and size are stored with it (migration 0016_recall_speed).
+scoring expects; its model and size are stored with it (migration 0012_recall_speed).
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.reads import ReadScope, scope_revision
+from app.reads import ReadScope, wiki_revision
 from app.tokens import TokenScope, scope_of_token
 from domain.tokens import Rights, allows, token_hash
 from runtime.settings import Settings
@@ -406,7 +406,7 @@ class RequestGuard:
         """The answer kept under the scope's revision of now, or the route's, kept under it."""
         assert self.read_cache is not None and caller.conn is not None
         try:
-            revision = await scope_revision(caller.conn, caller.scope)
+            revision = await wiki_revision(caller.conn, caller.scope)
         except (DBAPIError, OSError):
             raise busy(5, "database_unavailable") from None
         key = self.read_cache.key(caller.scope, scope)

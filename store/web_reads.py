@@ -18,6 +18,9 @@ from pydantic import BaseModel
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from store.agent_reads import ConeRow
+from store.wiki_reads import Backlink
+
 _UUID_PATTERN = "^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$"
 
 
@@ -27,6 +30,10 @@ class ScopeCounts(BaseModel):
     claims: int
     links: int
     runs: int
+    # Claims and links are counted exactly up to SAMPLED_PAGES active pages; past that, on a sample of
+    # about that many pages (by a hash of their id) and scaled to the whole: the number of pages
+    # sampled, None when exact.
+    estimated_from: int | None = None
 
 
 class PageCard(BaseModel):
@@ -68,24 +75,40 @@ class ClaimCiting(BaseModel):
     confidence: float
 
 
-async def scope_counts(conn: AsyncConnection, tenant: str, owner: str) -> ScopeCounts:
+SAMPLED_PAGES = 300
+
+
+async def scope_counts(conn: AsyncConnection, tenant: str, owner: str,
+                       sampled_pages: int = SAMPLED_PAGES) -> ScopeCounts:
+    """Pages by type, memories and compile runs counted exactly (index scans of the scope); claims and
+    links on active pages exactly up to `sampled_pages` pages, estimated from a sample beyond (their
+    count would read every claim and link of the scope)."""
     params = {"tenant": tenant, "owner": owner}
-    by_type = {row.type: row.count for row in await conn.execute(text("""
-        SELECT type, count(*) AS count FROM wiki_pages
+    by_type: dict[str, int] = {row.type: row.pages for row in await conn.execute(text("""
+        SELECT type, count(*) AS pages FROM wiki_pages
         WHERE tenant_id = :tenant AND owner_id = :owner AND status = 'active' GROUP BY type
     """), params)}
+    pages = sum(by_type.values())
+    stride = max(1, -(-pages // sampled_pages))  # every page when they are few; about sampled_pages else
     row = (await conn.execute(text("""
+        WITH sampled AS (
+            SELECT p.id FROM wiki_pages p
+            WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+              AND (:stride = 1 OR abs(hashtext(p.id::text)) % :stride = 0)
+        )
         SELECT (SELECT count(*) FROM memory_units WHERE tenant_id = :tenant AND owner_id = :owner) AS memories,
-               (SELECT count(*) FROM wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id
-                JOIN wiki_pages p ON p.id = s.page_id
-                WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active') AS claims,
-               (SELECT count(*) FROM wiki_page_links l JOIN wiki_pages p ON p.id = l.from_page_id
-                WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active') AS links,
+               (SELECT count(*) FROM sampled) AS sampled,
+               (SELECT count(*) FROM sampled p JOIN wiki_page_sections s ON s.page_id = p.id
+                JOIN wiki_section_claims c ON c.section_id = s.id) AS claims,
+               (SELECT count(*) FROM sampled p JOIN wiki_page_links l ON l.from_page_id = p.id) AS links,
                (SELECT count(*) FROM wiki_compile_jobs
                 WHERE kind = 'compile' AND tenant_id = :tenant AND owner_id = :owner) AS runs
-    """), params)).one()
-    return ScopeCounts(pages_by_type=by_type, memories=row.memories, claims=row.claims, links=row.links,
-                       runs=row.runs)
+    """), {**params, "stride": stride})).one()
+    if stride == 1 or not row.sampled:
+        return ScopeCounts(pages_by_type=by_type, memories=row.memories, claims=row.claims, links=row.links,
+                           runs=row.runs)
+    return ScopeCounts(pages_by_type=by_type, memories=row.memories, claims=round(row.claims * pages / row.sampled),
+                       links=round(row.links * pages / row.sampled), runs=row.runs, estimated_from=row.sampled)
 
 
 _CARD_COLUMNS = "p.id, p.type, p.slug, p.title, p.summary, p.hubness_score AS hubness, p.updated_at"
@@ -114,17 +137,13 @@ async def hub_pages(conn: AsyncConnection, tenant: str, owner: str, limit: int) 
 
 
 async def best_connected_pages(conn: AsyncConnection, tenant: str, owner: str, limit: int) -> list[PageCard]:
-    """The `limit` active pages with the highest hubness, then the most links in (counted in one pass
-    over the scope's links, not once per page)."""
+    """The `limit` active pages with the highest hubness (the aggregation pass's score: the reference
+    links into a page, the pages it is the parent of, the support of its sections), then by title:
+    read from the scope's hubness index, never counting the scope's links."""
     return _cards(await conn.execute(text(f"""
         SELECT {_CARD_COLUMNS} FROM wiki_pages p
-        LEFT JOIN (SELECT l.to_page_id, count(*) AS inbound FROM wiki_page_links l
-                   JOIN wiki_pages t ON t.id = l.to_page_id
-                   WHERE t.tenant_id = :tenant AND t.owner_id = :owner GROUP BY l.to_page_id) links
-               ON links.to_page_id = p.id
         WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
-        ORDER BY p.hubness_score DESC, coalesce(links.inbound, 0) DESC, p.type, p.slug COLLATE "C"
-        LIMIT :limit
+        ORDER BY p.hubness_score DESC, p.title, p.id LIMIT :limit
     """), {"tenant": tenant, "owner": owner, "limit": limit}))
 
 
@@ -144,30 +163,86 @@ async def active_page_count(conn: AsyncConnection, tenant: str, owner: str) -> i
 
 
 async def links_among(conn: AsyncConnection, tenant: str, owner: str, page_ids: Sequence[UUID]) -> list[GraphEdge]:
-    """The links between the given pages of the scope (both ends among them)."""
+    """The links between the given pages of the scope (both ends among them), through the links'
+    (from, to, kind) key; the pages' scope is checked once per page rather than per link."""
     rows = await conn.execute(text("""
-        SELECT l.from_page_id, l.to_page_id, l.kind FROM wiki_page_links l
-        JOIN wiki_pages f ON f.id = l.from_page_id JOIN wiki_pages t ON t.id = l.to_page_id
-        WHERE l.from_page_id = ANY(:ids) AND l.to_page_id = ANY(:ids)
-          AND f.tenant_id = :tenant AND f.owner_id = :owner AND t.tenant_id = :tenant AND t.owner_id = :owner
+        SELECT l.from_page_id, l.to_page_id, l.kind
+        FROM wiki_page_links l
+        WHERE l.from_page_id = ANY(ARRAY(SELECT p.id FROM wiki_pages p WHERE p.id = ANY(:ids)
+                                         AND p.tenant_id = :tenant AND p.owner_id = :owner))
+          AND l.to_page_id = ANY(:ids)
         ORDER BY l.from_page_id, l.to_page_id, l.kind
     """), {"tenant": tenant, "owner": owner, "ids": list(page_ids)})
     return [GraphEdge(source=row.from_page_id, target=row.to_page_id, kind=row.kind) for row in rows]
 
 
-async def memories_cited(conn: AsyncConnection, tenant: str, owner: str, refs: Sequence[str]) -> dict[str, CitedText]:
-    """The scope's memories among `refs` (ids as claims cite them), by ref; a ref of no memory of the
-    scope maps to an empty citation."""
-    found = {ref: CitedText(id=ref, dated=None, content=None) for ref in refs}
-    ids = [ref for ref in found if _is_uuid(ref)]
-    if ids:
-        rows = await conn.execute(text("""
-            SELECT id, created_at, content FROM memory_units
-            WHERE tenant_id = :tenant AND owner_id = :owner AND id = ANY(CAST(:ids AS uuid[]))
-        """), {"tenant": tenant, "owner": owner, "ids": ids})
-        for row in rows:
-            found[str(row.id)] = CitedText(id=str(row.id), dated=row.created_at, content=row.content)
-    return found
+class PageSurroundings(BaseModel):
+    """What a page view shows around the page's own text, read in one statement."""
+
+    cited: dict[str, CitedText]  # the scope's memories its sections and claims cite, by id
+    backlinks: list[Backlink]
+    levels: dict[str, list[list[tuple[UUID, UUID]]]]  # by way ("out", "in"): each level's (page, neighbour)
+    cards: dict[str, ConeRow]  # every neighbour walked, by id
+
+
+_LEVEL = """
+    SELECT DISTINCT l.{near} AS near, l.{far} AS far, p.type, p.slug, p.title, p.summary,
+           coalesce(p.last_compiled_at, p.updated_at) AS changed_at
+    FROM wiki_page_links l JOIN wiki_pages p ON p.id = l.{far}
+    WHERE l.{near} {frontier} AND p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+"""
+_WAYS = {"out": ("from_page_id", "to_page_id"), "in": ("to_page_id", "from_page_id")}
+_LEVELS = ", ".join(f"{way}1 AS ({_LEVEL.format(near=near, far=far, frontier='= :page')}), "
+                    f"{way}2 AS ({_LEVEL.format(near=near, far=far, frontier=f'IN (SELECT far FROM {way}1)')})"
+                    for way, (near, far) in _WAYS.items())
+_SURROUNDINGS = f"""
+    WITH {_LEVELS},
+    walked AS (
+        SELECT 'out' AS way, 1 AS level, * FROM out1 UNION ALL SELECT 'out', 2, * FROM out2
+        UNION ALL SELECT 'in', 1, * FROM in1 UNION ALL SELECT 'in', 2, * FROM in2
+    ), refs AS (
+        SELECT src.source_ref AS ref FROM wiki_section_sources src
+        JOIN wiki_page_sections s ON s.id = src.section_id WHERE s.page_id = :page
+        UNION
+        SELECT cs.memory_id FROM wiki_claim_sources cs JOIN wiki_section_claims c ON c.id = cs.claim_id
+        JOIN wiki_page_sections s ON s.id = c.section_id WHERE s.page_id = :page
+    )
+    SELECT
+        (SELECT coalesce(jsonb_agg(to_jsonb(w)), '[]') FROM walked w) AS walked,
+        (SELECT coalesce(jsonb_agg(jsonb_build_object('id', m.id, 'dated', m.created_at, 'content', m.content)), '[]')
+         FROM memory_units m
+         WHERE m.tenant_id = :tenant AND m.owner_id = :owner
+           AND m.id = ANY(ARRAY(SELECT CAST(ref AS uuid) FROM refs WHERE ref ~ '{_UUID_PATTERN}'))) AS cited,
+        (SELECT coalesce(jsonb_agg(jsonb_build_object('kind', l.kind, 'context', l.context, 'from_type', f.type,
+                                                      'from_slug', f.slug, 'from_title', f.title)
+                                   ORDER BY l.kind = 'reference' DESC, l.kind, f.type, f.slug), '[]')
+         FROM wiki_page_links l JOIN wiki_pages f ON f.id = l.from_page_id
+         WHERE l.to_page_id = :page AND f.tenant_id = :tenant AND f.owner_id = :owner AND f.status = 'active')
+            AS backlinks
+"""
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+async def page_surroundings(conn: AsyncConnection, tenant: str, owner: str, page_id: UUID) -> PageSurroundings:
+    """The memories a page of the scope cites, the active pages linking to it (references first), and
+    the walk around it two links deep each way (the second level's frontier is the pages the first
+    reached; links to or from pages not active in the scope are not followed). The caller has found
+    the page in the scope."""
+    row = (await conn.execute(text(_SURROUNDINGS), {"tenant": tenant, "owner": owner, "page": page_id})).one()
+    levels: dict[str, list[list[tuple[UUID, UUID]]]] = {way: [[], []] for way in _WAYS}
+    cards: dict[str, ConeRow] = {}
+    for walked in _json(row.walked):
+        levels[walked["way"]][walked["level"] - 1].append((UUID(walked["near"]), UUID(walked["far"])))
+        changed_at = walked["changed_at"]
+        cards[walked["far"]] = ConeRow(id=walked["far"], type=walked["type"], slug=walked["slug"], title=walked["title"],
+                                       summary=walked["summary"],
+                                       changed_at=datetime.fromisoformat(changed_at) if changed_at else None)
+    cited = {memory["id"]: CitedText.model_validate(memory) for memory in _json(row.cited)}
+    return PageSurroundings(cited=cited, backlinks=[Backlink.model_validate(link) for link in _json(row.backlinks)],
+                            levels=levels, cards=cards)
 
 
 def _is_uuid(ref: str) -> bool:

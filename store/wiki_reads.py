@@ -103,19 +103,22 @@ _SEARCH = """
                    AS plain,
                CASE WHEN cardinality(wanted) > 0
                     THEN to_tsquery('simple', (SELECT string_agg(w || ':*', ' | ') FROM unnest(wanted) AS w)) END
-                   AS prefix
+                   AS prefix,
+               -- one query per word: a page's share of the words is a few lookups in its sorted vector,
+               -- not a pass over every lexeme it holds
+               ARRAY(SELECT CAST(quote_literal(w) AS tsquery) FROM unnest(wanted) AS w) AS each_word
         FROM lexemes
     ), name_keys AS (
         SELECT key FROM unnest(CAST(:keys AS text[])) AS key
         WHERE numnode(plainto_tsquery('english', regexp_replace(key, '[^[:alnum:]]+', ' ', 'g'))) > 0
     ), alias_hits AS (
+        -- the keys as an array: each condition an index scan (alias, trigram), so the planner knows few match
         SELECT DISTINCT ON (a.page_id) a.page_id, a.alias
         FROM wiki_page_aliases a
-        CROSS JOIN LATERAL (SELECT 1 FROM wiki_pages p
-                            WHERE p.id = a.page_id AND p.tenant_id = :tenant AND p.owner_id = :owner
-                              AND p.status = 'active' OFFSET 0) AS in_scope
-        WHERE :needle <> '' AND (a.alias = :needle OR a.alias LIKE '%' || :needle_like || '%' ESCAPE '\\'
-                                 OR a.alias IN (SELECT key FROM name_keys))
+        JOIN wiki_pages p ON p.id = a.page_id
+        WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
+          AND :needle <> '' AND (a.alias = :needle OR a.alias LIKE '%' || :needle_like || '%' ESCAPE '\\'
+                                 OR a.alias = ANY(ARRAY(SELECT key FROM name_keys)))
         ORDER BY a.page_id, (a.alias = :needle) DESC, (a.alias IN (SELECT key FROM name_keys)) DESC,
                  length(a.alias), a.alias
     ), text_hits AS (
@@ -130,7 +133,7 @@ _SEARCH = """
     )
     SELECT p.id, p.type, p.slug, p.title, p.summary, p.last_compiled_at, ah.alias AS matched_alias,
            CASE WHEN cardinality(q.wanted) > 0
-                THEN (SELECT count(*) FROM unnest(p.search_tsv) u WHERE u.lexeme = ANY(q.wanted))::float8
+                THEN (SELECT count(*) FROM unnest(q.each_word) AS w WHERE p.search_tsv @@ w)::float8
                      / cardinality(q.wanted) ELSE 0 END
            + COALESCE(ts_rank_cd(p.search_tsv, q.plain, 1), 0)
            + COALESCE(ts_rank_cd(p.search_tsv, q.prefix, 1), 0) * :prefix_weight

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 import nh3
 from markdown_it import MarkdownIt
@@ -32,6 +33,12 @@ def _only_wiki_routes(tag: str, attribute: str, value: str) -> str | None:
     return None
 
 
+# A rendering depends on the text alone, so it is kept by text: a claim or body rewritten is new text
+# (and rendered anew), one unchanged since the last view costs a dictionary lookup. Bounded.
+RENDERED_KEPT = 8192
+
+
+@lru_cache(maxsize=RENDERED_KEPT)
 def markdown_html(markdown: str | None, *, inline: bool = False) -> Markup:
     """Sanitised HTML of a body or a claim; `inline` drops the paragraph around a one-line claim."""
     source = safe_markdown(markdown)

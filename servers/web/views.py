@@ -7,8 +7,13 @@ workflow in the Temporal UI), `/sign-in` and `/sign-out`. Templates are Jinja2 w
 markdown goes through `servers/web/render.py`. Every response carries a Content-Security-Policy
 with no script source at all: the views use none (citations and the history open with <details>).
 
-The scope is the signed-in token's (servers/web/session.py), looked up on each request like the
-API's bearer token, with the same admission and per-token rate as the API's guard grants.
+The scope is the signed-in token's (servers/web/session.py), looked up like the API's bearer token
+(a lookup trusted for WIKI_HTTP_TOKEN_CACHE_SECONDS, as the API's guard does), with the same admission
+and per-token rate as the API's guard grants.
+
+The home, the graph and each page are read once per scope revision and kept (`app/view_cache.py`):
+a view served again costs one revision read and the template; any committed write to the scope
+moves its revision, so the next view reads afresh.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -23,15 +29,17 @@ from urllib.parse import quote
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app import reads, web_views
 from app.reads import BadInput, NotFound, ReadScope
 from app.retain import CompileUnavailable, TemporalConnector
 from app.tokens import scope_of_token
+from app.view_cache import ScopeViewCache
 from domain.tokens import allows
 from runtime.settings import Settings
-from servers.guard import Admission, RateLimiter, Refusal, ServerCounters
+from servers.guard import Admission, RateLimiter, Refusal, ServerCounters, TokenCache
 from servers.web import render
 from servers.web.session import (
     CSRF_FIELD,
@@ -128,6 +136,8 @@ class WebGate:
     engine: AsyncEngine
     admission: Admission
     limiter: RateLimiter
+    views: ScopeViewCache
+    tokens: TokenCache  # the API's rule: a lookup trusted for WIKI_HTTP_TOKEN_CACHE_SECONDS
 
 
 async def _viewer(request: Request) -> AsyncIterator[Viewer]:
@@ -140,8 +150,13 @@ async def _viewer(request: Request) -> AsyncIterator[Viewer]:
         raise WebRefusal(401, "unknown or revoked token")
     try:
         async with gate.admission.turn(False), gate.engine.connect() as conn:
-            found = await scope_of_token(conn, token)
-            if found is None or found.expired:
+            found = gate.tokens.get(token)
+            if found is None:
+                found = await scope_of_token(conn, token)
+                if found is not None:
+                    gate.tokens.put(token, found)
+            if found is None or found.expired or (found.expires_at is not None
+                                                  and found.expires_at <= datetime.now(UTC)):
                 raise WebRefusal(401, "this token has expired; create a new one with `wiki token create`"
                                  if found is not None else "unknown or revoked token")
             wait = gate.limiter.wait_needed(found.token_id)
@@ -159,8 +174,10 @@ Signed = Annotated[Viewer, Depends(_viewer)]
 def add_web_views(api: FastAPI, engine: AsyncEngine, settings: Settings, counters: ServerCounters,
                   connect: TemporalConnector) -> None:
     """The web view's routes on the API's app (they share its process, pool and tokens)."""
+    kept = ScopeViewCache()
     api.state.web_gate = WebGate(engine, Admission(settings, counters),
-                                 RateLimiter(settings.http_rate_per_second, settings.http_rate_burst))
+                                 RateLimiter(settings.http_rate_per_second, settings.http_rate_burst), kept,
+                                 TokenCache(settings.http_token_cache_seconds))
     router = APIRouter(include_in_schema=False)
 
     async def shown(request: Request, who: Viewer, template: str,
@@ -173,9 +190,13 @@ def add_web_views(api: FastAPI, engine: AsyncEngine, settings: Settings, counter
             return page(request, "error.html", 422, who, title="Bad request", message=str(error))
         return page(request, template, viewer=who, view=found, **values)
 
+    def once_per_revision(who: Viewer, what: tuple, read: Callable[[], Awaitable[Any]]) -> Callable[[], Awaitable[Any]]:
+        return lambda: kept.view(who.conn, who.scope.tenant, who.scope.owner, what, read)
+
     @router.get("/", response_class=HTMLResponse)
     async def home(request: Request, who: Signed) -> HTMLResponse:
-        return await shown(request, who, "home.html", lambda: web_views.home_view(who.conn, who.scope))
+        return await shown(request, who, "home.html", once_per_revision(
+            who, ("home",), lambda: web_views.home_view(who.conn, who.scope)))
 
     @router.get("/search", response_class=HTMLResponse)
     async def search(request: Request, who: Signed, q: str = "") -> HTMLResponse:
@@ -185,8 +206,9 @@ def add_web_views(api: FastAPI, engine: AsyncEngine, settings: Settings, counter
 
     @router.get("/wiki/{page_type}/{slug}", response_class=HTMLResponse)
     async def wiki_page(request: Request, who: Signed, page_type: str, slug: str) -> HTMLResponse:
-        return await shown(request, who, "page.html",
-                           lambda: web_views.page_view(who.conn, who.scope, page_type[:20], slug))
+        return await shown(request, who, "page.html", once_per_revision(
+            who, ("page", page_type[:20], slug[:reads.MAX_NAME_CHARS + 1]),
+            lambda: web_views.page_view(who.conn, who.scope, page_type[:20], slug)))
 
     @router.get("/memories/{memory_id}", response_class=HTMLResponse)
     async def memory(request: Request, who: Signed, memory_id: str) -> HTMLResponse:
@@ -200,9 +222,11 @@ def add_web_views(api: FastAPI, engine: AsyncEngine, settings: Settings, counter
             view = await web_views.graph_view(who.conn, who.scope, offset)
             nodes, edges = render.layout([(str(p.id), p.type, p.slug, p.title, p.hubness) for p in view.drawn],
                                          [(str(e.source), str(e.target), e.kind) for e in view.edges])
-            return {"graph": view, "nodes": nodes, "edges": edges, "size": render.GRAPH_SIZE}
+            # The drawing and the list hold nothing of the viewer: rendered once, kept with the view.
+            drawn = {"graph": view, "nodes": nodes, "edges": edges, "size": render.GRAPH_SIZE}
+            return {"body": Markup(_templates.get_template("graph_body.html").render(view=drawn))}  # noqa: S704
 
-        return await shown(request, who, "graph.html", read)
+        return await shown(request, who, "graph.html", once_per_revision(who, ("graph", offset), read))
 
     @router.get("/runs", response_class=HTMLResponse)
     async def runs(request: Request, who: Signed) -> HTMLResponse:

@@ -171,7 +171,7 @@ async def test_a_transaction_revises_its_scope_once_at_commit_and_a_rollback_not
 
     async def revision(tenant: str) -> int:
         async with engine.connect() as conn:
-            return (await conn.execute(text("SELECT coalesce((SELECT revision FROM wiki_scope_revisions WHERE "
+            return (await conn.execute(text("SELECT coalesce((SELECT wiki_revision FROM wiki_scope_revisions WHERE "
                                             "tenant_id = :t AND owner_id = :o), 0)"), {"t": tenant, "o": OWNER})
                     ).scalar_one()
 

@@ -11,15 +11,15 @@ length: a provider's model may be asked for several sizes, and recall only ever 
 one model and size the settings name, so switching providers or sizes embeds the claims again instead
 of mixing incomparable vectors.
 
-Revision ID: 0016_recall_speed
-Revises: 0010_recall
+Revision ID: 0012_recall_speed
+Revises: 0011_scope_revisions
 Create Date: 2026-11-27
 """
 
 from alembic import op
 
-revision = "0016_recall_speed"
-down_revision = "0010_recall"
+revision = "0012_recall_speed"
+down_revision = "0011_scope_revisions"
 branch_labels = None
 depends_on = None
 
