@@ -121,9 +121,11 @@ async def two_servers(engine, server_settings):
     async def no_temporal():
         raise RuntimeError("no Temporal in this test")
 
+    # The test reads hundreds of times a second: the per-token rate limit is not its subject.
+    settings = server_settings.model_copy(update={"http_rate_per_second": 100_000, "http_rate_burst": 100_000})
     counters = ServerCounters()
-    cached = create_app(engine, no_temporal, server_settings, counters)
-    uncached = create_app(engine, no_temporal, server_settings.model_copy(update={"http_read_cache_mib": 0}))
+    cached = create_app(engine, no_temporal, settings, counters)
+    uncached = create_app(engine, no_temporal, settings.model_copy(update={"http_read_cache_mib": 0}))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=cached), base_url="http://cached") as with_cache, \
             httpx.AsyncClient(transport=httpx.ASGITransport(app=uncached), base_url="http://plain") as without:
         yield (with_cache, without, counters, acme, await token_for(engine, "acme", rights="read"),
