@@ -22,7 +22,8 @@ from tests.compile.test_message_batches import BATCH, billed_at_batch_prices, ch
 from tests.compile.test_model_path import API_KEY, OWNER, TENANT, model_worker
 
 # The writer is called when an update no longer fits a section's budget: one place, visited by every
-# memory, fills its section past the budget in the second batch.
+# memory, fills its section past the budget in the second batch. Its dated lines would be folded in
+# code (planners/section_fold.py); the tests here are about the writer's calls, so they turn the fold off.
 MARKET_DAYS = [MemoryIn(content=f"Day {day}: bought figs, cured ham and a wedge of manchego at Mercado Central "
                                 f"stall {day}, then walked the old town ramparts until dusk.",
                         occurred_at=f"2026-{4 + day // 28:02d}-{1 + day % 28:02d}T09:00:00Z",
@@ -33,6 +34,11 @@ ALL_CALLS = {**BATCH, "WIKI_RECORD_PAGE_SIZE": 30, "WIKI_AGGREGATION_PASS_ENABLE
 
 async def _retain(engine) -> None:
     await store_memories(engine, TENANT, OWNER, [*sample_memories(40), *MARKET_DAYS])
+
+
+@pytest.fixture(autouse=True)
+def writer_not_fold(monkeypatch) -> None:
+    monkeypatch.setattr("planners.claude_planner.folded_body", lambda body, budget: None)
 
 
 async def test_a_bulk_compile_sends_its_writer_and_aggregation_calls_through_batches_too(

@@ -67,7 +67,8 @@ async def test_a_bootstrap_in_batch_mode_writes_the_interactive_wiki_at_half_the
     for database in (engine, second_engine):
         await store_memories(database, TENANT, OWNER, memories)
     sim.config.batch_processing_seconds = 1.0
-    async with model_worker(client, engine, "anthropic", WIKI_LLM_BATCH_MODE="off",
+    # Interactive and one batch after the other, as batch mode compiles (no plan ahead): the same prompts.
+    async with model_worker(client, engine, "anthropic", WIKI_LLM_BATCH_MODE="off", WIKI_OVERLAP_PLANNING=False,
                             WIKI_RECORD_PAGE_SIZE=30) as settings:
         await compile_scope(client, settings, TENANT, OWNER, trigger="bootstrap_import")
     interactive = list(sim.calls)
