@@ -36,6 +36,8 @@ from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES, TYPE_NAMES
 from runtime.settings import Settings
 
 POSTGRES_SYSTEM_USER = "embedded_postgres"  # Postgres refuses to run as root
+# Held while the system user above is created, by every process of this machine (see _run_as).
+_USER_LOCK_PATH = "/tmp/wiki-embedded-postgres-user.lock"
 DATABASE_NAME = "wiki"
 # Throwaway servers only (the test session, benchmarks): a commit returns before its WAL reaches
 # the disk, and nothing is ever flushed, so an OS crash or power loss can lose acknowledged commits
@@ -196,9 +198,17 @@ class EmbeddedPostgres:
                 ensure_user_exists,
             )
 
-        entry = ensure_user_exists(POSTGRES_SYSTEM_USER)
-        if entry is None:
-            raise ServiceError(f"could not create the system user {POSTGRES_SYSTEM_USER!r} to run Postgres as")
+        # Two processes starting their first Postgres at once (the test suite's two workers on a new
+        # machine) would each run useradd, and the second rewrite of /etc/passwd drops the first's
+        # user: create it under a lock shared by every process, and read the entry back after.
+        with open(_USER_LOCK_PATH, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            ensure_user_exists(POSTGRES_SYSTEM_USER)
+            try:
+                entry = pwd.getpwnam(POSTGRES_SYSTEM_USER)
+            except KeyError:
+                raise ServiceError(
+                    f"could not create the system user {POSTGRES_SYSTEM_USER!r} to run Postgres as") from None
         binaries = postgres_bin_dir()
         ensure_prefix_permissions(binaries)
         ensure_folder_permissions(binaries, 0o055)
@@ -208,7 +218,7 @@ class EmbeddedPostgres:
             if path.exists():
                 os.chown(path, entry.pw_uid, entry.pw_gid)
         ensure_prefix_permissions(self.pgdata)
-        return {"user": pwd.getpwuid(entry.pw_uid).pw_name}
+        return {"user": entry.pw_name}
 
     def _command(self, name: str, *args: str, check: bool = True, input: str | None = None,
                  ) -> subprocess.CompletedProcess:
