@@ -36,12 +36,12 @@ from domain.claims import (
 )
 from domain.context import MemoryRecord
 from domain.errors import StepFailed
+from domain.name_words import is_name_alone
 from domain.opening_names import unsupported_openings
 from domain.plan import LineSources, NewPage, NewSection, Plan, SectionUpdate
 from domain.pricing import TokenCounts
 from messages.compile import Scope
 from planners.port import Planner
-from planners.rare_words import is_rare_word
 from store.claims import RejectedClaim
 from store.memories import load_memories
 
@@ -151,7 +151,7 @@ async def gate_plan(engine: AsyncEngine, judge: Planner | None, scope: Scope, pl
             item.line.refs, item.line.status = quoted, "verified"
             continue
         missing = (unsupported_terms(item.line.text, item.evidence, item.names)
-                   or unsupported_openings(item.line.text, item.evidence, item.names, is_rare_word))
+                   or unsupported_openings(item.line.text, item.evidence, item.names, is_name_alone))
         if missing:
             item.rejected, item.stage = grounding_reason(missing), "grounding"
             continue

@@ -16,10 +16,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.claims import evidence_of
 from domain.context import MemoryRecord
+from domain.name_words import is_name_alone
 from domain.resolved_plan import SectionTask
 from domain.writer_grounding import check_written_body
 from messages.compile import Scope
-from planners.rare_words import is_rare_word
 from planners.section_edits import append_lines
 from store.claims import RejectedClaim, record_rejected_claims
 from store.plan_staging import plan_run_id
@@ -29,7 +29,7 @@ def checked_draft(task: SectionTask, body: str, cited: list[MemoryRecord]) -> tu
     """The draft without the writer's ungrounded lines, and those lines as rejected claims."""
     memories = [evidence_of(str(m.id), m.content, m.metadata, m.created_at) for m in cited]
     checked = check_written_body(body, [task.existing_body, task.proposed_body], memories, [task.page_title],
-                                 is_rare_word)
+                                 is_name_alone)
     rejected = [RejectedClaim(page_ref=task.page_id, section_slug=task.slug, text=r.text,
                               cited=[str(m.id) for m in cited], stage="grounding", reason=r.reason)
                 for r in checked.rejected]

@@ -33,11 +33,11 @@ from app import recall_cache
 from app.reads import BadInput, Database, ReadScope, connection, text_argument
 from domain.errors import StepFailed
 from domain.memory import parse_instant
+from domain.name_words import question_names
 from domain.recall import (
     RETRIEVERS,
     Fused,
     Packable,
-    capitalised_words,
     fuse,
     pack,
     question_name_keys,
@@ -263,7 +263,7 @@ async def _retrieve(conn: AsyncConnection, scope: ReadScope, question: str, use:
     matching = {c: claim_scores.get(c, 0.0) + claim_evidence.get(c, 0.0) for c in {*claim_scores, *claim_evidence}}
     if named_retrievers:
         named_pages = await recall_reads.pages_for_names(conn, tenant, owner, question_name_keys(question),
-                                                         capitalised_words(question))
+                                                         question_names(question))
         named = [p.id for p in named_pages]
     # What orders the named and linked pages' claims: the best-matching claims with their scores.
     scored = [(c, matching[c]) for c in ranked(matching, recall_reads.MAX_SCORES_SENT)] if named else []

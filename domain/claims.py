@@ -22,7 +22,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from domain.aliases import normalize_alias
+from domain.closed_class import FUNCTION_WORDS, JOINING_WORDS
 from domain.markup import safe_markdown
+from domain.name_words import capitalised_names
+from domain.name_words import opening_words as name_opening_words
 from domain.plan import LineSources, Plan
 from domain.resolved_plan import ProposedClaim
 
@@ -102,8 +105,7 @@ class Terms:
 # section writer): structure, not names. The figures after them are still checked, by recounting.
 DERIVED_LABELS = ("latest", "by month", "visited", "most mentioned", "often together with", "earlier", "trip")
 # Closed-class words (articles, pronouns, prepositions, conjunctions) are never names, wherever a
-# sentence puts them: "A person.", "They stayed until sunset."
-FUNCTION_WORDS = frozenset(["a", "an", "the", "this", "that", "these", "those", "it", "its", "he", "she", "they", "them", "their", "his", "her", "we", "our", "you", "your", "i", "my", "me", "in", "on", "at", "by", "for", "from", "with", "to", "of", "and", "or", "but", "so", "as", "if", "when", "while", "after", "before", "during", "until", "since", "about", "into", "over", "under", "between", "there", "here", "then", "also", "all", "both", "each", "every", "some", "any", "no", "not", "one"])
+# sentence puts them: "A person.", "They stayed until sunset." (domain/closed_class.py).
 
 
 def _label_free(text: str) -> str:
@@ -130,50 +132,21 @@ def terms_of(line: str) -> Terms:
 
 
 _TOKEN = re.compile(r"[\w'’-]+|[^\w\s]", re.UNICODE)
-_SENTENCE_END = frozenset(".!?;")
 
 
 def _capitalised_words(text: str, *, opening: bool = True) -> list[str]:
-    """The capitalised words that may be names. A sentence's first word is capitalised by grammar, so
-    it counts only when the next word is capitalised too (the start of a name of several words,
-    "Chef Bartholomew cooked"): "Notes on Uchi" or "Waited an hour" name nothing. A one-word name
-    opening a sentence is left to the judge."""
-    tokens = _TOKEN.findall(text)
-    out: list[str] = []
-    for n, token in enumerate(tokens):
-        if not (token[:1].isalnum() or token[:1] == "_"):
-            opening = opening or token in _SENTENCE_END
-            continue
-        capitalised = token[:1].isupper()
-        if capitalised and not token[:1].isdigit():
-            following = tokens[n + 1] if n + 1 < len(tokens) else ""
-            if not opening or following[:1].isupper():
-                out.append(token)
-        opening = False
-    return out
+    """The capitalised words that are names, by the product's one rule (domain/name_words.py): a
+    sentence's first word counts when a capitalised word follows it ("Chef Bartholomew cooked") or when
+    it reads as a name alone ("Oriane cooked dinner.", "John went to the gym.")."""
+    return capitalised_names(text, opening=opening)
 
 
 def opening_words(line: str) -> list[str]:
     """The one-word openings `terms_of` leaves out, normalised: each sentence's first word when it is
-    capitalised and the next word is not ("Oriane cooked dinner."), closed-class words left out.
-    Whether one is a name is a question of the language (a rare word, or an ordinary one capitalised
-    by grammar), which the caller answers (domain/opening_names.py)."""
+    capitalised, the next word is not, and it does not read as a name alone ("Waited an hour.")."""
     plain = plain_text(line)
     text = _label_free(plain)
-    tokens = _TOKEN.findall(_DATE.sub(" ", text))
-    opening = text == plain  # after a label, the first word is no sentence's opening
-    found: list[str] = []
-    for n, token in enumerate(tokens):
-        if not (token[:1].isalnum() or token[:1] == "_"):
-            opening = opening or token in _SENTENCE_END
-            continue
-        following = tokens[n + 1] if n + 1 < len(tokens) else ""
-        if opening and token[:1].isupper() and not following[:1].isupper():
-            key = normalize_alias(token)
-            if key and key not in FUNCTION_WORDS and not key.isdigit():
-                found.append(key)
-        opening = False
-    return list(dict.fromkeys(found))
+    return name_opening_words(text, opening=text == plain)  # after a label, the first word is no opening
 
 
 def counts_of(line: str, evidence: Sequence[Evidence]) -> set[str]:
@@ -520,9 +493,8 @@ def is_summary(line: str, evidence: Sequence[Evidence]) -> bool:
     return bool(terms.numbers or terms.dates) and not capitalised and not unsupported_terms(line, evidence)
 
 
-# Words that only join a memory's words into a line ("Restaurant in Austin", "A person"): an article
-# or a preposition of place states nothing of its own. Negations and verbs are never in it.
-JOINING_WORDS = frozenset(["a", "an", "the", "in", "at", "on", "of"])
+# Words that only join a memory's words into a line (JOINING_WORDS, domain/closed_class.py: "Restaurant
+# in Austin", "A person"): an article or a preposition of place states nothing of its own.
 _FIELD_LABEL = re.compile(r"^\s*([^:]{1,40}):\s+")
 
 

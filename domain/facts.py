@@ -26,6 +26,7 @@ from typing import Literal
 
 from domain.aliases import normalize_alias
 from domain.claims import plain_text
+from domain.closed_class import ENGLISH_ARTICLES, POSSESSIVE_DETERMINERS, PRONOUNS
 
 Validity = Literal["current", "superseded", "disputed"]
 
@@ -42,9 +43,9 @@ _STATUS_WORDS = ("on hold", "in progress", "done", "complete", "completed", "fin
                  "postponed", "paused", "active", "inactive", "open", "closed", "approved", "rejected", "pending",
                  "shipped", "blocked", "resolved", "live", "launched", "abandoned")
 _STATUS = "|".join(re.escape(word) for word in sorted(_STATUS_WORDS, key=len, reverse=True))
-# Words that stand for the page's own subject in a memory's sentence.
-PRONOUNS = frozenset({"i", "we", "he", "she", "they", "it", "my", "our", "his", "her", "their", "its"})
-_ARTICLES = frozenset({"the", "a", "an", "our", "my", "his", "her", "their", "its"})
+# Words that stand for the page's own subject in a memory's sentence (domain/closed_class.py).
+_SUBJECT_WORDS = PRONOUNS | POSSESSIVE_DETERMINERS
+_ARTICLES = ENGLISH_ARTICLES | POSSESSIVE_DETERMINERS
 _ADVERBS = r"(?:(?:now|just|finally|recently|officially|already|since|then|has|have|had|is|are|was|were|been|" \
            r"got|will|be|also|still)\s+)*"
 
@@ -147,7 +148,7 @@ def _holders_agree(first: str, second: str, page_names: Iterable[str]) -> bool:
     if first == second:
         return True
     names = {normalize_alias(n) for n in page_names} - {""}
-    own = names | {n.split()[0] for n in names} | PRONOUNS | {""}
+    own = names | {n.split()[0] for n in names} | _SUBJECT_WORDS | {""}
     return first in own and second in own
 
 

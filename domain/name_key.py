@@ -48,7 +48,9 @@ from scourgify.address_constants import (
     STREET_TYPE_ABBREVIATIONS,
 )
 from unidecode import unidecode
-from wordfreq import zipf_frequency
+
+from domain.closed_class import ARTICLES, CONNECTIVES
+from domain.name_words import is_familiar, is_uncommon, is_very_common
 
 # ------------------------------------------------------------------------------------------ tables
 
@@ -77,18 +79,9 @@ def _plain(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", " ", unidecode(text).lower()).strip()
 
 
-# Articles, and the word "and", in English, French, Spanish, Portuguese, Italian, German and Dutch.
-# A closed class of each language; prepositions are kept ("du", "de", "of": "Jardin du Luxembourg").
-ARTICLES = frozenset({
-    "the", "a", "an",
-    "le", "la", "les", "l", "un", "une",
-    "el", "los", "las", "lo", "una", "unos", "unas",
-    "o", "os", "as", "um", "uma",
-    "il", "gli", "i",
-    "der", "die", "das", "dem", "den", "des", "ein", "eine",
-    "het", "de", "een",
-})
-CONNECTIVES = frozenset({"and", "et", "und", "y", "e", "en"})
+# Articles, and the word "and", in English, French, Spanish, Portuguese, Italian, German and Dutch
+# (domain/closed_class.py): closed classes; prepositions are kept ("du", "de", "of": "Jardin du
+# Luxembourg").
 # Single letters among ARTICLES / CONNECTIVES are dropped only when written as a word of the name,
 # never when they are an initial ("A. B. Smith"): see `_drop_function_words`.
 _SINGLE_LETTER_FUNCTION_WORDS = frozenset({"a", "o", "i", "l", "y", "e"})
@@ -122,7 +115,7 @@ def _legal_forms() -> list[tuple[str, ...]]:
                 continue
             joined = " ".join(words)
             if joined in _LEGAL_ENGLISH or "".join(words) in _LEGAL_ENGLISH or (
-                    len("".join(words)) >= 2 and zipf_frequency(joined, "en") < 3.5):
+                    len("".join(words)) >= 2 and is_uncommon(joined)):
                 forms.add(words)
     return sorted(forms, key=len, reverse=True)
 
@@ -137,7 +130,7 @@ def _tables() -> tuple[dict[str, str], dict[str, str], list[tuple[str, ...]], fr
     place_words = {abbr.lower() for abbr in CITY_ABBRS}
     titles = frozenset(t for t in (_plain(t).replace(" ", "") for t in NAME_CONSTANTS.titles)
                        if len(t) <= 4 and t.isalpha() and t not in place_words
-                       and (len(t) <= 3 or zipf_frequency(t, "en") < 4.5 or t == "miss"))
+                       and (len(t) <= 3 or not is_familiar(t) or t == "miss"))
     # Post-nominal letters ("PhD", "MD"), not generations: "Jr", "Sr", "II" tell two people apart.
     generations = {"jr", "sr", "jnr", "snr", "junior", "senior", "i", "ii", "iii", "iv", "v", "2", "3"}
     post_nominals = frozenset(_plain(s).replace(" ", "") for s in NAME_CONSTANTS.suffix_acronyms) - generations
@@ -280,8 +273,6 @@ def abbreviates(short: str, full: str) -> bool:
 
 # ---------------------------------------------------------------------------------- blocking keys
 
-# Words too common in names to look a page up by on their own ("coffee", "park", "st").
-COMMON_WORD_ZIPF = 5.0
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -291,7 +282,9 @@ def phonetic(key: str) -> str:
 
 
 def significant_words(key: str) -> list[str]:
-    return [w for w in key.split() if len(w) >= 3 and not w.isdigit() and zipf_frequency(w, "en") < COMMON_WORD_ZIPF]
+    """The key's words a page may be looked up by alone: not digits, and not so common in English that
+    names share them ("coffee", "park", "st": domain/name_words.py's VERY_COMMON_ZIPF)."""
+    return [w for w in key.split() if len(w) >= 3 and not w.isdigit() and not is_very_common(w)]
 
 
 @functools.lru_cache(maxsize=65_536)

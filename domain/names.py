@@ -21,41 +21,15 @@ from nameparser import HumanName
 from pydantic import BaseModel, ConfigDict
 
 from domain.aliases import normalize_alias
+from domain.closed_class import ENGLISH_ARTICLES, HONORIFICS, POSSESSIVE_DETERMINERS
+from domain.kinds import Kind, kind_of_word
 from domain.name_key import name_key
 
 # ----------------------------------------------------------------------------------------- kinds
-
-# Words that say what a page is about, by class. Two pages whose kinds are of different classes
-# are different things whatever their names; sub-kinds (a hotel, a bar) only inform the judge.
-_KIND_CLASSES: dict[str, tuple[str, ...]] = {
-    "person": ("person", "friend", "sister", "brother", "mother", "father", "mom", "dad", "aunt", "uncle",
-               "cousin", "neighbor", "neighbour", "colleague", "coworker", "partner", "wife", "husband",
-               "boss", "chef", "doctor", "teacher", "son", "daughter", "grandmother", "grandfather", "niece",
-               "nephew", "boyfriend", "girlfriend", "roommate", "manager", "dr", "mr", "mrs", "ms", "prof"),
-    "pet": ("pet", "dog", "cat", "puppy", "kitten", "horse", "rabbit", "parrot"),
-    "venue": ("restaurant", "cafe", "coffee", "bar", "pub", "hotel", "park", "museum", "bakery", "shop",
-              "store", "market", "gallery", "diner", "brewery", "taqueria", "club", "theater", "theatre",
-              "pool", "garden", "beach", "lodging", "apartment", "venue", "lounge", "tavern", "trail",
-              "viewpoint", "library", "gym", "bookstore", "winery", "bistro", "pizzeria"),
-    "region": ("city", "town", "village", "capital", "region", "country", "state", "county", "neighborhood"),
-    "trip": ("trip", "journey", "vacation", "holiday", "journal"),
-    "project": ("project",),
-}
-_KIND_OF_WORD = {word: (cls, word) for cls, words in _KIND_CLASSES.items() for word in words}
+# The words that say what a page is about, by class, are domain/kinds.py's vocabulary. Two pages whose
+# kinds are of different classes are different things whatever their names; sub-kinds (a hotel, a
+# bar) only inform the judge.
 _SUMMARY_WORDS_READ = 12
-
-
-class Kind(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    cls: str  # person, pet, venue, region, trip, project, decision
-    word: str  # the word it was read from ("hotel", "sister"); the sub-kind
-
-
-@functools.lru_cache(maxsize=4096)
-def kind_of_word(word: str) -> Kind | None:
-    found = _KIND_OF_WORD.get(word)
-    return Kind(cls=found[0], word=found[1]) if found else None
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -117,8 +91,7 @@ def qualifier_forms(qualifier: str) -> list[str]:
 
 # ------------------------------------------------------------------------------------- parsing
 
-_POSSESSIVES = ("my", "our", "his", "her", "their", "the", "a", "an")
-HONORIFICS = ("dr", "mr", "mrs", "ms", "prof", "chef")
+_LEADS = POSSESSIVE_DETERMINERS | ENGLISH_ARTICLES  # "our dog", "the dog": a descriptor's first word
 _TRAILING_PARENS = re.compile(r"^(?P<base>.*\S)\s*\((?P<inner>[^()]*)\)\s*$")
 
 
@@ -138,7 +111,7 @@ class ParsedName(BaseModel):
 
 def _is_descriptor(text: str) -> bool:
     words = normalize_alias(text).split()
-    return bool(words) and (words[0] in _POSSESSIVES or all(kind_of_word(w) for w in words))
+    return bool(words) and (words[0] in _LEADS or all(kind_of_word(w) for w in words))
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -163,7 +136,7 @@ def parse_name(raw: str) -> ParsedName:
         base = head
     words = base.split()
     # "our dog Biscuit", "my sister Marguerite"
-    if len(words) >= 3 and words[0].lower() in _POSSESSIVES[:5] and kind_of_word(normalize_alias(words[1])):
+    if len(words) >= 3 and words[0].lower() in POSSESSIVE_DETERMINERS and kind_of_word(normalize_alias(words[1])):
         descriptors.append(normalize_alias(" ".join(words[:2])))
         words = words[2:]
     # "Biscuit the dog": a lower-case kind word after "the" (a capitalised one is part of the name).

@@ -2,10 +2,10 @@
 
 A sentence's first word is capitalised whatever it is, so the grounding check (`terms_of`) counts it
 as a name only when a capitalised word follows it. That leaves "Oriane cooked dinner." to the
-judge. A word English rarely uses ("Oriane") is a name wherever it stands, so it must be in a
-cited memory or among the page's names like any other; an ordinary word ("Waited", "Lunch") is
-capitalised by grammar and names nothing. Rarity is the caller's (`planners/rare_words.py`: word
-frequencies that ship inside the wordfreq package), passed in, so this rule stays pure.
+judge. A word that reads as a name alone ("Oriane", a rare word; "John", a first name) is a name
+wherever it stands, so it must be in a cited memory or among the page's names like any other; an
+ordinary word ("Waited", "Lunch") is capitalised by grammar and names nothing. Which is which is
+domain/name_words.py's `is_name_alone` (word frequencies and first names), passed in by the caller.
 
 Sound in one direction: only a rare opening word absent from every cited memory and from the page's
 names is refused. A rare ordinary word the memories spell another way ("tostadas" where they say

@@ -1,4 +1,4 @@
-"""Recall's pure rules: the names a question mentions, reciprocal-rank fusion of the retrievers'
+"""Recall's pure rules: the name keys a question may mention, reciprocal-rank fusion of the retrievers'
 rankings, and packing the fused answers into a token budget.
 
 Seed 004's rule holds here: every retriever enumerates its candidates, every candidate is scored and
@@ -59,14 +59,6 @@ def question_name_keys(question: str) -> list[str]:
             if key and len(key) >= 2:
                 keys.append(key)
     return list(dict.fromkeys(keys))
-
-
-def capitalised_words(question: str) -> list[str]:
-    """Words written with a capital that do not open the question: a first name alone ("Melanie")
-    may designate a page whose aliases are all longer ("melanie hart")."""
-    words = _WORD.findall(question)
-    return list(dict.fromkeys(normalize_alias(w) for i, w in enumerate(words)
-                              if i > 0 and w[:1].isupper() and len(w) >= 3))
 
 
 @dataclass

@@ -46,8 +46,10 @@ from pydantic import BaseModel, ConfigDict
 from rapidfuzz.distance import OSA, Levenshtein
 
 from domain.aliases import trigram_similarity
+from domain.closed_class import HONORIFICS
+from domain.kinds import Kind
 from domain.name_key import abbreviates, acronyms, blocking_keys, compact, name_key
-from domain.names import HONORIFICS, Kind, ParsedName, first_last, infer_kind, kinds_conflict, parse_name
+from domain.names import ParsedName, first_last, infer_kind, kinds_conflict, parse_name
 
 SIMILAR_THRESHOLD = 0.85
 # Below these a name says too little for anything but an exact match (Graphiti gates its fuzzy

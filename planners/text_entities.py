@@ -1,24 +1,31 @@
 """The names a plain sentence mentions, read offline: what a memory without `metadata.entities` is about.
 
 A memory written as people write ("Lunch at Franklin Barbecue with Lena: brisket again.") names its
-things with capitalised words. The reader proposes each capitalised name span with a kind, from the
-span's own words and the words around it, in the same shape as a metadata entity
-(`{"name", "type", "kind"}`), so the scripted planner treats it as it treats metadata.
+things with capitalised words. The reader proposes each name span with a kind, from the span's own
+words and the words around it, in the same shape as a metadata entity (`{"name", "type", "kind"}`),
+so the scripted planner treats it as it treats metadata. Whether a word is a name at all is
+domain/name_words.py's to say (first names, word frequencies, closed-class words, what the scope
+knows); the words that give a kind are domain/kinds.py's.
 
 How a span is read, sentence by sentence (domain/sentences.py: "Dr." and "St." end none):
 - Name tokens are words starting with an upper-case letter (any script with case, `regex`'s \\p{Lu});
   a span is a run of them, joined across connectors when a name token follows ("Bank of America",
   "Church of the Holy Cross"), led by a title when there is one ("Dr. Patel"), cut at a possessive
-  ("Lena's" → "Lena"). A leading article is dropped ("the Driskill" → "Driskill").
-- A word that starts a sentence or a clause is capitalised whatever it is: it starts a name only when
-  it is a rare word (wordfreq's English frequency, shipped inside its package), is not shaped like a
-  verb or adverb ("Walked", "Finally"), or is written capitalised elsewhere in the same memory away
-  from a clause start. Calendar words and "I" are never names.
+  ("Lena's" → "Lena"). A leading article is dropped ("the Driskill" → "Driskill"). A word in lower
+  case is a name when the scope knows it, or when it is a first name right after a word that
+  introduces someone ("lunch with caroline"); a sentence written in capitals reads only its first
+  names, rare words and known names as names.
+- A word that starts a sentence or clause is capitalised whatever it is: `reads_as_name` decides
+  ("John went to the gym." reads John; "Will you come?" reads nothing; "Bummer!" is no name).
+- Greetings, thanks and interjections are never names ("Hey", "Aww", "Hahaha"); a name they lead
+  ("Hey Mel!", "Thanks, Jon!") or a name set off at a clause's edge ("Wow, that's cool, Caroline!") is
+  the **addressee**: read, but not what the sentence is about.
 - The kind, first hint wins: a title → person; a word of the span that says what it is (Bank →
   organisation, Barbecue → restaurant, Pool → pool, Festival → event, City → city); a word next to it
   ("the café Nido", "Kyoto trip", "my sister Ana", "Nido, a café"); how it is used (with/met/called
   someone, someone said, a possessive, a list that continues a person "with Lena and Marco"); the
-  preposition before it (in/at/to/from/near → place). With no hint the kind is left empty.
+  preposition before it (in/at/to/from/near → place), unless the span only qualifies what follows an
+  indefinite article ("an LGBTQ support group": LGBTQ is no place). With no hint the kind is empty.
 
 Deterministic: no clock, no randomness, names in order of first appearance, one entry per name.
 """
@@ -32,6 +39,30 @@ from typing import Any
 import regex
 
 from domain.aliases import normalize_alias
+from domain.closed_class import (
+    AFFIRMATIONS,
+    ENGLISH_ARTICLES,
+    GREETINGS,
+    HONORIFICS,
+    NAME_CONNECTORS,
+    PLACE_PREPOSITIONS,
+    POSSESSIVE_DETERMINERS,
+    REACTION_WORDS,
+    THANKS,
+    is_closed_class,
+    is_interjection,
+)
+from domain.kinds import kind_beside, kind_inside
+from domain.name_words import (
+    NO_NAMES,
+    PERSON_INTRODUCERS,
+    SPEECH_VERBS,
+    KnownNames,
+    Where,
+    name_prior,
+    reads_as_lower_case_name,
+    reads_as_name,
+)
 from domain.sentences import split_sentences
 
 # A token: a word (letters, marks, digits, inner apostrophes, hyphens and ampersands, and one trailing
@@ -39,88 +70,36 @@ from domain.sentences import split_sentences
 _TOKEN = regex.compile(r"[\p{L}\p{N}][\p{L}\p{M}\p{N}'’\-&]*\.?|[^\s\p{L}\p{N}]")
 _STARTS_UPPER = regex.compile(r"^\p{Lu}")
 _HAS_LOWER_OR_IS_SHORT_CAPS = regex.compile(r"\p{Ll}|^\p{Lu}{2,5}$")
+_ALL_CAPS = regex.compile(r"^\p{Lu}[\p{Lu}'’\-]+$")
 _POSSESSIVE = regex.compile(r"['’]s?$")
 
-TITLES = frozenset({"dr", "mr", "mrs", "ms", "mx", "prof", "sir", "dame", "rev", "fr", "sr", "jr"})
-CONNECTORS = frozenset({"of", "de", "del", "della", "di", "da", "la", "le", "les", "du", "des", "van", "von",
-                        "der", "den", "y", "e", "the", "&"})
-ARTICLES = frozenset({"the", "a", "an"})
-NEVER_NAMES = frozenset({
-    "i", "i'm", "i've", "i'd", "i'll", "ok", "okay", "tv", "am", "pm",
-    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
-    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-    "november", "december", "mon", "tue", "wed", "thu", "fri", "sat", "sun", "jan", "feb", "mar", "apr",
-    "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
-})
-# A clause-initial word at or above this Zipf frequency is taken as an ordinary word ("Lunch" 4.7,
-# "Booked" 4.1), below it as a name ("Lena" 3.6, "Kyoto" 3.4).
-COMMON_WORD_ZIPF = 4.0
-# Above this even a clause-initial word followed by "said" or a possessive is a word ("Everyone said").
-COMMON_NAME_ZIPF = 5.0
-
-# Words inside a span (its own words) that say what it names.
-_OWN_WORD_KINDS: dict[str, str] = {
-    **dict.fromkeys(("bank", "university", "college", "inc", "corp", "corporation", "ltd", "llc", "company",
-                     "co", "labs", "lab", "group", "foundation", "institute", "agency", "partners", "capital",
-                     "ventures", "airlines", "airways", "hospital", "clinic", "school", "academy", "society",
-                     "association", "council", "ministry", "department", "bureau", "studios", "records",
-                     "press", "media", "systems", "technologies", "bros"), "organisation"),
-    **dict.fromkeys(("barbecue", "bbq", "grill", "kitchen", "steakhouse", "ramen", "sushi", "noodle",
-                     "noodles", "trattoria", "osteria", "brasserie", "cantina", "restaurant"), "restaurant"),
-    **dict.fromkeys(("café", "cafe", "coffee", "espresso", "roasters", "tea"), "cafe"),
-    **{word: word for word in ("bar", "pub", "tavern", "brewery", "winery", "bakery", "pizzeria", "taqueria",
-                               "diner", "bistro", "hotel", "museum", "gallery", "library", "park", "pool",
-                               "garden", "beach", "trail", "market", "theater", "theatre", "gym", "club",
-                               "studio", "bookstore", "shop", "store", "lounge", "station", "airport",
-                               "stadium", "arena", "church", "temple", "shrine", "castle", "palace",
-                               "lake", "river", "mountain", "island", "bay", "falls", "canyon", "zoo")},
-    **dict.fromkeys(("gardens",), "garden"), **dict.fromkeys(("springs",), "park"),
-    **dict.fromkeys(("inn", "hostel", "resort", "lodge"), "hotel"),
-    **dict.fromkeys(("street", "st", "avenue", "ave", "road", "rd", "boulevard", "blvd", "lane", "square",
-                     "plaza", "way", "drive"), "street"),
-    **dict.fromkeys(("city", "town", "village", "county"), "city"),
-    **dict.fromkeys(("conference", "festival", "summit", "meetup", "marathon", "wedding", "retreat", "review",
-                     "meeting", "party", "launch", "offsite", "hackathon", "concert", "expo", "gala", "reunion",
-                     "ceremony", "fair", "workshop", "standup", "sync", "kickoff", "cup", "championship",
-                     "tournament", "olympics", "day", "week", "eve"), "event"),
-}
-# Lower-case words next to a span that say what it names ("the café Nido", "Kyoto trip", "my sister Ana").
-_NEAR_WORD_KINDS: dict[str, str] = {
-    **{word: kind for word, kind in _OWN_WORD_KINDS.items() if kind != "event"},
-    **dict.fromkeys(("friend", "sister", "brother", "mother", "father", "mom", "dad", "aunt", "uncle", "cousin",
-                     "neighbor", "neighbour", "colleague", "coworker", "boss", "wife", "husband", "partner",
-                     "son", "daughter", "niece", "nephew", "grandmother", "grandfather", "grandma", "grandpa",
-                     "roommate", "manager", "teacher", "doctor", "dentist", "therapist", "chef", "coach",
-                     "boyfriend", "girlfriend", "fiancé", "fiancée", "client", "mentor", "landlord"), "person"),
-    **dict.fromkeys(("dog", "cat", "puppy", "kitten", "pet", "horse", "parrot", "rabbit"), "pet"),
-    **dict.fromkeys(("trip", "vacation", "holiday", "visit", "flight"), "place"),
-    **dict.fromkeys(("meeting", "conference", "festival", "party", "wedding", "retreat", "offsite", "concert",
-                     "launch", "workshop", "call", "sync", "standup", "kickoff"), "event"),
-    **dict.fromkeys(("company", "startup", "firm", "team", "client", "employer", "bank", "agency"), "organisation"),
-}
-# Words before a span that say it is someone ("with Lena", "met Marco", "told Sam").
-_PERSON_BEFORE = frozenset({"with", "met", "meet", "meeting", "called", "call", "texted", "text", "emailed",
-                            "email", "messaged", "asked", "ask", "told", "tell", "thanked", "helped", "invited",
-                            "hugged", "visiting", "married", "dating", "by", "for", "and", "introduced",
-                            "congratulated", "phoned", "joined", "saw", "see", "thank", "hired", "interviewed"})
 # Words after a span that say it is someone ("Lena said", "Marco and I").
-_PERSON_AFTER = frozenset({"said", "says", "told", "asked", "thinks", "thought", "wants", "wanted", "agreed",
-                           "suggested", "recommended", "loves", "loved", "likes", "liked", "and", "mentioned",
-                           "called", "texted", "invited", "brought", "cooked", "baked", "joined", "prefers",
-                           "hates", "laughed", "smiled", "arrived", "decided", "signed", "visited", "met",
-                           "flew", "drove", "bought", "booked", "ordered", "hiked", "paid", "gave", "sent",
-                           "wrote", "moved", "started", "finished", "won", "picked", "emailed", "promised"})
-# Prepositions before a span that say it is somewhere ("in Kyoto", "at Franklin Barbecue").
-_PLACE_BEFORE = frozenset({"in", "at", "to", "from", "near", "around", "across", "through", "into", "toward",
-                           "towards", "outside", "inside", "visited", "visit", "visiting", "via", "past"})
+_PERSON_AFTER = SPEECH_VERBS | frozenset({
+    "recommended", "loves", "loved", "likes", "liked", "and", "called", "texted", "invited", "brought", "cooked",
+    "baked", "joined", "prefers", "hates", "laughed", "smiled", "arrived", "decided", "signed", "visited", "met",
+    "flew", "drove", "bought", "booked", "ordered", "hiked", "paid", "gave", "sent", "wrote", "moved", "started",
+    "finished", "won", "picked", "emailed", "promised"})
+# Words before a span that put it somewhere ("in Kyoto", "visited Lisbon").
+_PLACE_BEFORE = PLACE_PREPOSITIONS | frozenset({"visited", "visit", "visiting"})
 # Verbs after which "to X" is someone ("talked to Sam"), not somewhere.
 _PERSON_VERBS_BEFORE_TO = frozenset({"talked", "spoke", "speak", "talk", "wrote", "write", "sent", "send",
                                      "gave", "give", "said", "say", "introduced", "listened", "replied",
                                      "lent", "explained", "showed", "waved", "apologized", "apologised"})
 _CLAUSE_OPENERS = frozenset({":", ";", "(", "\"", "“", "—", "–", "-", "[", "•", "*"})
-_VERB_OR_ADVERB_ENDINGS = ("ed", "ing", "ly")
+_CLAUSE_ENDS = frozenset({",", "!", "?", ".", ";", ":", "…", ")", "—", "–"})
+_ADDRESS_ENDS = frozenset({"!", "?", ".", "…"})
 MAX_SPAN_TOKENS = 6
 MAX_NAMES_PER_MEMORY = 24
+
+
+@dataclass(frozen=True)
+class NameRead:
+    """One name a text gives: as written (best cased), its kind, and whether it is only the addressee
+    of a sentence ("Hey Mel!")."""
+
+    name: str
+    kind: str
+    addressee: bool = False
 
 
 @dataclass(frozen=True)
@@ -128,6 +107,7 @@ class _Token:
     text: str  # the word without an abbreviation's or the sentence's closing period
     raw: str
     is_word: bool
+    capitalised: bool  # counts as a capitalised word where it stands (see `_tokens`)
 
     @property
     def lower(self) -> str:
@@ -135,12 +115,7 @@ class _Token:
 
     @property
     def is_title(self) -> bool:
-        return self.is_word and self.lower in TITLES and _STARTS_UPPER.match(self.text) is not None
-
-    @property
-    def is_capitalised(self) -> bool:
-        return (self.is_word and _STARTS_UPPER.match(self.text) is not None
-                and _HAS_LOWER_OR_IS_SHORT_CAPS.search(self.text) is not None)
+        return self.is_word and self.lower in HONORIFICS and _STARTS_UPPER.match(self.text) is not None
 
     @property
     def is_possessive(self) -> bool:
@@ -160,48 +135,77 @@ class _Span:
 
     @property
     def name(self) -> str:
-        words = [t.raw if t.is_title else t.text for t in self.tokens]
-        words[-1] = self.tokens[-1].bare
-        return " ".join(words).replace(" & ", " & ")
+        words = [t.raw if t.is_title else _display(t.text) if t.capitalised else t.text for t in self.tokens]
+        last = self.tokens[-1]
+        words[-1] = _display(last.bare) if last.capitalised else last.bare
+        return " ".join(words)
 
 
-def _tokens(sentence: str) -> list[_Token]:
-    tokens = []
-    for match in _TOKEN.finditer(sentence):
-        raw = match.group(0)
+def _display(word: str) -> str:
+    """A name written in lower case or shouted in capitals, as a name is written ("caroline" and
+    "CAROLINE" -> "Caroline"); an acronym or a name with its own case is kept."""
+    if word.islower():
+        return word[:1].upper() + word[1:]
+    return word
+
+
+def _tokens(sentence: str, known: KnownNames) -> list[_Token]:
+    raw_tokens = [match.group(0) for match in _TOKEN.finditer(sentence)]
+    words = [raw for raw in raw_tokens if regex.match(r"[\p{L}\p{N}]", raw)]
+    # A sentence shouted in capitals ("JOHN WENT TO THE GYM"): only its names count as capitalised.
+    shouted = len(words) >= 3 and sum(1 for w in words if _ALL_CAPS.match(w.rstrip("."))) * 5 >= len(words) * 4
+    tokens: list[_Token] = []
+    for raw in raw_tokens:
         is_word = bool(regex.match(r"[\p{L}\p{N}]", raw))
         # The period goes from the word either way ("Dr." reads "Dr", "Barbecue." reads "Barbecue");
         # `raw` keeps it for a title, which is written as it was.
         text = raw[:-1] if is_word and raw.endswith(".") else raw
-        tokens.append(_Token(text=text, raw=raw, is_word=is_word))
+        capitalised = (is_word and _STARTS_UPPER.match(text) is not None
+                       and _HAS_LOWER_OR_IS_SHORT_CAPS.search(text) is not None)
+        if shouted and is_word:
+            bare = _POSSESSIVE.sub("", text).lower()
+            capitalised = known.knows(bare) or name_prior(bare) in ("first_name", "rare")
+            text = text[:1] + text[1:].lower() if capitalised else text.lower()
+        elif is_word and not capitalised and text.islower():
+            previous = tokens[-1].lower if tokens else ""
+            capitalised = reads_as_lower_case_name(_POSSESSIVE.sub("", text), previous, known)
+        tokens.append(_Token(text=text, raw=raw, is_word=is_word, capitalised=capitalised))
     return tokens
 
 
-@functools.lru_cache(maxsize=65_536)
-def _zipf(word: str) -> float:
-    from wordfreq import zipf_frequency  # its word lists load on first use only
-
-    return zipf_frequency(word, "en")
-
-
-def _is_ordinary_word(word: str) -> bool:
-    lower = word.lower()
-    if len(lower) > 4 and lower.endswith(_VERB_OR_ADVERB_ENDINGS):
-        return True
-    return _zipf(lower) >= COMMON_WORD_ZIPF
-
-
 def _clause_start(tokens: list[_Token], index: int) -> bool:
-    previous = next((t for t in reversed(tokens[:index]) if True), None)
+    """The first word of a sentence or clause, past any interjection that opens it ("Hey Mel" is
+    not; "Wow, that's" is)."""
+    previous = tokens[index - 1] if index > 0 else None
     return previous is None or (not previous.is_word and previous.raw in _CLAUSE_OPENERS)
 
 
-def _spans(tokens: list[_Token], mid_sentence_names: set[str]) -> list[_Span]:
+def _where(tokens: list[_Token], span: _Span, known: set[str]) -> Where:
+    first = span.tokens[0]
+    after = [t for t in tokens[span.start + 1:span.start + 3]]
+    next_token = after[0] if after else None
+    clause_start = _clause_start(tokens, span.start)
+    previous = tokens[span.start - 1] if span.start > 0 else None
+    return Where(
+        clause_start=clause_start,
+        previous_word=previous.lower if previous is not None and previous.is_word else "",
+        next_word=next_token.lower if next_token is not None and next_token.is_word else "",
+        word_after=after[1].lower if len(after) > 1 and after[1].is_word else "",
+        next_capitalised=len(span.tokens) > 1,
+        stands_alone=clause_start and len(span.tokens) == 1 and (
+            next_token is None or (not next_token.is_word and next_token.raw in _CLAUSE_ENDS)),
+        possessive=first.is_possessive,
+        known=first.bare.lower() in known,
+    )
+
+
+def _spans(tokens: list[_Token], known: set[str]) -> list[_Span]:
     spans: list[_Span] = []
     index = 0
     while index < len(tokens):
         token = tokens[index]
-        if not (token.is_capitalised or token.is_title) or token.lower in NEVER_NAMES:
+        if not (token.capitalised or token.is_title) or (is_closed_class(token.bare) and not token.is_title
+                                                          and name_prior(token.bare) != "word_name"):
             index += 1
             continue
         start = index
@@ -209,54 +213,37 @@ def _spans(tokens: list[_Token], mid_sentence_names: set[str]) -> list[_Span]:
         index += 1
         while index < len(tokens) and len(taken) < MAX_SPAN_TOKENS and not taken[-1].is_possessive:
             current = tokens[index]
-            if current.is_capitalised and current.lower not in NEVER_NAMES:
+            if current.capitalised and not is_interjection(current.text):
                 taken.append(current)
                 index += 1
                 continue
-            if (current.is_word or current.raw == "&") and current.lower in CONNECTORS:
+            if (current.is_word or current.raw == "&") and current.lower in NAME_CONNECTORS:
                 after = index + 1
-                while after < len(tokens) and tokens[after].lower in CONNECTORS and after - index < 2:
+                while after < len(tokens) and tokens[after].lower in NAME_CONNECTORS and after - index < 2:
                     after += 1
-                if after < len(tokens) and tokens[after].is_capitalised:
+                if after < len(tokens) and tokens[after].capitalised:
                     taken.extend(tokens[index:after])
                     index = after
                     continue
             break
-        trimmed = _trim_clause_start(tokens, _Span(tokens=taken, start=start, end=index,
-                                                   possessive=taken[-1].is_possessive), mid_sentence_names)
+        trimmed = _trim(tokens, _Span(tokens=taken, start=start, end=index,
+                                      possessive=taken[-1].is_possessive), known)
         if trimmed is not None:
             spans.append(trimmed)
     return spans
 
 
-def _acts_like_someone(tokens: list[_Token], span: _Span) -> bool:
-    """A clause-initial word that is a name in all likelihood though it is also a word ("Sam said",
-    "Sam's bike", "Sam and I"): not a very common word, nor shaped like a verb or adverb."""
-    word = span.tokens[0].bare.lower()
-    if _zipf(word) >= COMMON_NAME_ZIPF or (len(word) > 4 and word.endswith(_VERB_OR_ADVERB_ENDINGS)):
-        return False
-    after = tokens[span.end:span.end + 2]
-    if span.possessive:
-        return True
-    if after and after[0].lower in _PERSON_AFTER and after[0].lower != "and":
-        return True
-    return len(after) == 2 and after[0].lower == "and" and after[1].text in {"I", "me"}
-
-
-def _trim_clause_start(tokens: list[_Token], span: _Span, mid_sentence_names: set[str]) -> _Span | None:
-    """Drop what is capitalised only for starting a clause, and a leading article."""
+def _trim(tokens: list[_Token], span: _Span, known: set[str]) -> _Span | None:
+    """Drop what is capitalised only for starting a clause, a leading article or interjection."""
     while span.tokens:
         first = span.tokens[0]
         if first.is_title:
             break
-        at_clause_start = _clause_start(tokens, span.start)
-        if first.lower in ARTICLES or (
-            at_clause_start and first.lower not in mid_sentence_names and _is_ordinary_word(first.bare)
-            and not (len(span.tokens) == 1 and _acts_like_someone(tokens, span))
-        ):
+        if first.lower in ENGLISH_ARTICLES or is_interjection(first.bare) or not reads_as_name(
+                first.bare, _where(tokens, span, known)):
             span.tokens = span.tokens[1:]
             span.start += 1
-            while span.tokens and span.tokens[0].lower in CONNECTORS:
+            while span.tokens and span.tokens[0].lower in NAME_CONNECTORS:
                 span.tokens = span.tokens[1:]
                 span.start += 1
             continue
@@ -266,12 +253,20 @@ def _trim_clause_start(tokens: list[_Token], span: _Span, mid_sentence_names: se
     return span
 
 
-def _word_before(tokens: list[_Token], index: int, skip_articles: bool = True) -> _Token | None:
+def _word_before(tokens: list[_Token], index: int) -> _Token | None:
     position = index - 1
-    while position >= 0 and skip_articles and tokens[position].lower in ARTICLES | {"my", "our", "his", "her",
-                                                                                   "their", "your"}:
+    while position >= 0 and tokens[position].lower in ENGLISH_ARTICLES | POSSESSIVE_DETERMINERS:
         position -= 1
     return tokens[position] if position >= 0 else None
+
+
+def _qualifies_what_follows(tokens: list[_Token], span: _Span) -> bool:
+    """"an LGBTQ support group", "a Tesla charger": a name after an indefinite article followed by a
+    lower-case noun only says what sort of thing that noun is."""
+    before = tokens[span.start - 1] if span.start > 0 else None
+    after = tokens[span.end] if span.end < len(tokens) else None
+    return (before is not None and before.lower in ("a", "an") and after is not None and after.is_word
+            and not after.capitalised and after.text.islower() and not is_closed_class(after.text))
 
 
 def _kind(tokens: list[_Token], span: _Span, previous_kind: str | None) -> str:
@@ -279,40 +274,68 @@ def _kind(tokens: list[_Token], span: _Span, previous_kind: str | None) -> str:
     if span.tokens[0].is_title:
         return "person"
     for word in reversed(words):
-        if (kind := _OWN_WORD_KINDS.get(word)) is not None and len(words) > 1:
+        if (kind := kind_inside(word)) is not None and len(words) > 1:
             return kind
     after = tokens[span.end] if span.end < len(tokens) else None
     before = _word_before(tokens, span.start)
+    if span.possessive and len(span.tokens) == 1:
+        return "person"  # "Lena's café": whatever follows is Lena's
     for near in (after, before):
-        if (near is not None and near.is_word and not near.is_capitalised
-                and (kind := _NEAR_WORD_KINDS.get(near.lower)) is not None):
+        if (near is not None and near.is_word and not near.capitalised
+                and (kind := kind_beside(near.lower)) is not None):
             return kind
     # An appositive: "Nido, a café"; "Ana, my sister".
     if after is not None and after.raw == "," and span.end + 1 < len(tokens):
         for near in tokens[span.end + 1:span.end + 4]:
-            if (kind := _NEAR_WORD_KINDS.get(near.lower)) is not None and near.is_word:
+            if near.is_word and (kind := kind_beside(near.lower)) is not None:
                 return kind
-    if span.possessive and len(span.tokens) == 1:
-        return "person"
     # A list that goes on from a person: "with Lena, Marco and Sam".
     adjacent = tokens[span.start - 1] if span.start > 0 else None
     if previous_kind == "person" and adjacent is not None and (adjacent.raw == "," or adjacent.lower == "and"):
         return "person"
+    if _qualifies_what_follows(tokens, span):
+        return ""
     position = span.start - 1
-    while position >= 0 and tokens[position].lower in ARTICLES:
+    while position >= 0 and tokens[position].lower in ENGLISH_ARTICLES:
         position -= 1
     direct_before = tokens[position] if position >= 0 else None
     if direct_before is not None and direct_before.is_word:
         if direct_before.lower == "to":
             verb = tokens[position - 1] if position > 0 else None
             return "person" if verb is not None and verb.lower in _PERSON_VERBS_BEFORE_TO else "place"
-        if direct_before.lower in _PERSON_BEFORE and direct_before.lower != "and":
+        if direct_before.lower in PERSON_INTRODUCERS and direct_before.lower != "and":
             return "person"
         if direct_before.lower in _PLACE_BEFORE:
             return "place"
     if after is not None and after.is_word and after.lower in _PERSON_AFTER and len(span.tokens) <= 3:
         return "person"
+    if name_prior(span.tokens[0].bare) == "first_name" and len(span.tokens) <= 2:
+        return "person"
     return ""
+
+
+def _addressed(tokens: list[_Token], span: _Span, known: set[str]) -> bool:
+    """A name the sentence speaks to: led by a greeting or thanks ("Hey Mel!", "Thanks, Jon!"), or a
+    person's name set off by a comma after an interjection or at a clause's edge ("Woah, Maria, that
+    sounds cool!", "Wow, that's cool, Caroline!", "Caroline, did you go?")."""
+    if len(span.tokens) > 2:
+        return False
+    before = [t for t in tokens[:span.start] if t.raw != ","]
+    greeter = before[-1] if before else None
+    if greeter is not None and greeter.is_word and greeter.lower in GREETINGS | THANKS:
+        return True
+    first = span.tokens[0].bare.lower()
+    if not (name_prior(first) in ("first_name", "word_name") or first in known):
+        return False
+    previous = tokens[span.start - 1] if span.start > 0 else None
+    after = tokens[span.end] if span.end < len(tokens) else None
+    if greeter is not None and previous is not None and previous.raw == "," and (
+            is_interjection(greeter.text) or greeter.lower in AFFIRMATIONS | REACTION_WORDS) and span.start <= 3:
+        return True
+    ends_clause = after is None or (not after.is_word and after.raw in _ADDRESS_ENDS)
+    set_off_before = previous is not None and previous.raw == ","
+    opens = span.start == 0 and after is not None and after.raw in {",", "!"}
+    return (set_off_before and ends_clause) or opens
 
 
 def _mid_sentence_names(sentences: list[list[_Token]]) -> set[str]:
@@ -320,39 +343,50 @@ def _mid_sentence_names(sentences: list[list[_Token]]) -> set[str]:
     names = set()
     for tokens in sentences:
         for index, token in enumerate(tokens):
-            if token.is_capitalised and not _clause_start(tokens, index):
+            if token.capitalised and not _clause_start(tokens, index) and not is_closed_class(token.bare):
                 names.add(token.bare.lower())
     return names
 
 
 @functools.lru_cache(maxsize=16_384)
-def _extract(text: str) -> tuple[tuple[str, str], ...]:
-    sentences = [_tokens(sentence) for sentence in split_sentences(" ".join(text.split()))]
-    known = _mid_sentence_names(sentences)
-    found: dict[str, tuple[str, str]] = {}
+def _read(text: str, known: KnownNames) -> tuple[NameRead, ...]:
+    sentences = [_tokens(sentence, known) for sentence in split_sentences(" ".join(text.split()))]
+    written = _mid_sentence_names(sentences) | set(known.words)
+    found: dict[str, NameRead] = {}
     for tokens in sentences:
         previous_kind: str | None = None
-        for span in _spans(tokens, known):
+        for span in _spans(tokens, written):
             name = span.name.strip(" -'’&")
             key = normalize_alias(name)
             kind = _kind(tokens, span, previous_kind)
             previous_kind = kind
-            if not key or len(key) < 2 or key in NEVER_NAMES:
+            if not key or len(key) < 2 or name_prior(key) == "closed":
                 continue
-            if key not in found:
-                found[key] = (name, kind)
-            elif not found[key][1] and kind:
-                found[key] = (found[key][0], kind)
+            addressee = _addressed(tokens, span, set(known.words)) and kind in ("", "person")
+            if addressee:
+                kind = "person"
+            seen = found.get(key)
+            if seen is None:
+                found[key] = NameRead(name=name, kind=kind, addressee=addressee)
+            else:
+                found[key] = NameRead(name=seen.name, kind=seen.kind or kind, addressee=seen.addressee and addressee)
             if len(found) >= MAX_NAMES_PER_MEMORY:
                 break
     return tuple(found.values())
 
 
-def extract_entities(text: str) -> list[dict[str, Any]]:
-    """The entities a plain text names, as metadata would list them: `{"name", "type", "kind"}` each."""
+def read_names(text: str, known: KnownNames = NO_NAMES) -> tuple[NameRead, ...]:
+    """Every name a plain text gives, addressees included, in order of first appearance."""
     if not isinstance(text, str) or not text.strip():
-        return []
-    return [{"name": name, "type": "entity", "kind": kind} for name, kind in _extract(text)]
+        return ()
+    return _read(text, known.within(text))
+
+
+def extract_entities(text: str, known: KnownNames = NO_NAMES) -> list[dict[str, Any]]:
+    """The entities a plain text names, as metadata would list them: `{"name", "type", "kind"}` each
+    (the names it only speaks to are left out)."""
+    return [{"name": read.name, "type": "entity", "kind": read.kind}
+            for read in read_names(text, known) if not read.addressee]
 
 
 def names_entities(metadata: dict[str, Any] | None) -> bool:

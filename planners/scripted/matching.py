@@ -12,9 +12,10 @@ import functools
 from typing import Any
 
 from domain.context import CandidatePage
+from domain.kinds import Kind
 from domain.merge_questions import MergeQuestion, MergeSide
 from domain.name_key import name_key
-from domain.names import Kind, infer_kind, kinds_conflict, places_in
+from domain.names import infer_kind, kinds_conflict, places_in
 from domain.resolution import NameSet, compare, ranked_matches
 from planners.scripted.judgement import scripted_judgement
 

@@ -163,8 +163,11 @@ def test_a_sentence_opening_word_is_grammar_unless_a_name_of_several_words_start
     assert unsupported_terms("Notes on Uchi. Waited an hour.", evidence) == []
     assert unsupported_terms("Chef Ignatius waited.", evidence) == ["chef", "ignatius"]
     assert "ignatius" in unsupported_terms("- 2026-01-05: Met Ignatius at Uchi.", evidence)
-    # A one-word invented name opening a sentence passes this check: the judge scores it.
-    assert unsupported_terms("Ignatius waited at Uchi.", evidence) == []
+    # A one-word name opening a sentence is a name when it reads as one alone (a rare word, a first
+    # name: domain/name_words.py), and is checked like any other; an ordinary word is grammar.
+    assert unsupported_terms("Ignatius waited at Uchi.", evidence) == ["ignatius"]
+    assert unsupported_terms("John waited at Uchi.", evidence) == ["john"]
+    assert unsupported_terms("Eric waited at Uchi.", evidence) == []
     assert scripted_score(ClaimQuestion(key="1", text="Ignatius waited at Uchi.", page="Uchi",
                                         memories=["Eric waited an hour at Uchi."])).accuracy < 1
 

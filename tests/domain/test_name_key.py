@@ -75,7 +75,7 @@ def test_every_article_opening_a_name_goes_and_a_trailing_street_type_is_read(se
     "Lane" there), and a street type's short form after the name takes its long form."""
     import random
 
-    from domain.name_key import ARTICLES
+    from domain.closed_class import ARTICLES
     rng = random.Random(seed)
     types = [("St", "street"), ("Ave", "avenue"), ("Rd", "road"), ("Blvd", "boulevard"), ("Sq", "square"),
              ("Ln", "lane"), ("La", "lane"), ("Ct", "court"), ("Pkwy", "parkway"), ("Hwy", "highway")]
