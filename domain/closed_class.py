@@ -63,6 +63,10 @@ PREPOSITIONS = frozenset({"in", "on", "at", "by", "for", "from", "with", "withou
                           "after", "before", "near", "around", "across", "through", "toward", "towards",
                           "outside", "inside", "via", "past", "within", "behind", "beyond", "against", "along",
                           "upon", "off", "up", "down", "out", "per"})
+# Prepositions of company before someone ("with Lena", "by Sam", "for Ana").
+COMPANY_PREPOSITIONS = frozenset({"with", "by", "for"})
+# Particles after a verb ("jack up", "mark off", "will over"): a capitalised word before one is a verb.
+PARTICLES = frozenset({"up", "out", "off", "down", "over", "back", "away"})
 # Prepositions that put what follows somewhere ("in Kyoto", "at Franklin Barbecue", "to Lisbon").
 PLACE_PREPOSITIONS = frozenset({"in", "at", "to", "from", "near", "around", "across", "through", "into",
                                 "toward", "towards", "outside", "inside", "via", "past"})

@@ -79,8 +79,9 @@ VOCABULARY: dict[str, KindWord] = {
     # nature
     **_entries("lake river mountain island bay falls canyon", None, "nature", inside=True, beside=True),
     # streets
-    **_entries("street st avenue ave road rd boulevard blvd lane square plaza way drive", "street", "street",
-               inside=True, beside=True),
+    **_entries("street st avenue ave road rd boulevard blvd lane ln square plaza way drive ct pkwy parkway",
+               "street", "street", inside=True, beside=True),
+    **_entries("court place", "street", "street"),
     # regions
     **_entries("city town village county", "city", "region", inside=True, beside=True, summary=True),
     **_entries("capital region country state neighborhood", None, "region", summary=True),
@@ -99,6 +100,11 @@ VOCABULARY: dict[str, KindWord] = {
 # Beside a name, these say an event whatever they mean inside one ("the launch party", "a sync call").
 for _word in ["meeting", "conference", "festival", "party", "wedding", "retreat", "offsite", "concert", "launch", "workshop", "call", "sync", "standup", "kickoff"]:
     VOCABULARY[_word] = KindWord(kind="event", cls="event", inside=VOCABULARY[_word].inside, beside="event")
+
+
+# The last word of a street address ("Congress Ave", "Pine Ct"); "dr" is Drive after a street's name
+# (and a title before a person's, which is its entry above).
+STREET_SUFFIXES = frozenset(word for word, entry in VOCABULARY.items() if entry.cls == "street") | {"dr"}
 
 
 class Kind(BaseModel):

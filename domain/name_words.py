@@ -34,10 +34,12 @@ from typing import Literal
 from domain.aliases import normalize_alias
 from domain.closed_class import (
     AUXILIARIES,
+    COMPANY_PREPOSITIONS,
     DETERMINERS,
     FIRST_PERSON,
     FUNCTION_WORDS,
     MONTHS,
+    PARTICLES,
     PRONOUNS,
     is_closed_class,
 )
@@ -264,8 +266,7 @@ SPEECH_VERBS = frozenset({"said", "says", "told", "tells", "asked", "asks", "rep
                           "wants", "wanted", "agreed", "suggested", "mentioned"})
 # A word after a clause-initial capitalised word that shows it is a verb or an auxiliary, not someone:
 # "Will you…", "May I…", "Mark the date", "Hope you are well", "Jack up the price".
-_VERB_OBJECTS = (PRONOUNS | DETERMINERS | AUXILIARIES | frozenset({"to", "up", "out", "off", "down", "over",
-                                                                    "back", "away", "so", "it"})) - FIRST_PERSON
+_VERB_OBJECTS = (PRONOUNS | DETERMINERS | AUXILIARIES | PARTICLES | frozenset({"to", "so"})) - FIRST_PERSON
 
 
 @dataclass(frozen=True)
@@ -339,11 +340,10 @@ def reads_as_lower_case_name(word: str, previous_word: str, known: KnownNames) -
 
 
 # Words before a name that say it is someone ("with Lena", "met Marco", "told Sam").
-PERSON_INTRODUCERS = frozenset({"with", "met", "meet", "meeting", "called", "call", "texted", "text", "emailed",
-                                "email", "messaged", "asked", "ask", "told", "tell", "thanked", "helped", "invited",
-                                "hugged", "visiting", "married", "dating", "by", "for", "and", "introduced",
-                                "congratulated", "phoned", "joined", "saw", "see", "thank", "hired",
-                                "interviewed"})
+PERSON_INTRODUCERS = COMPANY_PREPOSITIONS | frozenset({
+    "met", "meet", "meeting", "called", "call", "texted", "text", "emailed", "email", "messaged", "asked", "ask",
+    "told", "tell", "thanked", "helped", "invited", "hugged", "visiting", "married", "dating", "and",
+    "introduced", "congratulated", "phoned", "joined", "saw", "see", "hired", "interviewed"})
 
 # ------------------------------------------------------------------------ names in a line or question
 

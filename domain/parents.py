@@ -20,6 +20,8 @@ import regex
 from pydantic import BaseModel, Field
 
 from domain.aliases import slugify_title
+from domain.closed_class import DEMONSTRATIVES, ENGLISH_ARTICLES, POSSESSIVE_DETERMINERS, PRONOUNS
+from domain.kinds import STREET_SUFFIXES
 
 DEFAULT_MIN_CLUSTER_SIZE = 2
 JOURNAL_ID_TITLE_CHARS = 8
@@ -34,31 +36,8 @@ _PLACE_AFTER_PREPOSITION = regex.compile(
     r"\b(?:in|at|on|near|from|of)\s+(?P<place>\p{Lu}\p{L}+(?:\s+\p{Lu}\p{L}+)?)")
 _GEO_SUFFIX = re.compile(r",\s+\S")
 
-_NOT_A_PLACE = frozenset(
-    {"The", "A", "An", "This", "These", "That", "It", "My", "His", "Her", "Their", "Our", "Your", "I"}
-)
-_STREET_SUFFIXES = frozenset(
-    {
-        "ave",
-        "avenue",
-        "blvd",
-        "boulevard",
-        "st",
-        "street",
-        "rd",
-        "road",
-        "ln",
-        "lane",
-        "dr",
-        "drive",
-        "way",
-        "place",
-        "ct",
-        "court",
-        "pkwy",
-        "parkway",
-    }
-)
+# Words that stand where a place would and are none ("in The …", "near My …"): closed-class words.
+_NOT_A_PLACE = ENGLISH_ARTICLES | DEMONSTRATIVES | PRONOUNS | POSSESSIVE_DETERMINERS
 _MIN_CITY_CHARS = 3
 _MAX_CITY_WORDS = 4
 
@@ -229,7 +208,7 @@ def extract_city_from_summary(summary: str) -> str | None:
     if match is None:
         return None
     token = match.group("place")
-    return None if token in _NOT_A_PLACE else token
+    return None if token.lower() in _NOT_A_PLACE else token
 
 
 def is_likely_city_token(token: str) -> bool:
@@ -245,7 +224,7 @@ def is_likely_city_token(token: str) -> bool:
     if not 1 <= len(words) <= _MAX_CITY_WORDS:
         return False
     last = words[-1].lower()
-    return last.removesuffix(".") not in _STREET_SUFFIXES
+    return last.removesuffix(".") not in STREET_SUFFIXES
 
 
 def is_geo_qualified_extension(candidate: str, target: str) -> bool:
