@@ -21,6 +21,11 @@ class MemoryRecord(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     created_at: datetime
     updated_at: datetime
+    # A turn of a conversation (domain/conversation.py): who spoke (a name), with which role, where.
+    speaker: str | None = None
+    speaker_role: str | None = None
+    conversation: str | None = None
+    position: int | None = None
 
 
 class CandidateSection(BaseModel):

@@ -8,7 +8,7 @@ import re
 import sys
 import uuid
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -164,6 +164,33 @@ class MemoryIn(BaseModel):
             return self.id
         when = self.occurred_at.isoformat() if self.occurred_at else ""
         return uuid.uuid5(_MEMORY_ID_NAMESPACE, f"{tenant}\x1f{owner}\x1f{when}\x1f{self.content}")
+
+
+class TurnRef(BaseModel):
+    """Where a memory stands in a conversation (domain/conversation.py): who spoke, in which conversation,
+    at which position."""
+
+    model_config = ConfigDict(frozen=True)
+
+    conversation: str
+    position: int
+    speaker: str
+    role: Literal["user", "assistant"] | None = None
+
+
+class TurnIn(MemoryIn):
+    """A memory that is a turn of a conversation: built by domain/conversation.py, never read from a
+    memory line. Its id is derived from the scope, the conversation and the position."""
+
+    turn: TurnRef
+
+    def resolved_id(self, tenant: str, owner: str) -> uuid.UUID:
+        if self.id is not None:
+            return self.id
+        return uuid.uuid5(_TURN_NAMESPACE, f"{tenant}\x1f{owner}\x1f{self.turn.conversation}\x1f{self.turn.position}")
+
+
+_TURN_NAMESPACE = uuid.UUID("a3c4f0de-2b1f-4f55-9d36-1d7e9f6c2b41")
 
 
 class LineError(BaseModel):

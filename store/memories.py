@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.context import MemoryRecord
 from domain.guards import is_valid_uuid
-from domain.memory import MemoryIn, RetainError, validate_scope_part
+from domain.memory import MemoryIn, RetainError, TurnIn, validate_scope_part
 
 
 @dataclass
@@ -49,12 +49,24 @@ def _scope_lock_key(tenant: str, owner: str) -> str:
     return f"wiki-retain:{tenant}/{owner}"
 
 
+def _turn_columns(memory: MemoryIn) -> tuple[str | None, str | None, str | None, int | None]:
+    """A turn's speaker, role, conversation and position; four Nones for a memory that is no turn."""
+    if isinstance(memory, TurnIn):
+        turn = memory.turn
+        return turn.speaker, turn.role, turn.conversation, turn.position
+    return None, None, None, None
+
+
+def _stored_form(memory: MemoryIn) -> tuple[Any, ...]:
+    return memory.content, memory.metadata, *_turn_columns(memory)
+
+
 def _prepare(tenant: str, owner: str, memories: list[MemoryIn]) -> list[tuple[uuid.UUID, MemoryIn]]:
     by_id: dict[uuid.UUID, MemoryIn] = {}
     for memory in memories:
         memory_id = memory.resolved_id(tenant, owner)
         previous = by_id.get(memory_id)
-        if previous is not None and (previous.content, previous.metadata) != (memory.content, memory.metadata):
+        if previous is not None and _stored_form(previous) != _stored_form(memory):
             raise RetainError(f"memory {memory_id} appears twice in the batch with different content")
         by_id[memory_id] = memory
     # Occurrence order first (memories without a time keep their place after timed ones), then input order.
@@ -82,7 +94,7 @@ async def store_memories(engine: AsyncEngine, tenant: str, owner: str, memories:
         existing = {
             row.id: row
             for row in await conn.execute(
-                text("SELECT id, content, metadata FROM memory_units "
+                text("SELECT id, content, metadata, speaker, speaker_role, conversation_id, position FROM memory_units "
                      "WHERE tenant_id = :tenant AND owner_id = :owner AND id = ANY(:ids)"),
                 {"tenant": tenant, "owner": owner, "ids": [memory_id for memory_id, _ in prepared]},
             )
@@ -93,7 +105,8 @@ async def store_memories(engine: AsyncEngine, tenant: str, owner: str, memories:
             if row is None:
                 result.inserted.append(memory_id)
                 to_write.append((memory_id, memory))
-            elif (row.content, row.metadata) == (memory.content, memory.metadata):
+            elif (row.content, row.metadata, row.speaker, row.speaker_role, row.conversation_id,
+                  row.position) == _stored_form(memory):
                 result.unchanged.append(memory_id)
             else:
                 result.updated.append(memory_id)
@@ -116,11 +129,15 @@ async def store_memories(engine: AsyncEngine, tenant: str, owner: str, memories:
         await conn.execute(
             text(
                 """
-                INSERT INTO memory_units (id, tenant_id, owner_id, content, metadata, created_at, updated_at)
+                INSERT INTO memory_units (id, tenant_id, owner_id, content, metadata, created_at, updated_at,
+                                          speaker, speaker_role, conversation_id, position)
                 VALUES (:id, :tenant, :owner, :content, CAST(:metadata AS jsonb),
-                        coalesce(CAST(:occurred_at AS timestamptz), :stamp), :stamp)
+                        coalesce(CAST(:occurred_at AS timestamptz), :stamp), :stamp,
+                        :speaker, :speaker_role, :conversation, :position)
                 ON CONFLICT (tenant_id, owner_id, id) DO UPDATE SET content = excluded.content, metadata = excluded.metadata,
-                    created_at = coalesce(CAST(:occurred_at AS timestamptz), memory_units.created_at), updated_at = excluded.updated_at
+                    created_at = coalesce(CAST(:occurred_at AS timestamptz), memory_units.created_at), updated_at = excluded.updated_at,
+                    speaker = excluded.speaker, speaker_role = excluded.speaker_role,
+                    conversation_id = excluded.conversation_id, position = excluded.position
                 """
             ),
             [
@@ -132,6 +149,8 @@ async def store_memories(engine: AsyncEngine, tenant: str, owner: str, memories:
                     "metadata": json.dumps(memory.metadata, ensure_ascii=False),
                     "occurred_at": memory.occurred_at,
                     "stamp": _plus_ms(base, index),
+                    **dict(zip(("speaker", "speaker_role", "conversation", "position"), _turn_columns(memory),
+                               strict=True)),
                 }
                 for index, (memory_id, memory) in enumerate(to_write)
             ],
@@ -143,8 +162,9 @@ def _plus_ms(base: datetime, count: int) -> datetime:
     return base + timedelta(milliseconds=count)
 
 
-_KEYSET_SQL = """
-    SELECT id, content, metadata, created_at, updated_at,
+_COLUMNS = "id, content, metadata, created_at, updated_at, speaker, speaker_role, conversation_id, position"
+_KEYSET_SQL = f"""
+    SELECT {_COLUMNS},
            date_trunc('milliseconds', updated_at AT TIME ZONE 'UTC') AS cursor_ts
     FROM memory_units
     WHERE tenant_id = :tenant AND owner_id = :owner
@@ -162,6 +182,12 @@ def _cursor_params(cursor: Cursor) -> dict[str, Any]:
     return {"since": since, "since_id": cursor.record_id or _NIL}
 
 
+def _record(row: Any) -> MemoryRecord:
+    return MemoryRecord(id=row.id, content=row.content, metadata=row.metadata or {}, created_at=row.created_at,
+                        updated_at=row.updated_at, speaker=row.speaker, speaker_role=row.speaker_role,
+                        conversation=row.conversation_id, position=row.position)
+
+
 async def read_after(
     conn: AsyncConnection, tenant: str, owner: str, cursor: Cursor, limit: int
 ) -> tuple[list[MemoryRecord], list[Cursor]]:
@@ -171,11 +197,7 @@ async def read_after(
             text(_KEYSET_SQL), {"tenant": tenant, "owner": owner, "limit": limit, **_cursor_params(cursor)}
         )
     ).all()
-    records = [
-        MemoryRecord(id=row.id, content=row.content, metadata=row.metadata or {}, created_at=row.created_at,
-                     updated_at=row.updated_at)
-        for row in rows
-    ]
+    records = [_record(row) for row in rows]
     positions = [Cursor(updated_at=row.cursor_ts.replace(tzinfo=UTC), record_id=row.id) for row in rows]
     return records, positions
 
@@ -191,15 +213,53 @@ async def load_memories(conn: AsyncConnection, tenant: str, owner: str,
     rows = (
         await conn.execute(
             text(
-                "SELECT id, content, metadata, created_at, updated_at FROM memory_units "
+                f"SELECT {_COLUMNS} FROM memory_units "
                 "WHERE tenant_id = :tenant AND owner_id = :owner AND id = ANY(:ids)"
             ),
             {"tenant": tenant, "owner": owner, "ids": ids},
         )
     ).all()
-    by_id = {
-        row.id: MemoryRecord(id=row.id, content=row.content, metadata=row.metadata or {},
-                             created_at=row.created_at, updated_at=row.updated_at)
-        for row in rows
-    }
+    by_id = {row.id: _record(row) for row in rows}
     return [by_id[memory_id] for memory_id in ids if memory_id in by_id]
+
+
+async def scope_user_name(conn: AsyncConnection, tenant: str, owner: str) -> str | None:
+    """The name the scope's user speaks under in its conversations (their first `user` turn), if any."""
+    return (await conn.execute(text(
+        "SELECT speaker FROM memory_units WHERE tenant_id = :tenant AND owner_id = :owner "
+        "AND speaker_role = 'user' ORDER BY created_at, id LIMIT 1"), {"tenant": tenant, "owner": owner})).scalar()
+
+
+@dataclass(frozen=True)
+class TurnAround:
+    """A turn near another one of the same conversation."""
+
+    id: uuid.UUID
+    position: int
+    speaker: str
+    content: str
+    occurred_at: datetime
+
+
+async def turns_around(conn: AsyncConnection, tenant: str, owner: str, memory_ids: Sequence[uuid.UUID],
+                       before: int, after: int) -> dict[uuid.UUID, list[TurnAround]]:
+    """For each memory that is a turn, the turns of its conversation from `before` positions before it
+    to `after` after it, itself included, in order (positions with no turn are skipped). Memories that
+    are no turns, and ids of other scopes, are absent."""
+    if not memory_ids:
+        return {}
+    rows = (await conn.execute(text(
+        """
+        SELECT m.id AS about, t.id, t.position, t.speaker, t.content, t.created_at
+        FROM memory_units m
+        JOIN memory_units t ON t.tenant_id = m.tenant_id AND t.owner_id = m.owner_id
+             AND t.conversation_id = m.conversation_id
+             AND t.position BETWEEN m.position - :before AND m.position + :after
+        WHERE m.tenant_id = :tenant AND m.owner_id = :owner AND m.id = ANY(:ids) AND m.conversation_id IS NOT NULL
+        ORDER BY m.id, t.position
+        """), {"tenant": tenant, "owner": owner, "ids": list(memory_ids), "before": before, "after": after})).all()
+    found: dict[uuid.UUID, list[TurnAround]] = {}
+    for row in rows:
+        found.setdefault(row.about, []).append(TurnAround(id=row.id, position=row.position, speaker=row.speaker,
+                                                          content=row.content, occurred_at=row.created_at))
+    return found
