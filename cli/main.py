@@ -22,8 +22,8 @@ warnings.filterwarnings("ignore", module="platformdirs")
 # here is what the help shows (tests/test_cli.py checks each entry loads, and that the help imports none).
 COMMANDS = {
     "migrate": LazyCommand("cli.services", "migrate_command", "Apply database migrations (alembic upgrade head)."),
-    "retain": LazyCommand("cli.memories", "retain_command", "Store memories (all or nothing) and wake the scope's "
-                                                            "compile."),
+    "retain": LazyCommand("cli.memories", "retain_command", "Store memories, or a conversation's turns (all or "
+                                                            "nothing), and wake the scope's compile."),
     "sample": LazyCommand("cli.demo", "sample_command", "Write the deterministic sample corpus as JSONL."),
     "compile": LazyCommand("cli.compiles", "compile_command", "Compile a scope now (no debounce): starts its "
                                                               "workflow, or wakes the running one."),

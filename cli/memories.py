@@ -29,6 +29,7 @@ from cli.common import (
     temporal,
 )
 from cli.output import Col, WideOption, out, print_json, print_workflow_location, safe_text, table, write_text
+from domain.conversation import ConversationIn
 from domain.memory import MemoryIn, parse_memory_lines
 from messages.compile import compile_workflow_id
 from runtime.settings import Settings, get_settings
@@ -75,21 +76,64 @@ def print_retained(outcome: RetainOutcome, tenant: str, owner: str) -> None:
               f"{len(stored.unchanged)} unchanged", soft_wrap=True)
 
 
+def read_conversation(file: str) -> ConversationIn:
+    """The conversation file (one JSON object), checked; a problem is one line and exit 2."""
+    from domain.conversation import ConversationError, parse_conversation
+    from domain.memory import parse_json
+
+    text = _read_text(file)
+    source = "stdin" if file == "-" else file
+    try:
+        return parse_conversation(parse_json(text))
+    except (ValueError, ConversationError) as error:
+        raise CliError(f"{source}: {error}; nothing was stored", EXIT_USAGE) from None
+
+
+async def _retain_conversation(settings: Settings, tenant: str, owner: str, conversation: ConversationIn,
+                               compile_after: bool) -> RetainOutcome:
+    from app.conversations import retain_conversation
+    from domain.conversation import ConversationError
+
+    async with database() as engine:
+        client = await temporal(settings) if compile_after else None
+        if client is not None:
+            await require_worker(client, settings, wait=False)
+        try:
+            _, outcome = await retain_conversation(engine, tenant, owner, conversation, client=client,
+                                                   settings=settings)
+        except ConversationError as error:
+            raise CliError(f"{error}; nothing was stored", EXIT_USAGE) from None
+        return outcome
+
+
 @handled
 def retain_command(
-    file: Annotated[str, typer.Argument(help="JSONL file of memories, or - for stdin.")],
     tenant: TenantOption,
     owner: OwnerOption,
+    file: Annotated[str | None, typer.Argument(help="JSONL file of memories, or - for stdin.")] = None,
+    conversation: Annotated[str | None, typer.Option(
+        "--conversation", metavar="FILE",
+        help='A conversation (one JSON object, or - for stdin): {"id", "user", "messages": [{"speaker", "text", '
+             '"time"}]}; each message is kept as a turn with its speaker.')] = None,
     compile_after: Annotated[bool, typer.Option("--compile/--no-compile",
                                                 help="Wake the scope's compile when anything changed.")] = True,
 ) -> None:
-    """Store memories (all or nothing) and wake the scope's compile."""
+    """Store memories, or a conversation's turns (all or nothing), and wake the scope's compile."""
     settings = get_settings()
     tenant, owner = scope(tenant, owner)
-    memories = read_memories(file)
-    outcome = run(_retain(settings, tenant, owner, memories, compile_after))
-    print_retained(outcome, tenant, owner)
-    note = plain_memories_note(memories, settings.llm)
+    if (file is None) == (conversation is None):
+        raise CliError("give a JSONL file of memories, or --conversation FILE (one of them)", EXIT_USAGE)
+    note = None
+    if conversation is not None:
+        talk = read_conversation(conversation)
+        outcome = run(_retain_conversation(settings, tenant, owner, talk, compile_after))
+        print_retained(outcome, tenant, owner)
+        out.print(f"conversation {talk.id}: {len(talk.messages)} turns", soft_wrap=True, markup=False)
+    else:
+        memories = read_memories(file or "-")
+        outcome = run(_retain(settings, tenant, owner, memories, compile_after))
+        print_retained(outcome, tenant, owner)
+        note = plain_memories_note(memories, settings.llm)
     if note is not None:
         out.print(note, soft_wrap=True)
     workflow_id = compile_workflow_id(tenant, owner)

@@ -33,6 +33,7 @@ from app import reads
 from app import recall as recall_use
 from app.context import ContextResult
 from app.context import context as standing_context
+from app.conversations import ConversationSummary, retain_conversation_for_agent
 from app.forget import BlastRadius, ForgetQueued, forget_for_agent
 from app.reads import BadInput, NotFound
 from app.retain import (
@@ -43,6 +44,7 @@ from app.retain import (
     parse_memories,
     retain_for_agent,
 )
+from domain.conversation import MAX_MESSAGES, ConversationIn
 from domain.memory import (
     MAX_METADATA_DEPTH,
     MemoryIn,
@@ -72,6 +74,7 @@ from servers.web.views import add_web_views
 log = logging.getLogger(__name__)
 PageType = Literal["entity", "topic", "decision"]
 RETAIN_ROUTE = ("POST", "/v1/memories")
+CONVERSATIONS_ROUTE = ("POST", "/v1/conversations")
 METRICS_ROUTE = ("GET", "/v1/metrics")
 FORGET_ROUTE = ("POST", "/v1/memories/forget")
 # The retain body is {"memories": [memory, ...]}: two levels above each memory's metadata.
@@ -178,6 +181,28 @@ def _retain_memories(body: bytes) -> list[Any]:
     return value["memories"]
 
 
+# A conversation is {"messages": [{...}]}: three levels; anything deeper is refused unparsed.
+_CONVERSATION_DEPTH = 3
+
+
+def _conversation_body(body: bytes) -> Any:
+    """The body's conversation as a JSON value, refused before parsing when too deep or too long."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadInput("the request body must be JSON encoded as UTF-8") from None
+    if json_outline_problem(text, _CONVERSATION_DEPTH) is not None:
+        raise BadInput('a conversation is {"id", "user", "messages": [{"speaker", "text", "time"}]}: '
+                       "nothing in it nests deeper")
+    problem = json_outline_problem(text, _CONVERSATION_DEPTH, MAX_MESSAGES)
+    if problem:
+        raise BadInput(f"at most {MAX_MESSAGES} messages per call; send the rest with their positions")
+    try:
+        return parse_json(text)
+    except ValueError as error:
+        raise BadInput(str(error)) from None
+
+
 def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, settings: Settings,
                counters: ServerCounters | None = None) -> FastAPI:
     """The API over `engine`; `connect_temporal` is called (once, then cached) by the first retain."""
@@ -191,9 +216,10 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
     read_cache = ReadCache(settings.http_read_cache_mib * 2**20) if settings.http_read_cache_mib else None
     api.add_middleware(RequestGuard, engine=engine, settings=settings, counters=counters, share_connection=True,
                        read_cache=read_cache,
-                       rules=GuardRules("/v1/", needs={RETAIN_ROUTE: "write", METRICS_ROUTE: "operator",
-                                                       **OPERATOR_NEEDS},
-                                        write_routes=frozenset({RETAIN_ROUTE, FORGET_ROUTE, *OPERATOR_NEEDS})))
+                       rules=GuardRules("/v1/", needs={RETAIN_ROUTE: "write", CONVERSATIONS_ROUTE: "write",
+                                                       METRICS_ROUTE: "operator", **OPERATOR_NEEDS},
+                                        write_routes=frozenset({RETAIN_ROUTE, CONVERSATIONS_ROUTE, FORGET_ROUTE,
+                                                                *OPERATOR_NEEDS})))
     api.state.engine = engine
     temporal_client: list[Any] = []
 
@@ -373,6 +399,20 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
         memories = parse_memories(_retain_memories(await request.body()))
         return await retain_for_agent(engine, caller.scope, memories, connect_once, settings)
 
+    @api.post("/v1/conversations", response_model=ConversationSummary, status_code=202, tags=["write"],
+              openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
+                  "schema": {"$ref": "#/components/schemas/ConversationIn"}}}}},
+              responses={403: {"model": ErrorBody, "description": "A read token"},
+                         413: {"model": ErrorBody, "description": "Body too large"},
+                         503: {"model": ErrorBody, "description": "Overloaded, or Temporal unreachable; nothing "
+                                                                  "stored"}})
+    async def conversation(caller: Authorised, request: Request) -> ConversationSummary:
+        """Store a conversation's messages as turns (all or nothing; sent again, nothing changes) and wake
+        this wiki's compile; needs a write token. Each message has a speaker (a name, or `user` /
+        `assistant`), its text and its time; the user's name is `user` (needed once per wiki)."""
+        return await retain_conversation_for_agent(engine, caller.scope, _conversation_body(await request.body()),
+                                                   connect_once, settings)
+
     add_merge_routes(api, engine, _caller)
 
     def may_forget(caller: Caller) -> None:
@@ -420,6 +460,9 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
             body = RetainRequest.model_json_schema(ref_template="#/components/schemas/{model}")
             components.update(body.pop("$defs", {}))
             components["RetainRequest"] = body
+            talk = ConversationIn.model_json_schema(ref_template="#/components/schemas/{model}")
+            components.update(talk.pop("$defs", {}))
+            components["ConversationIn"] = talk
             api.openapi_schema = schema
         return api.openapi_schema
 

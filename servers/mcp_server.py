@@ -1,7 +1,7 @@
 """`wiki mcp`: the agent read surface as an MCP server (the official `mcp` SDK), over stdio or
 streamable HTTP.
 
-Six tools with short descriptions, because every advertised tool costs the agent context. The
+Ten tools with short descriptions, because every advertised tool costs the agent context. The
 scope is never a tool argument: over stdio it is the one the server was started for; over HTTP it
 is the one the bearer token was created for (`wiki token create`), checked on every request.
 """
@@ -32,6 +32,7 @@ from app import reads, tokens
 from app import recall as recall_use
 from app.context import ContextResult
 from app.context import context as standing_context
+from app.conversations import ConversationSummary, retain_conversation_for_agent
 from app.forget import BlastRadius, ForgetOutcome, forget_for_agent
 from app.reads import BadInput, NotFound, ReadScope
 from app.retain import (
@@ -41,6 +42,7 @@ from app.retain import (
     TemporalConnector,
     retain_for_agent,
 )
+from domain.conversation import MAX_MESSAGES, MessageIn
 from domain.memory import MAX_CONTENT_BYTES, MAX_METADATA_BYTES, MemoryIn, RetainError, ScopeError
 from domain.related import MAX_MAX_HOPS, MAX_RELATED_LIMIT
 from domain.search import MAX_SEARCH_LIMIT
@@ -54,7 +56,8 @@ INSTRUCTIONS = (
     "within a token budget); `context` gives the most important claims for a system prompt. "
     "Find pages with `search`, read one with `get_page` (by "
     "TYPE/SLUG, title or alias), see its evidence with `get_sources`, explore around it with `related`, "
-    "catch up with `changes_since`, add memories with `retain`, and forget them with `forget` (a user's "
+    "catch up with `changes_since`, add memories with `retain` (a conversation's messages with "
+    "`retain_conversation`: each kept as a turn with its speaker), and forget them with `forget` (a user's "
     "\"forget that\": `forget` with dry_run first shows what it would touch)."
 )
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -184,7 +187,7 @@ MEMORY_FIELDS = (
 
 def build_server(engine: AsyncEngine, scope_of: ScopeOf, connect_temporal: TemporalConnector, settings: Settings,
                  *, token_verifier: TokenScopes | None = None, public_url: str | None = None) -> MCPServer:
-    """The nine tools over `engine`, each in the scope `scope_of()` returns for the current request."""
+    """The ten tools over `engine`, each in the scope `scope_of()` returns for the current request."""
     auth = None
     if token_verifier is not None:
         url = public_url or "http://127.0.0.1"
@@ -325,6 +328,25 @@ def build_server(engine: AsyncEngine, scope_of: ScopeOf, connect_temporal: Tempo
         """Store new memories (idempotent on id) and wake the wiki's compile, which folds them into pages."""
         may_write()
         return await guarded(retain_for_agent(engine, scope_of(), memories, connect_once, settings))
+
+    @tool(ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                          open_world_hint=False))
+    async def retain_conversation(
+        id: Annotated[str, Field(description="The conversation's id (1-128 letters, digits and _ . : @ -); sending "
+                                             "it again with more messages stores only the new ones.")],
+        messages: Annotated[list[MessageIn], Field(min_length=1, max_length=MAX_MESSAGES, description=(
+            "The messages in order: speaker (a person's name, or `user` / `assistant`), text, time (ISO 8601; "
+            "by default the previous message's) and optionally position (from 0)."))],
+        user: Annotated[str | None, Field(description="The user's name: needed when a speaker is `user` and the "
+                                                      "wiki does not know it yet.")] = None,
+        assistant: Annotated[str | None, Field(description="The assistant's name (default Assistant).")] = None,
+    ) -> ConversationSummary:
+        """Store a conversation's messages as turns (all or nothing, idempotent per conversation and
+        position) and wake the wiki's compile: first-person words are their speaker's, the user has one page."""
+        may_write()
+        raw = {"id": id, "messages": [m.model_dump(exclude_none=True) for m in messages], "user": user,
+               "assistant": assistant}
+        return await guarded(retain_conversation_for_agent(engine, scope_of(), raw, connect_once, settings))
 
     @tool(ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
                           open_world_hint=False))

@@ -91,6 +91,7 @@ async def store_memories(engine: AsyncEngine, tenant: str, owner: str, memories:
         return result
     async with engine.begin() as conn:
         await conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": _scope_lock_key(tenant, owner)})
+        await _check_user_name(conn, tenant, owner, [memory for _, memory in prepared])
         existing = {
             row.id: row
             for row in await conn.execute(
@@ -156,6 +157,19 @@ async def store_memories(engine: AsyncEngine, tenant: str, owner: str, memories:
             ],
         )
     return result
+
+
+async def _check_user_name(conn: AsyncConnection, tenant: str, owner: str, memories: list[MemoryIn]) -> None:
+    """A scope's user has one name: `user` turns under another name than the stored one are refused
+    (checked under the retain lock, so two first conversations cannot give two names)."""
+    names = {m.turn.speaker for m in memories if isinstance(m, TurnIn) and m.turn.role == "user"}
+    if not names:
+        return
+    stored = await scope_user_name(conn, tenant, owner)
+    other = sorted(n for n in names if stored is not None and n.casefold() != stored.casefold())
+    if len(names) > 1 or other:
+        raise RetainError(f"this wiki's user is named {stored or sorted(names)[0]!r}; turns name them "
+                          f"{(other or sorted(names))[-1]!r}")
 
 
 def _plus_ms(base: datetime, count: int) -> datetime:

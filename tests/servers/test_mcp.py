@@ -19,7 +19,8 @@ from tests.operators import helpers as db
 from tests.servers.conftest import serving
 from tests.servers.wiki import OWNER, seed_scope, token_for
 
-TOOLS = {"recall", "context", "search", "get_page", "get_sources", "related", "changes_since", "retain", "forget"}
+TOOLS = {"recall", "context", "search", "get_page", "get_sources", "related", "changes_since", "retain",
+         "retain_conversation", "forget"}
 WIKI = str(Path(sys.executable).with_name("wiki"))
 
 
