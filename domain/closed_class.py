@@ -75,6 +75,10 @@ CONJUNCTIONS = frozenset({"and", "or", "but", "nor", "yet", "so", "as", "if", "w
                           "until", "since"})
 # Adverbs that only point or link ("there", "then", "also").
 POINTING_ADVERBS = frozenset({"there", "here", "then", "also", "not", "too", "very", "just", "now"})
+# Words of time that follow a name without being part of what it names ("at Zilker Park yesterday").
+TIME_ADVERBS = frozenset({"yesterday", "today", "tonight", "tomorrow", "again", "last", "next", "early", "late",
+                          "later", "soon", "recently", "once", "twice", "already", "still", "ago", "earlier",
+                          "lately", "afterwards", "often", "sometimes", "always", "never", "together", "alone"})
 AUXILIARIES = frozenset({"am", "is", "are", "was", "were", "be", "been", "being", "have", "has", "had", "do",
                          "does", "did", "will", "would", "shall", "should", "can", "could", "may", "might",
                          "must", "won't", "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't",
@@ -158,10 +162,14 @@ def is_interjection(word: str) -> bool:
     return _DRAWN_OUT.search(lower) is not None and _squeezed(lower) in _SQUEEZED_INTERJECTIONS
 
 
+# A contraction's ending ("must've", "should'nt", "they'll"): the word before it decides.
+_CONTRACTION = re.compile(r"(?<=[a-z])(?:['’](?:ve|ll|re|d|m|s)|n['’]t)$")
+
+
 def is_closed_class(word: str) -> bool:
     """A function word, auxiliary, wh-word, weekday, common abbreviation or interjection: grammar, never
     a name on its own. (Months are not among them: "May", "June" and "April" are names as well, which
     the name rule tells apart by where they stand.)"""
-    lower = word.lower().strip(".'’")
+    lower = _CONTRACTION.sub("", word.lower().strip(".'’"))
     return (lower in FUNCTION_WORDS or lower in AUXILIARIES or lower in WH_WORDS or lower in WEEKDAYS
             or lower in ABBREVIATIONS or is_interjection(lower))

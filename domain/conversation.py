@@ -27,8 +27,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from domain.closed_class import is_closed_class
+from domain.closed_class import HONORIFICS, is_closed_class
 from domain.memory import MAX_CONTENT_BYTES, SCOPE_PATTERN, TurnIn, TurnRef, parse_instant
+from domain.name_words import is_person_name
 
 Role = Literal["user", "assistant"]
 ROLES: tuple[Role, ...] = ("user", "assistant")
@@ -201,9 +202,6 @@ def turn_speaker(content: str, known: frozenset[str] = frozenset()) -> tuple[str
     """The speaker and text of a memory written as a turn ("Caroline: Hey Mel!"), when the opening is a
     person's name: at most three words, the first a first name (or a title), or a name the caller knows
     (the batch's speakers); "Lunch at Uchi with Lena: brisket" and "Note: …" are no turns."""
-    from domain.closed_class import HONORIFICS
-    from domain.name_words import is_person_name
-
     split = split_turn(content)
     if split is None:
         return None

@@ -36,7 +36,6 @@ from domain.closed_class import (
     AUXILIARIES,
     COMPANY_PREPOSITIONS,
     DETERMINERS,
-    FIRST_PERSON,
     FUNCTION_WORDS,
     MONTHS,
     PARTICLES,
@@ -238,9 +237,14 @@ class KnownNames:
 
     @classmethod
     def of(cls, names: Iterable[str]) -> KnownNames:
+        """A one-word name as it is ("Kyoto", "Miso"); of a longer name, its first word when that is a
+        first name ("Caroline" of "Caroline Hart"), since people are called by it alone; the other words
+        of longer names ("Barbecue" of "Franklin Barbecue") name nothing alone."""
         words: set[str] = set()
         for name in names:
-            for word in normalize_alias(name).split():
+            parts = normalize_alias(name).split()
+            candidates = parts if len(parts) == 1 else [parts[0]] if parts and is_person_name(parts[0]) else []
+            for word in candidates:
                 if len(word) >= 3 and not word.isdigit() and name_prior(word) != "closed":
                     words.add(word)
         return cls(words=frozenset(words))
@@ -265,8 +269,9 @@ NO_NAMES = KnownNames()
 SPEECH_VERBS = frozenset({"said", "says", "told", "tells", "asked", "asks", "replied", "thinks", "thought",
                           "wants", "wanted", "agreed", "suggested", "mentioned"})
 # A word after a clause-initial capitalised word that shows it is a verb or an auxiliary, not someone:
-# "Will you…", "May I…", "Mark the date", "Hope you are well", "Jack up the price".
-_VERB_OBJECTS = (PRONOUNS | DETERMINERS | AUXILIARIES | PARTICLES | frozenset({"to", "so"})) - FIRST_PERSON
+# "Will you…", "May I…", "Mark the date", "Hope you are well", "Jack up the price". (An auxiliary after
+# it shows the opposite: "Mark is", "Caroline has".)
+_VERB_OBJECTS = PRONOUNS | DETERMINERS | PARTICLES | frozenset({"to", "so"})
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,7 @@ from domain.context import MemoryRecord
 from domain.plan import PAGE_TYPES, Plan
 from planners.derived_lines import derivation_name, derive, section_memories
 from planners.memory_text import first_sentence, humanize, memory_date
+from planners.telling import telling_quote
 from planners.templates import section_template
 
 
@@ -159,13 +160,14 @@ PLANNER_REPLY_SCHEMA: dict[str, Any] = {
 
 
 def quote_line(memory: MemoryRecord) -> str:
-    """The line `@m<n>` stands for: the memory's date and its first sentence (cleaned and capped)."""
-    return f"- {memory_date(memory)}: {first_sentence(memory.content) or 'mentioned.'}"
+    """The line `@m<n>` stands for: the memory's date and the sentences of it that say something
+    (planners/telling.py: cleaned and capped, greetings and questions left out)."""
+    return f"- {memory_date(memory)}: {telling_quote(memory.content) or 'mentioned.'}"
 
 
 def quote_text(memory: MemoryRecord) -> str:
-    """A held name's quote when the model leaves it out: the first sentence of its memory."""
-    return first_sentence(memory.content)
+    """A held name's quote when the model leaves it out: the sentences of its memory that say something."""
+    return telling_quote(memory.content) or first_sentence(memory.content)
 
 
 def default_slug(title: str) -> str:

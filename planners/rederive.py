@@ -24,6 +24,7 @@ from domain.pricing import TokenCounts, TokenUsage, estimate_tokens, priced
 from planners.claude_client import ModelClient
 from planners.claude_planner import priced_error
 from planners.memory_text import clean, first_sentence, truncate
+from planners.telling import telling_quote
 
 REDERIVE_SYSTEM = """You maintain a wiki compiled from an agent's memories. Some memories behind a
 section were forgotten or corrected, so the lines marked `*` must be written again from the memories
@@ -110,7 +111,7 @@ def offline_body(task: RederiveTask) -> str:
     """The section's body as the offline writer re-derives it."""
     evidence = {m.id: evidence_of(m.id, m.content, {}, date.fromisoformat(m.day) if m.day else None)
                 for m in task.memories}
-    quote = {m.id: first_sentence(m.content) for m in task.memories}
+    quote = {m.id: telling_quote(m.content) or first_sentence(m.content) for m in task.memories}
     return splice(task, {i: offline_replacement(line, task, evidence, quote)
                          for i, line in enumerate(task.lines) if line.redo})
 

@@ -49,6 +49,7 @@ from domain.closed_class import (
     POSSESSIVE_DETERMINERS,
     REACTION_WORDS,
     THANKS,
+    TIME_ADVERBS,
     is_closed_class,
     is_interjection,
 )
@@ -261,12 +262,13 @@ def _word_before(tokens: list[_Token], index: int) -> _Token | None:
 
 
 def _qualifies_what_follows(tokens: list[_Token], span: _Span) -> bool:
-    """"an LGBTQ support group", "a Tesla charger": a name after an indefinite article followed by a
-    lower-case noun only says what sort of thing that noun is."""
-    before = tokens[span.start - 1] if span.start > 0 else None
+    """"an LGBTQ support group", "the LGBTQ community", "a Tesla charger": a name followed by a lower-case
+    noun only says what sort of thing that noun is (a word of time, a verb or adverb form, or a
+    closed-class word after it ends the phrase instead: "at Zilker Park yesterday", "in Kyoto visiting")."""
     after = tokens[span.end] if span.end < len(tokens) else None
-    return (before is not None and before.lower in ("a", "an") and after is not None and after.is_word
-            and not after.capitalised and after.text.islower() and not is_closed_class(after.text))
+    return (after is not None and after.is_word and not after.capitalised and after.text.islower()
+            and not is_closed_class(after.text) and after.lower not in TIME_ADVERBS
+            and not after.lower.endswith(("ed", "ing", "ly")) and not span.possessive)
 
 
 def _kind(tokens: list[_Token], span: _Span, previous_kind: str | None) -> str:
@@ -293,13 +295,12 @@ def _kind(tokens: list[_Token], span: _Span, previous_kind: str | None) -> str:
     adjacent = tokens[span.start - 1] if span.start > 0 else None
     if previous_kind == "person" and adjacent is not None and (adjacent.raw == "," or adjacent.lower == "and"):
         return "person"
-    if _qualifies_what_follows(tokens, span):
-        return ""
     position = span.start - 1
     while position >= 0 and tokens[position].lower in ENGLISH_ARTICLES:
         position -= 1
     direct_before = tokens[position] if position >= 0 else None
-    if direct_before is not None and direct_before.is_word:
+    if direct_before is not None and direct_before.is_word and not (
+            direct_before.lower in _PLACE_BEFORE and _qualifies_what_follows(tokens, span)):
         if direct_before.lower == "to":
             verb = tokens[position - 1] if position > 0 else None
             return "person" if verb is not None and verb.lower in _PERSON_VERBS_BEFORE_TO else "place"

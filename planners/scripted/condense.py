@@ -29,8 +29,10 @@ from datetime import datetime
 
 from domain.aliases import normalize_alias, trigram_similarity
 from domain.context import MemoryRecord
-from planners.memory_text import as_utc, first_sentence, memory_date, sentence, sentences, truncate
+from domain.name_words import KnownNames
+from planners.memory_text import as_utc, memory_date, sentence, sentences, truncate
 from planners.scripted.subjects import Subject, collect_subjects
+from planners.telling import telling_quote
 
 LATEST_OBSERVATIONS = 5
 MOST_MENTIONED = 5
@@ -118,9 +120,9 @@ def log_body(memories: Sequence[MemoryRecord], title: str, *, leads: bool = Fals
     ordered = _in_order(memories)
     if not ordered:
         return ""
-    subjects = collect_subjects(ordered)
+    subjects = collect_subjects(ordered, KnownNames.of([title]))
     lead_of = _place_leads(subjects, title) if leads else {}
-    line = line_of or (lambda memory: first_sentence(memory.content))
+    line = line_of or (lambda memory: telling_quote(memory.content))
     observations = []
     for memory in ordered:
         text = line(memory)

@@ -54,8 +54,9 @@ from planners.memory_text import (
 from planners.scripted.condense import condensed_body, reason_clause
 from planners.scripted.held_mentions import matching_mention
 from planners.scripted.matching import fits, recognised_page
-from planners.scripted.subjects import Sighting, Subject, collect_subjects, side_of
+from planners.scripted.subjects import Sighting, Subject, collect_subjects, known_names, side_of
 from planners.scripted.supersession import mark_plan
+from planners.telling import telling_quote
 from planners.templates import section_template
 
 # A page needs this many memories of one batch before the planner commits to it (the leaf prompt's
@@ -226,7 +227,7 @@ def _merge_bullets(bullets: list[Bullet]) -> tuple[str, list[str]]:
 
 
 def _dated_line(memory: MemoryRecord) -> str:
-    return f"- {memory_date(memory)}: {first_sentence(memory.content) or 'mentioned.'}"
+    return f"- {memory_date(memory)}: {telling_quote(memory.content) or 'mentioned.'}"
 
 
 def _proposal(memories: list[MemoryRecord], line: Callable[[MemoryRecord], str]) -> str:
@@ -289,6 +290,7 @@ class _PlanDraft:
         self.ctx = ctx
         self.newest = max((as_utc(m.created_at) for m in ctx.memories), default=None)
         self.held = {str(m.id): m for m in ctx.held_memories}
+        self.known = known_names(ctx)
         self.updates: dict[str, _PendingUpdate] = {}
         self.new_pages: list[NewPage] = []
         self.mentions: list[UnresolvedMention] = []
@@ -346,7 +348,7 @@ class _PlanDraft:
         if not held:
             return None
         batch = _section_memories(subject)
-        combined = collect_subjects([*[m for m in held if m not in batch], *batch])
+        combined = collect_subjects([*[m for m in held if m not in batch], *batch], self.known)
         names = subject.names | {mention.alias_normalized}
         return next((s for s in combined if s.names & names), None)
 
@@ -421,7 +423,7 @@ class _PlanDraft:
                 UnresolvedMention(
                     alias=sighting.spelling,
                     suggestedType=subject.type,
-                    context=first_sentence(sighting.memory.content),
+                    context=telling_quote(sighting.memory.content) or first_sentence(sighting.memory.content),
                     source_ref=sighting.memory_id,
                 )
             )
@@ -444,7 +446,7 @@ class _PlanDraft:
         page = next((p for p in self.ctx.candidate_pages if mention.alias_normalized in _candidate_names(p)), None)
         held = sorted((self.held[ref] for ref in _held_refs(mention) if ref in self.held),
                       key=lambda m: (as_utc(m.created_at), str(m.id)))
-        subject = next((s for s in collect_subjects(held) if mention.alias_normalized in s.names), None)
+        subject = next((s for s in collect_subjects(held, self.known) if mention.alias_normalized in s.names), None)
         title = page.title if page is not None else (subject.title if subject is not None
                                                      else clean(mention.alias) or mention.alias_normalized)
         page_type = page.type if page is not None else (mention.suggested_type or "entity")
@@ -561,8 +563,8 @@ def _quoted(mention: OpenMention) -> list[Bullet]:
 
 def scripted_plan(ctx: PlannerContext) -> Plan:
     """The leaf plan for one batch, from metadata hints alone. Same context in, same plan out."""
-    subjects = collect_subjects(ctx.memories)
     draft = _PlanDraft(ctx)
+    subjects = collect_subjects(ctx.memories, draft.known)
     for index, subject in enumerate(subjects):
         draft.place_subject(index, subject)
     draft.add_lint_promotions()

@@ -14,11 +14,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from domain.aliases import best_attested, normalize_alias
-from domain.context import MemoryRecord
+from domain.context import MemoryRecord, PlannerContext
 from domain.merge_questions import MergeSide
+from domain.name_words import NO_NAMES, KnownNames
 from domain.plan import PAGE_TYPES
 from planners.memory_text import clean, title_case
 from planners.scripted.matching import same_subject, subject_side
+from planners.scripted.turns import TurnReading
 from planners.text_entities import extract_entities, names_entities
 
 PERSON_KINDS = ("person", "pet")
@@ -142,16 +144,20 @@ def place_of(memory: MemoryRecord) -> dict[str, Any]:
     return place if isinstance(place, dict) else {}
 
 
-def entities_of(memory: MemoryRecord) -> list[Any]:
-    """The entities a memory names: its metadata's list, else those its text names (planners/text_entities.py)."""
+def entities_of(memory: MemoryRecord, turns: TurnReading | None = None, known: KnownNames = NO_NAMES) -> list[Any]:
+    """The entities a memory names: its metadata's list; else, for a turn of a conversation, its speaker
+    and what it names (planners/scripted/turns.py); else those its text names (planners/text_entities.py)."""
     metadata = memory.metadata or {}
     if names_entities(metadata):
         return list(metadata["entities"])
-    return extract_entities(memory.content)
+    reading = turns or TurnReading([memory], known)
+    spoken = reading.entities(memory)
+    return spoken if spoken is not None else extract_entities(memory.content, known)
 
 
-def _entity_hints(memory: MemoryRecord, place_key: str) -> list[Hint]:
-    entities = entities_of(memory)
+def _entity_hints(memory: MemoryRecord, place_key: str, turns: TurnReading | None = None,
+                  known: KnownNames = NO_NAMES) -> list[Hint]:
+    entities = entities_of(memory, turns, known)
     hints: list[Hint] = []
     for raw in entities if isinstance(entities, list) else []:
         if not isinstance(raw, dict):
@@ -183,11 +189,11 @@ def journal_title(metadata: dict[str, Any]) -> str:
     return f"Journal {journal_id[:8]}" if journal_id else ""
 
 
-def hints_of(memory: MemoryRecord) -> list[Hint]:
+def hints_of(memory: MemoryRecord, turns: TurnReading | None = None, known: KnownNames = NO_NAMES) -> list[Hint]:
     """The names one memory's metadata offers: its entities, its place's city and its journal."""
     metadata = memory.metadata or {}
     place = place_of(memory)
-    hints = _entity_hints(memory, normalize_alias(clean(place.get("name"))))
+    hints = _entity_hints(memory, normalize_alias(clean(place.get("name"))), turns, known)
     city = title_case(clean(place.get("city")))
     if normalize_alias(city):
         hints.append(Hint(name=city, type="topic", kind="city", is_city=True))
@@ -212,13 +218,22 @@ def _elsewhere(subject: Subject, hint: Hint, memory: MemoryRecord) -> bool:
     return bool(city) and bool(cities - {""}) and city not in cities
 
 
-def collect_subjects(memories: list[MemoryRecord]) -> list[Subject]:
+def known_names(ctx: PlannerContext) -> KnownNames:
+    """The names the scope already holds, read as names wherever a memory puts them: its candidate pages'
+    titles and aliases and its open mentions."""
+    return KnownNames.of([*(name for page in ctx.candidate_pages for name in (page.title, *page.aliases)),
+                          *(mention.alias for mention in ctx.open_mentions)])
+
+
+def collect_subjects(memories: list[MemoryRecord], known: KnownNames = NO_NAMES) -> list[Subject]:
     """Group the memories' names into subjects of one page type (Austin the city, Austin the friend):
     one normalises like the other, or the resolution ladder says they name one thing ("Biscuit the dog"),
-    unless their place records are in two cities."""
+    unless their place records are in two cities. `known` are the names the scope already holds, read
+    as names wherever they stand; the memories' turns are read together (who speaks in each conversation)."""
     subjects: list[Subject] = []
+    turns = TurnReading(memories, known)
     for index, memory in enumerate(memories):
-        for hint in hints_of(memory):
+        for hint in hints_of(memory, turns, known):
             names, probe = hint.names(), Subject(type=hint.type, kind=hint.kind)
             probe.add(index, memory, hint)
             seen = side_of(probe, hint.kind)
