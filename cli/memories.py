@@ -150,9 +150,13 @@ def retain_command(
 def _memory_markdown(memory: MemoryShown) -> str:
     lines = [f"# Memory {memory.id}", "",
              f"{memory.tenant}/{memory.owner} · dated {memory.dated:%Y-%m-%d %H:%M} UTC · "
-             f"last stored {memory.updated_at:%Y-%m-%d %H:%M} UTC", "", safe_text(memory.content).strip(), "",
-             "## Metadata", "", safe_text(json.dumps(memory.metadata, indent=2, ensure_ascii=False)), "",
-             "## Cited by", ""]
+             f"last stored {memory.updated_at:%Y-%m-%d %H:%M} UTC", "", safe_text(memory.content).strip(), ""]
+    if memory.conversation is not None:
+        lines += [f"## In conversation {safe_text(memory.conversation)}, turn {memory.position}", ""]
+        lines += [f"{'>' if turn.this else ' '} {turn.position}. {safe_text(turn.content).strip()}"
+                  for turn in memory.around] + [""]
+    lines += ["## Metadata", "", safe_text(json.dumps(memory.metadata, indent=2, ensure_ascii=False)), "",
+              "## Cited by", ""]
     lines += [f"- {c.page_type}/{c.page_slug} ({c.page_title}): {c.heading}" for c in memory.cited_by] or [
         "no section of an active page cites it"]
     return "\n".join(lines) + "\n"

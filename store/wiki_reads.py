@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from domain.aliases import normalize_alias
 from domain.recall import question_name_keys
 from domain.search import clamp_search_limit, escape_like, normalize_search_terms
+from store.memories import turns_around
 
 # Above any text score (share of words <= 1, cover density < 1, half a prefix density): names first.
 ALIAS_MATCH_BONUS = 3.0
@@ -239,8 +240,20 @@ async def sections_citing(conn: AsyncConnection, tenant: str, owner: str, memory
                           section_slug=row.section_slug, heading=row.heading) for row in rows]
 
 
+class TurnShown(BaseModel):
+    """A turn of the memory's conversation, shown around it."""
+
+    id: UUID
+    position: int
+    speaker: str
+    content: str
+    dated: datetime
+    this: bool  # the memory itself
+
+
 class MemoryView(BaseModel):
-    """One stored memory, whole: `wiki memory show`."""
+    """One stored memory, whole: `wiki memory show`. A turn of a conversation also gives its speaker,
+    conversation and position, and the turns around it (`TURNS_AROUND` before and after)."""
 
     id: UUID
     tenant: str
@@ -249,6 +262,13 @@ class MemoryView(BaseModel):
     metadata: dict[str, Any]
     dated: datetime  # when it happened (occurred_at), or when it was first stored
     updated_at: datetime
+    speaker: str | None = None
+    conversation: str | None = None
+    position: int | None = None
+    around: list[TurnShown] = []
+
+
+TURNS_AROUND = 3
 
 
 class SourceMemory(BaseModel):
@@ -261,13 +281,20 @@ class SourceMemory(BaseModel):
 
 async def find_memory(conn: AsyncConnection, tenant: str, owner: str, memory_id: UUID) -> MemoryView | None:
     row = (await conn.execute(text("""
-        SELECT id, tenant_id, owner_id, content, metadata, created_at, updated_at FROM memory_units
+        SELECT id, tenant_id, owner_id, content, metadata, created_at, updated_at, speaker, conversation_id,
+               position FROM memory_units
         WHERE id = :id AND tenant_id = :tenant AND owner_id = :owner
     """), {"id": memory_id, "tenant": tenant, "owner": owner})).one_or_none()
     if row is None:
         return None
+    around = []
+    if row.conversation_id is not None:
+        near = await turns_around(conn, tenant, owner, [row.id], TURNS_AROUND, TURNS_AROUND)
+        around = [TurnShown(id=t.id, position=t.position, speaker=t.speaker, content=t.content, dated=t.occurred_at,
+                            this=t.id == row.id) for t in near.get(row.id, [])]
     return MemoryView(id=row.id, tenant=row.tenant_id, owner=row.owner_id, content=row.content,
-                      metadata=row.metadata, dated=row.created_at, updated_at=row.updated_at)
+                      metadata=row.metadata, dated=row.created_at, updated_at=row.updated_at, speaker=row.speaker,
+                      conversation=row.conversation_id, position=row.position, around=around)
 
 
 async def section_sources(conn: AsyncConnection, tenant: str, owner: str,

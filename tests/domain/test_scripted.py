@@ -145,7 +145,7 @@ def test_a_name_seen_in_two_memories_becomes_a_new_page_with_sections_by_type() 
         "- 2 memories, 2026-03-01 to 2026-03-02.\n"
         "- Often together with: **Sam** (2).\n"
         "- 2026-03-02: Back at Franklin BBQ with Sam; the line was long.\n"
-        "- 2026-03-01: Lunch at Franklin Barbecue with Sam."
+        "- 2026-03-01: Lunch at Franklin Barbecue with Sam. The brisket was perfect."  # every telling sentence
     )
     assert sections["visits"].body_md == "- Visited 2 times, 2026-03-01 to 2026-03-02.\n- Latest: 2026-03-02, 2026-03-01."
     assert sections["visits"].heading == "Visits & Interactions"
@@ -306,7 +306,7 @@ def test_a_candidate_matched_by_alias_gets_an_update_with_only_new_lines_and_new
     # already say what it says: the writer rebuilds the section from all it cites.
     assert sections["notes"].proposed_body_md == (
         "- 2 new memories.\n- 2026-03-04: Franklin's had a new sausage.\n"
-        "- 2026-03-01: Lunch at Franklin Barbecue with Sam."
+        "- 2026-03-01: Lunch at Franklin Barbecue with Sam. The brisket was perfect."
     )
     assert sections["notes"].source_refs == [str(uuid.UUID(int=1)), str(uuid.UUID(int=2))]
     assert sections["visits"].proposed_body_md == "- 2 new memories.\n- Visited on 2026-03-04.\n- Visited on 2026-03-01."
@@ -492,7 +492,8 @@ def test_a_decision_gets_a_page_from_a_single_memory() -> None:
     assert page.type == "decision"
     assert page.summary == "Decision: Use Postgres for the wiki."
     assert {s.slug: s.body_md for s in page.sections} == {
-        "context": "- 2026-03-01: We will store the wiki in Postgres.",
+        "context": "- 2026-03-01: We will store the wiki in Postgres. We chose it because pg_trgm gives fuzzy alias "
+                   "matching.",
         "decision": "Use Postgres for the wiki.",
         "rationale": "- 2026-03-01: Because pg_trgm gives fuzzy alias matching.",
     }

@@ -39,3 +39,25 @@ async def test_the_cli_reads_a_conversation_file_and_says_what_is_wrong_in_one_l
     assert len(await _turns(engine, "talk-cli")) == 4
 
 
+
+
+async def test_memory_show_reads_a_turn_with_the_turns_around_it(settings, engine, tmp_path: Path):
+    from domain.conversation import conversation_turns, parse_conversation
+
+    talk = {"id": "long-chat", "messages": [{"speaker": "Ana" if i % 2 else "Ben", "text": f"Line {i} about Lisbon."}
+                                            for i in range(12)]}
+    file = tmp_path / "long.json"
+    file.write_text(json.dumps(talk))
+    assert (await wiki("retain", *scope("talk-show"), "--conversation", str(file), "--no-compile")).exit_code == 0
+    turns = conversation_turns(parse_conversation(talk), None)
+    middle = turns[6].resolved_id("talk-show", "alice")
+    shown = await wiki("memory", "show", str(middle), *scope("talk-show"))
+    assert shown.exit_code == 0, shown.output
+    assert "In conversation long-chat, turn 6" in shown.stdout
+    around = [line for line in shown.stdout.splitlines() if line[:1] in "> " and ". " in line and "Line" in line]
+    assert [line.split(".")[0].strip(" >") for line in around] == ["3", "4", "5", "6", "7", "8", "9"]
+    assert "> 6. Ana: Line 6 about Lisbon." not in shown.stdout and "> 6. Ben: Line 6 about Lisbon." in shown.stdout
+    first = await wiki("memory", "show", str(turns[0].resolved_id("talk-show", "alice")), *scope("talk-show"),
+                       "--json")
+    payload = json.loads(first.stdout)
+    assert [t["position"] for t in payload["around"]] == [0, 1, 2, 3] and payload["around"][0]["this"]

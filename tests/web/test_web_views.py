@@ -245,3 +245,21 @@ async def test_the_forget_form_is_only_for_an_operator_and_queues_through_the_fo
         done = await http.post(f"/memories/{memory}/forget", data={"csrf": csrf_for(served_wiki.operator_token)},
                                headers={"Origin": served_wiki.base})
         assert done.status_code == 303 and forgotten == [(TENANT, OWNER, memory)]
+
+
+async def test_a_turn_shows_the_turns_around_it_each_as_text(served_wiki: ServedWiki):
+    from domain.conversation import conversation_turns, parse_conversation
+    from store.memories import store_memories
+
+    talk = parse_conversation({"id": "web-chat", "messages": [
+        {"speaker": "Ana", "text": "We moved to Lisbon."}, {"speaker": "Ben", "text": "<b>Nice</b>!"},
+        {"speaker": "Ana", "text": "Our flat is on Rua Augusta."}]})
+    turns = conversation_turns(talk, None)
+    await store_memories(served_wiki.engine, TENANT, OWNER, list(turns))
+    middle = turns[1].resolved_id(TENANT, OWNER)
+    async with httpx.AsyncClient(base_url=served_wiki.base, timeout=20, headers=bearer(served_wiki.read_token)) as http:
+        shown = (await http.get(f"/memories/{middle}")).text
+    assert "In conversation <code>web-chat</code>" in shown
+    assert "Ana: We moved to Lisbon." in shown and "Ana: Our flat is on Rua Augusta." in shown
+    assert f'href="/memories/{turns[0].resolved_id(TENANT, OWNER)}"' in shown
+    assert "&lt;b&gt;Nice&lt;/b&gt;" in shown and "<b>Nice" not in shown
