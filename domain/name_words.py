@@ -323,9 +323,8 @@ def reads_as_name(word: str, where: Where) -> bool:
 def _acts_like_someone(lower: str, where: Where) -> bool:
     """A word that is a name in all likelihood though it is also a word ("Sam said", "Sam's bike",
     "Sam and I"): not a very common word, nor shaped like a verb or adverb."""
-    if is_very_common(lower) and name_prior(lower) != "word_name":
-        return False
-    if _shaped_like_verb_or_adverb(lower):
+    is_first_name = name_prior(lower) == "word_name"
+    if not is_first_name and (is_very_common(lower) or _shaped_like_verb_or_adverb(lower)):
         return False
     if where.possessive or where.next_word in SPEECH_VERBS or where.previous_word in PERSON_INTRODUCERS:
         return True

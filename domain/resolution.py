@@ -22,6 +22,9 @@ The rungs, strongest first (`Rung`):
 8. subset (ambiguous): one key's words are some of the other's ("The Driskill" / "The Driskill Bar").
 9. acronym (ambiguous): one name is the other's initials ("TMM" / "Tistend Modern Museum").
 10. near (ambiguous): one word a letter off ("Marian" / "Marion"), four letters or more.
+11. nickname (ambiguous): a first name and another form of it, by the nickname tables of
+    domain/name_words.py ("Mel" / "Melanie", "Bob Smith" / "Robert Smith", "Jon" / "John"): a candidate
+    only; two people may bear the two forms, so only evidence joins them.
 
 Ambiguous pairs go to the judge (domain/merge_questions.py: one model call per batch, the scripted
 planner's judgement offline); confident ones merge. Guards before any of this: names of low
@@ -49,6 +52,7 @@ from domain.aliases import trigram_similarity
 from domain.closed_class import HONORIFICS
 from domain.kinds import Kind
 from domain.name_key import abbreviates, acronyms, blocking_keys, compact, name_key
+from domain.name_words import are_nicknames, nickname_forms
 from domain.names import ParsedName, first_last, infer_kind, kinds_conflict, parse_name
 
 SIMILAR_THRESHOLD = 0.85
@@ -59,6 +63,7 @@ MIN_NAME_ENTROPY = 1.5
 TYPO_MIN_LETTERS = 7  # one edit
 TYPO_TWO_EDITS_LETTERS = 10  # two edits
 NEAR_MIN_LETTERS = 5
+NICKNAME_FORMS = 12  # other forms of a first name looked up, at most
 SHORT_NEAR_MIN_LETTERS = 4
 
 
@@ -73,11 +78,12 @@ class Rung(StrEnum):
     SUBSET = "subset"
     ACRONYM = "acronym"
     NEAR = "near"
+    NICKNAME = "nickname"
     DISTINCT = "distinct"
 
 
 CONFIDENT = (Rung.EXACT, Rung.CORE, Rung.REORDER, Rung.TYPO, Rung.SIMILAR)
-AMBIGUOUS = (Rung.QUALIFIER, Rung.ABBREVIATION, Rung.SUBSET, Rung.ACRONYM, Rung.NEAR)
+AMBIGUOUS = (Rung.QUALIFIER, Rung.ABBREVIATION, Rung.SUBSET, Rung.ACRONYM, Rung.NEAR, Rung.NICKNAME)
 _STRENGTH = {rung: index for index, rung in enumerate(Rung)}
 _DIGITS = re.compile(r"\d+")
 
@@ -217,7 +223,9 @@ def _core_rung(a: ParsedName, b: ParsedName) -> tuple[Rung, str]:
     if _acronym_of(a, b):
         return Rung.ACRONYM, f"{a.key}/{b.key}"
     if not (is_informative(a.key) and is_informative(b.key)):
-        return _short_rung(ta, tb)
+        rung, detail = _short_rung(ta, tb)
+        nickname = _nickname_of(ta, tb) if rung is Rung.DISTINCT else ""
+        return (Rung.NICKNAME, nickname) if nickname else (rung, detail)
     if compact(a.key) == compact(b.key):
         return Rung.REORDER, ""  # "j r smith" / "jr smith", "sant eustachio" / "santeustachio"
     if sorted(ta) == sorted(tb):
@@ -240,7 +248,21 @@ def _core_rung(a: ParsedName, b: ParsedName) -> tuple[Rung, str]:
         x, y = apart
         if min(len(x), len(y)) >= NEAR_MIN_LETTERS and OSA.distance(x, y) <= (2 if min(len(x), len(y)) >= 10 else 1):
             return Rung.NEAR, f"{x}/{y}"
+    if nickname := _nickname_of(ta, tb):
+        return Rung.NICKNAME, nickname
     return Rung.DISTINCT, ""
+
+
+def _nickname_of(ta: tuple[str, ...], tb: tuple[str, ...]) -> str:
+    """"mel/melanie" when the two names are the same but for a first name written in another form (a
+    nickname or a translation), or when one is that other form of the other's first name alone."""
+    if len(ta) == len(tb):
+        apart = _one_word_apart(ta, tb)
+        if apart is not None and ta.index(apart[0]) == 0 and are_nicknames(*apart):
+            return "/".join(apart)
+        return ""
+    short, full = (ta, tb) if len(ta) < len(tb) else (tb, ta)
+    return f"{short[0]}/{full[0]}" if len(short) == 1 and are_nicknames(short[0], full[0]) else ""
 
 
 def _is_slip(x: str, y: str) -> bool:
@@ -368,6 +390,11 @@ def search_keys(names: list[str]) -> list[str]:
         for key in (parsed.normalized, parsed.core):
             if key:
                 keys.setdefault(key, None)
+        # The same name with its first name in another form ("bob smith" -> "robert smith"), for the
+        # nickname rung; the resolver's SQL also finds "robert …" for a one-word "bob".
+        words = parsed.core.split()
+        for form in sorted(nickname_forms(words[0]))[:NICKNAME_FORMS] if words else ():
+            keys.setdefault(" ".join([form, *words[1:]]), None)
     return list(keys)
 
 

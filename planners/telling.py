@@ -40,6 +40,8 @@ from planners.memory_text import SENTENCE_MAX_CHARS, clean, sentence, sentences,
 
 _WORD = regex.compile(r"[\p{L}\p{N}][\p{L}\p{M}\p{N}'’\-]*")
 _OPENER_PUNCTUATION = " ,!.;:—–-…"
+# What follows thanks besides a name ("Thanks so much", "Thank you guys").
+_THANKS_TAIL = frozenset({"so", "much", "guys"})
 
 
 def _opening_stripped(text: str) -> str:
@@ -59,10 +61,11 @@ def _opening_stripped(text: str) -> str:
         rest = rest[match.end():].lstrip(_OPENER_PUNCTUATION)
         # The name a greeting addresses ("Hey Mel!", "Thanks, Jon!"), and "you" after thanks.
         follow = _WORD.match(rest)
-        if follow is not None and (follow.group(0)[:1].isupper() and name_prior(follow.group(0)) != "closed"
-                                   or follow.group(0).lower() in ("you", "u", "ya", "all", "guys", "so", "much")):
+        tail = follow.group(0).lower() if follow is not None else ""
+        if follow is not None and (follow.group(0)[:1].isupper() and name_prior(tail) != "closed"
+                                   or tail in SECOND_PERSON or tail in _THANKS_TAIL):
             after = rest[follow.end():]
-            if not after or after[:1] in ",!.?;" or follow.group(0).lower() in ("you", "u", "ya", "so", "much"):
+            if not after or after[:1] in ",!.?;" or tail in SECOND_PERSON or tail in _THANKS_TAIL:
                 rest = after.lstrip(_OPENER_PUNCTUATION)
     return rest
 

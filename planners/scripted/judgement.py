@@ -49,6 +49,18 @@ def _by_place(question: MergeQuestion, exact: bool) -> MergeDecision | None:
     return None
 
 
+def _nickname_judgement(question: MergeQuestion) -> MergeDecision:
+    """A nickname alone never makes one person: a memory both cite, or the nickname's own memories
+    calling them by the other form too ("Mel" whose memories say "Melanie"), does."""
+    if question.shared_sources:
+        return MergeDecision(key=question.key, same=True, reason="both cite the same memories")
+    short, _, full = question.detail.partition("/")
+    by_short = min((question.proposal, question.candidate), key=lambda side: (len(side.title), side.title))
+    if full and _mentions(by_short.text(), full):
+        return MergeDecision(key=question.key, same=True, reason=f"the memories of {short!r} call them {full!r} too")
+    return MergeDecision(key=question.key, same=False, reason="a nickname alone, nothing else says one person")
+
+
 def scripted_judgement(question: MergeQuestion) -> MergeDecision:
     """The offline judge: a deterministic reading of the evidence.
 
@@ -66,6 +78,8 @@ def scripted_judgement(question: MergeQuestion) -> MergeDecision:
       word written short ("Intl") is the same, an initial ("J. Smith" / "John Smith") is not;
     - near: a transposition of the same sub-kind, or a letter off in a long word of a name that is not
       a person's ("Barbeque" / "Barbecue"; "Marian" and "Marion" are two people).
+    - nickname ("Mel" / "Melanie"): one person only on a memory both cite, or when the memories of the
+      one called by the nickname also call them by the other form; never on the nickname alone.
     """
     kind_p, kind_c = question.proposal.names().kind(), question.candidate.names().kind()
     if kinds_conflict(kind_p, kind_c):
@@ -89,6 +103,8 @@ def scripted_judgement(question: MergeQuestion) -> MergeDecision:
             return placed
     if question.rung is Rung.ACRONYM:
         return MergeDecision(key=question.key, same=False, reason="an acronym with no place or memory in common")
+    if question.rung is Rung.NICKNAME:
+        return _nickname_judgement(question)
     if question.rung is Rung.ABBREVIATION:
         initial = any(len(pair.partition("/")[0]) == 1 for pair in question.detail.split())
         return MergeDecision(key=question.key, same=not initial,
