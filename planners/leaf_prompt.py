@@ -6,8 +6,9 @@ Every id is shown as a short handle (`m1…` memories, `p1…` pages, `u1…` me
 and the reply is written in handles, mapped back to ids by the planner before anything uses it.
 
 - Memories: handle, when each HAPPENED (`created_at`, the memory's own occurred_at; not when it was
-  retained, which for a bootstrap import is the same day for everything), compact metadata, and the
-  text in full up to RECORD_TEXT_LIMIT characters. A longer text is shown up to the limit and marked
+  retained, which for a bootstrap import is the same day for everything), compact metadata, for a turn
+  of a conversation `said_by` (its speaker, role, conversation and position: domain/conversation.py),
+  and the text in full up to RECORD_TEXT_LIMIT characters. A longer text is shown up to the limit and marked
   as cut, with its full length, so the model knows it saw part of it; nothing is cut silently.
 - Candidate pages: handle, type, slug, title, summary, aliases, and each section's slug, heading (left
   out when it is the slug's default heading) and its first line (up to SECTION_EXCERPT_LIMIT
@@ -130,6 +131,15 @@ names it in "shared". Many records have no such \
 list: plain sentences name people, places, organisations, events and things too ("Lunch at Franklin \
 Barbecue with Lena" names a restaurant and a person), so read every record's text for the names it \
 mentions, listed or not, and treat them as you treat listed ones.
+
+Some records are turns of a conversation: "said_by" gives the speaker's name, their role when the \
+message was sent by the user or the assistant, the conversation and the turn's position, and the text \
+starts with the speaker's name. First-person words (I, my, me, we, our) are the speaker's; "you" is the \
+person spoken to; a name after a greeting or thanks ("Hey Mel!") only addresses someone. Write what a \
+turn states in the third person, naming whom it is about ("Priya adopted a second cat."), on that \
+person's page, citing the turns it comes from; greetings, thanks, questions and reactions state \
+nothing. Each speaker has one page however they are addressed (a nickname, a first name alone). An \
+assistant's turn is no fact about the user unless the user's next turn confirms it; then cite both.
 
 ## Page types
 
@@ -285,7 +295,8 @@ def planner_metadata(metadata: dict) -> dict:
 def shown_memory(record: MemoryRecord) -> MemoryRecord:
     # The prompt dates a memory by when it happened; that is the only date a planner gets.
     return MemoryRecord(id=record.id, content=shown_text(record.content), metadata=planner_metadata(record.metadata),
-                        created_at=record.created_at, updated_at=record.created_at)
+                        created_at=record.created_at, updated_at=record.created_at, speaker=record.speaker,
+                        speaker_role=record.speaker_role, conversation=record.conversation, position=record.position)
 
 
 def shown_page(page: CandidatePage) -> CandidatePage:
@@ -384,6 +395,20 @@ def happened_text(moment: datetime) -> str:
     return text.removesuffix("+00:00") + "Z" if text.endswith("+00:00") else text
 
 
+def said_by(record: MemoryRecord) -> str:
+    """A turn's ` said_by={"speaker", "role", "conversation", "turn"}` (role only when it has one); ""
+    for a memory that is no turn."""
+    if not record.speaker:
+        return ""
+    turn: dict[str, object] = {"speaker": record.speaker}
+    if record.speaker_role:
+        turn["role"] = record.speaker_role
+    if record.conversation is not None:
+        turn["conversation"] = record.conversation
+        turn["turn"] = record.position
+    return f" said_by={to_json(turn)}"
+
+
 def _record_lines(record: MemoryRecord, handles: Handles, shared: dict[str, tuple[str, str, object]]) -> str:
     metadata = planner_metadata(record.metadata)
     refs = []
@@ -395,7 +420,7 @@ def _record_lines(record: MemoryRecord, handles: Handles, shared: dict[str, tupl
     metadata = entity_rows(metadata)
     metadata_part = (f" shared={to_json(refs)}" if refs else "") + (f" metadata={to_json(metadata)}" if metadata else "")
     line = (f"- {handles.memory(record.id)} happened={happened_text(record.created_at)}{metadata_part}"
-            f" text={to_json(shown_text(record.content))}")
+            f"{said_by(record)} text={to_json(shown_text(record.content))}")
     if len(record.content) > RECORD_TEXT_LIMIT:
         line += f" text_cut=first-{RECORD_TEXT_LIMIT}-of-{len(record.content)}-characters"
     return line
