@@ -138,6 +138,11 @@ def _dictionary() -> tuple[dict[str, FirstName], tuple[tuple[str, str], ...]]:
     return names, tuple(equivalents)
 
 
+def first_names() -> dict[str, FirstName]:
+    """Every first name of the dictionary (lower-case) with its frequencies."""
+    return _dictionary()[0]
+
+
 def first_name(word: str) -> FirstName | None:
     """The word as a first name of the dictionary, or None."""
     return _dictionary()[0].get(word.lower())

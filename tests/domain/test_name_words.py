@@ -15,8 +15,8 @@ from domain.name_key import name_key
 from domain.name_words import (
     COMMON_ZIPF,
     KnownNames,
-    _dictionary,
     are_nicknames,
+    first_names,
     name_prior,
     nickname_forms,
     question_names,
@@ -36,7 +36,7 @@ def _invented(rng: random.Random) -> str:
 
 
 def _names(predicate) -> list[str]:
-    names = sorted(name for name, f in _dictionary()[0].items() if name.isalpha() and len(name) > 2 and predicate(
+    names = sorted(name for name, f in first_names().items() if name.isalpha() and len(name) > 2 and predicate(
         name, f))
     return [name.capitalize() for name in names]
 

@@ -13,7 +13,7 @@ import pytest
 
 from domain.context import MemoryRecord
 from domain.merge_questions import MergeQuestion
-from domain.name_words import _dictionary, name_prior, nickname_forms
+from domain.name_words import first_names, name_prior, nickname_forms
 from domain.resolution import Rung
 from planners.scripted.judgement import scripted_judgement
 from planners.scripted.subjects import collect_subjects
@@ -21,7 +21,7 @@ from planners.scripted.turns import TurnReading
 from planners.telling import telling_quote
 
 START = datetime(2026, 5, 1, 12, tzinfo=UTC)
-WITH_NICKNAMES = sorted(name.capitalize() for name, f in _dictionary()[0].items()
+WITH_NICKNAMES = sorted(name.capitalize() for name, f in first_names().items()
                         if f.english >= 6 and name.isalpha() and name_prior(name) == "first_name"
                         and any(len(n) >= 3 and n.isalpha() for n in nickname_forms(name)))
 
