@@ -44,13 +44,15 @@ def _entries(words: str, kind: str | None, cls: str, *, inside: bool = False, be
 
 
 VOCABULARY: dict[str, KindWord] = {
+    # titles ("Dr. Okafor"): a person's, in a descriptor; the entries below override a title that is
+    # also a word of its own ("chef": beside a name too)
+    **{title: KindWord(kind="person", cls="person", summary=True) for title in sorted(HONORIFICS)},
     # people and pets: beside a name ("my sister Ana", "our dog Biscuit"); in a summary or descriptor
     **_entries("person friend sister brother mother father mom dad aunt uncle cousin neighbor neighbour colleague "
                "coworker partner wife husband boss chef doctor teacher son daughter grandmother grandfather "
                "niece nephew boyfriend girlfriend roommate manager", "person", "person", beside=True, summary=True),
     **_entries("grandma grandpa dentist therapist coach fiancé fiancée mentor landlord", "person", "person",
                beside=True),
-    **{title: KindWord(kind="person", cls="person", summary=True) for title in sorted(HONORIFICS)},
     **_entries("pet dog cat puppy kitten horse rabbit parrot", "pet", "pet", beside=True, summary=True),
     # organisations: inside a name ("Bank of America", "Acme Labs"); beside one ("the startup Nido")
     **_entries("bank", "organisation", "organisation", inside=True, beside=True),
