@@ -207,8 +207,10 @@ def name_prior(word: str) -> Prior:
             # are no words: John, David, Sarah, Emily, Melanie, Lena).
             expected = 2.9 + 0.25 * english
             return "first_name" if frequency - expected <= WORD_EXCESS_ZIPF else "word_name"
-        if frequency < COMMON_ZIPF and known.anywhere >= 2:
-            return "first_name"  # a name of other countries that is no common English word (Priya, Wei)
+        if frequency < RARE_ZIPF and known.anywhere >= 2:
+            # A name of other countries that English text rarely uses otherwise (Priya, Hiroshi, Ngozi);
+            # one English also uses as a word ("Tuna", "Bent", "Lone") is read by frequency alone.
+            return "first_name"
     if lower in MONTHS:
         return "closed"
     if frequency < RARE_ZIPF:

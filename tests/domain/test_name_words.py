@@ -13,7 +13,7 @@ import pytest
 from domain.closed_class import EXCLAMATIONS, GREETINGS, THANKS, is_interjection
 from domain.name_key import name_key
 from domain.name_words import (
-    COMMON_ZIPF,
+    RARE_ZIPF,
     KnownNames,
     are_nicknames,
     first_names,
@@ -42,7 +42,7 @@ def _names(predicate) -> list[str]:
 
 
 ENGLISH = _names(lambda n, f: f.english >= 5 and name_prior(n) == "first_name")
-ELSEWHERE = _names(lambda n, f: f.english == 0 and f.anywhere >= 4 and zipf(n) < COMMON_ZIPF
+ELSEWHERE = _names(lambda n, f: f.english == 0 and f.anywhere >= 4 and zipf(n) < RARE_ZIPF
                    and name_prior(n) == "first_name")
 WORD_NAMES = _names(lambda n, f: f.english >= 2 and name_prior(n) == "word_name")
 
