@@ -73,12 +73,15 @@ class TurnReading:
                 openings[split[0].lower()] = openings.get(split[0].lower(), 0) + 1
         self._repeated = frozenset(name for name, count in openings.items() if count >= 2 and len(name.split()) <= 3)
         self.turns: dict[str, Turn] = {}
+        self.users: dict[str, str] = {}  # conversation -> the speaker of its `user` turns
         speakers: dict[str, list[str]] = {}
         for memory in memories:
             turn = turn_of(memory, self._repeated)
             if turn is None:
                 continue
             self.turns[str(memory.id)] = turn
+            if turn.role == "user":
+                self.users.setdefault(turn.conversation, turn.speaker)
             names = speakers.setdefault(turn.conversation, [])
             if turn.role != "assistant" and turn.speaker not in names:
                 names.append(turn.speaker)
@@ -103,10 +106,10 @@ class TurnReading:
         speakers = self.speakers.get(turn.conversation, [])
         subject = turn.speaker
         if turn.role == "assistant":
-            users = [s for s in speakers]  # the conversation's people: the user, and whoever else spoke
-            if str(memory.id) not in self.confirmed or not users:
+            user = self.users.get(turn.conversation)
+            if str(memory.id) not in self.confirmed or user is None:
                 return []
-            subject = users[0]
+            subject = user  # confirmed by the user: what it says of them is theirs now
         known = self.known | KnownNames.of(speakers)
         found = [{"name": subject, "type": "entity", "kind": "person"}]
         seen = {normalize_alias(subject)}

@@ -124,7 +124,8 @@ async def test_a_batched_plan_passes_the_verification_gate_and_its_judge_is_aske
     sim.config.batch_processing_seconds = 0.2
     # A line grounded in its memories' names yet not their words: the deterministic check cannot settle
     # it, so the claim judge must; an invented guest the grounding check rejects without a call.
-    unsettled, invented = "Eric remembers the trip fondly.", "Lisbon with Quillon Vasterby."
+    # (A first name opening a line is checked like any name: "Eric remembers…" would be rejected here.)
+    unsettled, invented = "Lisbon was remembered fondly.", "Lisbon with Quillon Vasterby."
 
     def plan_with_claims(user: str) -> dict:
         answer = brain.leaf_plan(user)
