@@ -237,8 +237,7 @@ def is_person_name(word: str) -> bool:
 @dataclass(frozen=True)
 class KnownNames:
     """Names the scope already holds (its pages' titles and aliases, its open mentions, the speakers of
-    its conversations), normalised: each name and each of its words of three letters or more that is
-    not a closed-class word."""
+    its conversations), as the single words a memory may call them by (see `of`), normalised."""
 
     words: frozenset[str] = frozenset()
 
