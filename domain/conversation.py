@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from domain.closed_class import HONORIFICS, is_closed_class
 from domain.memory import MAX_CONTENT_BYTES, SCOPE_PATTERN, TurnIn, TurnRef, parse_instant
-from domain.name_words import is_person_name
+from domain.name_words import first_name, is_common, is_person_name
 
 Role = Literal["user", "assistant"]
 ROLES: tuple[Role, ...] = ("user", "assistant")
@@ -208,7 +208,8 @@ def turn_speaker(content: str, known: frozenset[str] = frozenset()) -> tuple[str
     speaker, _ = split
     words = speaker.split()
     first = words[0].rstrip(".").lower()
-    if len(words) > 3 or not (speaker.lower() in known or is_person_name(first)
+    listed = first_name(first) is not None and not is_common(first)  # "María": a name, if of other countries
+    if len(words) > 3 or not (speaker.lower() in known or is_person_name(first) or listed
                               or (first in HONORIFICS and len(words) > 1)):
         return None
     return split
