@@ -199,7 +199,7 @@ def _clause_finding(clause: str, memory: _Memory, page: str) -> Finding:
     actors = {a for sentence in memory.sentences if (a := _actor(sentence))}
     if actor and actors and actor not in actors and f" {actor} " in memory.folded:
         return Finding(False, "roles", f"{actor} acts where {', '.join(sorted(actors))} does")
-    shown = f" {' '.join(_fold(w).removesuffix(chr(39) + 's') for w in _words(nearest))} "
+    shown = f" {' '.join(_fold(w).removesuffix(chr(39) + 's') for w in _words(memory.text))} "
     at = 0
     for name in dict.fromkeys(_names(clause, page)):
         key = f" {_fold(name)} "
