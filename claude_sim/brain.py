@@ -63,7 +63,7 @@ def kind_of(system: Any, messages: Any, tools: Any) -> str:
         return "judge"
     if "rederived" in properties:
         return "rederive"
-    if "Claims to score" in user or "scores" in properties:
+    if claim_judge_wire.is_claim_judge(user, properties):
         return "claim_judge"
     if not tools and "## Planner's proposed body" in user:
         return "writer"

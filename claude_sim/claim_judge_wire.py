@@ -22,6 +22,11 @@ _MEMORY = re.compile(r"^(m\d+)(?: \[(\d{4}-\d{2}-\d{2})\])?: (.*)$", re.MULTILIN
 _CLAIM = re.compile(r"^(c\d+)\. page: (.*)\n\s+claim: (.*)\n\s+cites: (.*)$", re.MULTILINE)
 
 
+def is_claim_judge(user: str, properties: dict[str, Any]) -> bool:
+    """Whether a request is the claim judge's, by its layout or its reply tool."""
+    return "Claims to score" in user or "scores" in properties
+
+
 @dataclass(frozen=True)
 class Question:
     id: str

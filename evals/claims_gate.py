@@ -38,8 +38,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
 
 from app.worker import build_model_client, build_worker
-from claude_sim import ClaudeSimulator, SimConfig
+from claude_sim import ClaudeSimulator, SimConfig, claim_judge_wire
 from claude_sim.lies import KINDS
+from claude_sim.reading import Confused
 from domain.memory import MemoryIn
 from domain.pricing import TokenUsage, cost_usd
 from evals import locomo_data
@@ -60,6 +61,8 @@ OUTCOMES = ("blocked", "unverified", "verified", "quoted", "not_found")
 class KindResult(BaseModel):
     told: int = 0
     outcomes: dict[str, int] = Field(default_factory=dict)
+    judged: int = 0  # lies the product sent to the claim judge
+    judge_said_unsupported: int = 0  # of which the judge's answer said its memories do not support it
 
     def share(self, *outcomes: str) -> float | None:
         found = self.told - self.outcomes.get("not_found", 0)
@@ -89,6 +92,28 @@ def _key(line: str) -> str:
     """A line as the wiki may store it: bullet, emphasis, case and spacing aside."""
     plain = re.sub(r"[*_`]+", "", re.sub(r"^\s*[-*]\s+", "", line))
     return " ".join(plain.casefold().split()).rstrip(".")
+
+
+def _judge_verdicts(sim: ClaudeSimulator) -> dict[str, bool]:
+    """Each line the claim judge was asked about (by key) -> whether its answer said it is supported."""
+    verdicts: dict[str, bool] = {}
+    for call in sim.of_kind("claim_judge"):
+        try:
+            questions = claim_judge_wire.read_questions(_user_text(call.body))
+            entries = next(iter(json.loads(call.reply_text).values()))
+        except (Confused, ValueError, StopIteration, AttributeError):
+            continue
+        said = {str(e.get("id")): e for e in entries if isinstance(e, dict)}
+        for question in questions:
+            entry = said.get(question.id, {})
+            supported = entry.get("supported", (entry.get("accuracy") or 0) >= 0.5)
+            verdicts[_key(question.claim)] = bool(supported)
+    return verdicts
+
+
+def _user_text(body: dict[str, Any]) -> str:
+    content = (body.get("messages") or [{}])[-1].get("content", "")
+    return content if isinstance(content, str) else "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
 
 
 def _proposed(sim: ClaudeSimulator) -> list[str]:
@@ -146,11 +171,15 @@ async def measure(client: Client, engine: AsyncEngine, corpus: str, memories: li
         kinds = {kind: KindResult() for kind in KINDS}
         lie_keys: set[str] = set()
         served_lies: list[str] = []
+        verdicts = _judge_verdicts(sim)
         for lie in sim.lies:
             key = _key(lie.line)
             lie_keys.add(key)
             result = kinds[lie.kind]
             result.told += 1
+            if key in verdicts:
+                result.judged += 1
+                result.judge_said_unsupported += 0 if verdicts[key] else 1
             outcome = "blocked" if key in rejected_keys else served.get(key, "not_found")
             result.outcomes[outcome] = result.outcomes.get(outcome, 0) + 1
             if outcome in ("verified", "quoted"):
@@ -191,10 +220,13 @@ def totals(runs: list[GateRun]) -> dict[str, Any]:
     for run in runs:
         for kind, result in run.kinds.items():
             kinds[kind].told += result.told
+            kinds[kind].judged += result.judged
+            kinds[kind].judge_said_unsupported += result.judge_said_unsupported
             for outcome, count in result.outcomes.items():
                 kinds[kind].outcomes[outcome] = kinds[kind].outcomes.get(outcome, 0) + count
     honest = sum(r.honest_lines for r in runs)
-    return {"kinds": {kind: {"told": r.told, "outcomes": r.outcomes,
+    return {"kinds": {kind: {"told": r.told, "outcomes": r.outcomes, "judged": r.judged,
+                             "judge_said_unsupported": r.judge_said_unsupported,
                              "blocked_or_unverified": r.share("blocked", "unverified"),
                              "served_verified": r.share("verified"), "served_quoted": r.share("quoted")}
                       for kind, r in kinds.items()},
@@ -204,11 +236,13 @@ def totals(runs: list[GateRun]) -> dict[str, Any]:
 
 def page(runs: list[GateRun], summary: dict[str, Any], note: str) -> str:
     rows = ["| kind of lie | told | blocked | left unverified | served verified | served quoted | not in the wiki |"
-            " blocked or unverified |", "|---|---|---|---|---|---|---|---|"]
+            " blocked or unverified | sent to the judge | the judge said unsupported |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
     for kind, result in summary["kinds"].items():
         o = Counter(result["outcomes"])
         rows.append(f"| {kind} | {result['told']} | {o['blocked']} | {o['unverified']} | {o['verified']} | "
-                    f"{o['quoted']} | {o['not_found']} | {result['blocked_or_unverified']} |")
+                    f"{o['quoted']} | {o['not_found']} | {result['blocked_or_unverified']} | {result['judged']} | "
+                    f"{result['judge_said_unsupported']} |")
     per_run = ["| corpus | memories | lie share | proposed lines | honest lines rejected | judge calls | "
                "cost per 1,000 memories (judge) |", "|---|---|---|---|---|---|---|"]
     per_run += [f"| {r.corpus} | {r.memories} | {r.lie_share} | {r.proposed_lines} | {r.honest_rejected} of "

@@ -380,3 +380,39 @@ def test_the_merge_judge_weighs_the_evidence_it_is_shown() -> None:
     assert same(pair("Lisbon, Portugal", "Lisbon", "Sardines by the river in Lisbon, Portugal."))
     assert not same(pair("Paris, Texas", "Paris", "Croissants near the Seine, France."))
     assert not same(pair("The Driskill Bar", "The Driskill", "A night at The Driskill hotel, Austin."))
+
+
+def test_on_generated_batches_the_judge_blocks_the_lying_modes_lies_and_keeps_the_honest_lines() -> None:
+    """The lying mode and the judge share no code: the judge must catch what the liar writes, of each
+    kind, and accept the lines an honest plan writes, on batches composed at random."""
+    blocked: Counter = Counter()
+    told: Counter = Counter()
+    honest = honest_rejected = 0
+    for seed in range(4):
+        when = datetime(2026, 5, 2, tzinfo=UTC)
+        memories = [MemoryRecord(id=UUID(int=n + 1), content=m.content, metadata=m.metadata,
+                                 created_at=m.occurred_at or when, updated_at=when)
+                    for n, m in enumerate(sample_memories(30, seed=seed))]
+        prompt = build_planner_prompt(PlannerContext(tenant_id="t", owner_id="o", memories=memories,
+                                                     candidate_pages=[], open_mentions=[]))
+        request = read_leaf(prompt.system, prompt.user, PLANNER_REPLY_SCHEMA)
+        by_handle = {m.handle: m for m in request.memories}
+        liar = Liar(0.3, seed)
+        answer = liar.lie(plan(request), {m.handle: (m.day, m.text) for m in request.memories}, str(seed))
+        lies = {lie.line: lie for lie in liar.told}
+        for page in answer["new_pages"]:
+            for section in page["sections"]:
+                for line in section["lines"]:
+                    if line.startswith(("=", "@")):
+                        continue  # derived, or a memory's own line, which the compiler writes out
+                    cited = [by_handle[h] for h in section.get("refs", []) if h in by_handle]
+                    finding = judge.read(line, [m.text for m in cited], page["title"], [m.day for m in cited])
+                    if line in lies:
+                        told[lies[line].kind] += 1
+                        blocked[lies[line].kind] += 0 if finding.supported else 1
+                    else:
+                        honest += 1
+                        honest_rejected += 0 if finding.supported else 1
+    assert set(told) == set(KINDS)
+    assert all(blocked[kind] >= 0.95 * told[kind] for kind in KINDS), (blocked, told)
+    assert honest and honest_rejected <= 0.01 * honest
