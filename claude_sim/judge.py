@@ -199,15 +199,16 @@ def _clause_finding(clause: str, memory: _Memory, page: str) -> Finding:
     actors = {a for sentence in memory.sentences if (a := _actor(sentence))}
     if actor and actors and actor not in actors and f" {actor} " in memory.folded:
         return Finding(False, "roles", f"{actor} acts where {', '.join(sorted(actors))} does")
-    shown = f" {' '.join(_fold(w).removesuffix(chr(39) + 's') for w in _words(memory.text))} "
-    at = 0
-    for name in dict.fromkeys(_names(clause, page)):
-        key = f" {_fold(name)} "
-        after, anywhere = shown.find(key, at), shown.find(key)
-        if after >= 0:
+    names = [f" {_fold(name)} " for name in dict.fromkeys(_names(clause, page))]
+    for sentence in re.split(r"(?<=[.!?])\s+", memory.text):
+        shown = f" {' '.join(_fold(w).removesuffix(chr(39) + 's') for w in _words(sentence))} "
+        held = [name for name in names if name in shown]
+        at = 0
+        for name in held if len(held) >= 2 else []:
+            after = shown.find(name, at)
+            if after < 0:
+                return Finding(False, "roles", "its names stand in another order than the memory's")
             at = after + 1
-        elif anywhere >= 0:
-            return Finding(False, "roles", f"{name} stands where another name stands in the memory")
     content = [s for w in _words(clause) if (s := _stem(w)) and _fold(w) not in _STOP and not w[:1].isdigit()
                and not w[:1].isupper()]
     missing = [s for s in content if s not in memory.stems]

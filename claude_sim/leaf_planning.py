@@ -35,6 +35,8 @@ from claude_sim.reading import fold, kebab
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'“(])")
 _LOG_PURPOSE = ("observations", "bullets", "what followed", "situation")
+# A new page's log opens with the count and span of its records from this many records on.
+SPAN_FROM = 3
 
 
 @dataclass
@@ -257,6 +259,8 @@ class Planner:
                 source = next(m.handle for m in memories if lead.rstrip(".")[:40] in _FILLER.sub("", m.text))
                 out.append(self.section(page_type, defaults[0], [lead], [source]))
         lines, refs = self.lines(subject)
+        if len(subject.memories) >= SPAN_FROM and "span" in self.conventions.derivations and not extra:
+            lines.insert(0, "=span")  # how many records and the days they span, written by the compiler
         lines += [f"- {quote}" for quote, _ in extra]
         refs += [handle for _, handle in extra if handle]
         if lines:

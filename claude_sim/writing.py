@@ -74,6 +74,7 @@ def _summary_line(lines: list[str]) -> str:
 
 
 _MARKED = re.compile(r"^([ *])(\d+)\| (.*)$")
+_SUMMARY = re.compile(r"^- (\d+) (new )?memor(?:y|ies)(, .+)?\.$")
 _SHOWN = re.compile(r"^(r\d+) \[([^\]]+)\] (.*)$")
 _RESTS_ON = re.compile(r"^line (\d+): (.*)$")
 
@@ -104,7 +105,14 @@ def rederived_lines(system: str, user: str) -> dict[str, Any]:
         handles = [h.strip() for h in match.group(2).split(" (", 1)[0].split(",") if h.strip() in memories]
         text = lines[number][1]
         cited = [memories[h] for h in handles]
-        if cited and read(text, [m[0] for m in cited], days=[m[1] for m in cited]).supported:
+        summary = _SUMMARY.match(text)
+        if summary and cited:
+            # a count and span of the memories: recounted from those still there
+            days = sorted(day for _, day in cited if day)
+            span = "" if not days else f", on {days[0]}" if days[0] == days[-1] else f", {days[0]} to {days[-1]}"
+            noun = f"{'new ' if summary.group(2) else ''}{'memory' if len(cited) == 1 else 'memories'}"
+            out.append({"line": number, "text": [f"- {len(cited)} {noun}{span if summary.group(3) else ''}."]})
+        elif cited and read(text, [m[0] for m in cited], days=[m[1] for m in cited]).supported:
             out.append({"line": number, "text": [text]})
         else:
             out.append({"line": number, "text": [f"- {day}: {first_sentence(content)}" if day else

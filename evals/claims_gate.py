@@ -90,7 +90,8 @@ class GateRun(BaseModel):
 
 def _key(line: str) -> str:
     """A line as the wiki may store it: bullet, emphasis, case and spacing aside."""
-    plain = re.sub(r"[*_`]+", "", re.sub(r"^\s*[-*]\s+", "", line))
+    unlinked = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", line)  # a name the compiler linked to its page
+    plain = re.sub(r"[*_`]+", "", re.sub(r"^\s*[-*]\s+", "", unlinked))
     return " ".join(plain.casefold().split()).rstrip(".")
 
 
