@@ -11,7 +11,8 @@ Two entry points, the only ones other code should call:
         "rederive" or "other"), read from its tool schema and prompt; the server matches faults by it.
 
     answer(system, messages, tools=None, tool_choice=None, liar=None) -> Reply
-        the reply: `Reply.answer` is the forced tool's input (a dict) when `Reply.tool` is set, else
+        `system`, `messages`, `tools` and `tool_choice` as the Messages API takes them (a tool is
+        {"name", "input_schema"}; another protocol converts to these first); the reply: `Reply.answer` is the forced tool's input (a dict) when `Reply.tool` is set, else
         the text of a text reply. `liar` (claude_sim/lies.py) makes its share of a leaf plan's lines
         lies and records each.
 
