@@ -110,7 +110,9 @@ def answer(system: Any, messages: Any, tools: Any = None, tool_choice: Any = Non
             value = claim_judge_wire.reply(questions, findings, schema)
         else:
             value = {} if forced else "Simulated reply."
-    except Confused as confused:
+    except (Confused, ValueError, KeyError, TypeError) as confused:
+        # A value the contract's own shape does not allow (a count that is no number, a part that is
+        # no list) leaves the model as lost as a part missing.
         text = f"I could not follow this request: {confused}"
         return Reply(kind=kind, answer={} if forced else text, tool=forced, confused=str(confused))
     if forced is None and not isinstance(value, str):
