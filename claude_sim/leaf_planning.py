@@ -404,14 +404,11 @@ class Planner:
 
     # ---- the reply
 
-    def written(self, section: dict[str, Any]) -> Any:
-        return section
-
     def page_out(self, page: dict[str, Any]) -> dict[str, Any]:
         if self.conventions.omit_default_slug and page.get("slug") == kebab(page["title"]) and \
                 page["title"].isascii():
             page = {key: value for key, value in page.items() if key != "slug"}
-        return {**page, "sections": [self.written(s) for s in page["sections"]]}
+        return page
 
     def reply(self, subjects: list[Subject]) -> dict[str, Any]:
         updates = []
@@ -423,7 +420,7 @@ class Planner:
                     section["refs"] = list(dict.fromkeys(body["refs"]))
                 if body.get("supersede"):
                     section["supersede"] = body["supersede"]
-                sections.append(self.written(section))
+                sections.append(section)
             updates.append({"page": entry["page"], **({"aliases": entry["aliases"]} if entry["aliases"] else {}),
                             "sections": sections})
         return {"updates": updates, "new_pages": [self.page_out(p) for p in self.new_pages], "held": self.held,
