@@ -289,7 +289,7 @@ def candidates_section(detail: dict) -> list[str]:
                      f"{digest.get('provenance', '-')[:8]} / {digest.get('bodies', '-')[:8]} |")
     same = _same_wiki(rows)
     lines += ["", "Every padding gave the same wiki: on the sample no merge depends on a padded page (the simulator "
-              "answers as the scripted planner would, which links a memory to a page by the names the memory writes, "
+              "reads the prompt as a careful model would and links a memory to a page by the names the memory writes, "
               "and the batch's own lookups find those). The padding is for memories that refer to a recent page "
               "without naming it, which a real model could resolve and the sample cannot measure." if same else
               "The paddings gave different wikis: see the digests."]

@@ -14,7 +14,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from claude_sim.brain import fields
+from claude_sim.reading import fields
 
 _PARTS = {"## Candidate pages already in this scope": "candidates",
           "## Open unresolved mentions in this scope": "mentions",

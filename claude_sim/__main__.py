@@ -11,7 +11,7 @@ import contextlib
 import os
 import sys
 
-from claude_sim.lies import ENV_UNGROUNDED_CLAIMS
+from claude_sim.lies import ENV_LIES
 from claude_sim.server import ClaudeSimulator, SimConfig
 
 
@@ -74,14 +74,14 @@ def main(argv: list[str] | None = None) -> int:
         each.add_argument("--batch-seconds", type=float, default=0.0,
                           help="seconds a Message Batch stays in_progress before its results are ready")
         each.add_argument("--tokens-per-second", type=float, default=0.0, help="output rate (0: instant)")
-        each.add_argument("--ungrounded-claims", type=_share, default=None, metavar="F",
-                          help="share of proposed plan lines made to carry a name or number none of their "
-                               f"memories holds (0-1; default ${ENV_UNGROUNDED_CLAIMS} or 0)")
+        each.add_argument("--lies", type=_share, default=None, metavar="F",
+                          help="share of a leaf plan's lines the simulated model makes lies, six kinds in turn "
+                               f"(0-1; default ${ENV_LIES} or 0)")
     args = parser.parse_args(argv)
     config = SimConfig(ttft_seconds=args.ttft, output_tokens_per_second=args.tokens_per_second,
                        batch_processing_seconds=args.batch_seconds)
-    if args.ungrounded_claims is not None:
-        config.ungrounded_claims = args.ungrounded_claims
+    if args.lies is not None:
+        config.lies = args.lies
     if args.action == "serve":
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(_serve(args.port, config))

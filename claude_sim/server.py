@@ -29,14 +29,14 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote
 
-from claude_sim import brain, lies
+from claude_sim import brain
 from claude_sim.accounting import Limits, PromptCache, RateLimiter, Usage
 from claude_sim.auth import Caller, Denied, api_caller, bedrock_caller
 from claude_sim.batches import BATCH_BILLING_MULTIPLIER, Batch, check_requests, errored, new_batch, succeeded
 from claude_sim.catalog import Model, api_model, bedrock_model, tokens
 from claude_sim.faults import Fault, FaultKind, miscopy
 from claude_sim.framing import bedrock_chunk, bedrock_exception, sse
-from claude_sim.rederive import rederived_lines
+from claude_sim.lies import ENV_LIES, Liar, Lie
 from claude_sim.validation import Invalid, check_api_headers, check_body, count_breakpoints
 from claude_sim.wire import HttpServer, Request, Response
 
@@ -57,9 +57,10 @@ class SimConfig:
     hang_seconds: float = 60.0  # how long a stalled stream is held before the server drops it
     # How long a Message Batch stays in_progress after creation before its results are ready.
     batch_processing_seconds: float = 0.0
-    # The share of proposed plan lines that carry a name or number none of their memories holds
-    # (claude_sim/lies.py); env CLAUDE_SIM_UNGROUNDED_CLAIMS when not given.
-    ungrounded_claims: float = field(default_factory=lambda: float(os.environ.get(lies.ENV_UNGROUNDED_CLAIMS) or 0))
+    # The share of a leaf plan's lines the simulated model makes lies, in six kinds taking turns
+    # (claude_sim/lies.py); env CLAUDE_SIM_LIES when not given. `lie_seed` picks which lines.
+    lies: float = field(default_factory=lambda: float(os.environ.get(ENV_LIES) or 0))
+    lie_seed: int = 0
 
 
 @dataclass
@@ -107,7 +108,7 @@ class ClaudeSimulator:
         # text and returns the tool input (or the text) of the reply.
         self.scripts: dict[str, deque[Callable[[str], Any]]] = {}
         self.calls: list[Call] = []
-        self.injected_lines: list[str] = []  # the ungrounded lines the lying fault wrote
+        self.liar = Liar(self.config.lies, self.config.lie_seed)  # its `told`: every lie, with its kind
         self.batches: dict[str, Batch] = {}
         self._http = HttpServer(self._handle)
 
@@ -138,6 +139,12 @@ class ClaudeSimulator:
 
     def answer_next(self, kind: str, answer: Callable[[str], Any]) -> None:
         self.scripts.setdefault(kind, deque()).append(answer)
+
+    @property
+    def lies(self) -> list[Lie]:
+        """Every line the lying mode wrote, with its kind, in the order told."""
+        self.liar.share = self.config.lies  # a test may change the config after start
+        return self.liar.told
 
     def of_kind(self, kind: str) -> list[Call]:
         return [call for call in self.calls if call.kind == kind]
@@ -248,13 +255,14 @@ class ClaudeSimulator:
             body, custom_id = item["params"], item["custom_id"]
             model = api_model(str(body["model"]))
             assert model is not None  # checked at creation
-            kind, user = _call_kind(body)
+            kind, user = brain.kind_of(body.get("system"), body.get("messages"), body.get("tools")), \
+                _user(body)
             call = Call("anthropic", kind, str(body["model"]), False, time.monotonic(), auth="batch",
                         identity=batch.identity, max_tokens=body["max_tokens"],
                         breakpoints=count_breakpoints(body), body=body, path="/v1/messages/batches",
                         batch_id=batch.id)
             if kind == "planner":
-                call.memory_texts = _leaf_memories(user)
+                call.memory_texts = brain.leaf_memories(body.get("system"), body.get("messages"), body.get("tools"))
             self.calls.append(call)
             fault = next((f for f in self.faults if f.matches(kind) and f.kind in ("server_error", "overloaded")),
                          None)
@@ -265,8 +273,7 @@ class ClaudeSimulator:
                 continue
             usage = self.cache.account(f"{batch.identity}|{model.family}", body, model.min_cacheable_tokens)
             script = self.scripts.get(kind)
-            reply = _answer(kind, user, body, None, script.popleft() if script else None,
-                            (self.config.ungrounded_claims, self.injected_lines))
+            reply = self._answer(kind, user, body, None, script.popleft() if script else None)
             usage.output_tokens = tokens(reply.output_text)
             call.reply_text = reply.output_text
             if usage.output_tokens > body["max_tokens"]:
@@ -288,11 +295,11 @@ class ClaudeSimulator:
 
     async def _serve(self, platform: str, model: Model, model_id: str, caller: Caller, body: dict[str, Any],
                      streamed: bool, path: str) -> Response:
-        kind, user = _call_kind(body)
+        kind, user = brain.kind_of(body.get("system"), body.get("messages"), body.get("tools")), _user(body)
         call = Call(platform, kind, model_id, streamed, time.monotonic(), auth=caller.method, identity=caller.identity,
                     max_tokens=body["max_tokens"], breakpoints=count_breakpoints(body), body=body, path=path)
         if kind == "planner":
-            call.memory_texts = _leaf_memories(user)
+            call.memory_texts = brain.leaf_memories(body.get("system"), body.get("messages"), body.get("tools"))
         self.calls.append(call)
         fault = next((f for f in self.faults if f.matches(kind)), None)
         if fault is not None:
@@ -311,8 +318,7 @@ class ClaudeSimulator:
             call.status = 429
             return self._throttled(bedrock, math.ceil(wait))
         script = self.scripts.get(kind)
-        reply = _answer(kind, user, body, fault.kind if fault else None, script.popleft() if script else None,
-                        (self.config.ungrounded_claims, self.injected_lines))
+        reply = self._answer(kind, user, body, fault.kind if fault else None, script.popleft() if script else None)
         usage.output_tokens = tokens(reply.output_text)
         call.reply_text = reply.output_text
         if usage.output_tokens > body["max_tokens"]:
@@ -328,6 +334,27 @@ class ClaudeSimulator:
         call.usage = Usage(**{**usage.as_dict(), "output_tokens": 1}) if broken else usage
         return Response(200, self._stream_headers(bedrock),
                         stream=self._events(bedrock, model_id, reply, usage, broken))
+
+    def _answer(self, kind: str, user: str, body: dict[str, Any], fault: str | None,
+                script: Callable[[str], Any] | None) -> _Reply:
+        """The reply to one accepted call: a test's scripted answer, else the brain's, then the fault."""
+        forced = (body.get("tool_choice") or {}).get("name")
+        if fault == "refusal":
+            return _Reply([], "refusal", "")
+        if script is not None:
+            answer: Any = script(user)
+        else:
+            self.liar.share = self.config.lies
+            answer = brain.answer(body.get("system"), body.get("messages"), body.get("tools"),
+                                  body.get("tool_choice"), liar=self.liar).answer
+        if fault == "malformed":
+            answer = {"updates": "not a list", "new_pages": None} if forced else ""
+        if fault == "miscopied_ids" and isinstance(answer, dict):
+            answer = _miscopied(answer)
+        reply = _reply(answer, forced)
+        if fault == "truncate":
+            reply = _cut(reply, max(1, tokens(reply.output_text) // 2))
+        return reply
 
     def _early_fault(self, fault: Fault | None, bedrock: bool) -> Response | None:
         if fault is None:
@@ -453,74 +480,19 @@ class ClaudeSimulator:
 # ---------------------------------------------------------------------- replies
 
 
-def _call_kind(body: dict[str, Any]) -> tuple[str, str]:
+def _user(body: dict[str, Any]) -> str:
     messages = body.get("messages") or []
     content = messages[-1].get("content") if messages else ""
-    user = content if isinstance(content, str) else "\n".join(
+    return content if isinstance(content, str) else "\n".join(
         block.get("text", "") for block in content if block.get("type") == "text")
-    tools = body.get("tools") or []
-    properties = (tools[0].get("input_schema") or {}).get("properties") or {} if tools else {}
-    if "held" in properties or "pageUpdates" in properties:
-        return "planner", user
-    if "parentSectionUpdates" in properties:
-        return "aggregation", user
-    if "decisions" in properties:
-        return "judge", user
-    if "scores" in properties:
-        return "claim_judge", user
-    if "rederived" in properties:
-        return "rederive", user
-    if not tools and "## Planner's proposed body" in user:
-        return "writer", user
-    return "other", user
 
 
-def _leaf_memories(user: str) -> list[str]:
-    try:
-        return [memory.content for memory in brain.parse_leaf_prompt(user).memories]
-    except (ValueError, KeyError):
-        return []
-
-
-def _answer(kind: str, user: str, body: dict[str, Any], fault: str | None,
-            script: Callable[[str], Any] | None = None, lying: tuple[float, list[str]] = (0.0, [])) -> _Reply:
-    forced = (body.get("tool_choice") or {}).get("name")
-    if fault == "refusal":
-        return _Reply([], "refusal", "")
-    try:
-        if script is not None:
-            answer: Any = script(user)
-        elif kind == "planner":
-            answer = lies.lie(brain.leaf_plan(user), lying[0], user, brain.quoted_lines(user), lying[1])
-        elif kind == "aggregation":
-            answer = brain.aggregation_plan(user, datetime.now(UTC))
-        elif kind == "writer":
-            answer = brain.written_section(user)
-        elif kind == "judge":
-            answer = brain.judged_pairs(user)
-        elif kind == "claim_judge":
-            answer = lies.scored_claims(user)
-        elif kind == "rederive":
-            answer = rederived_lines(user)
-        else:
-            answer = {} if forced else "Simulated reply."
-    except (ValueError, KeyError) as error:
-        answer = {} if forced else f"The simulator could not read this prompt ({error})."
-    if fault == "malformed":
-        answer = {"updates": "not a list", "new_pages": None} if forced else ""
-    if fault == "miscopied_ids" and isinstance(answer, dict):
-        answer = _miscopied(answer)
-    if kind == "planner" and script is None and isinstance(answer, dict):
-        answer = brain.positional_sections(answer)  # after the faults, which read sections as objects
+def _reply(answer: Any, forced: str | None) -> _Reply:
     if forced and isinstance(answer, dict):
         block = {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}", "name": forced, "input": answer}
-        reply = _Reply([block], "tool_use", json.dumps(answer, ensure_ascii=False))
-    else:
-        text = answer if isinstance(answer, str) else json.dumps(answer)
-        reply = _Reply([{"type": "text", "text": text}] if text else [], "end_turn", text)
-    if fault == "truncate":
-        reply = _cut(reply, max(1, tokens(reply.output_text) // 2))
-    return reply
+        return _Reply([block], "tool_use", json.dumps(answer, ensure_ascii=False))
+    text = answer if isinstance(answer, str) else json.dumps(answer)
+    return _Reply([{"type": "text", "text": text}] if text else [], "end_turn", text)
 
 
 def _cut(reply: _Reply, max_tokens: int) -> _Reply:
@@ -536,8 +508,20 @@ _ID_KEYS = frozenset({"pageId", "mentionId", "source_ref", "page", "mention", "r
 _ID_LISTS = frozenset({"source_refs", "refs"})
 
 
+def _miscopied_section(section: list[Any]) -> list[Any]:
+    """A section written as an array, [slug, lines, refs?], with its quoted lines and refs miscopied."""
+    lines = [miscopy(line) if isinstance(line, str) and line.startswith("@") else line for line in section[1]] \
+        if len(section) > 1 and isinstance(section[1], list) else []
+    refs = [[miscopy(ref) for ref in section[2] if isinstance(ref, str)]] \
+        if len(section) > 2 and isinstance(section[2], list) else []
+    return [section[0], lines, *refs]
+
+
 def _miscopied(value: Any) -> Any:
     """The answer with every id or handle miscopied: references, quoted lines ("@m3") and link ends."""
+    if isinstance(value, list) and len(value) >= 2 and isinstance(value[0], str) and isinstance(value[1], list) \
+            and all(isinstance(line, str) for line in value[1]):
+        return _miscopied_section(value)
     if isinstance(value, dict):
         return {key: (miscopy(item) if key in _ID_KEYS and isinstance(item, str) else
                       [miscopy(ref) for ref in item] if key in _ID_LISTS and isinstance(item, list) else

@@ -1,30 +1,38 @@
-"""The Claude simulator itself: its brain reads our prompts back exactly, its cache and rate limits
+"""The Claude simulator itself: its brain reads a request by the contract the prompt publishes (and is
+confused by one that breaks it), lies in six kinds, judges by reading; its cache and rate limits
 follow the documented semantics, and it refuses what the real services refuse."""
 
 from __future__ import annotations
 
+import ast
 import json
+from collections import Counter
 from datetime import UTC, datetime
+from pathlib import Path
 from uuid import UUID
 
 import httpx2
 import pytest
 from botocore.eventstream import EventStreamBuffer
 
-from claude_sim import ClaudeSimulator, Limits, SimConfig
+from claude_sim import ClaudeSimulator, Limits, SimConfig, brain, judge
 from claude_sim.accounting import PromptCache, RateLimiter
-from claude_sim.brain import handle_uuid, parse_leaf_prompt
 from claude_sim.framing import bedrock_chunk, bedrock_exception
+from claude_sim.leaf_planning import plan
+from claude_sim.leaf_reading import read_leaf
+from claude_sim.lies import KINDS, Liar, Lie
 from domain.context import CandidatePage, CandidateSection, MemoryRecord, OpenMention, PlannerContext
 from domain.errors import PlanInvalid
 from domain.plan import Plan
 from domain.pricing import TokenUsage
 from planners.claude_client import ModelReply
 from planners.claude_planner import PlanCall, plan_reply
-from planners.compact_plan import quote_line, quote_text
+from planners.compact_plan import PLANNER_REPLY_SCHEMA, quote_line, quote_text
+from planners.judge_prompt import JUDGE_REPLY_SCHEMA, JUDGE_SYSTEM
 from planners.leaf_prompt import build_planner_prompt, planner_view
 from tests.compile.helpers import sample_memories
 
+ROOT = Path(__file__).resolve().parent.parent
 API_KEY = "sim-anthropic-key"
 HEADERS = {"authorization": f"Bearer {API_KEY}", "anthropic-version": "2023-06-01"}
 
@@ -46,26 +54,80 @@ def a_context() -> PlannerContext:
                           open_mentions=mentions, promotion_candidate_ids=[UUID(int=200)])
 
 
-def test_the_brain_reads_back_exactly_the_view_the_prompt_shows() -> None:
+def test_the_brain_reads_what_the_prompt_shows_by_its_published_contract() -> None:
     context = a_context()
     prompt = build_planner_prompt(context)
-    parsed = parse_leaf_prompt(prompt.user)
+    read = read_leaf(prompt.system, prompt.user, PLANNER_REPLY_SCHEMA)
 
-    # The prompt shows handles, never ids: the brain stands a UUID made from each handle in for the id.
+    # The prompt shows handles, never ids; the brain reads the values the view holds, by handle.
     assert not any(str(m.id) in prompt.user for m in context.memories)
     handles = prompt.handles
     view = planner_view(context)
-    stand_in = {**{v: handle_uuid(k) for k, v in handles.memories.items()},
-                **{v: handle_uuid(k) for k, v in handles.pages.items()},
-                **{v: handle_uuid(k) for k, v in handles.mentions.items()}}
-    view.memories = [m.model_copy(update={"id": stand_in[str(m.id)]}) for m in view.memories]
-    view.candidate_pages = [p.model_copy(update={"id": stand_in[str(p.id)]}) for p in view.candidate_pages]
-    view.open_mentions = [m.model_copy(update={"id": stand_in[str(m.id)], "sample_contexts": [
-        {**c, "source_ref": str(stand_in[c["source_ref"]])} for c in m.sample_contexts]}) for m in view.open_mentions]
-    assert parsed.memories == view.memories
-    assert parsed.candidate_pages == view.candidate_pages
-    assert parsed.open_mentions == view.open_mentions
-    assert parsed.promotion_candidate_ids == [stand_in[str(i)] for i in view.promotion_candidate_ids]
+    assert [(m.handle, m.text, m.happened[:19]) for m in read.memories] == [
+        (handles.memory(m.id), m.content, m.created_at.isoformat()[:19]) for m in view.memories]
+    assert [m.metadata for m in read.memories] == [m.metadata for m in view.memories]
+    [page] = read.pages
+    shown_page = view.candidate_pages[0]
+    assert (page.handle, page.type, page.slug, page.title, page.summary, page.aliases) == (
+        handles.page(shown_page.id), shown_page.type, shown_page.slug, shown_page.title, shown_page.summary,
+        shown_page.aliases)
+    assert [(s.slug, s.excerpt) for s in page.sections] == [(s.slug, s.body_md) for s in shown_page.sections]
+    assert [(m.handle, m.alias, m.count, [(s.handle, s.quote) for s in m.sightings]) for m in read.mentions] == [
+        (handles.mention(m.id), m.alias, m.mention_count,
+         [(handles.memory(c["source_ref"]), c["quote"]) for c in m.sample_contexts]) for m in view.open_mentions]
+    assert read.promotion_candidates == [handles.mention(i) for i in view.promotion_candidate_ids]
+    # What the system prompt offers, read from it: the page types with their default sections, the
+    # shortcuts and the thresholds.
+    conventions = read.conventions
+    assert set(conventions.page_types) == {"entity", "topic", "decision"}
+    assert conventions.heading("entity", "visits") == "Visits & Interactions"
+    assert conventions.quotes and conventions.led_quotes and conventions.arrays and conventions.supersede
+    assert conventions.derivations == {"count", "span", "visits", "visited", "address"}
+    assert (conventions.new_page_min_records, conventions.promotion_min_sightings) == (2, 3)
+
+
+def _plan_request(prompt, schema=None) -> dict:
+    return {"system": prompt.system, "messages": [{"role": "user", "content": prompt.user}],
+            "tools": [{"name": "submit_plan", "input_schema": schema or PLANNER_REPLY_SCHEMA}],
+            "tool_choice": {"type": "tool", "name": "submit_plan"}}
+
+
+def test_a_prompt_that_breaks_its_own_contract_gets_a_reply_the_compiler_cannot_use() -> None:
+    prompt = build_planner_prompt(a_context())
+    fine = brain.answer(**_plan_request(prompt))
+    assert fine.kind == "planner" and not fine.confused and fine.answer["new_pages"]
+    broken = {
+        "a part missing": prompt.model_copy(update={"user": prompt.user.replace(
+            "## Open unresolved mentions in this scope", "## Mentions")}),
+        "a handle never defined": prompt.model_copy(update={"user": prompt.user.replace(
+            "- m3 happened=", '- m3 shared=["s9"] happened=', 1)}),
+        "no page types": prompt.model_copy(update={"system": prompt.system.replace("## Page types", "## Kinds")}),
+        "an output shape the tool does not take": prompt,
+    }
+    for why, changed in broken.items():
+        schema = {"type": "object", "properties": {"pageUpdates": {"type": "array"}}} if why.startswith("an output") \
+            else None
+        reply = brain.answer(**_plan_request(changed, schema))
+        assert reply.confused and reply.answer == {}, why
+        call = PlanCall(system=prompt.system, user=prompt.user, max_tokens=1000, handles=prompt.handles,
+                        input_chars=prompt.chars)
+        with pytest.raises(PlanInvalid):
+            plan_reply(call, ModelReply(text=json.dumps(reply.answer), stop_reason="tool_use", usage=TokenUsage(),
+                                        model="m"), "m")
+
+
+def test_the_simulator_imports_no_code_of_the_product() -> None:
+    """It plays the model: what it knows of a call is what the request carries, never the compiler's code."""
+    project = {path.name for path in ROOT.iterdir() if path.is_dir() and (path / "__init__.py").exists()}
+    project |= {path.stem for path in ROOT.glob("*.py")}
+    offending = []
+    for source in sorted((ROOT / "claude_sim").glob("*.py")):
+        for node in ast.walk(ast.parse(source.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            offending += [f"{source.name}: {name}" for name in names
+                          if name.split(".")[0] in project - {"claude_sim"}]
+    assert offending == []
 
 
 def test_a_reply_in_handles_maps_back_to_ids_and_a_miscopied_handle_is_counted_not_dropped() -> None:
@@ -251,24 +313,106 @@ def test_bedrock_event_stream_frames_decode_with_botocore() -> None:
                                                                                         "throttlingException")
 
 
-def test_the_lying_fault_rewrites_its_share_of_lines_reproducibly() -> None:
-    from claude_sim.lies import lie
+def test_the_lying_mode_tells_all_six_kinds_in_turn_reproducibly_and_records_each() -> None:
+    prompt = build_planner_prompt(a_context())
+    request = read_leaf(prompt.system, prompt.user, PLANNER_REPLY_SCHEMA)
+    memories = {m.handle: (m.day, m.text) for m in request.memories}
 
-    def answer() -> dict:
-        return {"updates": [{"page": "p1", "sections": [{"slug": "notes", "lines": [f"- Line {n}." for n in range(200)]}]}],
-                "new_pages": [{"type": "entity", "title": "Uchi", "sections": [{"slug": "visits", "lines": ["@m1"]}]}],
-                "held": [], "promotions": []}
+    def told(share: float, seed: int) -> list[Lie]:
+        liar = Liar(share, seed)
+        liar.lie(plan(request), memories, prompt.user[:2000])
+        return liar.told
 
-    none: list[str] = []
-    assert lie(answer(), 0.0, "prompt", {"m1": "- 2026-01-05: Dinner at Uchi."}, none) == answer() and none == []
-    injected: list[str] = []
-    lied = lie(answer(), 0.1, "prompt", {"m1": "- 2026-01-05: Dinner at Uchi."}, injected)
-    again: list[str] = []
-    lie(answer(), 0.1, "prompt", {"m1": "- 2026-01-05: Dinner at Uchi."}, again)
-    assert injected == again and 5 <= len(injected) <= 40
-    lines = lied["updates"][0]["sections"][0]["lines"]
-    assert sum(1 for line in lines if line in injected) == len([i for i in injected if i.startswith("- Line")])
-    everything: list[str] = []
-    all_lied = lie(answer(), 1.0, "prompt", {"m1": "- 2026-01-05: Dinner at Uchi."}, everything)
-    quote = all_lied["new_pages"][0]["sections"][0]
-    assert quote["lines"][0].startswith("- 2026-01-05: Dinner at Uchi") and quote["refs"] == ["m1"]
+    assert told(0.0, 1) == []
+    everything = told(1.0, 1)
+    kinds = Counter(lie.kind for lie in everything)
+    assert set(kinds) == set(KINDS) and max(kinds.values()) - min(kinds.values()) <= 2
+    assert told(1.0, 1) == everything and told(1.0, 2) != everything
+    assert all(lie.line != lie.original and lie.refs for lie in everything)
+    some = told(0.3, 5)
+    assert 0 < len(some) < len(everything)
+
+
+# Lies written by hand, in shapes neither the lying mode nor the judge's rules were written from.
+MEMORY = "Caroline went to an LGBTQ support group with Melanie on Tuesday and loved the three talks."
+OTHER = "Melanie signed up for a pottery class in May."
+HAND_LIES = {
+    "negation": ["Caroline never went to an LGBTQ support group.", "Caroline hated the three talks at the group."],
+    "roles": ["Melanie went to an LGBTQ support group with Caroline on Tuesday.",
+              "Melanie took Caroline to an LGBTQ support group."],
+    "number": ["Caroline loved the five talks at the LGBTQ support group.", "- 2026-02-30: Caroline went to a group."],
+    "invented": ["Caroline went to an LGBTQ support group with Jennifer.",
+                 "Caroline went to an LGBTQ support group in Chicago."],
+    "merged": ["Caroline signed up for a pottery class in May."],
+    "generalisation": ["Caroline goes to an LGBTQ support group every Tuesday.",
+                       "Caroline always loved the talks at the LGBTQ support group.",
+                       "Caroline went to an LGBTQ support group with all her friends."],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(HAND_LIES))
+def test_the_judge_reads_the_line_and_its_memories_and_blocks_each_kind_of_lie(kind) -> None:
+    for line in HAND_LIES[kind]:
+        finding = judge.read(line, [MEMORY, OTHER], "Caroline", days=["2026-02-03", "2026-05-01"])
+        assert not finding.supported, (kind, line)
+
+
+def test_the_judge_accepts_what_one_memory_says_in_other_words_and_rejects_what_none_says() -> None:
+    for line in ("Caroline went to an LGBTQ support group with Melanie on Tuesday.",
+                 "- 2026-02-03: Caroline went to an LGBTQ support group with Melanie.",
+                 "**Caroline**: went to an LGBTQ support group and loved the three talks.",
+                 "Melanie signed up for a pottery class."):
+        assert judge.read(line, [MEMORY, OTHER], "Caroline", days=["2026-02-03", "2026-05-01"]).supported, line
+    assert not judge.read("Caroline went to a support group.", [], "Caroline").supported
+
+
+def test_the_merge_judge_weighs_the_evidence_it_is_shown() -> None:
+    def pair(proposed: str, existing: str, evidence: str) -> str:
+        return (f'### Pair p1\nflagged as: qualifier\nproposed page: "{proposed}" (entity)\n'
+                f'existing page: "{existing}" (entity)\n  evidence: {evidence}\nmemories both already cite: 0\n\n'
+                'Answer {"decisions": [{"pair": "p1", "same": false, "reason": "..."}]} with every pair id.')
+
+    def same(user: str) -> bool:
+        return brain.answer(JUDGE_SYSTEM, [{"role": "user", "content": user}],
+                            [{"name": "judge", "input_schema": JUDGE_REPLY_SCHEMA}],
+                            {"type": "tool", "name": "judge"}).answer["decisions"][0]["same"]
+
+    assert same(pair("Lisbon, Portugal", "Lisbon", "Sardines by the river in Lisbon, Portugal."))
+    assert not same(pair("Paris, Texas", "Paris", "Croissants near the Seine, France."))
+    assert not same(pair("The Driskill Bar", "The Driskill", "A night at The Driskill hotel, Austin."))
+
+
+def test_on_generated_batches_the_judge_blocks_the_lying_modes_lies_and_keeps_the_honest_lines() -> None:
+    """The lying mode and the judge share no code: the judge must catch what the liar writes, of each
+    kind, and accept the lines an honest plan writes, on batches composed at random."""
+    blocked: Counter = Counter()
+    told: Counter = Counter()
+    honest = honest_rejected = 0
+    for seed in range(4):
+        when = datetime(2026, 5, 2, tzinfo=UTC)
+        memories = [MemoryRecord(id=UUID(int=n + 1), content=m.content, metadata=m.metadata,
+                                 created_at=m.occurred_at or when, updated_at=when)
+                    for n, m in enumerate(sample_memories(30, seed=seed))]
+        prompt = build_planner_prompt(PlannerContext(tenant_id="t", owner_id="o", memories=memories,
+                                                     candidate_pages=[], open_mentions=[]))
+        request = read_leaf(prompt.system, prompt.user, PLANNER_REPLY_SCHEMA)
+        by_handle = {m.handle: m for m in request.memories}
+        liar = Liar(0.3, seed)
+        answer = liar.lie(plan(request), {m.handle: (m.day, m.text) for m in request.memories}, str(seed))
+        lies = {lie.line: lie for lie in liar.told}
+        for page in answer["new_pages"]:
+            for section in page["sections"]:
+                for line in section["lines"]:
+                    if line.startswith(("=", "@")):
+                        continue  # derived, or a memory's own line, which the compiler writes out
+                    cited = [by_handle[h] for h in section.get("refs", []) if h in by_handle]
+                    finding = judge.read(line, [m.text for m in cited], page["title"], [m.day for m in cited])
+                    if line in lies:
+                        told[lies[line].kind] += 1
+                        blocked[lies[line].kind] += 0 if finding.supported else 1
+                    else:
+                        honest += 1
+                        honest_rejected += 0 if finding.supported else 1
+    assert set(told) == set(KINDS)
+    assert all(blocked[kind] >= 0.95 * told[kind] for kind in KINDS), (blocked, told)
+    assert honest and honest_rejected <= 0.01 * honest

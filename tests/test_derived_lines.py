@@ -1,8 +1,7 @@
 """Derived lines, led quotes and grouped links in the compact reply contract: the model writes "=count"
 (and the other derivations' names) for a line the compiler can write from the section's citations,
 "@m4:Contramar" for a memory's dated line led by a name, and one link entry for several pages
-linking to one page; reading the reply gives the long form back exactly,
-and the simulator's brain writes them wherever they apply."""
+linking to one page; reading the reply gives the long form back exactly."""
 
 from __future__ import annotations
 
@@ -11,15 +10,16 @@ import random
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
-from claude_sim.brain import compact_reply, leaf_handles, parse_leaf_prompt, positional_sections
+from claude_sim.leaf_planning import as_arrays
+from claude_sim.leaf_reading import read_conventions
 from domain.context import CandidatePage, CandidateSection, MemoryRecord, PlannerContext
 from domain.plan import Plan
 from domain.pricing import TokenUsage
 from planners.claude_client import ModelReply
 from planners.claude_planner import PlanCall, plan_reply
-from planners.compact_plan import quote_line
+from planners.compact_plan import PLANNER_REPLY_SCHEMA, quote_line
 from planners.derived_lines import DERIVATIONS, derive
-from planners.leaf_prompt import build_planner_prompt, planner_view
+from planners.leaf_prompt import PLANNER_SYSTEM, build_planner_prompt, planner_view
 from planners.prompts import force_aggregation_arrays
 
 EMPTY = {"pageUpdates": [], "newPages": [], "unresolvedMentions": [], "promotions": []}
@@ -47,32 +47,26 @@ def read(prompt, reply: dict) -> tuple[Plan, int]:
     return answer.plan, answer.unknown_handles
 
 
-def test_each_derivation_round_trips_through_the_brain_and_the_reader_on_generated_batches() -> None:
+def test_each_derivation_round_trips_through_the_reader_on_generated_batches() -> None:
     rng = random.Random(29)
     for _ in range(40):
         context = a_context(rng, rng.randrange(2, 12))
         prompt = build_planner_prompt(context)
-        view = parse_leaf_prompt(prompt.user)
         shown = planner_view(context).memories
         chosen = rng.sample(range(len(shown)), rng.randrange(1, len(shown) + 1))
         name = rng.choice(sorted(DERIVATIONS))
         expected = derive(name, [shown[i] for i in chosen])
-        # The brain's view of the same memories gives the same lines (dates and addresses as shown).
-        assert derive(name, [view.memories[i] for i in chosen]) == expected
         lead = rng.choice(["Contramar", "Café de Flore", "Uchi: the bar"])
         led = quote_line(shown[chosen[0]]).replace(": ", f": **{lead}**: ", 1)  # a quote led by a name
         body = "\n".join(["Prose before.", *expected, led, "Prose after."])
-        plan = Plan.model_validate({**EMPTY, "pageUpdates": [{"pageId": str(view.candidate_pages[0].id), "sections": [
-            {"slug": "notes", "proposed_body_md": body, "source_refs": [str(view.memories[i].id) for i in chosen]}]}]})
-
-        written = compact_reply(plan, view, leaf_handles(prompt.user))
-        lines = written["updates"][0]["sections"][0]["lines"]
-        handle = leaf_handles(prompt.user)[str(view.memories[chosen[0]].id)]
-        assert lines == ["Prose before.", *([f"={name}"] if expected else []), f"@{handle}:{lead}", "Prose after."]
+        handles = [f"m{i + 1}" for i in chosen]
+        written = {"updates": [{"page": "p1", "sections": [{"slug": "notes", "lines": [
+            "Prose before.", f"={name}", f"@{handles[0]}:{lead}", "Prose after."], "refs": handles[1:]}]}],
+            "new_pages": [], "held": [], "promotions": []}
 
         back, unknown = read(prompt, written)
         section = back.pageUpdates[0].sections[0]
-        assert section.proposed_body_md == body and unknown == 0
+        assert section.proposed_body_md == body and unknown == (0 if expected else 1)
         assert sorted(section.source_refs) == sorted(str(context.memories[i].id) for i in chosen)
 
 
@@ -108,16 +102,9 @@ def test_a_link_entry_may_list_its_sources_and_the_brain_groups_links_to_one_pag
         ("lena", "uchi", None)]
     assert unknown == 1 and plan.dropped_links == 1  # p7 was never shown
 
-    view = parse_leaf_prompt(prompt.user)
-    long_form = Plan.model_validate({**EMPTY, "pageLinks": [
-        {"fromType": "entity", "fromSlug": slug, "toType": "entity", "toSlug": "somewhere", "context": "In it."}
-        for slug in ("a", "b", "c")] + [
-        {"fromType": "entity", "fromSlug": "a", "toType": "entity", "toSlug": "b", "context": None}]})
-    written = compact_reply(long_form, view, leaf_handles(prompt.user))
-    assert written["links"] == [[["entity/a", "entity/b", "entity/c"], "p1", "In it."], ["entity/a", "entity/b"]]
 
-
-def test_a_section_written_as_an_array_reads_as_its_object_and_the_brain_writes_arrays_only_where_they_fit() -> None:
+def test_a_section_written_as_an_array_reads_as_its_object_and_the_simulator_writes_arrays_only_where_they_fit(
+) -> None:
     context = a_context(random.Random(11), 4)
     prompt = build_planner_prompt(context)
     as_objects = {"updates": [{"page": "p1", "sections": [{"slug": "notes", "lines": ["=count", "@m1"], "refs": ["m2"]},
@@ -125,10 +112,10 @@ def test_a_section_written_as_an_array_reads_as_its_object_and_the_brain_writes_
                   "new_pages": [{"type": "entity", "title": "Uchi", "sections": [
                       {"slug": "overview", "heading": "About", "lines": ["A restaurant."], "refs": ["m3"]}]}],
                   "held": [], "promotions": []}
-    as_arrays = positional_sections(json.loads(json.dumps(as_objects)))
-    assert as_arrays["updates"][0]["sections"] == [["notes", ["=count", "@m1"], ["m2"]], ["visits", ["=visited"]]]
-    assert as_arrays["new_pages"][0]["sections"] == as_objects["new_pages"][0]["sections"]  # a heading: an object
-    assert read(prompt, as_arrays) == read(prompt, as_objects)
+    as_arrays_ = as_arrays(json.loads(json.dumps(as_objects)), read_conventions(PLANNER_SYSTEM, PLANNER_REPLY_SCHEMA))
+    assert as_arrays_["updates"][0]["sections"] == [["notes", ["=count", "@m1"], ["m2"]], ["visits", ["=visited"]]]
+    assert as_arrays_["new_pages"][0]["sections"] == as_objects["new_pages"][0]["sections"]  # a heading: an object
+    assert read(prompt, as_arrays_) == read(prompt, as_objects)
 
 
 def test_an_aggregation_link_entry_links_each_page_of_one_end_to_each_of_the_other() -> None:

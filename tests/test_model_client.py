@@ -14,6 +14,7 @@ import pytest
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities.common import as_application_error
+from domain.context import PlannerContext
 from domain.errors import (
     LLM_INTERRUPTED,
     LLM_REJECTED,
@@ -25,7 +26,7 @@ from domain.errors import (
 )
 from domain.pricing import TokenUsage
 from planners.claude_client import BEDROCK_ANTHROPIC_VERSION, STRUCTURED_REPLY_TOOL, ModelClient, retry_after
-from planners.prompts import PLANNER_REPLY_SCHEMA, PLANNER_SYSTEM
+from planners.prompts import PLANNER_REPLY_SCHEMA, PLANNER_SYSTEM, build_planner_prompt
 from tests.conftest import SIM_ACCESS_KEY
 
 MODEL = "claude-haiku-4-5"
@@ -61,7 +62,10 @@ async def failure(provider: str = "anthropic", model: str | None = None, **optio
 
 
 async def test_a_structured_call_streams_forces_the_reply_tool_and_reads_the_tool_input(sim) -> None:
-    reply = await call()
+    # A leaf prompt of an empty batch: the simulated model answers in the contract's shape.
+    empty = build_planner_prompt(PlannerContext(tenant_id="t", owner_id="o", memories=[], candidate_pages=[],
+                                                open_mentions=[]))
+    reply = await call(user=empty.user)
 
     [sent] = sim.calls
     assert (sent.path, sent.streamed, sent.auth, sent.identity) == ("/v1/messages", True, "bearer", API_KEY)

@@ -22,6 +22,7 @@ from domain.memory import MemoryIn
 from domain.plan import LineSources, NewPage, NewSection, PageUpdate, Plan, SectionUpdate
 from domain.resolved_plan import ResolvedPage, ResolvedPlan, SectionTask, WriterSection
 from evals.claims_gate import measure
+from evals.corpus import generate
 from messages.compile import Scope
 from planners.scripted.planner import ScriptedPlanner
 from runtime.database import downgrade, migrate
@@ -166,13 +167,19 @@ async def test_condensing_lines_keeps_their_citations(engine):
     assert (claim["text"], claim["kind"], claim["refs"]) == (folded, "fact", sorted([mid("m1"), mid("m3")]))
 
 
-async def test_a_lying_model_gets_every_invented_line_blocked(client, engine):
+async def test_a_lying_model_gets_no_lie_served_as_quoted_and_every_invented_name_blocked(client, engine):
     # A corpus nobody here wrote for this rule (the eval's generator), compiled through the SDK and the
-    # simulator while it makes a tenth of the proposed lines carry an invented name or count.
-    run = await measure(client, engine, 0.1, size=40, seed=7919)
+    # simulator while it makes a tenth of its plan lines lies of six kinds (claude_sim/lies.py).
+    tenant = generate(7919, 40, tenants=("acme",)).tenants[0]
+    memories = [MemoryIn.model_validate(m) for m in tenant.memories]
+    run = await measure(client, engine, "generated", memories, tenant.owner, 0.1, seed=7919)
 
-    assert run.injected_lines > 0 and run.blocked_injected == run.injected_lines
-    assert run.served_claims > 0 and run.served_ungrounded == 0 and run.claims_citing_outside_scope == 0
+    told = sum(result.told for result in run.kinds.values())
+    assert told > 0 and {kind for kind, result in run.kinds.items() if result.told} >= {"invented", "number"}
+    assert all(result.outcomes.get("quoted", 0) == 0 for result in run.kinds.values())
+    invented = run.kinds["invented"]
+    assert invented.told and invented.share("blocked") == 1.0
+    assert run.honest_rejected_share <= 0.01, run.honest_rejected_examples
 
 
 async def test_reads_give_each_claim_and_filter_by_confidence(engine):

@@ -10,7 +10,7 @@ import json
 import pytest
 from temporalio.client import Client
 
-from claude_sim import ClaudeSimulator, brain
+from claude_sim import ClaudeSimulator
 from domain.errors import ModelRejected
 from domain.pricing import TokenUsage, cost_usd
 from planners.claude_client import BatchItem, ModelClient
@@ -26,6 +26,7 @@ from tests.compile.test_model_path import (
     provider_settings,
     retain_trip,
 )
+from tests.sim_helpers import leaf_plan
 
 BATCH = {"WIKI_LLM_BATCH_POLL_SECONDS": 0.1, "WIKI_LLM_BATCH_WINDOW_SECONDS": 0}
 
@@ -128,7 +129,7 @@ async def test_a_batched_plan_passes_the_verification_gate_and_its_judge_is_aske
     unsettled, invented = "Lisbon was remembered fondly.", "Lisbon with Quillon Vasterby."
 
     def plan_with_claims(user: str) -> dict:
-        answer = brain.leaf_plan(user)
+        answer = leaf_plan(user)
         section = next(s for page in answer["new_pages"] + answer["updates"] for s in page["sections"])
         section["lines"] += [unsettled, invented]
         return answer

@@ -7,13 +7,13 @@ from typing import Any
 
 from sqlalchemy import text
 
-from claude_sim.brain import parse_leaf_prompt
 from tests.compile.helpers import compile_scope, ledger, ledger_total
 from tests.compile.test_model_path import OWNER, TENANT, model_worker, retain_trip
+from tests.sim_helpers import shown
 
 
 def lisbon(user: str) -> dict[str, Any]:
-    handles = [f"m{i + 1}" for i in range(len(parse_leaf_prompt(user).memories))]
+    handles = [f"m{i + 1}" for i in range(len(shown(user).memories))]
     return {"pageUpdates": [], "unresolvedMentions": [], "promotions": [], "pageLinks": [], "newPages": [{
         "type": "entity", "slug": "lisbon", "title": "Lisbon", "summary": "A city in Portugal.",
         "source_refs": handles,
@@ -22,7 +22,7 @@ def lisbon(user: str) -> dict[str, Any]:
 
 def lisbon_in_portugal(user: str) -> dict[str, Any]:
     """A plan that proposes "Lisbon, Portugal" as a new page, beside the Lisbon page of batch one."""
-    handles = [f"m{i + 1}" for i in range(len(parse_leaf_prompt(user).memories))]
+    handles = [f"m{i + 1}" for i in range(len(shown(user).memories))]
     return {"pageUpdates": [], "unresolvedMentions": [], "promotions": [], "pageLinks": [], "newPages": [{
         "type": "entity", "slug": "lisbon-portugal", "title": "Lisbon, Portugal", "summary": "A city in Portugal.",
         "source_refs": handles,

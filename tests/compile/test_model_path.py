@@ -3,9 +3,10 @@ WIKI_LLM=anthropic and WIKI_LLM=bedrock.
 
 The worker is built by the composition root from settings, as in production; the SDK finds the
 simulator through ANTHROPIC_BASE_URL / ANTHROPIC_BEDROCK_BASE_URL. Temporal and Postgres are real.
-The simulator's brain answers as the scripted planner would (claude_sim/brain.py), so the wiki it
-leads to can be compared with a WIKI_LLM=scripted compile of the same memories; tests that need a
-particular plan script the simulator's next answer. Every test also checks that the ledger's cost
+The simulator's brain answers as a careful model following the prompt would (claude_sim/brain.py),
+read from the request alone; the wiki it leads to is checked for the properties the prompt's
+contract promises (pages for the names the memories repeat, every line's memories its own, no
+handle the prompt never showed); tests that need a particular plan script the simulator's next answer. Every test also checks that the ledger's cost
 is exactly what the simulator reported, priced: every billed call, failed attempts included.
 """
 from __future__ import annotations
@@ -23,7 +24,6 @@ from temporalio.exceptions import ApplicationError
 
 from app.worker import build_model_client
 from claude_sim import ClaudeSimulator
-from claude_sim.brain import leaf_plan, parse_leaf_prompt
 from domain.memory import MemoryIn
 from domain.pricing import TokenUsage, cost_usd
 from runtime.settings import ConfigError, Settings
@@ -32,6 +32,7 @@ from store.memories import store_memories
 from tests.compile.helpers import compile_scope, ledger, running_worker, sample_memories, wiki_snapshot
 from tests.compile.helpers import test_settings as settings_for
 from tests.conftest import SIM_ACCESS_KEY
+from tests.sim_helpers import leaf_plan, shown
 from workflows.policies import MODEL_CALL_RETRY
 
 TENANT, OWNER = "t-model", "alice"
@@ -122,14 +123,6 @@ async def failed_compile(client: Client, settings: Settings) -> str:
     return cause.message
 
 
-async def held_sightings_of_promoted_mentions(engine: AsyncEngine) -> set[str]:
-    async with engine.connect() as conn:
-        rows = await conn.execute(text(
-            "SELECT c->>'source_ref' FROM wiki_unresolved_mentions m, jsonb_array_elements(m.sample_contexts) c "
-            "WHERE m.tenant_id = :t AND m.owner_id = :o AND m.status = 'promoted'"), {"t": TENANT, "o": OWNER})
-        return {row[0] for row in rows if row[0]}
-
-
 async def cursor_record(engine: AsyncEngine) -> str | None:
     async with engine.connect() as conn:
         value = (await conn.execute(text(
@@ -138,54 +131,63 @@ async def cursor_record(engine: AsyncEngine) -> str | None:
     return str(value) if value is not None else None
 
 
-# ------------------------------------------------------------------ the real path writes the same wiki
+# ------------------------------------------------------------------ the real path keeps the contract
+
+
+async def named_in(engine: AsyncEngine) -> dict[str, set[str]]:
+    """Each entity name the scope's memories give in their metadata -> the memories naming it."""
+    async with engine.connect() as conn:
+        rows = (await conn.execute(text(
+            "SELECT id::text AS id, e->>'name' AS name FROM memory_units m, "
+            "jsonb_array_elements(coalesce(m.metadata->'entities', '[]'::jsonb)) e "
+            "WHERE m.tenant_id = :t AND m.owner_id = :o"), {"t": TENANT, "o": OWNER})).all()
+    out: dict[str, set[str]] = {}
+    for row in rows:
+        out.setdefault(row.name, set()).add(row.id)
+    return out
+
+
+async def page_names(engine: AsyncEngine) -> set[str]:
+    async with engine.connect() as conn:
+        rows = (await conn.execute(text(
+            "SELECT lower(p.title) AS n FROM wiki_pages p WHERE p.tenant_id = :t AND p.owner_id = :o "
+            "UNION SELECT a.alias FROM wiki_page_aliases a JOIN wiki_pages p ON p.id = a.page_id "
+            "WHERE p.tenant_id = :t AND p.owner_id = :o"), {"t": TENANT, "o": OWNER})).all()
+    return {row.n.lower() for row in rows}
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-async def test_the_wiki_equals_the_scripted_runs_and_the_ledger_is_what_was_billed(
-        client, engine, second_engine, sim, provider) -> None:
+async def test_the_wiki_keeps_the_prompts_contract_and_the_ledger_is_what_was_billed(
+        client, engine, sim, provider) -> None:
     memories = sample_memories(90)
-    for database in (engine, second_engine):
-        await store_memories(database, TENANT, OWNER, memories)
-    scripted = settings_for(WIKI_AGGREGATION_PASS_ENABLED=False, WIKI_RECORD_PAGE_SIZE=30)
-    async with running_worker(client, engine, scripted):
-        await compile_scope(client, scripted, TENANT, OWNER)
-    async with model_worker(client, second_engine, provider, WIKI_RECORD_PAGE_SIZE=30) as settings:
+    await store_memories(engine, TENANT, OWNER, memories)
+    async with model_worker(client, engine, provider, WIKI_RECORD_PAGE_SIZE=30) as settings:
         await compile_scope(client, settings, TENANT, OWNER)
 
-    expected, compiled = await wiki_snapshot(engine, TENANT, OWNER), await wiki_snapshot(second_engine, TENANT, OWNER)
-    assert len(expected["pages"]) > 5 and expected["sources"] and expected["mentions"]
-    # The cursor's timestamp is each database's retain time; the record it points at must match.
-    assert [row[1] for row in compiled.pop("cursor")] == [row[1] for row in expected.pop("cursor")]
-    # Section bodies are the writers' and the two writers differ by design: the scripted writer
-    # rebuilds a section from every memory it cites (counts, date span, latest lines), the model path's
-    # appends new lines in code and has the writer edit the stored body, condensing past its budget
-    # (planners/section_edits.py). So bodies (and the page markdown made of them) are compared only
-    # where they are not the writers'; which sections exist, their headings, positions and every
-    # citation (`sources`, compared with the rest) must be the same.
-    body_differs = [o[4] != t[4] for o, t in zip(compiled["sections"], expected["sections"], strict=True)]
-    for ours, theirs in zip(compiled["sections"], expected["sections"], strict=True):
-        assert ours[:4] == theirs[:4] and ours[5] == theirs[5] and ours[4].strip()
-    compiled["sections"] = [(*o[:4], None, o[5]) for o in compiled["sections"]]
-    expected["sections"] = [(*t[:4], None, t[5]) for t in expected["sections"]]
-    compiled["pages"] = [(*o[:5], None, *o[6:]) for o in compiled["pages"]]
-    expected["pages"] = [(*t[:5], None, *t[6:]) for t in expected["pages"]]
-    condensed = sum(1 for o in body_differs if o)
-    missing = set(expected["sources"]) - set(compiled["sources"])
-    extra = set(compiled["sources"]) - set(expected["sources"])
-    assert not extra, f"the model path cites {len(extra)} memories the scripted run does not"
-    # The one citation the simulator's brain cannot repeat: the scripted planner writes a promoted page
-    # from the records its mention held, which the prompt shows only as the sightings' handles and
-    # quotes, so the brain (the scripted planner on what the prompt shows) cites fewer of them. Any
-    # other missing citation fails.
-    held = await held_sightings_of_promoted_mentions(engine)
-    assert {ref for _, _, ref in missing} <= held, "citations missing beyond promoted mentions' held sightings"
-    compiled["sources"] = expected["sources"]
-    assert compiled == expected
+    compiled = await wiki_snapshot(engine, TENANT, OWNER)
+    ids = {str(row[0]) for row in (await store_ids(engine))}
+    assert len(compiled["pages"]) > 5 and compiled["mentions"]
+    # Provenance: every cited memory is one of the scope's, every section cites one, every fact claim
+    # cites a memory of its own.
+    assert {source[2] for source in compiled["sources"]} <= ids
+    async with engine.connect() as conn:
+        uncited = (await conn.execute(text(
+            "SELECT count(*) FROM wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id "
+            "JOIN wiki_pages p ON p.id = s.page_id WHERE p.tenant_id = :t AND c.kind = 'fact' AND NOT EXISTS "
+            "(SELECT 1 FROM wiki_claim_sources cs WHERE cs.claim_id = c.id)"), {"t": TENANT})).scalar_one()
+    assert uncited == 0
+    # Pages for the names: every name the memories' metadata gives in three memories or more has a
+    # page carrying it (its title or an alias).
+    names = await page_names(engine)
+    repeated = {name for name, seen in (await named_in(engine)).items() if len(seen) >= 3}
+    missing = {name for name in repeated if name.lower() not in names}
+    assert repeated and not missing, f"no page for {sorted(missing)}"
+    runs = await ledger(engine, TENANT, OWNER)
+    assert {run["status"] for run in runs} <= {"continued", "succeeded"}
+    # No handle the prompt never showed, no link to a page that does not exist.
+    assert sum(run["metrics"].get("dropped_invalid_ids", 0) for run in runs) == 0
     planner_calls = sim.of_kind("planner")
-    # Updates that only add lines are appended without the writer: fewer writer calls than sections
-    # whose bodies the two paths wrote differently.
-    assert len(planner_calls) == 3 and condensed > 0 and len(sim.of_kind("writer")) < len(compiled["sections"])
+    assert len(planner_calls) == 3
     assert {c.status for c in sim.calls} == {200}
     if provider == "bedrock":
         assert {(c.platform, c.auth, c.identity) for c in sim.calls} == {("bedrock", "sigv4", ACCESS_KEY)}
@@ -195,8 +197,13 @@ async def test_the_wiki_equals_the_scripted_runs_and_the_ledger_is_what_was_bill
     # max_tokens sized to the batch; no cache breakpoint on Haiku 4.5, whose minimum the prefix misses.
     assert {c.max_tokens for c in planner_calls} == {1_024 + 30 * 320}
     assert all(c.breakpoints == 0 for c in sim.calls)
-    assert {run["status"] for run in await ledger(second_engine, TENANT, OWNER)} <= {"continued", "succeeded"}
-    await assert_ledger_is_what_was_billed(second_engine, sim)
+    await assert_ledger_is_what_was_billed(engine, sim)
+
+
+async def store_ids(engine: AsyncEngine) -> list[tuple]:
+    async with engine.connect() as conn:
+        return list((await conn.execute(text(
+            "SELECT id FROM memory_units WHERE tenant_id = :t AND owner_id = :o"), {"t": TENANT, "o": OWNER})).all())
 
 
 async def test_the_aggregation_pass_goes_through_the_simulator_and_is_priced(client, engine, sim) -> None:
@@ -388,7 +395,7 @@ async def test_ids_the_scope_does_not_own_are_dropped_and_counted_never_written(
         ids = await retain_trip(engine, 4)
 
         def hostile_plan(user: str) -> dict[str, Any]:
-            refs = [f"m{n}" for n in range(1, len(parse_leaf_prompt(user).memories) + 1)]
+            refs = [f"m{n}" for n in range(1, len(shown(user).memories) + 1)]
             hijack = [{"slug": "overview", "proposed_body_md": "Hijacked.", "source_refs": refs}]
             return {"pageUpdates": [{"pageId": "814e6b70", "sections": hijack}, {"pageId": "p1", "sections": hijack},
                                     {"pageId": str(uuid.uuid4()), "sections": hijack}],

@@ -17,10 +17,10 @@ from typing import Any
 
 from sqlalchemy import text
 
-from claude_sim.brain import leaf_handles, parse_leaf_prompt
 from tests.compile.helpers import compile_scope, ledger
 from tests.compile.test_model_path import model_worker
 from tests.operators import helpers as db
+from tests.sim_helpers import shown
 
 OWNER = "alice"
 TODAY = "Walked past three cafés on Congress Avenue."
@@ -43,11 +43,10 @@ class Shown:
 
     @classmethod
     def read(cls, user: str) -> Shown:
-        context, handle = parse_leaf_prompt(user), leaf_handles(user)
-        return cls(memories=[(handle[str(m.id)], m.content) for m in context.memories],
-                   mentions={m.alias: handle[str(m.id)] for m in context.open_mentions},
-                   sightings={m.alias: [handle[str(c["source_ref"])] for c in m.sample_contexts]
-                              for m in context.open_mentions})
+        request = shown(user)
+        return cls(memories=[(m.handle, m.text) for m in request.memories],
+                   mentions={m.alias: m.handle for m in request.mentions},
+                   sightings={m.alias: [s.handle for s in m.sightings if s.handle] for m in request.mentions})
 
     @property
     def memory_handles(self) -> list[str]:

@@ -7,7 +7,6 @@ import random
 from datetime import UTC, datetime
 from uuid import UUID
 
-from claude_sim.brain import parse_leaf_prompt
 from domain.aggregation import SectionAggregation
 from domain.context import CandidatePage, CandidateSection, MemoryRecord, OpenMention, PlannerContext
 from domain.parents import ParentCandidate
@@ -32,6 +31,7 @@ from planners.prompts import (
     truncate,
 )
 from planners.templates import PAGE_TEMPLATES, UNKNOWN_SECTION_PURPOSE
+from tests.sim_helpers import shown
 
 WHEN = datetime(2026, 4, 27, 10, 30, tzinfo=UTC)
 RECORD_ID = UUID("11111111-1111-4111-8111-111111111111")
@@ -205,7 +205,7 @@ def test_a_value_several_records_share_is_shown_once_and_the_view_is_unchanged()
         assert (value in shared) == (sum(m.metadata.get("place") is not None and
                                          json.dumps(m.metadata["place"], ensure_ascii=False, separators=(",", ":"))
                                          == value for m in memories) > 1)
-    parsed = parse_leaf_prompt(prompt.user)
+    parsed = shown(prompt.user)
     assert [m.metadata for m in parsed.memories] == [m.metadata for m in planner_view(context(memories=memories)).memories]
 
 

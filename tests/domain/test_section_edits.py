@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from claude_sim.brain import written_section
+from claude_sim.writing import written_section
 from domain.pricing import TokenUsage
 from domain.resolved_plan import SectionTask
 from planners.claude_client import ModelReply
 from planners.claude_planner import ClaudePlanner
-from planners.prompts import ALREADY_APPENDED, NO_SOURCES_NEEDED, build_section_writer_prompt
+from planners.prompts import (
+    ALREADY_APPENDED,
+    NO_SOURCES_NEEDED,
+    SECTION_WRITER_SYSTEM,
+    build_section_writer_prompt,
+)
 from planners.section_edits import SECTION_BUDGET_CHARS, SectionEdits, append_lines, apply_edits
 from planners.section_fold import FOLD_TARGET_SHARE
 
@@ -29,7 +34,7 @@ def test_an_additive_update_past_the_budget_is_only_condensed_down_to_half_the_b
     assert ALREADY_APPENDED in prompt and NO_SOURCES_NEEDED in prompt and "Dinner at the new" in prompt
     assert "- 2026-02-01: ..." not in prompt  # the proposal is in the body, not shown again
 
-    edits = SectionEdits.model_validate(written_section(prompt))
+    edits = SectionEdits.model_validate(written_section(SECTION_WRITER_SYSTEM, prompt))
     assert [e.op for e in edits.edits] == ["replace", "delete"]  # no proposed line retyped
     body = apply_edits(appended, edits)
     assert len(body) <= 1_000 and body.endswith("Dinner at the new ramen place.")
