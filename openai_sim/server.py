@@ -34,7 +34,7 @@ from openai_sim.brain_adapter import claude_answer
 from openai_sim.faults import Fault, FaultKind
 from openai_sim.profiles import PROFILES, ServerProfile
 from openai_sim.validation import Invalid, check_chat, check_embeddings
-from planners.openai_client import MODE_INSTRUCTIONS, SCHEMA_MARKER
+from planners.structured_output import MODE_INSTRUCTIONS, SCHEMA_MARKER
 
 CHUNK_CHARS = 64  # characters of content per streamed chunk
 SILENT_CUT_TOKENS = 2_048  # what a server that cuts prompts silently keeps (Ollama's old num_ctx)

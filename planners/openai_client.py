@@ -60,22 +60,13 @@ from planners.claude_client import (
     CONNECT_TIMEOUT_SECONDS,
     FIRST_TOKEN_ALLOWANCE_SECONDS,
     MAX_CALL_SECONDS,
-    STRUCTURED_REPLY_TOOL,
     ModelReply,
     retry_after,
 )
+from planners.structured_output import REPLY_FUNCTION, StructuredOutput, system_prompt
 
-StructuredOutput = Literal["json_schema", "tools", "json"]
 ModelServer = Literal["ollama", "vllm", "lm-studio", "llama-cpp", "other"]
 PROVIDER = "openai-compatible"
-# The system prompt's last paragraph in each mode. In `json` mode it carries the schema after
-# SCHEMA_MARKER, on one line.
-SCHEMA_MARKER = "Answer with one JSON object alone (no prose, no code fence) that matches this JSON Schema:"
-MODE_INSTRUCTIONS: dict[str, str] = {
-    "json_schema": "Answer with the JSON object alone: no prose, no code fence.",
-    "tools": f"Answer by calling the function {STRUCTURED_REPLY_TOOL} once, its arguments being the JSON "
-             "object described above.",
-}
 REPAIR_INSTRUCTION = ("Your reply above cannot be used: {problem}. Answer again with the whole corrected JSON "
                       "object alone, nothing else.")
 # Where a refused mode steps down to (auto only). Ollama's OpenAI endpoint ignores tool_choice.
@@ -281,13 +272,13 @@ class OpenAICompatibleClient:
             return request
         if mode == "json_schema":
             request["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": STRUCTURED_REPLY_TOOL, "schema": schema, "strict": False}}
+                "name": REPLY_FUNCTION, "schema": schema, "strict": False}}
         elif mode == "tools":
             request["tools"] = [{"type": "function", "function": {
-                "name": STRUCTURED_REPLY_TOOL, "description": "Submit your answer: the JSON object described in "
+                "name": REPLY_FUNCTION, "description": "Submit your answer: the JSON object described in "
                 "the instructions.", "parameters": schema}}]
             if self.server != "ollama":
-                request["tool_choice"] = {"type": "function", "function": {"name": STRUCTURED_REPLY_TOOL}}
+                request["tool_choice"] = {"type": "function", "function": {"name": REPLY_FUNCTION}}
         return request
 
     def _step_down(self, mode: StructuredOutput, detail: str) -> None:
@@ -404,15 +395,6 @@ class OpenAICompatibleClient:
             return (f"{message} Check WIKI_MODEL_ID ({model!r}): the server must serve it (GET /v1/models lists "
                     "what it does; Ollama: `ollama pull` it), and WIKI_OPENAI_BASE_URL (it usually ends in /v1).")
         return f"{message} Retrying it will not help."
-
-
-def system_prompt(system: str, schema: dict[str, Any] | None, mode: StructuredOutput | None) -> str:
-    """The product's system prompt with the mode's last paragraph (none for an unstructured call)."""
-    if schema is None or mode is None:
-        return system
-    if mode == "json":
-        return f"{system}\n\n{SCHEMA_MARKER}\n{json.dumps(schema, separators=(',', ':'))}"
-    return f"{system}\n\n{MODE_INSTRUCTIONS[mode]}"
 
 
 def read_structured(text: str, schema: dict[str, Any]) -> tuple[Any, str | None]:

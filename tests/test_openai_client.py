@@ -25,7 +25,8 @@ from domain.errors import (
 from domain.pricing import TokenUsage, flat_price, priced
 from openai_sim import PROFILES, OpenAISimulator, SimConfig
 from planners.judge_prompt import JUDGE_REPLY_SCHEMA, JUDGE_SYSTEM
-from planners.openai_client import SCHEMA_MARKER, OpenAICompatibleClient
+from planners.openai_client import OpenAICompatibleClient
+from planners.structured_output import SCHEMA_MARKER
 
 MODEL = "qwen2.5:14b"
 JUDGE_USER = ("### Pair p1\nflagged as: fuzzy\nproposed page: Casa Sol\nexisting page: Casa del Sol\n"
