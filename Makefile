@@ -16,9 +16,15 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/wiki demo
 
-# The demo through the real Claude path (SDK, streaming, errors, pricing) against the local simulator.
+# The demo through the real Claude path (SDK, streaming, errors, pricing) against the local simulator;
+# PROVIDER=bedrock through the SDK's Bedrock client; PROVIDER=openai-compatible through the openai SDK
+# against a fake local model server (openai_sim/, playing Ollama).
 demo-simulated: $(STAMP)
+ifeq ($(PROVIDER),openai-compatible)
+	$(BIN)/python -m openai_sim run -- $(BIN)/wiki demo
+else
 	$(BIN)/python -m claude_sim run --provider $(PROVIDER) -- $(BIN)/wiki demo
+endif
 
 # Two pytest-xdist workers, each with its own services; tests sharing a compiled corpus stay on one
 # worker (tests/parallel.py). TEST_WORKERS=0 runs the suite in one process.

@@ -210,9 +210,11 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _openai_server_is_addressed(self) -> Settings:
-        if self.llm != "openai-compatible" and self.embeddings != "openai-compatible":
-            return self
         url = self.openai_base_url.strip() or SERVER_BASE_URLS.get(self.openai_server, "")
+        if self.llm != "openai-compatible":
+            # Embeddings may use it too (their own check names their variable when it is missing).
+            self.openai_base_url = url.rstrip("/") if url and not url_problem(url) else self.openai_base_url
+            return self
         if not url:
             raise ValueError("WIKI_OPENAI_BASE_URL must be set when WIKI_OPENAI_SERVER=other (the server's "
                              "address, e.g. http://127.0.0.1:8000/v1)")
@@ -368,7 +370,8 @@ def _server_embeddings_problem(settings: Settings) -> str | None:
         return "WIKI_EMBEDDINGS_BASE_URL (or WIKI_OPENAI_BASE_URL) must be set when WIKI_EMBEDDINGS=openai-compatible"
     problem = url_problem(url)
     if problem:
-        return f"WIKI_EMBEDDINGS_BASE_URL: {problem}"
+        named = "WIKI_EMBEDDINGS_BASE_URL" if settings.embeddings_base_url.strip() else "WIKI_OPENAI_BASE_URL"
+        return f"{named}: {problem}"
     settings.embeddings_model, settings.embeddings_base_url = model, url.rstrip("/")
     return None
 
