@@ -13,6 +13,7 @@ from datetime import timedelta
 import pytest
 
 from activities.common import as_application_error
+from app.worker import build_model_client
 from domain.errors import (
     LLM_INTERRUPTED,
     LLM_REJECTED,
@@ -27,6 +28,8 @@ from openai_sim import PROFILES, OpenAISimulator, SimConfig
 from planners.judge_prompt import JUDGE_REPLY_SCHEMA, JUDGE_SYSTEM
 from planners.openai_client import OpenAICompatibleClient
 from planners.structured_output import SCHEMA_MARKER
+from runtime.settings import ConfigError, load_settings
+from runtime.temporal_client import compile_options
 
 MODEL = "qwen2.5:14b"
 JUDGE_USER = ("### Pair p1\nflagged as: fuzzy\nproposed page: Casa Sol\nexisting page: Casa del Sol\n"
@@ -203,3 +206,53 @@ async def test_an_unstructured_call_sends_no_schema_and_returns_the_text(openai_
     body = openai_sim.calls[-1].body
     assert reply.text and not {"response_format", "tools"} & body.keys()
     assert body["messages"][0] == {"role": "system", "content": "You write."}
+
+
+# ------------------------------------------------------------------ settings
+
+
+def local_env(monkeypatch, **env: str) -> None:
+    for name in ("WIKI_OPENAI_BASE_URL", "WIKI_OPENAI_SERVER", "WIKI_MODEL_ID", "WIKI_LLM_STRUCTURED_OUTPUT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("WIKI_LLM", "openai-compatible")
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+
+
+@pytest.mark.parametrize(("env", "variable"), [
+    ({"WIKI_OPENAI_SERVER": "ollama"}, "WIKI_MODEL_ID: must be set"),
+    ({"WIKI_MODEL_ID": "two words"}, "WIKI_MODEL_ID"),
+    ({"WIKI_MODEL_ID": MODEL}, "WIKI_OPENAI_BASE_URL must be set when WIKI_OPENAI_SERVER=other"),
+    ({"WIKI_MODEL_ID": MODEL, "WIKI_OPENAI_BASE_URL": "localhost:11434/v1"}, "WIKI_OPENAI_BASE_URL: must be an http"),
+    ({"WIKI_MODEL_ID": MODEL, "WIKI_OPENAI_SERVER": "tgi"}, "WIKI_OPENAI_SERVER"),
+    ({"WIKI_MODEL_ID": MODEL, "WIKI_OPENAI_SERVER": "ollama", "WIKI_LLM_STRUCTURED_OUTPUT": "grammar"},
+     "WIKI_LLM_STRUCTURED_OUTPUT"),
+    ({"WIKI_MODEL_ID": MODEL, "WIKI_OPENAI_SERVER": "ollama", "WIKI_LLM_PRICE_INPUT_PER_MTOK": "-1"},
+     "WIKI_LLM_PRICE_INPUT_PER_MTOK"),
+])
+def test_bad_local_model_settings_name_the_variable(monkeypatch, env, variable) -> None:
+    local_env(monkeypatch, **env)
+    with pytest.raises(ConfigError, match=variable):
+        load_settings()
+
+
+@pytest.mark.parametrize(("server", "url", "mode"), [("ollama", "http://127.0.0.1:11434/v1", "json_schema"),
+                                                     ("vllm", "http://127.0.0.1:8000/v1", "json_schema"),
+                                                     ("lm-studio", "http://127.0.0.1:1234/v1", "json_schema"),
+                                                     ("llama-cpp", "http://127.0.0.1:8080/v1", "json_schema")])
+def test_each_server_has_its_default_address_and_structured_output_mode(monkeypatch, server, url, mode) -> None:
+    local_env(monkeypatch, WIKI_OPENAI_SERVER=server, WIKI_MODEL_ID=MODEL)
+    settings = load_settings()
+    gateway = build_model_client(settings)
+    assert (settings.openai_base_url, settings.structured_output()) == (url, mode)
+    assert isinstance(gateway, OpenAICompatibleClient) and gateway.structured_output == mode
+    assert gateway.base_url == url and gateway.price.input == gateway.price.output == 0
+
+
+def test_an_unknown_server_is_asked_for_tool_calls_and_a_mode_set_by_hand_wins(monkeypatch) -> None:
+    local_env(monkeypatch, WIKI_OPENAI_BASE_URL="http://gpu-box:9000/v1/", WIKI_MODEL_ID="Qwen/Qwen2.5-7B-Instruct")
+    assert load_settings().structured_output() == "tools"
+    monkeypatch.setenv("WIKI_LLM_STRUCTURED_OUTPUT", "json")
+    settings = load_settings()
+    assert settings.structured_output() == "json" and settings.openai_base_url == "http://gpu-box:9000/v1"
+    assert compile_options(settings, model_id="llama3.1:8b").model_id == "llama3.1:8b"
