@@ -42,9 +42,10 @@ services-down: $(STAMP)
 
 # Benchmarks on private throwaway services: every part (about half an hour on 2 cores), or only the parts
 # named in PARTS (make bench PARTS="cost realistic"; the parts: bench/parts.py), merged into
-# bench/results.json; docs/BENCHMARKS.md is written whole from it either way.
+# bench/results.json; docs/BENCHMARKS.md is written whole from it either way. PROVIDER=openai-compatible
+# measures the cost and realistic parts through the OpenAI-compatible fake instead (the part `local`).
 bench: $(STAMP)
-	$(BIN)/python -m bench $(PARTS)
+	$(BIN)/python -m bench --provider $(PROVIDER) $(PARTS)
 
 # The fault suite (about 12-15 min on 2 cores): real faults injected into real processes; writes docs/RELIABILITY.md.
 chaos: $(STAMP)

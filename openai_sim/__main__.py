@@ -15,6 +15,7 @@ from openai_sim.profiles import PROFILES
 from openai_sim.server import OpenAISimulator, SimConfig
 
 DEFAULT_MODEL = "qwen2.5:14b"
+DEFAULT_PORT = 11435  # beside Ollama's 11434, so both can run
 # The servers the product knows by name; a fake with another profile is "other" to it.
 _KNOWN_SERVERS = ("ollama", "vllm", "lm-studio", "llama-cpp")
 
@@ -70,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m openai_sim", description=__doc__)
     sub = parser.add_subparsers(dest="action", required=True)
     serve = sub.add_parser("serve", help="serve until interrupted")
-    serve.add_argument("--port", type=int, default=11435)
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT)
     run = sub.add_parser("run", help="serve while a command runs against it")
     run.add_argument("command", nargs="+")
     for each in (serve, run):

@@ -1,7 +1,7 @@
 """Configuration from the environment (docs/configuration.md has the table).
 
 Every setting is read once, validated, and a bad value stops start-up with a message that names the
-environment variable, e.g. "WIKI_LLM: Input should be 'scripted', 'anthropic' or 'bedrock'".
+environment variable, e.g. "WIKI_LLM: Input should be 'scripted', 'anthropic', 'bedrock' or 'openai-compatible'".
 """
 
 from __future__ import annotations

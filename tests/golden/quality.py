@@ -26,6 +26,7 @@ The figures, from a `dump_scope` dump (plain data, so the old fixture can be mea
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import re
 import sys
@@ -172,8 +173,9 @@ async def _model(provider: str) -> AsyncIterator[tuple[Settings, Any, Any]]:
 
         async with ClaudeSimulator() as claude:
             os.environ["ANTHROPIC_BASE_URL"] = claude.base_url
-            settings = test_settings(WIKI_DEBOUNCE_SECONDS=0, WIKI_LLM="anthropic",
-                                     ANTHROPIC_API_KEY=next(iter(claude.config.api_keys)))
+            # The rebuild goes through Message Batches: polled every second, not every minute.
+            settings = test_settings(WIKI_DEBOUNCE_SECONDS=0, WIKI_LLM="anthropic", WIKI_LLM_BATCH_POLL_SECONDS=1,
+                                     WIKI_LLM_BATCH_WINDOW_SECONDS=0, ANTHROPIC_API_KEY=next(iter(claude.config.api_keys)))
             gateway = build_model_client(settings)
             yield settings, gateway, claude
             await gateway.aclose()
@@ -216,6 +218,7 @@ async def _run(memories: int, keep: Path | None, provider: str = "scripted") -> 
 
 
 if __name__ == "__main__":
+    logging.getLogger("httpx2").setLevel(logging.WARNING)
     arguments = sys.argv[1:]
     chosen = "scripted"
     if arguments[:1] == ["--provider"]:
