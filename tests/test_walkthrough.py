@@ -34,20 +34,22 @@ import pytest
 import typer.main
 
 import claude_sim.__main__ as claude_sim_main
-import openai_sim.__main__ as openai_sim_main
 from cli.main import app
 from runtime.devservices import free_port
-from runtime.settings import SERVER_BASE_URLS, Settings
+from runtime.settings import Settings
 from tests.docs_text import (
+    FAKE_PORT,
     PROJECT_DIR,
     README,
     Step,
     code_snippets,
     doc_files,
+    embedded_ports,
     heading_anchors,
     invocations,
     is_generated,
     markdown_tables,
+    model_server_ports,
     port_mentions,
     python_names,
     relative_links,
@@ -160,23 +162,6 @@ def simulator_default_port() -> int:
     raise AssertionError("python -m claude_sim serve parsed no arguments")
 
 
-def model_server_ports() -> set[int]:
-    """The ports of the model servers' default addresses (WIKI_OPENAI_SERVER), and the fake's."""
-    return {int(url.rsplit(":", 1)[1].split("/")[0]) for url in SERVER_BASE_URLS.values()} | {fake_default_port()}
-
-
-def fake_default_port() -> int:
-    """The port `python -m openai_sim serve` listens on without --port."""
-    return openai_sim_main.DEFAULT_PORT
-
-
-def embedded_ports() -> dict[int, str]:
-    fields = Settings.model_fields
-    return {fields[name].default: label for name, label in (
-        ("dev_postgres_port", "the embedded Postgres"), ("dev_temporal_port", "the Temporal dev server"),
-        ("dev_temporal_ui_port", "the Temporal Web UI"))}
-
-
 def listeners(snippet: str) -> list[tuple[str, int]]:
     """The servers a snippet starts and the port each listens on: the one given, else the default.
     A placeholder (`--port P`) starts nothing."""
@@ -190,7 +175,7 @@ def listeners(snippet: str) -> list[tuple[str, int]]:
         if words[:3] == ["-m", "claude_sim", "serve"]:
             found.append(("the Claude simulator", _port(_option_value(words, "--port"), simulator_default_port())))
         if words[:3] == ["-m", "openai_sim", "serve"]:
-            found.append(("the OpenAI-compatible fake", _port(_option_value(words, "--port"), fake_default_port())))
+            found.append(("the OpenAI-compatible fake", _port(_option_value(words, "--port"), FAKE_PORT)))
     return [(label, port) for label, port in found if port is not None]
 
 
