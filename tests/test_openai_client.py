@@ -23,10 +23,12 @@ from domain.errors import (
     PLAN_INVALID,
     StepFailed,
 )
+from domain.forget import RederiveLine, RederiveMemory, RederiveTask
 from domain.pricing import TokenUsage, flat_price, priced
 from openai_sim import PROFILES, OpenAISimulator, SimConfig
 from planners.judge_prompt import JUDGE_REPLY_SCHEMA, JUDGE_SYSTEM
 from planners.openai_client import OpenAICompatibleClient
+from planners.rederive import ClaudeRederiver
 from planners.structured_output import SCHEMA_MARKER
 from runtime.settings import ConfigError, load_settings
 from runtime.temporal_client import compile_options
@@ -256,3 +258,19 @@ def test_an_unknown_server_is_asked_for_tool_calls_and_a_mode_set_by_hand_wins(m
     settings = load_settings()
     assert settings.structured_output() == "json" and settings.openai_base_url == "http://gpu-box:9000/v1"
     assert compile_options(settings, model_id="llama3.1:8b").model_id == "llama3.1:8b"
+
+
+async def test_the_forgets_rederivation_goes_through_the_gateway_with_its_schema(openai_sim) -> None:
+    task = RederiveTask(section_id="s1", page_title="Casa Sol", page_type="entity", slug="visits", heading="Visits",
+                        lines=[RederiveLine(text="- 2026-10-03: Dinner at Casa Sol with Lena."),
+                               RederiveLine(text="- 2026-10-05: Back at Casa Sol with Sam.", redo=True,
+                                            memory_ids=["m2"])],
+                        memories=[RederiveMemory(id="m2", content="Back at Casa Sol, alone this time.",
+                                                 day="2026-10-05")])
+    client = gateway(openai_sim)
+    reply = await ClaudeRederiver(client).rederive(task, MODEL)
+    await client.aclose()
+    [call] = openai_sim.of_kind("rederive")
+    assert call.mode == "json_schema" and call.status == 200
+    assert reply.body.splitlines()[0] == "- 2026-10-03: Dinner at Casa Sol with Lena."
+    assert reply.usage.input_tokens == call.prompt_tokens and reply.usage.cost_usd == 0
