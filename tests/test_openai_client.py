@@ -42,8 +42,10 @@ def gateway(simulator: OpenAISimulator, **options) -> OpenAICompatibleClient:
     options.setdefault("server", simulator.config.profile.name if simulator.config.profile.name in (
         "ollama", "vllm", "lm-studio", "llama-cpp") else "other")
     options.setdefault("structured_output", "json_schema")
-    return OpenAICompatibleClient(base_url=simulator.base_url, stall_timeout_seconds=0.5, first_token_seconds=0.5,
-                                  **options)
+    # Generous timeouts (a loaded test machine is slow to answer); the tests of timeouts set short ones.
+    options.setdefault("stall_timeout_seconds", 10.0)
+    options.setdefault("first_token_seconds", 10.0)
+    return OpenAICompatibleClient(base_url=simulator.base_url, **options)
 
 
 async def judge(client: OpenAICompatibleClient, model: str = MODEL):
@@ -147,9 +149,11 @@ async def test_busy_failing_and_dropping_servers_are_retryable(openai_sim, fault
 
 @pytest.mark.parametrize("fault", ["hang", "stall", "drop", "error_event"])
 async def test_a_call_cut_short_is_an_interruption(openai_sim, fault) -> None:
-    openai_sim.config.hang_seconds = 5
+    openai_sim.config.hang_seconds = 30
     openai_sim.fail_next(fault)
-    error = await failure(gateway(openai_sim))
+    # No first chunk within a second (hang), or nothing for a second after the first (stall).
+    short = {"hang": {"first_token_seconds": 1.0}, "stall": {"stall_timeout_seconds": 1.0}}.get(fault, {})
+    error = await failure(gateway(openai_sim, **short))
     assert error.kind == LLM_INTERRUPTED and not error.retryable
     if fault in ("stall", "drop", "error_event"):  # it had started: the prompt was read, and is counted
         assert error.spent.input_tokens > 0
