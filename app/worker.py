@@ -107,7 +107,7 @@ def _batch_client(settings: Settings, planner: Planner) -> ModelClient | None:
     return client if isinstance(client, ModelClient) else None
 
 
-def model_facts(settings: Settings, planner: Planner) -> Callable[[], dict[str, str]]:
+def model_facts(planner: Planner) -> Callable[[], dict[str, str]]:
     """What each run's ledger row records of the model: the provider and the structured-output mode."""
     client = planner.client if isinstance(planner, ClaudePlanner) else None
 
@@ -141,7 +141,7 @@ def compile_waker(settings: Settings) -> CompileWaker:
 def activities_for(engine: AsyncEngine, settings: Settings, model_client: ModelGateway | None = None,
                    planner: Planner | None = None) -> list:
     planner = planner or build_planner(settings, model_client)
-    steps = CompileSteps(engine, embedder_for(settings), model_facts(settings, planner))
+    steps = CompileSteps(engine, embedder_for(settings), model_facts(planner))
     deferred = DeferredCalls(engine, settings.llm_batch_window_seconds)
     planning = Planning(engine, planner, deferred)
     batches = MessageBatches(engine, _batch_client(settings, planner), settings.llm_batch_window_seconds,
