@@ -16,9 +16,15 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/wiki demo
 
-# The demo through the real Claude path (SDK, streaming, errors, pricing) against the local simulator.
+# The demo through the real Claude path (SDK, streaming, errors, pricing) against the local simulator;
+# PROVIDER=bedrock through the SDK's Bedrock client; PROVIDER=openai-compatible through the openai SDK
+# against a fake local model server (openai_sim/, playing Ollama).
 demo-simulated: $(STAMP)
+ifeq ($(PROVIDER),openai-compatible)
+	$(BIN)/python -m openai_sim run -- $(BIN)/wiki demo
+else
 	$(BIN)/python -m claude_sim run --provider $(PROVIDER) -- $(BIN)/wiki demo
+endif
 
 # Two pytest-xdist workers, each with its own services; tests sharing a compiled corpus stay on one
 # worker (tests/parallel.py). TEST_WORKERS=0 runs the suite in one process.
@@ -36,9 +42,10 @@ services-down: $(STAMP)
 
 # Benchmarks on private throwaway services: every part (about half an hour on 2 cores), or only the parts
 # named in PARTS (make bench PARTS="cost realistic"; the parts: bench/parts.py), merged into
-# bench/results.json; docs/BENCHMARKS.md is written whole from it either way.
+# bench/results.json; docs/BENCHMARKS.md is written whole from it either way. PROVIDER=openai-compatible
+# measures the cost and realistic parts through the OpenAI-compatible fake instead (the part `local`).
 bench: $(STAMP)
-	$(BIN)/python -m bench $(PARTS)
+	$(BIN)/python -m bench --provider $(PROVIDER) $(PARTS)
 
 # The fault suite (about 12-15 min on 2 cores): real faults injected into real processes; writes docs/RELIABILITY.md.
 chaos: $(STAMP)

@@ -61,9 +61,13 @@ if TYPE_CHECKING:  # numpy stays out of the workflow sandbox's imports
 
 
 class CompileSteps:
-    def __init__(self, engine: AsyncEngine, embedder: Callable[[], Embedder] | None = None) -> None:
+    def __init__(self, engine: AsyncEngine, embedder: Callable[[], Embedder] | None = None,
+                 model_facts: Callable[[], dict[str, str]] | None = None) -> None:
+        """`model_facts`: what the ledger records of the worker's model gateway (its provider and
+        structured-output mode), added to each run's metrics when it finishes."""
         self._engine = engine
         self._embedder = embedder
+        self._model_facts = model_facts
 
     @activity.defn(name="compile.start_run")
     @compile_step
@@ -153,6 +157,8 @@ class CompileSteps:
             await embed_new_claims(self._engine, scope, self._embedder)
         async with self._engine.begin() as conn:
             duplicates = await duplicate_title_count(conn, scope)
+            facts = self._model_facts() if self._model_facts is not None else {}
             await record_run_finished(conn, scope, request.run_id, request.status,
-                                      {**request.metrics, "duplicate_candidates_count": duplicates}, request.error)
+                                      {**request.metrics, **facts, "duplicate_candidates_count": duplicates},
+                                      request.error)
         return FinishRunResult(duplicate_candidates_count=duplicates)

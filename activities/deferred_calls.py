@@ -110,7 +110,8 @@ class DeferredCalls:
     def planner(self, planner: Planner, scope: Scope, plan_id: UUID, run_id: str, call: str,
                 memory_ids: list[UUID]) -> Planner:
         """`call` names the activity's call within its plan; `memory_ids`: the memories its prompt may show."""
-        if not isinstance(planner, ClaudePlanner) or not planner.client.supports_batches:
+        client = planner.client if isinstance(planner, ClaudePlanner) else None
+        if not isinstance(planner, ClaudePlanner) or not isinstance(client, ModelClient) or not client.supports_batches:
             return planner
-        return planner.answered_by(DeferringClient(self._engine, planner.client, self._window, scope, plan_id,
+        return planner.answered_by(DeferringClient(self._engine, client, self._window, scope, plan_id,
                                                    run_id, call, memory_ids))

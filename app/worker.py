@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from datetime import timedelta
 from uuid import UUID
@@ -27,8 +28,10 @@ from activities.forget import Forgetting
 from activities.lint import CompileWaker, Lint
 from activities.planning import Planning
 from app.recall import embedder_for
-from planners.claude_client import ModelClient
+from domain.pricing import flat_price
+from planners.claude_client import ModelClient, ModelGateway
 from planners.claude_planner import ClaudePlanner
+from planners.openai_client import OpenAICompatibleClient
 from planners.port import Planner
 from planners.rederive import ClaudeRederiver, Rederiver, ScriptedRederiver
 from planners.scripted.planner import ScriptedPlanner
@@ -59,12 +62,22 @@ def bedrock_setup_problem(settings: Settings) -> str | None:
     return None
 
 
-def build_model_client(settings: Settings) -> ModelClient:
-    """The SDK client for Claude (its own retries off: Temporal retries). On Bedrock it gets the Bedrock
-    API key or signs with AWS credentials, never the Anthropic key; a missing piece stops start-up.
-    The SDK reads ANTHROPIC_BASE_URL / ANTHROPIC_BEDROCK_BASE_URL itself."""
+def build_model_client(settings: Settings) -> ModelGateway:
+    """The model gateway `WIKI_LLM` names (its SDK's own retries off: Temporal retries). Claude: on
+    Bedrock it gets the Bedrock API key or signs with AWS credentials, never the Anthropic key; a missing
+    piece stops start-up; the SDK reads ANTHROPIC_BASE_URL / ANTHROPIC_BEDROCK_BASE_URL itself. An
+    OpenAI-compatible server: its address, key, structured-output mode and price from the settings."""
     stall = settings.llm_stall_timeout_seconds
     min_rate = settings.llm_min_output_tokens_per_second
+    if settings.llm == "openai-compatible":
+        key = settings.openai_api_key
+        return OpenAICompatibleClient(
+            base_url=settings.openai_base_url, api_key=key.get_secret_value() if key else None,
+            server=settings.openai_server, structured_output=settings.structured_output(),
+            adaptive=settings.llm_structured_output == "auto",
+            price=flat_price(settings.llm_price_input_per_mtok, settings.llm_price_output_per_mtok),
+            stall_timeout_seconds=stall, min_output_tokens_per_second=min_rate,
+            first_token_seconds=settings.llm_first_token_seconds)
     if settings.llm == "bedrock":
         problem = bedrock_setup_problem(settings)
         if problem:
@@ -72,13 +85,13 @@ def build_model_client(settings: Settings) -> ModelClient:
         token = settings.aws_bearer_token_bedrock
         return ModelClient(provider="bedrock", api_key=token.get_secret_value() if token else None,
                            aws_region=settings.aws_region, stall_timeout_seconds=stall,
-                           min_output_tokens_per_second=min_rate)
+                           min_output_tokens_per_second=min_rate, first_token_seconds=settings.llm_first_token_seconds)
     api_key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else None
     return ModelClient(provider="anthropic", api_key=api_key, stall_timeout_seconds=stall,
-                       min_output_tokens_per_second=min_rate)
+                       min_output_tokens_per_second=min_rate, first_token_seconds=settings.llm_first_token_seconds)
 
 
-def build_planner(settings: Settings, model_client: ModelClient | None = None) -> Planner:
+def build_planner(settings: Settings, model_client: ModelGateway | None = None) -> Planner:
     """The one place the planner is chosen: `WIKI_LLM`, or Claude through `model_client` when given."""
     if model_client is not None:
         return ClaudePlanner(model_client)
@@ -88,8 +101,24 @@ def build_planner(settings: Settings, model_client: ModelClient | None = None) -
 
 
 def _batch_client(settings: Settings, planner: Planner) -> ModelClient | None:
-    """The model client behind a Claude planner, for Message Batches (None for the scripted planner)."""
-    return planner.client if isinstance(planner, ClaudePlanner) else None
+    """The Claude client behind a model planner, for Message Batches (None for the scripted planner and
+    an OpenAI-compatible server, which have none)."""
+    client = planner.client if isinstance(planner, ClaudePlanner) else None
+    return client if isinstance(client, ModelClient) else None
+
+
+def model_facts(planner: Planner) -> Callable[[], dict[str, str]]:
+    """What each run's ledger row records of the model: the provider and the structured-output mode."""
+    client = planner.client if isinstance(planner, ClaudePlanner) else None
+
+    def facts() -> dict[str, str]:
+        if isinstance(client, OpenAICompatibleClient):
+            return client.describe()
+        if client is not None:  # Claude answers through one forced tool (planners/claude_client.py)
+            return {"llm_provider": client.provider, "structured_output": "tools"}
+        return {"llm_provider": "scripted"}
+
+    return facts
 
 
 def build_rederiver(settings: Settings, planner: Planner) -> Rederiver:
@@ -109,10 +138,10 @@ def compile_waker(settings: Settings) -> CompileWaker:
     return wake
 
 
-def activities_for(engine: AsyncEngine, settings: Settings, model_client: ModelClient | None = None,
+def activities_for(engine: AsyncEngine, settings: Settings, model_client: ModelGateway | None = None,
                    planner: Planner | None = None) -> list:
     planner = planner or build_planner(settings, model_client)
-    steps = CompileSteps(engine, embedder_for(settings))
+    steps = CompileSteps(engine, embedder_for(settings), model_facts(planner))
     deferred = DeferredCalls(engine, settings.llm_batch_window_seconds)
     planning = Planning(engine, planner, deferred)
     batches = MessageBatches(engine, _batch_client(settings, planner), settings.llm_batch_window_seconds,

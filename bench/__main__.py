@@ -23,6 +23,21 @@ from bench.services import running_services
 log = logging.getLogger("bench")
 
 
+# The parts a provider other than the Claude simulator's measures in their place.
+PROVIDER_PARTS = {"openai-compatible": {"cost": "local", "realistic": "local"}}
+
+
+def provider_parts(names: list[str], provider: str) -> list[str]:
+    """`names` for `provider`: `--provider openai-compatible cost realistic` measures the `local` part
+    (the sample through the OpenAI-compatible fake) instead of the Claude path's two."""
+    if provider == "anthropic":
+        return names
+    if provider not in PROVIDER_PARTS:
+        raise SystemExit(f"error: --provider must be anthropic or {', '.join(PROVIDER_PARTS)}, not {provider!r}")
+    mapped = [PROVIDER_PARTS[provider].get(name, name) for name in names] or ["local"]
+    return list(dict.fromkeys(mapped))
+
+
 def selected_parts(names: list[str]) -> list[Part]:
     """The named parts in the bench's order; every part when none is named."""
     unknown = [name for name in names if name not in BY_NAME]
@@ -57,7 +72,10 @@ async def run(parts: list[Part], repeats: int) -> None:
 
 
 def main(argv: list[str]) -> None:
-    parts = selected_parts(argv)
+    provider = "anthropic"
+    if argv[:1] == ["--provider"] and len(argv) > 1:
+        provider, argv = argv[1], argv[2:]
+    parts = selected_parts(provider_parts(argv, provider))
     repeats = repeats_from_env()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     for noisy in ("httpx", "httpx2"):  # one line per model call drowns the bench's own progress

@@ -228,7 +228,7 @@ async def compile_sample(services: Services, latency_ms: int, output_tokens_per_
                                       **env)
             model_client = build_model_client(settings)
         try:
-            result = await _compile_sample(services, latency_ms, tenant, owner, settings, model_client,
+            result = await compile_sample_with(services, latency_ms, tenant, owner, settings, model_client,
                                            memories if memories is not None else sample_memories(), trigger)
         finally:
             await model_client.aclose()
@@ -240,7 +240,7 @@ async def compile_sample(services: Services, latency_ms: int, output_tokens_per_
     return result
 
 
-async def _compile_sample(services: Services, latency_ms: int, tenant: str, owner: str, settings: Settings,
+async def compile_sample_with(services: Services, latency_ms: int, tenant: str, owner: str, settings: Settings,
                           model_client, memories: list[MemoryIn], trigger: str = "admin") -> SampleCompile:
     async with services.fresh_database() as url:
         setup_engine = create_engine(url)

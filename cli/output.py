@@ -175,9 +175,18 @@ MODEL_ONLY_METRICS = ("cost_usd", "input_tokens", "output_tokens", "cache_creati
                       "aggregation_cost_usd")
 
 
+UNPRICED_COST = "$0 (no price set for the model server: WIKI_LLM_PRICE_INPUT_PER_MTOK)"
+
+
 def cost_text(cost_usd: float, settings: Settings) -> str:
-    """A run's cost as the operator should read it: dollars for model calls, none for the scripted planner."""
-    return SCRIPTED_COST if settings.llm == "scripted" else f"${cost_usd:.4f}"
+    """A run's cost as the operator should read it: dollars for model calls, none for the scripted planner,
+    and for a model server without a price, that no price was set (its tokens are still counted)."""
+    if settings.llm == "scripted":
+        return SCRIPTED_COST
+    if settings.llm == "openai-compatible" and not (settings.llm_price_input_per_mtok or
+                                                    settings.llm_price_output_per_mtok):
+        return UNPRICED_COST
+    return f"${cost_usd:.4f}"
 
 
 def print_json(data: Any) -> None:

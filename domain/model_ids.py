@@ -6,6 +6,11 @@ The Anthropic API names a model by an alias or a dated id ("claude-haiku-4-5",
 geography prefix: "us.", "eu.", "apac.", "global.", ...) or the ARN of an inference profile. Newer
 models are offered on Bedrock only through inference profiles, so the default is one, in the
 geography of the configured region.
+
+An OpenAI-compatible server (Ollama, vLLM, LM Studio, llama.cpp's server) names its models itself
+("qwen2.5:14b", "Qwen/Qwen2.5-14B-Instruct", a GGUF file's alias): any name is its own form, so only
+its shape is checked here (one token, printable), and there is no default: the server's own list
+(`GET /v1/models`) says what it serves.
 """
 
 from __future__ import annotations
@@ -13,7 +18,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-Provider = Literal["scripted", "anthropic", "bedrock"]
+Provider = Literal["scripted", "anthropic", "bedrock", "openai-compatible"]
+LOCAL_MODEL_ID_MAX_CHARS = 256
 
 DEFAULT_API_MODEL = "claude-haiku-4-5"
 BEDROCK_HAIKU_4_5 = "anthropic.claude-haiku-4-5-20251001-v1:0"
@@ -33,7 +39,9 @@ _BEDROCK_ARN = re.compile(
 
 def default_model_id(provider: Provider, aws_region: str | None = None) -> str:
     """Claude Haiku 4.5 on every provider: its API alias, or on Bedrock its inference profile for
-    the region's geography."""
+    the region's geography. An OpenAI-compatible server has no default ("": the setting is required)."""
+    if provider == "openai-compatible":
+        return ""
     if provider != "bedrock":
         return DEFAULT_API_MODEL
     region = (aws_region or "").lower()
@@ -44,6 +52,8 @@ def default_model_id(provider: Provider, aws_region: str | None = None) -> str:
 def model_id_problem(provider: Provider, model_id: str, aws_region: str | None = None) -> str | None:
     """Why `model_id` cannot work on `provider` (one sentence), or None when its form is right.
     Only the form is checked here; whether the account may use the model, the provider says."""
+    if provider == "openai-compatible":
+        return _local_model_problem(model_id)
     if provider == "bedrock":
         if _BEDROCK_ID.match(model_id) or _BEDROCK_ARN.match(model_id):
             return None
@@ -56,3 +66,12 @@ def model_id_problem(provider: Provider, model_id: str, aws_region: str | None =
         return (f"{model_id!r} is a Bedrock model id; the Anthropic API names models like "
                 f"{DEFAULT_API_MODEL!r} (or set WIKI_LLM=bedrock)")
     return f"{model_id!r} is not a Claude model id on the Anthropic API (expected e.g. {DEFAULT_API_MODEL!r})"
+
+
+def _local_model_problem(model_id: str) -> str | None:
+    if not model_id.strip():
+        return ("must be set when WIKI_LLM=openai-compatible: the model name the server serves "
+                "(e.g. 'qwen2.5:14b' on Ollama; its GET /v1/models lists them)")
+    if len(model_id) > LOCAL_MODEL_ID_MAX_CHARS or not model_id.isprintable() or any(c.isspace() for c in model_id):
+        return f"{model_id[:80]!r} is not a model name: one word of printable characters, at most {LOCAL_MODEL_ID_MAX_CHARS}"
+    return None

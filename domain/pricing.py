@@ -141,9 +141,18 @@ def price_for(model_id: str) -> ModelPrice:
     return fallback.model_copy(update={"known": False})
 
 
-def cost_usd(model_id: str, usage: TokenUsage, *, batch: bool = False) -> float:
-    """The call's cost at list prices, or at the Message Batches price (`batch`: half of it)."""
-    price = price_for(model_id)
+def flat_price(input_per_million: float, output_per_million: float) -> ModelPrice:
+    """The price an operator sets for a model of their own server (an OpenAI-compatible one): input
+    and output per million tokens, prompt tokens the server reports as cached at the input price (a
+    local server charges nothing for either; 0 and 0 unless set)."""
+    return ModelPrice(family="operator-set", input=input_per_million, output=output_per_million,
+                      cache_write=input_per_million, cache_read=input_per_million)
+
+
+def cost_usd(model_id: str, usage: TokenUsage, *, batch: bool = False, price: ModelPrice | None = None) -> float:
+    """The call's cost at list prices, or at the Message Batches price (`batch`: half of it); at
+    `price` instead when given (a model the list does not price: an operator's own server)."""
+    price = price or price_for(model_id)
     total = (
         usage.input_tokens * price.input
         + usage.output_tokens * price.output
@@ -158,14 +167,15 @@ def estimate_tokens(chars: int) -> int:
     return (chars + 3) // 4
 
 
-def priced(model_id: str, usage: TokenUsage, *, batch: bool = False) -> TokenCounts:
-    """The call's token counts with its cost at `model_id`'s prices (`batch`: the Message Batches price)."""
+def priced(model_id: str, usage: TokenUsage, *, batch: bool = False, price: ModelPrice | None = None) -> TokenCounts:
+    """The call's token counts with its cost at `model_id`'s prices (`batch`: the Message Batches price),
+    or at `price` when given."""
     return TokenCounts(
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         cache_creation_input_tokens=usage.cache_creation_input_tokens,
         cache_read_input_tokens=usage.cache_read_input_tokens,
-        cost_usd=cost_usd(model_id, usage, batch=batch),
+        cost_usd=cost_usd(model_id, usage, batch=batch, price=price),
     )
 
 

@@ -6,6 +6,11 @@ memory's metadata stripped (plain sentences only), and writes evals/results.json
 docs/EVAL.md. About a minute on 2 cores.
 
     python -m evals [--size N] [--seeds DEV,HELD_OUT] [--out FILE]   # --out: results only, no docs
+    python -m evals --model --size 100 --seeds 11 --out mine.json    # the model WIKI_LLM names
+
+With --model the compiles use the model the environment names (WIKI_LLM, WIKI_MODEL_ID and the
+rest, as a worker reads them: a local server's, docs/local-models.md) instead of the scripted planner;
+the variant corpus is left out (it tests the scripted ladder), and the results go to --out only.
 
 Then the variant generator's corpus (evals/variants.py) for each of VARIANT_SEEDS, scored per
 variation family (evals/variants_eval.py).
@@ -22,7 +27,7 @@ from pathlib import Path
 
 from evals import report
 from evals.corpus import generate, without_metadata
-from evals.run import evaluate, private_services
+from evals.run import MODEL_FROM_ENVIRONMENT, evaluate, private_services
 from evals.variants_eval import evaluate_variants
 
 DEVELOPMENT_SEED = 11  # the corpus the ladder was developed against
@@ -79,9 +84,15 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=SIZE)
     parser.add_argument("--seeds", default=f"{DEVELOPMENT_SEED},{HELD_OUT_SEED}")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--model", action="store_true", help="compile with the model WIKI_LLM names, not the "
+                        "scripted planner (results to --out only)")
     args = parser.parse_args()
     seeds = [int(seed) for seed in args.seeds.split(",")]
-    results = asyncio.run(run(seeds, args.size))
+    if args.model:
+        if args.out is None:
+            parser.error("--model writes its results to --out FILE only (docs/EVAL.md is the scripted planner's)")
+        MODEL_FROM_ENVIRONMENT["on"] = True
+    results = asyncio.run(run(seeds, args.size, () if args.model else VARIANT_SEEDS))
     if args.out is not None:
         args.out.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
         log.info("wrote %s", args.out)

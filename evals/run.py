@@ -33,7 +33,7 @@ from evals.snapshot import read_snapshot, rows_for_identity
 from runtime.database import engine_for, migrate
 from runtime.devservices import EmbeddedPostgres, free_port, temporal_cli_path
 from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
-from runtime.settings import Settings
+from runtime.settings import Settings, load_settings
 from runtime.temporal_client import signal_compile
 from store.memories import store_memories
 
@@ -51,7 +51,14 @@ class TenantResult(BaseModel):
     compile_seconds: float
 
 
+# `python -m evals --model`: the model the environment names (WIKI_LLM, WIKI_MODEL_ID, ...), e.g. a local
+# server's (docs/local-models.md), instead of the scripted planner.
+MODEL_FROM_ENVIRONMENT = {"on": False}
+
+
 def eval_settings() -> Settings:
+    if MODEL_FROM_ENVIRONMENT["on"]:
+        return load_settings().model_copy(update={"debounce_seconds": 0.0, "task_queue": f"eval-{uuid.uuid4()}"})
     return Settings(WIKI_LLM="scripted", WIKI_DEBOUNCE_SECONDS=0, WIKI_TASK_QUEUE=f"eval-{uuid.uuid4()}")
 
 

@@ -57,7 +57,7 @@ from domain.errors import (
     PlanInvalid,
     StepFailed,
 )
-from domain.pricing import TokenUsage, cache_prefix_worthwhile, estimate_tokens
+from domain.pricing import ModelPrice, TokenUsage, cache_prefix_worthwhile, estimate_tokens
 
 STRUCTURED_REPLY_TOOL = "submit_answer"
 TRUNCATION_STOP_REASONS = frozenset({"max_tokens", "model_context_window_exceeded"})
@@ -129,8 +129,27 @@ class Completes(Protocol):
                        json_schema: dict[str, Any] | None = None) -> ModelReply: ...
 
 
+class ModelGateway(Completes, Protocol):
+    """What a planner needs of its gateway: `ModelClient` (Claude), or `OpenAICompatibleClient`
+    (planners/openai_client.py) for a model on an OpenAI-compatible server."""
+
+    @property
+    def provider(self) -> str: ...
+
+    @property
+    def supports_batches(self) -> bool: ...
+
+    # The price its calls are billed at; None: the list price of the model id (domain/pricing.py).
+    @property
+    def price(self) -> ModelPrice | None: ...
+
+    async def aclose(self) -> None: ...
+
+
 class ModelClient:
     """Thin async gateway to Claude on the Anthropic API or on Bedrock."""
+
+    price: ModelPrice | None = None  # Claude's calls are priced by model id at the list prices
 
     def __init__(
         self,

@@ -1,5 +1,7 @@
-"""The Claude planner behind the port: prompts built from the context, one model call, the reply
-validated against the plan contract.
+"""The model planner behind the port: prompts built from the context, one model call, the reply
+validated against the plan contract. The model is Claude through `ModelClient`, or a model on an
+OpenAI-compatible server through `OpenAICompatibleClient` (planners/openai_client.py): the same
+prompts and the same reply parsing, the gateway's price (None: Claude's list price by model id).
 
 An unusable reply (cut off, or not the contract) was still paid for: its priced tokens travel on
 the error, so the run's ledger counts them.
@@ -20,7 +22,7 @@ from domain.errors import ModelInterrupted, ModelTruncated, PlanInvalid, StepFai
 from domain.guards import JsonResponseError, parse_json_response
 from domain.merge_questions import MergeQuestion
 from domain.plan import Plan
-from domain.pricing import TokenCounts, TokenUsage, estimate_tokens, priced
+from domain.pricing import ModelPrice, TokenCounts, TokenUsage, estimate_tokens, priced
 from domain.resolved_plan import SectionTask
 from planners.claim_judge_prompt import (
     CLAIM_JUDGE_MAX_TOKENS,
@@ -29,7 +31,7 @@ from planners.claim_judge_prompt import (
     build_claim_judge_prompt,
     parse_claim_judge_reply,
 )
-from planners.claude_client import Completes, ModelClient, ModelReply
+from planners.claude_client import Completes, ModelGateway, ModelReply
 from planners.compact_plan import CompactPlan, to_plan
 from planners.handles import Handles
 from planners.judge_prompt import JUDGE_REPLY_SCHEMA, JUDGE_SYSTEM, build_judge_prompt, parse_judge_reply
@@ -68,14 +70,15 @@ class ClaudePlanner:
     # The writer merges the proposal into the body it is shown; older memories stay out of its prompt.
     rewrites_from_sources = False
 
-    def __init__(self, client: ModelClient, calls: Completes | None = None) -> None:
+    def __init__(self, client: ModelGateway, calls: Completes | None = None) -> None:
         """`client`: the gateway (Message Batches and re-derivation use it too); `calls`: what answers
         this planner's model calls, the client itself unless given."""
         self._client = client
         self._calls: Completes = calls or client
+        self._price = client.price
 
     @property
-    def client(self) -> ModelClient:
+    def client(self) -> ModelGateway:
         return self._client
 
     def answered_by(self, calls: Completes) -> ClaudePlanner:
@@ -88,8 +91,8 @@ class ClaudePlanner:
             reply = await self._calls.complete(model=model_id, system=call.system, user=call.user,
                                                max_tokens=call.max_tokens, json_schema=PLANNER_REPLY_SCHEMA)
         except (ModelTruncated, PlanInvalid, ModelInterrupted) as error:
-            raise priced_error(error, model_id) from None
-        return plan_reply(call, reply, model_id)
+            raise priced_error(error, model_id, price=self._price) from None
+        return plan_reply(call, reply, model_id, price=self._price)
 
     async def write_section(self, task: SectionTask, cited: list[MemoryRecord], model_id: str) -> SectionReply:
         """The section's new body. An update that only adds lines is appended without a model call while
@@ -99,12 +102,12 @@ class ClaudePlanner:
         so one section never fails a compile."""
         appended = append_lines(task.existing_body, task.proposed_body)
         if task.additive and len(appended) <= SECTION_BUDGET_CHARS:
-            return SectionReply(body=appended, usage=priced(model_id, TokenUsage()))
+            return SectionReply(body=appended, usage=priced(model_id, TokenUsage(), price=self._price))
         # Past the budget, what has to go may be dated lines only: the compiler folds them into a
         # recount, with headroom, and no model is called (planners/section_fold.py).
         folded = folded_body(appended, SECTION_BUDGET_CHARS) if task.additive else None
         if folded is not None:
-            return SectionReply(body=folded, usage=priced(model_id, TokenUsage()), derived=True)
+            return SectionReply(body=folded, usage=priced(model_id, TokenUsage(), price=self._price), derived=True)
         # An additive update past the budget is appended first: the writer then only condenses the
         # body it is shown, so it retypes no proposed line and needs no source record.
         condense_only = task.additive
@@ -118,9 +121,9 @@ class ClaudePlanner:
         except (ModelTruncated, PlanInvalid) as error:
             log.warning("section writer gave no usable edits; keeping the appended proposal: %s", error)
             spent = error.spent if isinstance(error.spent, TokenUsage) else TokenUsage()
-            return SectionReply(body=appended, usage=priced(model_id, spent))
+            return SectionReply(body=appended, usage=priced(model_id, spent, price=self._price))
         except ModelInterrupted as error:
-            raise priced_error(error, model_id) from None  # the workflow retries it
+            raise priced_error(error, model_id, price=self._price) from None  # the workflow retries it
         try:
             body = apply_edits(body_shown, parse_edits(reply.text))
         except ValueError as error:
@@ -129,7 +132,7 @@ class ClaudePlanner:
         if not body:
             log.warning("section writer's edits left an empty body; keeping the appended proposal")
             body = appended
-        return SectionReply(body=body, usage=priced(model_id, reply.usage, batch=reply.batch))
+        return SectionReply(body=body, usage=priced(model_id, reply.usage, batch=reply.batch, price=self._price))
 
     async def plan_aggregation(self, request: AggregationRequest, model_id: str) -> PlanReply:
         prompt = build_aggregation_prompt(request.pages, request.candidates, request.inbound_links)
@@ -143,11 +146,11 @@ class ClaudePlanner:
                 error.spent = reply.usage
                 raise
         except (ModelTruncated, PlanInvalid, ModelInterrupted) as error:
-            raise priced_error(error, model_id) from None
+            raise priced_error(error, model_id, price=self._price) from None
         plan, unknown = prompt.handles.resolve(plan)
         if unknown:
             log.warning("aggregation reply named %d handle(s) its prompt never showed", unknown)
-        return PlanReply(plan=plan, usage=priced(model_id, reply.usage, batch=reply.batch),
+        return PlanReply(plan=plan, usage=priced(model_id, reply.usage, batch=reply.batch, price=self._price),
                          input_chars=prompt.chars, unknown_handles=unknown)
 
 
@@ -159,16 +162,16 @@ class ClaudePlanner:
             reply = await self._calls.complete(model=model_id, system=system, user=user, max_tokens=max_tokens,
                                                json_schema=schema)
             try:
-                return parse(reply.text), priced(model_id, reply.usage, batch=reply.batch)
+                return parse(reply.text), priced(model_id, reply.usage, batch=reply.batch, price=self._price)
             except PlanInvalid as error:
                 error.spent = reply.usage
                 raise
         except (ModelTruncated, PlanInvalid, ModelInterrupted) as error:
-            raise priced_error(error, model_id) from None
+            raise priced_error(error, model_id, price=self._price) from None
 
     async def judge_claims(self, questions: list[ClaimQuestion], model_id: str) -> ClaimJudgeReply:
         if not questions:
-            return ClaimJudgeReply(scores=[], usage=priced(model_id, TokenUsage()))
+            return ClaimJudgeReply(scores=[], usage=priced(model_id, TokenUsage(), price=self._price))
         prompt = build_claim_judge_prompt(questions)
         scores, usage = await self._judged(model_id, CLAIM_JUDGE_SYSTEM, prompt.user, CLAIM_JUDGE_MAX_TOKENS,
                                            CLAIM_JUDGE_REPLY_SCHEMA,
@@ -177,7 +180,7 @@ class ClaudePlanner:
 
     async def judge_merges(self, questions: list[MergeQuestion], model_id: str) -> JudgeReply:
         if not questions:
-            return JudgeReply(decisions=[], usage=priced(model_id, TokenUsage()))
+            return JudgeReply(decisions=[], usage=priced(model_id, TokenUsage(), price=self._price))
         prompt = build_judge_prompt(questions)
         decisions, usage = await self._judged(model_id, JUDGE_SYSTEM, prompt.batch_user, JUDGE_MAX_TOKENS,
                                               JUDGE_REPLY_SCHEMA, lambda text: parse_judge_reply(text, prompt.keys))
@@ -202,26 +205,30 @@ def plan_call(context: PlannerContext) -> PlanCall:
                     max_tokens=planner_max_tokens(len(context.memories), len(context.promotion_candidate_ids)))
 
 
-def plan_reply(call: PlanCall, reply: ModelReply, model_id: str, *, batch: bool = False) -> PlanReply:
-    """The plan in `reply` with its handles mapped back to ids, priced (`batch`: at the batch price)."""
+def plan_reply(call: PlanCall, reply: ModelReply, model_id: str, *, batch: bool = False,
+               price: ModelPrice | None = None) -> PlanReply:
+    """The plan in `reply` with its handles mapped back to ids, priced (`batch`: at the batch price;
+    `price`: the gateway's, else the model id's list price)."""
     try:
         plan, unknown_ends = read_plan(reply.text, call.handles)
     except PlanInvalid as error:
         error.spent = reply.usage
-        raise priced_error(error, model_id, batch=batch) from None
+        raise priced_error(error, model_id, batch=batch, price=price) from None
     plan, unknown = call.handles.resolve(plan)
     unknown += unknown_ends
     if unknown:
         # Left as written: resolution drops each one and counts it in dropped_invalid_ids.
         log.warning("planner reply named %d handle(s) its prompt never showed", unknown)
-    return PlanReply(plan=plan, usage=priced(model_id, reply.usage, batch=batch), input_chars=call.input_chars,
+    return PlanReply(plan=plan, usage=priced(model_id, reply.usage, batch=batch, price=price),
+                     input_chars=call.input_chars,
                      unknown_handles=unknown)
 
 
-def priced_error(error: StepFailed, model_id: str, *, batch: bool = False) -> StepFailed:
+def priced_error(error: StepFailed, model_id: str, *, batch: bool = False,
+                 price: ModelPrice | None = None) -> StepFailed:
     """The error with its spent tokens priced, so the workflow can add a paid-for failure to the ledger."""
     spent = error.spent if isinstance(error.spent, TokenUsage) else TokenUsage()
-    error.spent = priced(model_id, spent, batch=batch)
+    error.spent = priced(model_id, spent, batch=batch, price=price)
     return error
 
 

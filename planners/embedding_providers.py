@@ -6,6 +6,11 @@
   Embeddings V2 (one text a call, the size asked with `dimensions`) or Cohere Embed (up to
   COHERE_BATCH texts a call). boto3 finds its endpoint (AWS_ENDPOINT_URL_BEDROCK_RUNTIME, else the
   region's), its credentials and its Bedrock API key the way the AWS tools do.
+- `openai-compatible`: an OpenAI-compatible server's `POST /v1/embeddings` (Ollama, vLLM, LM Studio,
+  llama.cpp's server: the model server's own, by default) through the `openai` SDK, up to
+  SERVER_BATCH texts a call, floats asked for (the SDK's default, base64, is not served everywhere);
+  no `dimensions` is sent (most local models have one size, and some servers refuse the field), the
+  length of what comes back is checked against WIKI_EMBEDDINGS_DIMENSIONS instead.
 
 Voyage is called over httpx (already here through the anthropic SDK) rather than its own package:
 one endpoint, and the status and Retry-After of each reply must reach the retry policy below as a
@@ -34,6 +39,7 @@ from typing import Any, Protocol, TypeVar
 
 import httpx
 import numpy as np
+import openai
 from pydantic import SecretStr
 
 from domain.errors import EmbeddingsRejected, EmbeddingsThrottled, EmbeddingsUnavailable
@@ -213,8 +219,58 @@ def _bedrock_client(region: str) -> Any:
     return boto3.client("bedrock-runtime", region_name=region, config=config)
 
 
+SERVER_BATCH = 64  # texts a call: local servers embed a batch at once, and claims are short
+_SERVER_BUSY = frozenset({429, 503})
+
+
+class ServerEmbedder:
+    """Embeddings from an OpenAI-compatible server, through the openai SDK (its own retries off)."""
+
+    remote = True
+
+    def __init__(self, model: str, dimensions: int, base_url: str, api_key: str | None, retry: RetryPolicy,
+                 client: openai.OpenAI | None = None) -> None:
+        self.model, self.dimensions, self._retry, self._base_url = model, dimensions, retry, base_url
+        self._client = client or openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", max_retries=0,
+                                               timeout=REQUEST_TIMEOUT_SECONDS)
+
+    def embed(self, texts: Sequence[str], purpose: Purpose = "document") -> np.ndarray:
+        rows: list[list[float]] = []
+        retry = self._retry.for_questions() if purpose == "query" else self._retry
+        timeout = QUERY_TIMEOUT_SECONDS if purpose == "query" else REQUEST_TIMEOUT_SECONDS
+        for start in range(0, len(texts), SERVER_BATCH):
+            rows += retry.run(functools.partial(self._call, list(texts[start:start + SERVER_BATCH]), timeout))
+        if rows and len(rows[0]) != self.dimensions:
+            raise EmbeddingsRejected(f"{self.model} at {self._base_url} makes vectors of {len(rows[0])} dimensions, "
+                                     f"not {self.dimensions}: set WIKI_EMBEDDINGS_DIMENSIONS={len(rows[0])}")
+        return _unit_rows(rows, self.dimensions, "The embeddings server") if rows else np.zeros(
+            (0, self.dimensions), np.float32)
+
+    def _call(self, batch: list[str], timeout: float) -> list[list[float]]:
+        try:
+            reply = self._client.embeddings.create(model=self.model, input=batch, encoding_format="float",
+                                                   timeout=timeout)
+        except openai.APIStatusError as error:
+            message = f"embeddings server at {self._base_url}: {error.status_code}: {_detail(error.response.text)}"
+            wait = _retry_after(error.response.headers.get("retry-after"))
+            if error.status_code in _SERVER_BUSY:
+                raise EmbeddingsThrottled(message, retry_after=wait, benign=True) from error
+            if error.status_code >= 500 or error.status_code in (408, 409):
+                raise EmbeddingsUnavailable(message, retry_after=wait) from error
+            hint = " (check WIKI_EMBEDDINGS_MODEL)" if error.status_code == 404 else (
+                " (check WIKI_OPENAI_API_KEY)" if error.status_code in (401, 403) else "")
+            raise EmbeddingsRejected(message + hint) from error
+        except (openai.APIConnectionError, openai.APITimeoutError) as error:
+            raise EmbeddingsUnavailable(f"embeddings server at {self._base_url} is not reachable: {error}") from error
+        data = sorted(reply.data, key=lambda item: item.index)
+        if len(data) != len(batch):
+            raise EmbeddingsRejected(f"embeddings server at {self._base_url} returned {len(data)} vectors for "
+                                     f"{len(batch)} texts")
+        return [list(item.embedding) for item in data]
+
+
 def provider_embedder(settings: ProviderSettings) -> Embedder:
-    """The provider's embedder the settings name (WIKI_EMBEDDINGS=voyage or bedrock)."""
+    """The provider's embedder the settings name (WIKI_EMBEDDINGS=voyage, bedrock or openai-compatible)."""
     retry = RetryPolicy(budget_seconds=settings.embeddings_retry_seconds)
     if settings.embeddings == "voyage":
         if settings.voyage_api_key is None:
@@ -225,6 +281,10 @@ def provider_embedder(settings: ProviderSettings) -> Embedder:
         if not settings.aws_region:
             raise EmbeddingsRejected("AWS_REGION must be set when WIKI_EMBEDDINGS=bedrock")
         return BedrockEmbedder(settings.embeddings_model, settings.embeddings_dimensions, settings.aws_region, retry)
+    if settings.embeddings == "openai-compatible":
+        key = settings.openai_api_key
+        return ServerEmbedder(settings.embeddings_model, settings.embeddings_dimensions, settings.embeddings_base_url,
+                              key.get_secret_value() if key else None, retry)
     raise EmbeddingsRejected(f"WIKI_EMBEDDINGS={settings.embeddings} names no provider")
 
 
@@ -245,3 +305,7 @@ class ProviderSettings(Protocol):
     def voyage_base_url(self) -> str: ...
     @property
     def aws_region(self) -> str | None: ...
+    @property
+    def embeddings_base_url(self) -> str: ...
+    @property
+    def openai_api_key(self) -> SecretStr | None: ...

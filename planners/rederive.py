@@ -21,7 +21,7 @@ from domain.claims import evidence_of
 from domain.errors import ModelInterrupted, ModelTruncated, PlanInvalid
 from domain.forget import RederiveLine, RederiveMemory, RederiveTask, offline_replacement, splice
 from domain.pricing import TokenCounts, TokenUsage, estimate_tokens, priced
-from planners.claude_client import ModelClient
+from planners.claude_client import ModelGateway
 from planners.claude_planner import priced_error
 from planners.memory_text import clean, first_sentence, truncate
 from planners.telling import telling_quote
@@ -149,8 +149,11 @@ def parse_rederive_reply(task: RederiveTask, raw: str) -> dict[int, list[str]]:
 
 
 class ClaudeRederiver:
-    def __init__(self, client: ModelClient) -> None:
+    """The re-deriving writer of a model gateway: Claude's, or an OpenAI-compatible server's."""
+
+    def __init__(self, client: ModelGateway) -> None:
         self._client = client
+        self._price = client.price
 
     async def rederive(self, task: RederiveTask, model_id: str) -> RederiveReply:
         """The marked lines written again by the model; a reply that is no usable answer drops the marked
@@ -161,11 +164,11 @@ class ClaudeRederiver:
                                                 json_schema=REDERIVE_REPLY_SCHEMA)
         except (ModelTruncated, PlanInvalid) as error:
             spent = error.spent if isinstance(error.spent, TokenUsage) else TokenUsage()
-            return RederiveReply(body=splice(task, {}), usage=priced(model_id, spent))
+            return RederiveReply(body=splice(task, {}), usage=priced(model_id, spent, price=self._price))
         except ModelInterrupted as error:
-            raise priced_error(error, model_id) from None  # the workflow retries it
+            raise priced_error(error, model_id, price=self._price) from None  # the workflow retries it
         try:
             replacements = parse_rederive_reply(task, reply.text)
         except (ValueError, ValidationError):
             replacements = {}
-        return RederiveReply(body=splice(task, replacements), usage=priced(model_id, reply.usage))
+        return RederiveReply(body=splice(task, replacements), usage=priced(model_id, reply.usage, price=self._price))

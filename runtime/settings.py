@@ -1,7 +1,7 @@
 """Configuration from the environment (docs/configuration.md has the table).
 
 Every setting is read once, validated, and a bad value stops start-up with a message that names the
-environment variable, e.g. "WIKI_LLM: Input should be 'scripted', 'anthropic' or 'bedrock'".
+environment variable, e.g. "WIKI_LLM: Input should be 'scripted', 'anthropic', 'bedrock' or 'openai-compatible'".
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from domain.fairness import (
     parse_tenant_weights,
     tenant_calls_per_second,
 )
-from domain.model_ids import default_model_id, model_id_problem
+from domain.model_ids import Provider, default_model_id, model_id_problem
 
 
 class ConfigError(Exception):
@@ -40,13 +40,30 @@ class Settings(BaseSettings):
     temporal_namespace: str = Field("default", min_length=1, validation_alias=_env("TEMPORAL_NAMESPACE"))
     task_queue: str = Field("wiki-compile", min_length=1, validation_alias=_env("WIKI_TASK_QUEUE"))
 
-    llm: Literal["scripted", "anthropic", "bedrock"] = Field("scripted", validation_alias=_env("WIKI_LLM"))
+    llm: Literal["scripted", "anthropic", "bedrock", "openai-compatible"] = Field(
+        "scripted", validation_alias=_env("WIKI_LLM"))
+    # An OpenAI-compatible server (docs/local-models.md): which one (its default address and its
+    # structured-output mode follow from it), where it listens, and its key if it asks for one.
+    openai_server: Literal["ollama", "vllm", "lm-studio", "llama-cpp", "other"] = Field(
+        "other", validation_alias=_env("WIKI_OPENAI_SERVER"))
+    openai_base_url: str = Field("", validation_alias=_env("WIKI_OPENAI_BASE_URL"))
+    openai_api_key: SecretStr | None = Field(None, validation_alias=_env("WIKI_OPENAI_API_KEY"))
+    # How a structured reply is asked of it: a JSON schema (response_format), a forced tool call, or
+    # plain JSON validated and repaired once; auto: the server's default (SERVER_STRUCTURED_OUTPUT).
+    llm_structured_output: Literal["auto", "json_schema", "tools", "json"] = Field(
+        "auto", validation_alias=_env("WIKI_LLM_STRUCTURED_OUTPUT"))
+    # What an OpenAI-compatible server's tokens cost, USD per million (0: a local server costs nothing).
+    llm_price_input_per_mtok: float = Field(0, ge=0, le=10_000, validation_alias=_env("WIKI_LLM_PRICE_INPUT_PER_MTOK"))
+    llm_price_output_per_mtok: float = Field(
+        0, ge=0, le=10_000, validation_alias=_env("WIKI_LLM_PRICE_OUTPUT_PER_MTOK"))
     # Recall's semantic retriever: "static" embeds every claim in the compile with the model that
     # ships inside its package (planners/embeddings.py; no download), "voyage" and "bedrock" with a
     # provider's model (planners/embedding_providers.py), "off" embeds nothing (recall then ranks by
     # words, names, links and time only).
-    embeddings: Literal["static", "voyage", "bedrock", "off"] = Field(
+    embeddings: Literal["static", "voyage", "bedrock", "openai-compatible", "off"] = Field(
         "static", validation_alias=_env("WIKI_EMBEDDINGS"))
+    # openai-compatible: the server's /v1/embeddings (unset: the model server's address, WIKI_OPENAI_BASE_URL).
+    embeddings_base_url: str = Field("", validation_alias=_env("WIKI_EMBEDDINGS_BASE_URL"))
     # The provider's model and vector size; unset: the provider's default (EMBEDDING_MODELS below).
     embeddings_model: str = Field("", validation_alias=_env("WIKI_EMBEDDINGS_MODEL"))
     embeddings_dimensions: int = Field(0, ge=0, validation_alias=_env("WIKI_EMBEDDINGS_DIMENSIONS"))
@@ -62,6 +79,9 @@ class Settings(BaseSettings):
     aws_bearer_token_bedrock: SecretStr | None = Field(None, validation_alias=_env("AWS_BEARER_TOKEN_BEDROCK"))
     # Unset: Claude Haiku 4.5 in the provider's form (domain/model_ids.py); checked at start-up.
     model_id: str = Field("", validation_alias=_env("WIKI_MODEL_ID"))
+    # How long a call may wait for its first token: a local model reads a long prompt before it writes.
+    llm_first_token_seconds: float = Field(
+        60, gt=0, le=900, validation_alias=_env("WIKI_LLM_FIRST_TOKEN_SECONDS"))
     # A streamed reply that sends nothing for this long is a stalled call (it is retried, then split).
     llm_stall_timeout_seconds: float = Field(
         60, gt=0, le=600, validation_alias=_env("WIKI_LLM_STALL_TIMEOUT_SECONDS"))
@@ -183,11 +203,33 @@ class Settings(BaseSettings):
             raise ValueError("AWS_REGION (or AWS_DEFAULT_REGION) must be set when WIKI_LLM=bedrock")
         if not self.model_id.strip():
             self.model_id = default_model_id(self.llm, self.aws_region)
-        problem = model_id_problem("bedrock" if self.llm == "bedrock" else "anthropic", self.model_id,
-                                   self.aws_region)
+        problem = model_id_problem(model_provider(self.llm), self.model_id, self.aws_region)
         if problem:
             raise ValueError(f"WIKI_MODEL_ID: {problem}")
         return self
+
+    @model_validator(mode="after")
+    def _openai_server_is_addressed(self) -> Settings:
+        url = self.openai_base_url.strip() or SERVER_BASE_URLS.get(self.openai_server, "")
+        if self.llm != "openai-compatible":
+            # Embeddings may use it too (their own check names their variable when it is missing).
+            self.openai_base_url = url.rstrip("/") if url and not url_problem(url) else self.openai_base_url
+            return self
+        if not url:
+            raise ValueError("WIKI_OPENAI_BASE_URL must be set when WIKI_OPENAI_SERVER=other (the server's "
+                             "address, e.g. http://127.0.0.1:8000/v1)")
+        problem = url_problem(url)
+        if problem:
+            raise ValueError(f"WIKI_OPENAI_BASE_URL: {problem}")
+        self.openai_base_url = url.rstrip("/")
+        return self
+
+    def structured_output(self) -> StructuredOutputMode:
+        """The structured-output mode the model gateway asks replies in: the setting, or on auto the
+        server's default."""
+        if self.llm_structured_output != "auto":
+            return self.llm_structured_output
+        return SERVER_STRUCTURED_OUTPUT[self.openai_server]
 
     @model_validator(mode="after")
     def _embeddings_fit_the_provider(self) -> Settings:
@@ -243,6 +285,33 @@ class Settings(BaseSettings):
         return self
 
 
+def model_provider(llm: str) -> Provider:
+    """The provider whose model ids WIKI_MODEL_ID must be (the scripted planner prices as Claude)."""
+    return "bedrock" if llm == "bedrock" else "openai-compatible" if llm == "openai-compatible" else "anthropic"
+
+
+# Where each OpenAI-compatible server listens out of the box (its documented default port).
+SERVER_BASE_URLS: dict[str, str] = {
+    "ollama": "http://127.0.0.1:11434/v1",
+    "vllm": "http://127.0.0.1:8000/v1",
+    "lm-studio": "http://127.0.0.1:1234/v1",
+    "llama-cpp": "http://127.0.0.1:8080/v1",
+}
+# How each server is best asked for a structured reply (docs/local-models.md says why): all four
+# constrain decoding to a JSON schema given as response_format; an unknown server is asked for a
+# forced tool call, the form most OpenAI-compatible proxies and servers pass through.
+StructuredOutputMode = Literal["json_schema", "tools", "json"]
+SERVER_STRUCTURED_OUTPUT: dict[str, StructuredOutputMode] = {
+    "ollama": "json_schema", "vllm": "json_schema", "lm-studio": "json_schema", "llama-cpp": "json_schema",
+    "other": "tools",
+}
+_HTTP_URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?")
+
+
+def url_problem(url: str) -> str | None:
+    return None if _HTTP_URL.fullmatch(url) else f"must be an http(s) URL, not {url!r}"
+
+
 # Each provider's embedding models (by name prefix) and the vector sizes each can be asked for, the
 # first being the default. Static: the model in planners/embeddings.py, one size.
 EMBEDDING_MODELS: dict[str, dict[str, tuple[int, ...]]] = {
@@ -260,6 +329,8 @@ def embeddings_problem(settings: Settings) -> str | None:
     the provider's default model and size when they are unset."""
     if settings.embeddings == "off":
         return None
+    if settings.embeddings == "openai-compatible":
+        return _server_embeddings_problem(settings)
     models = EMBEDDING_MODELS[settings.embeddings]
     model = settings.embeddings_model.strip() or next(iter(models))
     # A Bedrock model may be named through a cross-region profile ("us.cohere.embed-…").
@@ -280,6 +351,28 @@ def embeddings_problem(settings: Settings) -> str | None:
     if settings.embeddings == "bedrock" and not settings.aws_region:
         return "AWS_REGION (or AWS_DEFAULT_REGION) must be set when WIKI_EMBEDDINGS=bedrock"
     settings.embeddings_model, settings.embeddings_dimensions = model, dimensions
+    return None
+
+
+def _server_embeddings_problem(settings: Settings) -> str | None:
+    """An OpenAI-compatible server's embeddings: its model by name and the size of its vectors, both
+    required (the server serves whatever it has; recall stores and scores one model and size)."""
+    model = settings.embeddings_model.strip()
+    if not model or any(c.isspace() for c in model) or not model.isprintable():
+        return ("WIKI_EMBEDDINGS_MODEL must name the server's embedding model when WIKI_EMBEDDINGS=openai-compatible "
+                "(e.g. nomic-embed-text on Ollama)")
+    if not settings.embeddings_dimensions:
+        return ("WIKI_EMBEDDINGS_DIMENSIONS must be set when WIKI_EMBEDDINGS=openai-compatible: the length of the "
+                "model's vectors (e.g. 768 for nomic-embed-text)")
+    url = (settings.embeddings_base_url.strip() or settings.openai_base_url.strip()
+           or SERVER_BASE_URLS.get(settings.openai_server, ""))
+    if not url:
+        return "WIKI_EMBEDDINGS_BASE_URL (or WIKI_OPENAI_BASE_URL) must be set when WIKI_EMBEDDINGS=openai-compatible"
+    problem = url_problem(url)
+    if problem:
+        named = "WIKI_EMBEDDINGS_BASE_URL" if settings.embeddings_base_url.strip() else "WIKI_OPENAI_BASE_URL"
+        return f"{named}: {problem}"
+    settings.embeddings_model, settings.embeddings_base_url = model, url.rstrip("/")
     return None
 
 

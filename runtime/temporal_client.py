@@ -28,7 +28,7 @@ from messages.compile import (
 )
 from runtime.priority import compile_priority
 from runtime.search_attributes import WIKI_OWNER, WIKI_RUN, WIKI_TENANT, WIKI_TRIGGER
-from runtime.settings import ConfigError, Settings, get_settings
+from runtime.settings import ConfigError, Settings, get_settings, model_provider
 
 
 def resolve_temporal_address(settings: Settings | None = None) -> str:
@@ -91,8 +91,7 @@ async def connect(settings: Settings | None = None, *, on_wait: Callable[[str], 
 def compile_options(settings: Settings, *, model_id: str | None = None, bootstrap: bool = False,
                     debounce: bool = True) -> CompileOptions:
     if model_id:
-        problem = model_id_problem("bedrock" if settings.llm == "bedrock" else "anthropic", model_id,
-                                   settings.aws_region)
+        problem = model_id_problem(model_provider(settings.llm), model_id, settings.aws_region)
         if problem:
             raise ConfigError(f"--model: {problem}")
     return CompileOptions(

@@ -25,6 +25,8 @@ from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
 from claude_sim import ClaudeSimulator, SimConfig
+from openai_sim import OpenAISimulator
+from openai_sim import SimConfig as OpenAISimConfig
 from runtime.database import engine_for, execute_as_admin, migrate
 from runtime.devservices import EmbeddedPostgres, fairness_args, free_port, temporal_cli_path
 from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
@@ -155,4 +157,12 @@ async def sim(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[ClaudeSimulator]
         monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SIM_SECRET)
         monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
         monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)
+        yield simulator
+
+
+@pytest_asyncio.fixture
+async def openai_sim() -> AsyncIterator[OpenAISimulator]:
+    """The wire-level fake of an OpenAI-compatible server (Ollama's profile) on loopback; the product
+    reaches it only through WIKI_OPENAI_BASE_URL (its `base_url`)."""
+    async with OpenAISimulator(OpenAISimConfig()) as simulator:
         yield simulator

@@ -9,6 +9,9 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+import openai_sim.__main__ as openai_sim_main
+from runtime.settings import SERVER_BASE_URLS, Settings
+
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 README = PROJECT_DIR / "README.md"
 
@@ -174,3 +177,18 @@ def walkthrough_steps(readme_text: str) -> list[Step]:
         expected = re.search(r"\bexits (\d)\b", " ".join(comment))
         steps.append(Step(line.strip(), command, int(expected.group(1)) if expected else 0))
     return steps
+
+
+FAKE_PORT = openai_sim_main.DEFAULT_PORT  # `python -m openai_sim serve` without --port
+
+
+def model_server_ports() -> set[int]:
+    """The ports of the model servers' default addresses (WIKI_OPENAI_SERVER), and the fake's."""
+    return {int(url.rsplit(":", 1)[1].split("/")[0]) for url in SERVER_BASE_URLS.values()} | {FAKE_PORT}
+
+
+def embedded_ports() -> dict[int, str]:
+    fields = Settings.model_fields
+    return {fields[name].default: label for name, label in (
+        ("dev_postgres_port", "the embedded Postgres"), ("dev_temporal_port", "the Temporal dev server"),
+        ("dev_temporal_ui_port", "the Temporal Web UI"))}

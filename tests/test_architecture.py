@@ -53,7 +53,7 @@ NEVER_FROM: dict[str, frozenset[str]] = {
     "servers": frozenset({"store"}),
 }
 # claude_sim: the Claude simulator (a test and benchmark tool the product reaches only over HTTP).
-OUTSIDE_LAYERS = ("tests", "bench", "chaos", "evals", "claude_sim")
+OUTSIDE_LAYERS = ("tests", "bench", "chaos", "evals", "claude_sim", "openai_sim")
 FORBIDDEN_LIBRARIES: dict[str, frozenset[str]] = {
     "domain": frozenset({"temporalio", "sqlalchemy", "asyncpg", "anthropic", "httpx"}),
     "messages": frozenset({"temporalio", "sqlalchemy", "asyncpg", "anthropic", "httpx"}),

@@ -38,15 +38,18 @@ from cli.main import app
 from runtime.devservices import free_port
 from runtime.settings import Settings
 from tests.docs_text import (
+    FAKE_PORT,
     PROJECT_DIR,
     README,
     Step,
     code_snippets,
     doc_files,
+    embedded_ports,
     heading_anchors,
     invocations,
     is_generated,
     markdown_tables,
+    model_server_ports,
     port_mentions,
     python_names,
     relative_links,
@@ -159,13 +162,6 @@ def simulator_default_port() -> int:
     raise AssertionError("python -m claude_sim serve parsed no arguments")
 
 
-def embedded_ports() -> dict[int, str]:
-    fields = Settings.model_fields
-    return {fields[name].default: label for name, label in (
-        ("dev_postgres_port", "the embedded Postgres"), ("dev_temporal_port", "the Temporal dev server"),
-        ("dev_temporal_ui_port", "the Temporal Web UI"))}
-
-
 def listeners(snippet: str) -> list[tuple[str, int]]:
     """The servers a snippet starts and the port each listens on: the one given, else the default.
     A placeholder (`--port P`) starts nothing."""
@@ -178,6 +174,8 @@ def listeners(snippet: str) -> list[tuple[str, int]]:
     for words in invocations(snippet, "python"):
         if words[:3] == ["-m", "claude_sim", "serve"]:
             found.append(("the Claude simulator", _port(_option_value(words, "--port"), simulator_default_port())))
+        if words[:3] == ["-m", "openai_sim", "serve"]:
+            found.append(("the OpenAI-compatible fake", _port(_option_value(words, "--port"), FAKE_PORT)))
     return [(label, port) for label, port in found if port is not None]
 
 
@@ -280,7 +278,7 @@ def port_problems(pages: dict[str, str]) -> list[str]:
         for label, port in started:
             serving.setdefault(port, set()).add(label)
         chosen = {port for _, port in started} | {int(port) for port in re.findall(r"WIKI_\w*PORT=(\d+)", text)}
-        known = set(embedded) | {serve_default_port()} | chosen
+        known = set(embedded) | {serve_default_port()} | chosen | model_server_ports()
         mentions = [] if is_generated(text) else port_mentions(text)  # a report may quote a test's free port
         problems += [f"{name}: port {mention.port} is no default of the code and not chosen on the page: "
                      f"…{mention.text}…" for mention in mentions if mention.port not in known]
@@ -307,9 +305,9 @@ def test_a_port_the_code_does_not_use_or_two_servers_on_one_port_are_caught():
         f"port {serve + 1} serves the Claude simulator and wiki serve"]
     assert port_problems({"a.md": "`wiki mcp --http 127.0.0.1:7233`"}) == [
         "port 7233 serves the Temporal dev server and wiki mcp --http"]
-    assert port_problems({"a.md": "`wiki serve &` then `curl http://127.0.0.1:8000/v1/search`"})[0].startswith(
-        "a.md: port 8000 is no default of the code")
-    assert port_problems({"a.md": "`wiki serve --port 8000 &` then `curl http://127.0.0.1:8000/v1/search`"}) == []
+    assert port_problems({"a.md": "`wiki serve &` then `curl http://127.0.0.1:8001/v1/search`"})[0].startswith(
+        "a.md: port 8001 is no default of the code")
+    assert port_problems({"a.md": "`wiki serve --port 8001 &` then `curl http://127.0.0.1:8001/v1/search`"}) == []
 
 
 def _range_of(field) -> str:

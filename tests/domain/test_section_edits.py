@@ -44,6 +44,8 @@ def test_an_additive_update_past_the_budget_is_only_condensed_down_to_half_the_b
 class _Writer:
     """A model client standing in for the section writer: it counts calls and keeps the body it is shown."""
 
+    price = None  # priced as Claude, by model id
+
     def __init__(self) -> None:
         self.prompts: list[str] = []
 

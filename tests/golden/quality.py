@@ -1,6 +1,12 @@
 """Quality figures of a compiled scope, and the rebuild check, on the 700-memory sample.
 
     python -m tests.golden.quality [MEMORIES [DUMP.json]]    # 700 by default; DUMP keeps the wiki
+    python -m tests.golden.quality --provider anthropic|openai-compatible [MEMORIES]
+
+With --provider the model is not the scripted planner but the real SDK over loopback HTTP: the
+Anthropic path to the Claude simulator, or the OpenAI-compatible path to the fake of a local server
+(openai_sim/, which answers through the Claude simulator); the requests each refused as invalid are
+counted, and the two providers' figures must be the same.
 
 Starts private services like make_fixture, retains the sample into golden/alice, compiles it, then
 compiles again (nothing new: the wiki must not change), then runs `wiki rebuild`'s operation and
@@ -20,9 +26,13 @@ The figures, from a `dump_scope` dump (plain data, so the old fixture can be mea
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import re
 import sys
 from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -137,9 +147,9 @@ def measure(dump: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
 
 
 async def compile_again_and_rebuild(client: Client, engine: AsyncEngine, settings: Settings, tenant: str,
-                                   owner: str) -> tuple[dict, dict, dict]:
+                                   owner: str, model_client: Any = None) -> tuple[dict, dict, dict]:
     """The scope's rows after a compile, after compiling again with nothing new, and after a rebuild."""
-    async with running_worker(client, engine, settings):
+    async with running_worker(client, engine, settings, model_client=model_client):
         await compile_scope(client, settings, tenant, owner)
         first = await dump_scope(engine, tenant, owner)
         await compile_scope(client, settings, tenant, owner)
@@ -150,11 +160,52 @@ async def compile_again_and_rebuild(client: Client, engine: AsyncEngine, setting
     return first, again, rebuilt
 
 
-async def _run(memories: int, keep: Path | None) -> None:
-    async with private_services("wiki-quality-") as (client, engine):
-        settings = test_settings(WIKI_DEBOUNCE_SECONDS=0)
+@asynccontextmanager
+async def _model(provider: str) -> AsyncIterator[tuple[Settings, Any, Any]]:
+    """Settings, a model gateway (None: scripted) and the simulator of `provider`."""
+    if provider == "scripted":
+        yield test_settings(WIKI_DEBOUNCE_SECONDS=0), None, None
+        return
+    from app.worker import build_model_client
+
+    if provider == "anthropic":
+        from claude_sim import ClaudeSimulator
+
+        async with ClaudeSimulator() as claude:
+            os.environ["ANTHROPIC_BASE_URL"] = claude.base_url
+            # The rebuild goes through Message Batches: polled every second, not every minute.
+            settings = test_settings(WIKI_DEBOUNCE_SECONDS=0, WIKI_LLM="anthropic", WIKI_LLM_BATCH_POLL_SECONDS=1,
+                                     WIKI_LLM_BATCH_WINDOW_SECONDS=0, ANTHROPIC_API_KEY=next(iter(claude.config.api_keys)))
+            gateway = build_model_client(settings)
+            yield settings, gateway, claude
+            await gateway.aclose()
+        return
+    from openai_sim import OpenAISimulator
+
+    async with OpenAISimulator() as fake:
+        settings = test_settings(WIKI_DEBOUNCE_SECONDS=0, WIKI_LLM="openai-compatible", WIKI_OPENAI_SERVER="ollama",
+                                 WIKI_OPENAI_BASE_URL=fake.base_url, WIKI_MODEL_ID="qwen2.5:14b")
+        gateway = build_model_client(settings)
+        yield settings, gateway, fake
+        await gateway.aclose()
+
+
+def _invalid_requests(simulator: Any) -> int:
+    if simulator is None:
+        return 0
+    if hasattr(simulator, "invalid_requests"):
+        return len(simulator.invalid_requests())
+    return sum(1 for call in simulator.calls if call.kind == "rejected" and call.status == 400)
+
+
+async def _run(memories: int, keep: Path | None, provider: str = "scripted") -> None:
+    async with private_services("wiki-quality-") as (client, engine), _model(provider) as (settings, gateway, sim):
         await retain_sample(engine, TENANT, OWNER, memories)
-        first, again, rebuilt = await compile_again_and_rebuild(client, engine, settings, TENANT, OWNER)
+        first, again, rebuilt = await compile_again_and_rebuild(client, engine, settings, TENANT, OWNER,
+                                                                model_client=gateway)
+        if sim is not None:
+            print(f"provider: {provider}; model calls answered: {sum(1 for c in sim.calls if c.status == 200)}; "
+                  f"invalid requests: {_invalid_requests(sim)}")
     if keep is not None:
         keep.write_bytes(encode(first))
     for name, value in measure(first).items():
@@ -167,4 +218,10 @@ async def _run(memories: int, keep: Path | None) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(_run(int(sys.argv[1]) if len(sys.argv) > 1 else 700, Path(sys.argv[2]) if len(sys.argv) > 2 else None))
+    logging.getLogger("httpx2").setLevel(logging.WARNING)
+    arguments = sys.argv[1:]
+    chosen = "scripted"
+    if arguments[:1] == ["--provider"]:
+        chosen, arguments = arguments[1], arguments[2:]
+    asyncio.run(_run(int(arguments[0]) if arguments else 700, Path(arguments[1]) if len(arguments) > 1 else None,
+                     chosen))
