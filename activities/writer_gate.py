@@ -14,8 +14,8 @@ from uuid import UUID
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from domain.claims import evidence_of
 from domain.context import MemoryRecord
+from domain.evidence import evidence_of
 from domain.resolved_plan import SectionTask
 from domain.writer_grounding import check_written_body
 from messages.compile import Scope

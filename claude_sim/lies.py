@@ -7,8 +7,11 @@ gets an invented name or a count. Which lines lie is decided by a hash of the li
 so a run is reproducible. The injected lines are recorded, so a measurement can tell how many the
 gate blocked.
 
-The claim judge's answer scores each claim of the prompt with the scripted judge
-(`domain.claims.scripted_score`), from the memories the prompt quotes.
+The claim judge's answer (`judged_claims`) reads the prompt's contract
+(planners/claim_judge_prompt.py) and decides each claim from the memories it cites by their words,
+with no product code: a cited memory supports a claim on its own when it holds every content word
+of it (numbers and names included) with the same negation; a claim with a name or a number none of
+its memories holds, or a negation they do not share, is unsupported; anything else is unsure.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ import hashlib
 import re
 from typing import Any
 
-from domain.claims import ClaimQuestion, scripted_score
 from planners.compact_plan import is_quote, quote_parts
 
 ENV_UNGROUNDED_CLAIMS = "CLAUDE_SIM_UNGROUNDED_CLAIMS"
@@ -79,16 +81,52 @@ def lie(answer: Any, fraction: float, user: str, quotes: dict[str, str], injecte
     return answer
 
 
-_MEMORY = re.compile(r"^(m\d+): (.*)$", re.MULTILINE)
-_CLAIM = re.compile(r"^(c\d+)\. page: (.*)\n  claim: (.*)\n  cites: (.*)$", re.MULTILINE)
+_MEMORY = re.compile(r"^(m\d+) \((?:\d{4}-\d{2}-\d{2}|undated)\): (.*)$", re.MULTILINE)
+_CLAIM = re.compile(r"^(c\d+)\. page: (.*?) \| cites: ([^|]*) \| claim: (.*)$", re.MULTILINE)
+_WORD = re.compile(r"[\w'’]+", re.UNICODE)
+_DATE_PREFIX = re.compile(r"^\s*-?\s*\d{4}-\d{2}-\d{2}\s*:\s*")
+_NEGATIONS = frozenset(["not", "never", "no", "nobody", "nothing", "didn't", "doesn't", "don't", "wasn't", "isn't",
+                        "won't", "can't", "couldn't", "hasn't", "haven't", "hadn't", "without"])
+_FILLER = frozenset(["a", "an", "the", "and", "or", "of", "in", "on", "at", "to", "for", "with", "by", "from",
+                     "was", "were", "is", "are", "be", "been", "her", "his", "their", "its", "it", "they", "she",
+                     "he", "we", "i", "my", "our", "this", "that", "as", "so", "some", "also", "then"])
 
 
-def scored_claims(user: str) -> dict[str, Any]:
-    memories = dict(_MEMORY.findall(user.split("Claims to score:", 1)[0]))
-    scores = []
-    for claim_id, page, claim, cites in _CLAIM.findall(user):
-        texts = [memories[m.strip()] for m in cites.split(",") if m.strip() in memories]
-        score = scripted_score(ClaimQuestion(key=claim_id, text=claim, page=page, memories=texts))
-        scores.append({"id": claim_id, "accuracy": score.accuracy, "relevance": score.relevance,
-                       "specificity": score.specificity})
-    return {"scores": scores}
+def _words(text: str) -> list[str]:
+    return [w.lower().replace("’", "'") for w in _WORD.findall(text.replace("**", ""))]
+
+
+def _verdict(claim: str, cited: dict[str, str]) -> tuple[str, Any]:
+    claim = _DATE_PREFIX.sub("", claim)
+    words = [w for w in _words(claim) if w not in _FILLER]
+    negated = bool(_NEGATIONS & set(words))
+    content = [w for w in words if w not in _NEGATIONS]
+    held = {handle: set(_words(text)) for handle, text in cited.items()}
+    alone = [h for h, ws in held.items() if all(w in ws for w in content) and bool(_NEGATIONS & ws) == negated]
+    if alone:
+        return "supported", alone
+    every = set().union(*held.values()) if held else set()
+    names = [w for w, raw in zip(_words(claim), _WORD.findall(claim.replace("**", "")), strict=True)
+             if raw[:1].isupper() and w not in _FILLER and w not in _NEGATIONS]
+    if any(w not in every for w in names[1:] if w not in _NEGATIONS):
+        return "unsupported", "invented"
+    if any(w.isdigit() and w not in every for w in content):
+        return "unsupported", "number"
+    if negated and not any(_NEGATIONS & ws for ws in held.values()):
+        return "unsupported", "negation"
+    return "unsure", None
+
+
+def judged_claims(user: str) -> dict[str, Any]:
+    memories = dict(_MEMORY.findall(user.split("\nClaims:\n", 1)[0]))
+    answer: dict[str, Any] = {"supported": {}, "unsupported": {}, "unsure": []}
+    for claim_id, _page, cites, claim in _CLAIM.findall(user):
+        cited = {m.strip(): memories[m.strip()] for m in cites.split(",") if m.strip() in memories}
+        verdict, detail = _verdict(claim, cited)
+        if verdict == "supported":
+            answer["supported"][claim_id] = detail
+        elif verdict == "unsupported":
+            answer["unsupported"][claim_id] = detail
+        else:
+            answer["unsure"].append(claim_id)
+    return answer

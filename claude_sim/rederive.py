@@ -8,7 +8,7 @@ import re
 from datetime import date
 from typing import Any
 
-from domain.claims import evidence_of
+from domain.evidence import evidence_of
 from domain.forget import RederiveLine, RederiveMemory, RederiveTask, offline_replacement
 from planners.memory_text import first_sentence
 

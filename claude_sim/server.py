@@ -466,7 +466,7 @@ def _call_kind(body: dict[str, Any]) -> tuple[str, str]:
         return "aggregation", user
     if "decisions" in properties:
         return "judge", user
-    if "scores" in properties:
+    if "unsupported" in properties:
         return "claim_judge", user
     if "rederived" in properties:
         return "rederive", user
@@ -499,7 +499,7 @@ def _answer(kind: str, user: str, body: dict[str, Any], fault: str | None,
         elif kind == "judge":
             answer = brain.judged_pairs(user)
         elif kind == "claim_judge":
-            answer = lies.scored_claims(user)
+            answer = lies.judged_claims(user)
         elif kind == "rederive":
             answer = rederived_lines(user)
         else:

@@ -27,7 +27,8 @@ from temporalio.client import Client
 
 from app.worker import build_model_client, build_worker
 from claude_sim import ClaudeSimulator, SimConfig
-from domain.claims import evidence_of, unsupported_terms
+from domain.evidence import evidence_of
+from domain.grounding import APPLY_RULE, ungrounded
 from domain.memory import MemoryIn
 from domain.pricing import TokenUsage, cost_usd
 from evals.corpus import generate
@@ -95,14 +96,14 @@ async def served_claim_check(engine: AsyncEngine, tenant: str, owner: str) -> tu
             "SELECT id::text AS id, content, metadata, created_at FROM memory_units WHERE tenant_id = :t AND owner_id = :o"),
             {"t": tenant, "o": owner})).all()}
     evidence = {key: evidence_of(key, m.content, m.metadata, m.created_at) for key, m in memories.items()}
-    ungrounded = outside = 0
+    unfounded = outside = 0
     for row in rows:
         cited = [evidence[r] for r in row.refs if r in evidence]
         if not cited:
             outside += 1
-        elif row.kind == "fact" and unsupported_terms(row.text, cited, [row.title]):
-            ungrounded += 1
-    return len(rows), ungrounded, outside
+        elif row.kind == "fact" and ungrounded(row.text, cited, [row.title], APPLY_RULE):
+            unfounded += 1
+    return len(rows), unfounded, outside
 
 
 async def measure(client: Client, engine: AsyncEngine, lie: float, size: int, seed: int) -> GateRun:

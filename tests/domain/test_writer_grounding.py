@@ -14,8 +14,8 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 from activities.writer_gate import checked_draft
-from domain.claims import evidence_of
 from domain.context import MemoryRecord
+from domain.evidence import evidence_of
 from domain.resolved_plan import SectionTask
 from domain.writer_grounding import check_written_body
 
@@ -104,22 +104,22 @@ def rare(word: str) -> bool:
 
 
 def test_generated_one_word_names_opening_a_sentence_are_checked_ordinary_openers_are_not() -> None:
-    from domain.claims import opening_words
-    from domain.opening_names import unsupported_openings
+    from domain.claim_terms import names_in
+    from domain.grounding import gate_rule, ungrounded
 
     for seed in range(200):
         rng = random.Random(seed)
         known, stranger = name(rng), name(rng) + name(rng).lower()
         memory = evidence_of("m1", f"Dinner with {known} at the market, {rng.randint(2, 9)} stalls.", {}, DAY0)
         opener = rng.choice(COMMON_OPENERS)
-        assert opening_words(f"{stranger} cooked dinner.") == [stranger.lower()]
+        assert names_in(f"{stranger} cooked dinner.").openings == (stranger.lower(),)
         # a rare word no memory holds opening a sentence (first, or after a full stop) is refused
         for line in (f"- {stranger} cooked dinner.", f"- {opener} at the market. {stranger} cooked."):
-            assert unsupported_openings(line, [memory], ["Market"], rare) == [stranger.lower()], (seed, line)
+            assert ungrounded(line, [memory], ["Market"], gate_rule(rare)) == [stranger.lower()], (seed, line)
         # the same place taken by a name the memory or the page holds, or by an ordinary word, is not
         for line in (f"- {known} cooked dinner.", f"- {opener} at the market.", f"- {opener} with {known}.",
                      "- Market stalls again."):
-            assert unsupported_openings(line, [memory], ["Market"], rare) == [], (seed, line)
+            assert ungrounded(line, [memory], ["Market"], gate_rule(rare)) == [], (seed, line)
         # a writer's fold opening with an invented one-word name is dropped from its draft
         checked = check_written_body(f"- {stranger} joined every dinner.", [f"- 2026-02-01: Dinner with {known}."],
                                      [memory], ["Market"], rare)
