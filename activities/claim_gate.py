@@ -15,31 +15,27 @@ with no line leaves it too) and are recorded in `wiki_rejected_claims` with the 
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from uuid import UUID
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from activities.claim_judging import JudgedLine, ask_judge
 from domain.claim_checks import check_line
-from domain.claim_judge import ClaimQuestion, ClaimVerdict, JudgedMemory, rejection_reason
+from domain.claim_judge import ClaimVerdict, rejection_reason
 from domain.claims import DERIVED, QUOTED, UNVERIFIED, VERIFIED
 from domain.context import MemoryRecord
-from domain.errors import StepFailed
-from domain.evidence import Evidence, evidence_of, flat_values
+from domain.evidence import Evidence, evidence_of
 from domain.grounding import gate_rule, grounding_reason
 from domain.plan import LineSources, NewPage, NewSection, Plan, SectionUpdate
 from domain.plan_claims import lines_with_refs
 from domain.pricing import TokenCounts
 from messages.compile import Scope
-from planners.claim_judge_prompt import CLAIMS_PER_CALL
 from planners.port import Planner
 from planners.rare_words import is_rare_word
 from store.claims import RejectedClaim
 from store.memories import load_memories
-
-log = logging.getLogger(__name__)
 
 # The most lines one plan sends to the judge (in calls of CLAIMS_PER_CALL); any beyond stay unverified.
 MAX_JUDGED_CLAIMS = 600
@@ -161,31 +157,14 @@ async def gate_plan(engine: AsyncEngine, judge: Planner | None, scope: Scope, pl
 
 async def _judge(judge: Planner, items: list[_Line], memories: dict[str, MemoryRecord], model_id: str,
                  outcome: GateOutcome) -> None:
-    """Ask the judge about `items`, CLAIMS_PER_CALL lines a call; a call that fails leaves its lines
-    unverified and is counted (its tokens still count when it was paid for)."""
-    spent: list[TokenCounts] = []
-    for start in range(0, len(items), CLAIMS_PER_CALL):
-        chunk = items[start:start + CLAIMS_PER_CALL]
-        questions = [ClaimQuestion(key=str(n), text=item.line.text, page=item.page,
-                                   memories=[_judged_memory(memories[e.memory_id]) for e in item.evidence
-                                             if e.memory_id in memories])
-                     for n, item in enumerate(chunk)]
-        try:
-            reply = await judge.judge_claims(questions, model_id)
-        except StepFailed as error:
-            log.warning("claim judge failed (%s); %d claims stay unverified", error, len(chunk))
-            outcome.judge_failed = True
-            if isinstance(error.spent, TokenCounts):
-                spent.append(error.spent)  # a paid-for reply that could not be read still costs its tokens
-            continue
-        spent.append(reply.usage)
-        outcome.judged += len(chunk)
-        for verdict in reply.verdicts:
-            if verdict.key.isdigit() and int(verdict.key) < len(chunk):
-                _settle(chunk[int(verdict.key)], verdict)
-    if spent:
-        outcome.usage = TokenCounts.model_validate(
-            {key: sum(getattr(usage, key) for usage in spent) for key in TokenCounts.model_fields})
+    """The judge's word on `items`, each shown the memories it cites (narrowed to those holding its
+    terms); a line left without a verdict stays unverified."""
+    run = await ask_judge(judge, [JudgedLine(text=item.line.text, page=item.page,
+                                             memories=[memories[r] for r in item.line.refs if r in memories])
+                                  for item in items], model_id)
+    outcome.judged, outcome.judge_failed, outcome.usage = run.judged, run.failed, run.usage
+    for index, verdict in run.verdicts.items():
+        _settle(items[index], verdict)
 
 
 def _settle(item: _Line, verdict: ClaimVerdict) -> None:
@@ -196,18 +175,6 @@ def _settle(item: _Line, verdict: ClaimVerdict) -> None:
         item.line.status = VERIFIED
         item.line.judged_by, item.line.judged_together = list(verdict.by), list(verdict.together)
         item.line.refs = list(dict.fromkeys([*verdict.by, *verdict.together])) or item.line.refs
-
-
-def _judged_memory(memory: MemoryRecord) -> JudgedMemory:
-    day = memory.created_at.date().isoformat() if memory.created_at is not None else ""
-    return JudgedMemory(id=str(memory.id), day=day, text=_memory_text(memory))
-
-
-def _memory_text(memory: MemoryRecord) -> str:
-    """What the judge reads of a memory: its text, and the values of its metadata (kind, place, city),
-    the same evidence the grounding check reads."""
-    values = list(dict.fromkeys(v for v in flat_values(memory.metadata) if v and v not in memory.content))
-    return f"{memory.content} [{'; '.join(values)[:200]}]" if values else memory.content
 
 
 def _rewrite_sections(lines: list[_Line], outcome: GateOutcome, memories: set[str]) -> None:

@@ -9,7 +9,9 @@ passed; confidence counted every memory the line cited. Now (domain/claims.py):
   for derived and unverified lines (a check enforces it), and rests on `supporters`, the memories
   that each support the line on their own;
 - `wiki_claim_sources.support` says how a cited memory supports its claim: 'quote', 'judge',
-  'together', or NULL (only cited).
+  'together', or NULL (only cited);
+- `wiki_compile_section_drafts.line_claims` keeps the claim judge's verdicts on a section writer's
+  own lines until apply writes them.
 
 Existing rows are labelled by what can be checked now, honestly: a derived line stays derived (no
 confidence); a line that is word for word whole sentences of a memory it cites becomes quoted, its
@@ -45,6 +47,7 @@ def upgrade() -> None:
     op.execute("ALTER TABLE wiki_section_claims ALTER COLUMN confidence DROP NOT NULL")
     op.execute("ALTER TABLE wiki_section_claims ADD COLUMN supporters integer NOT NULL DEFAULT 0")
     op.execute("ALTER TABLE wiki_claim_sources ADD COLUMN support text")
+    op.execute("ALTER TABLE wiki_compile_section_drafts ADD COLUMN line_claims jsonb NOT NULL DEFAULT '{}'")
     op.execute("""ALTER TABLE wiki_claim_sources ADD CONSTRAINT wiki_claim_sources_support
                       CHECK (support IN ('quote', 'judge', 'together'))""")
     _relabel()
@@ -101,9 +104,13 @@ def downgrade() -> None:
                       status = CASE WHEN status IN ('quoted', 'verified', 'derived') THEN 'verified' ELSE 'unverified' END,
                       confidence = CASE WHEN corroboration <= 0 THEN 0
                                         ELSE least(1.0, 0.7 + 0.1 * (corroboration - 1)) END""")
+    # The update's scope-revision bumps are deferred triggers: run them now, before an earlier
+    # migration's downgrade drops their table in this same transaction.
+    op.execute("SET CONSTRAINTS ALL IMMEDIATE")
     op.execute("ALTER TABLE wiki_section_claims ALTER COLUMN confidence SET NOT NULL")
     op.execute("""ALTER TABLE wiki_section_claims ADD CONSTRAINT wiki_section_claims_status_check
                       CHECK (status IN ('verified', 'unverified'))""")
+    op.execute("ALTER TABLE wiki_compile_section_drafts DROP COLUMN line_claims")
     op.execute("ALTER TABLE wiki_claim_sources DROP CONSTRAINT wiki_claim_sources_support")
     op.execute("ALTER TABLE wiki_claim_sources DROP COLUMN support")
     op.execute("ALTER TABLE wiki_section_claims DROP COLUMN supporters")
