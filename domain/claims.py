@@ -9,6 +9,7 @@ passes first is `domain/grounding.py`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -42,10 +43,22 @@ def status_meaning(status: str) -> str:
     return STATUS_MEANINGS.get(status, "")
 
 
-def status_legend(statuses: list[str]) -> list[str]:
+def status_meanings(statuses: Iterable[str]) -> dict[str, str]:
+    """The meaning of each status among `statuses`, in the order of STATUSES: what a read that shows
+    claims says beside them."""
+    present = set(statuses)
+    return {status: STATUS_MEANINGS[status] for status in (*STATUSES, REJECTED) if status in present}
+
+
+def status_legend(statuses: Iterable[str]) -> list[str]:
     """One line per status among `statuses`, in the order of STATUSES: `status: meaning`."""
-    shown = [s for s in (*STATUSES, REJECTED) if s in set(statuses)]
-    return [f"{status}: {STATUS_MEANINGS[status]}" for status in shown]
+    return [f"{status}: {meaning}" for status, meaning in status_meanings(statuses).items()]
+
+
+def claim_mark(status: str, confidence: float | None) -> str:
+    """How a line is marked beside its text: its confidence when it has one, then its status
+    ("0.80 quoted", "unverified", "derived")."""
+    return status if confidence is None else f"{confidence:.2f} {status}"
 
 
 # Seed 003's schedule, counted over the memories that each support the line on their own (a quote of
