@@ -172,6 +172,14 @@ def address_line(address: str) -> str:
     return text if text[-1] in ".!?…" else text + "."
 
 
+_ADDRESS_IN_TEXT = re.compile(rf"\b{ADDRESS}: ([^\n]+?)\.?(?:\n|$)")
+
+
+def addresses_in(text: str) -> list[str]:
+    """The addresses the address lines within a text state ("Address: 12 Oak St, Denver, CO.")."""
+    return [match.group(1) for match in _ADDRESS_IN_TEXT.finditer(text)]
+
+
 def page_count_line(heading: str, count: int) -> str:
     """A hub's count of the pages of one group."""
     return f"- {heading}: {count} {plural(count, 'page', 'pages')}."
