@@ -48,6 +48,14 @@ def span(first: str, last: str) -> str:
 # ------------------------------------------------------------------ a memory's own dated line
 
 _DATED = re.compile(rf"^\s*[-*]\s*({DAY})\s*:\s*(.+)$")
+# Apply links a name in bold to its page ("**Uchi**" becomes "[**Uchi**](/wiki/entity/uchi)"): the
+# formats are read with those links undone.
+_LINKED_BOLD = re.compile(r"\[(\*\*[^*\]]+\*\*)\]\(/wiki/[^)\s]*\)")
+
+
+def unlinked(line: str) -> str:
+    """The line with the page links apply adds to bold names taken off again."""
+    return _LINKED_BOLD.sub(r"\1", line)
 _LEAD = re.compile(r"^\*\*([^*]+)\*\*:\s+(.+)$")
 
 
@@ -70,7 +78,7 @@ class Dated:
 
 def parse_dated(line: str) -> Dated | None:
     """The day, lead and text of a dated line `- YYYY-MM-DD: …`, or None for any other line."""
-    match = _DATED.match(line)
+    match = _DATED.match(unlinked(line))
     if match is None:
         return None
     day, rest = match.groups()
@@ -237,7 +245,8 @@ def _days(*groups: str | None) -> tuple[str, ...]:
 
 def shape_of(line: str) -> Shape | None:
     """The derived shape of a line, or None when it is not one of the compiler's derived lines."""
-    text = line.strip()
+    written = line.strip()
+    text = unlinked(written)
     if (m := _COUNT.match(text)) is not None:
         return Shape("count", counts=(int(m.group(1)),))
     if (m := _SPAN.match(text)) is not None:
@@ -262,7 +271,7 @@ def shape_of(line: str) -> Shape | None:
                      sentence=m.group(1))
     if (m := _ADDRESS.match(text)) is not None:
         return Shape("address", address=m.group(1).rstrip("."))
-    if _PAGE_COUNT.match(text) or _ROLLUP.match(text) or _SEE.match(text):
+    if _PAGE_COUNT.match(text) or _ROLLUP.match(written) or _SEE.match(written):
         return Shape("pages", pages=True)
     return None
 
@@ -283,7 +292,7 @@ def emphasised_names(line: str) -> list[str]:
 
 def mentioned_names(line: str) -> list[str]:
     """The names a mentions line counts, in order ("**Lena** (3)" -> "Lena")."""
-    return re.findall(r"\*\*([^*]+)\*\* \(\d+\)", line)
+    return re.findall(r"\*\*([^*]+)\*\* \(\d+\)", unlinked(line))
 
 
 def shown_days(lines: Sequence[str]) -> list[str]:
