@@ -99,8 +99,8 @@ def _tally(levels: dict[str, str], rejected: set[str], lies: set[str]) -> dict[s
         (lied if key in lies else true)[level] += 1
     for key in rejected - set(levels):
         (lied if key in lies else true)[REJECTED] += 1
-    for key in lies - set(levels) - rejected:
-        lied[REJECTED] += 1  # a lie the plan's section lost with its other lines
+    # a lie neither served nor recorded went with its section when the gate emptied it
+    lied[REJECTED] += len(lies - set(levels) - rejected)
     return {"true": true, "lies": lied}
 
 
