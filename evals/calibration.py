@@ -93,14 +93,19 @@ async def _compile(client: Client, engine: AsyncEngine, conversation: Conversati
     return tenant, owner
 
 
-def _tally(levels: dict[str, str], rejected: set[str], lies: set[str]) -> dict[str, Counter]:
-    true, lied = Counter(), Counter()
-    for key, level in levels.items():
-        (lied if key in lies else true)[level] += 1
-    for key in rejected - set(levels):
-        (lied if key in lies else true)[REJECTED] += 1
-    # a lie neither served nor recorded went with its section when the gate emptied it
-    lied[REJECTED] += len(lies - set(levels) - rejected)
+def _tally(levels: dict[str, str], rejected: set[str], injected: list[str]) -> dict[str, Counter]:
+    """How many true lines and lies ended at each level. A lie is found under its key as the simulator
+    wrote it or as apply stored it (made safe); one neither served nor recorded went with its section
+    when the gate emptied it."""
+    lie_keys: set[str] = set()
+    lied: Counter = Counter()
+    for line in dict.fromkeys(injected):
+        keys = {claim_key(line), claim_key(safe_markdown(line))}
+        lie_keys |= keys
+        served = [levels[k] for k in keys if k in levels]
+        lied[served[0] if served else REJECTED] += 1
+    true: Counter = Counter(level for key, level in levels.items() if key not in lie_keys)
+    true[REJECTED] += len(rejected - set(levels) - lie_keys)
     return {"true": true, "lies": lied}
 
 
@@ -125,7 +130,7 @@ async def run(conversations: list[Conversation], lie: float) -> dict[str, Any]:
                             WIKI_TASK_QUEUE=f"cal-{uuid.uuid4()}")
         for conversation in conversations:
             tenant, owner = await _compile(client, engine, conversation, scripted)
-            for kind, counts in _tally(*await _levels(engine, tenant, owner), set()).items():
+            for kind, counts in _tally(*await _levels(engine, tenant, owner), []).items():
                 offline[kind].update(counts)
             log.info("%s offline: %s", conversation.sample_id, dict(offline["true"]))
         for conversation in conversations:
@@ -143,9 +148,7 @@ async def run(conversations: list[Conversation], lie: float) -> dict[str, Any]:
                         os.environ.pop("ANTHROPIC_BASE_URL", None)
                     else:
                         os.environ["ANTHROPIC_BASE_URL"] = before
-                lies = {claim_key(line) for line in sim.injected_lines} | {
-                    claim_key(safe_markdown(line)) for line in sim.injected_lines}
-                for kind, counts in _tally(*await _levels(engine, tenant, owner), lies).items():
+                for kind, counts in _tally(*await _levels(engine, tenant, owner), list(sim.injected_lines)).items():
                     model[kind].update(counts)
                 log.info("%s through the simulator: true %s, lies %s", conversation.sample_id,
                          dict(model["true"]), dict(model["lies"]))
