@@ -184,7 +184,7 @@ def _rewrite_sections(lines: list[_Line], outcome: GateOutcome, memories: set[st
         if item.rejected:
             outcome.rejected.append(RejectedClaim(
                 page_ref=item.page_ref, section_slug=item.section.slug, text=item.line.text,
-                cited=list(item.line.refs), stage=item.stage, reason=item.rejected, scores=item.verdict))
+                cited=list(item.line.refs), stage=item.stage, reason=item.rejected, verdict=item.verdict))
     emptied: set[int] = set()
     for items in by_section.values():
         if not any(item.rejected for item in items):

@@ -81,7 +81,7 @@ async def judged_draft(judge: Planner, task: SectionTask, body: str, cited: list
             out.rejected.append(RejectedClaim(
                 page_ref=task.page_id, section_slug=task.slug, text=line, cited=[str(m.id) for m in cited],
                 stage="judge", reason=rejection_reason(verdict),
-                scores={"verdict": "unsupported", "problem": verdict.problem}))
+                verdict={"verdict": "unsupported", "problem": verdict.problem}))
         elif verdict.supported:
             out.judged[claim_key(line)] = ProposedClaim(refs=[*verdict.by, *verdict.together], status="verified",
                                                         judged_by=verdict.by, judged_together=verdict.together)

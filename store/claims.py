@@ -203,7 +203,8 @@ class RejectedClaim(BaseModel):
     stage: Literal["grounding", "judge"]
     reason: str
     # The judge's verdict on it ({"verdict": "unsupported", "problem": "negation"}); None for grounding.
-    scores: dict[str, Any] | None = None
+    # (Stored in the column `scores`, which rows from before the verdicts hold the judge's scores in.)
+    verdict: dict[str, Any] | None = None
 
 
 async def record_rejected_claims(conn: AsyncConnection, scope_tenant: str, scope_owner: str, run_id: str | None,
@@ -221,7 +222,7 @@ async def record_rejected_claims(conn: AsyncConnection, scope_tenant: str, scope
                                            claim.text),
                "tenant": scope_tenant, "owner": scope_owner, "run": run_id, "plan": plan_id, "page": claim.page_ref,
                "section": claim.section_slug, "text": claim.text, "cited": claim.cited, "stage": claim.stage,
-               "reason": claim.reason, "scores": json.dumps(claim.scores) if claim.scores is not None else None})
+               "reason": claim.reason, "scores": json.dumps(claim.verdict) if claim.verdict is not None else None})
 
 
 async def rejected_claims(conn: AsyncConnection, tenant: str, owner: str, limit: int = 100) -> list[dict[str, Any]]:
@@ -236,7 +237,7 @@ async def rejected_claims(conn: AsyncConnection, tenant: str, owner: str, limit:
     """), {"tenant": tenant, "owner": owner, "limit": limit})
     return [{"at": row.created_at.isoformat(), "run_id": row.run_id, "page": row.page or row.page_ref,
              "section": row.section_slug, "text": row.text, "cited": list(row.cited), "stage": row.stage,
-             "reason": row.reason, "scores": row.scores} for row in rows]
+             "reason": row.reason, "verdict": row.scores} for row in rows]
 
 
 # Confidences are stored as numeric(3, 2); compared with the float 0.8 they would read 0.80 < 0.8000…04.
