@@ -293,14 +293,3 @@ def emphasised_names(line: str) -> list[str]:
 def mentioned_names(line: str) -> list[str]:
     """The names a mentions line counts, in order ("**Lena** (3)" -> "Lena")."""
     return re.findall(r"\*\*([^*]+)\*\* \(\d+\)", unlinked(line))
-
-
-def shown_days(lines: Sequence[str]) -> list[str]:
-    """The days of the dated and visit lines among `lines`."""
-    out = []
-    for line in lines:
-        dated = parse_dated(line)
-        day = dated.day if dated is not None else parse_visited_on(line)
-        if day is not None:
-            out.append(day)
-    return out
