@@ -29,7 +29,7 @@ Derived lines (figures computed in code from the section's memories or pages):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 DAY = r"\d{4}-\d{2}-\d{2}"
