@@ -10,8 +10,9 @@ gate blocked.
 The claim judge's answer (`judged_claims`) reads the prompt's contract
 (planners/claim_judge_prompt.py) and decides each claim from the memories it cites by their words,
 with no product code: a cited memory supports a claim on its own when it holds every content word
-of it (numbers and names included) with the same negation; a claim with a name or a number none of
-its memories holds, or a negation they do not share, is unsupported; anything else is unsure.
+of it (numbers and names included) with the same negation; a claim with a name (other than the
+page's) or a number none of its memories holds, or a negation they do not share, is unsupported;
+anything else is unsure.
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ def _words(text: str) -> list[str]:
     return [w.lower().replace("’", "'") for w in _WORD.findall(text.replace("**", ""))]
 
 
-def _verdict(claim: str, cited: dict[str, str]) -> tuple[str, Any]:
+def _verdict(claim: str, page: str, cited: dict[str, str]) -> tuple[str, Any]:
     claim = _DATE_PREFIX.sub("", claim)
     words = [w for w in _words(claim) if w not in _FILLER]
     negated = bool(_NEGATIONS & set(words))
@@ -105,7 +106,7 @@ def _verdict(claim: str, cited: dict[str, str]) -> tuple[str, Any]:
     alone = [h for h, ws in held.items() if all(w in ws for w in content) and bool(_NEGATIONS & ws) == negated]
     if alone:
         return "supported", alone
-    every = set().union(*held.values()) if held else set()
+    every = set().union(*held.values()) | set(_words(page)) if held else set(_words(page))
     names = [w for w, raw in zip(_words(claim), _WORD.findall(claim.replace("**", "")), strict=True)
              if raw[:1].isupper() and w not in _FILLER and w not in _NEGATIONS]
     if any(w not in every for w in names[1:] if w not in _NEGATIONS):
@@ -120,9 +121,9 @@ def _verdict(claim: str, cited: dict[str, str]) -> tuple[str, Any]:
 def judged_claims(user: str) -> dict[str, Any]:
     memories = dict(_MEMORY.findall(user.split("\nClaims:\n", 1)[0]))
     answer: dict[str, Any] = {"supported": {}, "unsupported": {}, "unsure": []}
-    for claim_id, _page, cites, claim in _CLAIM.findall(user):
+    for claim_id, page, cites, claim in _CLAIM.findall(user):
         cited = {m.strip(): memories[m.strip()] for m in cites.split(",") if m.strip() in memories}
-        verdict, detail = _verdict(claim, cited)
+        verdict, detail = _verdict(claim, page, cited)
         if verdict == "supported":
             answer["supported"][claim_id] = detail
         elif verdict == "unsupported":
