@@ -10,8 +10,9 @@
   or dropped: no quote.
 - derived (`derived_holds`): the line has the shape of one the compiler computes
   (domain/line_formats.py) and recomputing it from its memories gives its figures: its counts, its
-  days, its address. Lines that count or list pages cannot be recounted from memories and are
-  taken by their shape.
+  days, its address (a count of some of them, a fold's or a repeated sentence's, is bounded by the
+  recount). Lines that count or list pages cannot be recounted from memories and are taken by their
+  shape.
 - verified: the judge's word (domain/claim_judge.py), given in the gate.
 - unverified: everything else.
 
@@ -91,10 +92,11 @@ def derived_holds(line: str, evidence: Sequence[Evidence]) -> bool:
         return all(any(f" {name} " in e.text for e in evidence) for name in names) \
             and all(1 <= count <= len(evidence) for count in shape.counts)
     if shape.kind == "recurring":
+        # The count is of the memories whose own line the sentence is; others may say it further on.
         said = normalize_alias(shape.sentence)
         holders = [e for e in evidence if f" {said} " in e.text]
         held_days = _days(holders)
-        return shape.counts[0] == len(holders) and all(day in held_days for day in shape.days)
+        return 2 <= shape.counts[0] <= len(holders) and all(day in held_days for day in shape.days)
     return False
 
 
