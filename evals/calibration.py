@@ -27,7 +27,6 @@ import argparse
 import asyncio
 import json
 import logging
-import os
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -37,20 +36,19 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
 
-from app.worker import build_model_client, build_worker
+from app.worker import build_worker
 from claude_sim import ClaudeSimulator, SimConfig
 from domain.claim_text import claim_key
 from domain.claims import DERIVED, UNVERIFIED
 from domain.markup import safe_markdown
 from domain.memory import MemoryIn
 from evals.locomo_data import Conversation, LocomoMissing, load
-from evals.run import private_services
+from evals.run import private_services, through_simulator
 from runtime.settings import Settings
 from runtime.temporal_client import signal_compile
 from store.memories import store_memories
 
 log = logging.getLogger("evals.calibration")
-SIM_KEY = "sim-anthropic-key"
 REJECTED = "rejected"
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -134,20 +132,9 @@ async def run(conversations: list[Conversation], lie: float) -> dict[str, Any]:
                 offline[kind].update(counts)
             log.info("%s offline: %s", conversation.sample_id, dict(offline["true"]))
         for conversation in conversations:
-            async with ClaudeSimulator(SimConfig(ungrounded_claims=lie)) as sim:
-                settings = Settings(WIKI_LLM="anthropic", ANTHROPIC_API_KEY=SIM_KEY, WIKI_DEBOUNCE_SECONDS=0,
-                                    WIKI_AGGREGATION_PASS_ENABLED=False, WIKI_TASK_QUEUE=f"cal-{uuid.uuid4()}")
-                before = os.environ.get("ANTHROPIC_BASE_URL")
-                os.environ["ANTHROPIC_BASE_URL"] = sim.base_url  # the SDK's own setting
-                model_client = build_model_client(settings)
-                try:
-                    tenant, owner = await _compile(client, engine, conversation, settings, model_client)
-                finally:
-                    await model_client.aclose()
-                    if before is None:
-                        os.environ.pop("ANTHROPIC_BASE_URL", None)
-                    else:
-                        os.environ["ANTHROPIC_BASE_URL"] = before
+            async with ClaudeSimulator(SimConfig(ungrounded_claims=lie)) as sim, through_simulator(
+                    sim.base_url, WIKI_AGGREGATION_PASS_ENABLED=False) as (settings, model_client):
+                tenant, owner = await _compile(client, engine, conversation, settings, model_client)
                 for kind, counts in _tally(*await _levels(engine, tenant, owner), list(sim.injected_lines)).items():
                     model[kind].update(counts)
                 log.info("%s through the simulator: true %s, lies %s", conversation.sample_id,
