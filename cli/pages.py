@@ -29,7 +29,7 @@ from cli.common import (
     scope,
 )
 from cli.output import Col, WideOption, first_line, out, print_json, table, write_text
-from domain.claims import claim_mark
+from domain.claims import claim_mark, status_legend
 from domain.markup import safe_markdown
 from domain.search import MAX_SEARCH_LIMIT, MIN_TERM_LENGTH, normalize_search_terms
 from runtime.settings import get_settings
@@ -116,7 +116,7 @@ def _page_markdown(page: PageWithSources, sources: bool, per_section: bool = Fal
         once = {source.id: source for section in page.sections for source in page.sources.get(section.slug, [])}
         lines += _sources_lines(list(once.values()))
     if page.statuses:
-        lines += ["", "statuses:", *(f"- {status}: {meaning}" for status, meaning in page.statuses.items())]
+        lines += ["", "statuses:", *(f"- {line}" for line in status_legend(page.statuses))]
     # Whatever the rows hold, the markdown printed is safe (domain.markup).
     return safe_markdown("\n".join(lines)) + "\n"
 

@@ -9,7 +9,7 @@ import typer
 
 from cli.common import EXIT_USAGE, CliError, JsonOption, OwnerOption, TenantOption, handled, run, scope
 from cli.output import out, print_json
-from domain.claims import claim_mark
+from domain.claims import claim_mark, status_legend
 from runtime.settings import get_settings
 
 MaxTokensOption = Annotated[int | None, typer.Option(
@@ -89,8 +89,8 @@ def recall_command(
 
 
 def _legend(statuses: dict[str, str]) -> None:
-    for status, meaning in statuses.items():
-        out.print(f"{status}: {meaning}")
+    for line in status_legend(statuses):
+        out.print(line)
 
 
 @handled

@@ -32,15 +32,11 @@ STATUS_MEANINGS: dict[str, str] = {
     VERIFIED: "a judge model read it with the memories it cites and said they support it",
     DERIVED: "computed by the compiler from its memories or pages (a count, a span, a list), "
              "recomputed whenever they change; never judged, no confidence",
-    UNVERIFIED: "no check showed that its memories say it: not a quote, and no judge read it "
+    UNVERIFIED: "no check showed that its memories say it: it is no quote, and no judge said they support it "
                 "(offline there is no judge)",
     REJECTED: "kept out of the wiki: a name, number or date none of its memories holds, "
               "or a judge said its memories do not support it",
 }
-
-
-def status_meaning(status: str) -> str:
-    return STATUS_MEANINGS.get(status, "")
 
 
 def status_meanings(statuses: Iterable[str]) -> dict[str, str]:
