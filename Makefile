@@ -56,6 +56,7 @@ eval: $(STAMP)
 	$(BIN)/python -m evals
 	$(BIN)/python -m evals.recall_eval
 	$(BIN)/python -m evals.conversations_eval
+	$(BIN)/python -m evals.calibration
 
 clean:
 	rm -rf $(VENV) .data

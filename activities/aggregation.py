@@ -46,6 +46,7 @@ from store.corrections import blocked_sections
 from store.memories import Cursor, read_after
 from store.plan_apply import apply_resolved_plan
 from store.plan_staging import (
+    draft_line_claims,
     earlier_resolution,
     lock_resolved_plan,
     mark_applied,
@@ -131,7 +132,8 @@ class Aggregation:
                 return AggregationApplyResult.model_validate({**(plan.result or {}), "already_applied": True})
             leaf = await apply_resolved_plan(conn, scope.tenant, scope.owner, plan.resolved,
                                              await section_drafts(conn, request.plan_id), deterministic_linking=False,
-                                             run_id=plan.run_id)
+                                             run_id=plan.run_id,
+                                             written_claims=await draft_line_claims(conn, request.plan_id))
             result = AggregationApplyResult(pages_created=leaf.pages_created, pages_upserted=leaf.pages_upserted,
                                             sections_rewritten=leaf.sections_rewritten,
                                             links_upserted=leaf.links_upserted)

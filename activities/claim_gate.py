@@ -1,53 +1,43 @@
 """The verification gate: every line a plan proposes is checked before the plan is staged.
 
 It runs inside the planning activity (a regular activity on the model queue), so it needs no step
-of its own in the workflow: (a) the deterministic grounding check (`domain/claims.py`): a line
-whose numbers, dates or names none of its cited memories (nor the page's own names) holds is
-rejected with no model call, and so is one opening a sentence with a rare word they do not hold
-(`domain/opening_names.py`: a one-word name); (b) one judge call for the plan's remaining new lines (a memory's own
-quoted line needs none: it is the memory's text), scored as accuracy, relevance and specificity:
-an average of 0.6 or more is verified, under 0.3 rejected, otherwise unverified. A judge that fails
-leaves its lines unverified and is counted. Rejected lines leave the plan (a section left with no
-line leaves it too) and are recorded in `wiki_rejected_claims` with the reason; each kept line is
-narrowed to the memories that vouch for it.
+of its own in the workflow. Each line is settled by `domain/claim_checks.py` `check_line`: a line
+the compiler computes and whose figures recount from its memories is derived; a line that is word
+for word whole sentences of a cited memory is quoted; a line with a date, number or name none of
+its memories (nor the page's names) holds is rejected, with no model call (the grounding rule,
+domain/grounding.py, `GATE_RULE`). Every other line goes to the claim judge when the planner has a
+model (`judges_claims`): several lines per call, each memory sent once. A line the judge says its
+memories support is verified, with the memories it named; one it says they do not support is
+rejected; one it is unsure of, or leaves out, stays unverified, as does every such line offline and
+every line of a judge call that failed (counted). Rejected lines leave the plan (a section left
+with no line leaves it too) and are recorded in `wiki_rejected_claims` with the reason.
 """
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from uuid import UUID
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from domain.claims import (
-    ClaimQuestion,
-    Evidence,
-    evidence_of,
-    flat_values,
-    grounding_reason,
-    is_summary,
-    is_verbatim,
-    lines_with_refs,
-    quoted_by,
-    supporting,
-    unsupported_terms,
-)
+from activities.claim_judging import JudgedLine, ask_judge
+from domain.claim_checks import check_line
+from domain.claim_judge import ClaimVerdict, rejection_reason
+from domain.claims import DERIVED, QUOTED, UNVERIFIED, VERIFIED
 from domain.context import MemoryRecord
-from domain.errors import StepFailed
-from domain.name_words import is_name_alone
-from domain.opening_names import unsupported_openings
+from domain.evidence import Evidence, evidence_of
+from domain.grounding import GATE_RULE, grounding_reason
 from domain.plan import LineSources, NewPage, NewSection, Plan, SectionUpdate
+from domain.plan_claims import lines_with_refs
 from domain.pricing import TokenCounts
 from messages.compile import Scope
 from planners.port import Planner
 from store.claims import RejectedClaim
 from store.memories import load_memories
 
-log = logging.getLogger(__name__)
-
-MAX_JUDGED_CLAIMS = 200
+# The most lines one plan sends to the judge (in calls of CLAIMS_PER_CALL); any beyond stay unverified.
+MAX_JUDGED_CLAIMS = 600
 
 
 @dataclass
@@ -60,7 +50,7 @@ class _Line:
     evidence: list[Evidence]
     rejected: str = ""
     stage: str = ""
-    scores: dict[str, float] | None = None
+    verdict: dict[str, str] | None = None
 
 
 @dataclass
@@ -141,67 +131,49 @@ async def gate_plan(engine: AsyncEngine, judge: Planner | None, scope: Scope, pl
             lines.append(_Line(section=section, page=page, page_ref=page_ref, names=page_names, line=line,
                                evidence=cited))
     outcome = GateOutcome(plan=plan)
+    rule = GATE_RULE
     to_judge: list[_Line] = []
     for item in lines:
         if not item.evidence:
             item.rejected, item.stage = "cites no memory of its scope", "grounding"
             continue
-        quoted = quoted_by(item.line.text, item.evidence)
-        if quoted:
-            item.line.refs, item.line.status = quoted, "verified"
-            continue
-        missing = (unsupported_terms(item.line.text, item.evidence, item.names)
-                   or unsupported_openings(item.line.text, item.evidence, item.names, is_name_alone))
-        if missing:
-            item.rejected, item.stage = grounding_reason(missing), "grounding"
-            continue
-        if is_summary(item.line.text, item.evidence):
-            item.line.status, item.line.kind = "verified", "derived"  # recounted: grounded by construction
-            continue
-        if is_verbatim(item.line.text, item.evidence):
-            # Every word of it is in its memories: it cannot say what they do not; no judge call.
-            item.line.refs, item.line.status = supporting(item.line.text, item.evidence), "verified"
-            continue
-        item.line.refs = supporting(item.line.text, item.evidence) or [e.memory_id for e in item.evidence]
-        item.line.status = "unverified"
-        to_judge.append(item)
-    if judge is not None and to_judge:
+        check = check_line(item.line.text, item.evidence, item.names, rule)
+        item.line.refs = check.refs
+        if check.outcome == "rejected":
+            item.rejected, item.stage = grounding_reason(check.missing), "grounding"
+        elif check.outcome == "derived":
+            item.line.status, item.line.kind = DERIVED, "derived"
+        elif check.outcome == "quoted":
+            item.line.status = QUOTED
+        else:
+            item.line.status = UNVERIFIED
+            to_judge.append(item)
+    if judge is not None and judge.judges_claims and to_judge:
         await _judge(judge, to_judge[:MAX_JUDGED_CLAIMS], by_id, model_id, outcome)
     _rewrite_sections(lines, outcome, set(evidence))
     return outcome
 
 
-async def _judge(judge: Planner, items: list[_Line], memories: dict, model_id: str, outcome: GateOutcome) -> None:
-    questions = [ClaimQuestion(key=str(n), text=item.line.text, page=item.page,
-                               memories=[_memory_text(memories[r]) for r in item.line.refs if r in memories])
-                 for n, item in enumerate(items)]
-    try:
-        reply = await judge.judge_claims(questions, model_id)
-    except StepFailed as error:
-        # The deterministic check has passed these lines; without a judgement they stay unverified.
-        log.warning("claim judge failed (%s); %d claims stay unverified", error, len(items))
-        outcome.judge_failed = True
-        if isinstance(error.spent, TokenCounts):
-            outcome.usage = error.spent  # a paid-for reply that could not be read still costs its tokens
-        return
-    outcome.judged = len(items)
-    outcome.usage = reply.usage
-    for score in reply.scores:
-        item = items[int(score.key)] if score.key.isdigit() and int(score.key) < len(items) else None
-        if item is None:
-            continue
-        item.scores = {"accuracy": score.accuracy, "relevance": score.relevance, "specificity": score.specificity}
-        if score.verdict == "rejected":
-            item.rejected, item.stage = "the judge scored it under 0.3", "judge"
-        else:
-            item.line.status = score.verdict
+async def _judge(judge: Planner, items: list[_Line], memories: dict[str, MemoryRecord], model_id: str,
+                 outcome: GateOutcome) -> None:
+    """The judge's word on `items`, each shown the memories it cites (narrowed to those holding its
+    terms); a line left without a verdict stays unverified."""
+    run = await ask_judge(judge, [JudgedLine(text=item.line.text, page=item.page,
+                                             memories=[memories[r] for r in item.line.refs if r in memories])
+                                  for item in items], model_id)
+    outcome.judged, outcome.judge_failed, outcome.usage = run.judged, run.failed, run.usage
+    for index, verdict in run.verdicts.items():
+        _settle(items[index], verdict)
 
 
-def _memory_text(memory: MemoryRecord) -> str:
-    """What the judge reads of a memory: its text, and the values of its metadata (kind, place, city),
-    the same evidence the grounding check reads."""
-    values = list(dict.fromkeys(v for v in flat_values(memory.metadata) if v and v not in memory.content))
-    return f"{memory.content} ({'; '.join(values)[:200]})" if values else memory.content
+def _settle(item: _Line, verdict: ClaimVerdict) -> None:
+    if verdict.verdict == "unsupported":
+        item.rejected, item.stage = rejection_reason(verdict), "judge"
+        item.verdict = {"verdict": "unsupported", "problem": verdict.problem}
+    elif verdict.supported:
+        item.line.status = VERIFIED
+        item.line.judged_by, item.line.judged_together = list(verdict.by), list(verdict.together)
+        item.line.refs = list(dict.fromkeys([*verdict.by, *verdict.together])) or item.line.refs
 
 
 def _rewrite_sections(lines: list[_Line], outcome: GateOutcome, memories: set[str]) -> None:
@@ -211,7 +183,7 @@ def _rewrite_sections(lines: list[_Line], outcome: GateOutcome, memories: set[st
         if item.rejected:
             outcome.rejected.append(RejectedClaim(
                 page_ref=item.page_ref, section_slug=item.section.slug, text=item.line.text,
-                cited=list(item.line.refs), stage=item.stage, reason=item.rejected, scores=item.scores))
+                cited=list(item.line.refs), stage=item.stage, reason=item.rejected, verdict=item.verdict))
     emptied: set[int] = set()
     for items in by_section.values():
         if not any(item.rejected for item in items):

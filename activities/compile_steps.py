@@ -47,6 +47,7 @@ from store.page_matching import Judgement
 from store.plan_apply import apply_resolved_plan
 from store.plan_resolution import resolve_plan
 from store.plan_staging import (
+    draft_line_claims,
     earlier_resolution,
     lock_resolved_plan,
     mark_applied,
@@ -142,7 +143,8 @@ class CompileSteps:
             result = await apply_resolved_plan(conn, scope.tenant, scope.owner, plan.resolved,
                                                await section_drafts(conn, request.plan_id),
                                                deterministic_linking=request.deterministic_linking_enabled,
-                                               run_id=plan.run_id)
+                                               run_id=plan.run_id,
+                                               written_claims=await draft_line_claims(conn, request.plan_id))
             await record_merge_decisions(conn, scope.tenant, scope.owner, request.plan_id, plan.run_id, plan.resolved)
             await index_new_aliases(conn, scope.tenant, scope.owner)
             await mark_applied(conn, request.plan_id, result.model_dump_json())

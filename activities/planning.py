@@ -17,7 +17,7 @@ from temporalio import activity
 from activities.claim_gate import gate_plan
 from activities.common import compile_step
 from activities.deferred_calls import CallDeferred, DeferredCalls
-from activities.writer_gate import checked_draft, record_writer_rejections
+from activities.writer_gate import CheckedDraft, judged_draft, record_writer_rejections
 from domain.context import PlannerContext
 from domain.guards import strip_wikilinks
 from domain.ignored_names import without_ignored
@@ -34,7 +34,7 @@ from messages.compile import (
     WriteSectionResult,
 )
 from planners.port import Planner, PlanReply
-from store.claims import RejectedClaim, record_rejected_claims
+from store.claims import record_rejected_claims
 from store.compile_runs import database_now
 from store.corrections import ignored_names
 from store.memories import load_memories
@@ -120,13 +120,16 @@ async def staged(engine: AsyncEngine, scope: Scope, plan_id: UUID, run_id: str, 
     async with engine.begin() as conn:
         await stage_plan(conn, plan_id, scope, run_id, memory_ids, gate.plan)
         await record_rejected_claims(conn, scope.tenant, scope.owner, run_id, plan_id, gate.rejected)
-    usage = TokenCounts.model_validate({key: value + getattr(gate.usage, key)
-                                        for key, value in reply.usage.model_dump().items()})
+    usage = added(reply.usage, gate.usage)
     return PlanBatchResult(plan_id=plan_id, usage=usage, planner_input_chars=reply.input_chars,
                            merge_proposals=len(reply.plan.newPages) + len(reply.plan.promotions),
                            dropped_invalid_links=reply.plan.dropped_links, claims_rejected=len(gate.rejected),
                            claims_judged=gate.judged, claim_judge_failed=gate.judge_failed,
                            claims_dropped_invalid_refs=gate.dropped_refs)
+
+
+def added(first: TokenCounts, second: TokenCounts) -> TokenCounts:
+    return TokenCounts.model_validate({key: value + getattr(second, key) for key, value in first.model_dump().items()})
 
 
 class Planning:
@@ -206,11 +209,13 @@ class Planning:
         except CallDeferred as deferred:
             return WriteSectionResult(task_key=request.task_key, usage=TokenCounts(),
                                       pending_batch_id=deferred.batch_id)
-        body, rejected = strip_wikilinks(reply.body), list[RejectedClaim]()
+        draft = CheckedDraft(body=strip_wikilinks(reply.body))
         if not self._planner.rewrites_from_sources and not reply.derived:
-            # A model wrote this body: its own lines pass the grounding check (activities/writer_gate.py).
-            body, rejected = checked_draft(task, body, cited)
+            # A model wrote this body: its own lines pass the grounding rule and the claim judge
+            # (activities/writer_gate.py), asked directly even when the writer was batched: the draft
+            # is stored only once its lines are settled.
+            draft = await judged_draft(self._planner, task, draft.body, cited, request.model_id)
         async with self._engine.begin() as conn:
-            await store_section_draft(conn, request.plan_id, request.task_key, body)
-            await record_writer_rejections(conn, scope, request.plan_id, rejected)
-        return WriteSectionResult(task_key=request.task_key, usage=reply.usage)
+            await store_section_draft(conn, request.plan_id, request.task_key, draft.body, draft.judged)
+            await record_writer_rejections(conn, scope, request.plan_id, draft.rejected)
+        return WriteSectionResult(task_key=request.task_key, usage=added(reply.usage, draft.usage))

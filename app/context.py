@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from app.reads import Database, ReadScope, connection
 from app.recall import (
@@ -22,6 +22,7 @@ from app.recall import (
     budget_of,
     min_confidence_of,
 )
+from domain.claims import status_meanings
 from domain.recall import Packable, importance, pack, text_cost, tokens_for
 from store import recall_reads
 
@@ -34,6 +35,8 @@ class ContextResult(BaseModel):
     tokens_used: int
     results: list[RecalledClaim]
     left_out: LeftOut
+    # What each status among the results means, in one line (domain/claims.py STATUS_MEANINGS).
+    statuses: dict[str, str] = Field(default_factory=dict)
 
 
 async def context(db: Database, scope: ReadScope, max_tokens: int | None = None,
@@ -43,7 +46,7 @@ async def context(db: Database, scope: ReadScope, max_tokens: int | None = None,
     now = datetime.now(UTC)
     async with connection(db) as conn:
         claims = await recall_reads.important_claims(conn, scope.tenant, scope.owner, floor, POOL)
-        score = {c.id: importance(c.confidence, c.corroboration,
+        score = {c.id: importance(c.confidence or 0.0, c.corroboration,
                                   (now - c.last_seen).total_seconds() / 86_400 if c.last_seen else None, c.hubness)
                  for c in claims}
         by_id: dict[str, recall_reads.RecallClaimRow] = {}
@@ -66,5 +69,6 @@ async def context(db: Database, scope: ReadScope, max_tokens: int | None = None,
         score=round(score[c.id], 6), signals={}) for c in (by_id[k] for k in packed.chosen)]
     left = packed.left_out
     return ContextResult(max_tokens=budget, tokens_used=tokens_for(packed.used_chars), results=results,
+                         statuses=status_meanings(r.status for r in results),
                          left_out=LeftOut(answers=len(left), best=by_id[left[0]].text if left else None,
                                           best_tokens=tokens_for(items[left[0]].cost) if left else None))

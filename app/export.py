@@ -112,7 +112,9 @@ def page_note(page: ExportPage, memories: dict[str, ExportMemory] | None) -> str
     lines = [f"# {safe_title(page.title)}", ""]
     if page.summary:
         lines += [_wikilinks(page.summary), ""]
-    confidences: list[float] = []
+    # The page's confidence is its least sure fact's; a fact no check supported (unverified) leaves
+    # the page with none. Derived lines have no confidence and do not count.
+    confidences: list[float | None] = []
     history: list[str] = []
     for section in page.sections:
         lines += [f"## {safe_title(section.heading)}", ""]
@@ -123,7 +125,8 @@ def page_note(page: ExportPage, memories: dict[str, ExportMemory] | None) -> str
                     until = f" _(until {claim.valid_to.date().isoformat()})_" if claim.valid_to else ""
                     history.append(f"- {text}{until} {cite(claim.sources)}".rstrip())
                     continue
-                confidences.append(claim.confidence)
+                if claim.kind != "derived":
+                    confidences.append(claim.confidence)
                 disputed = " _(disputed)_" if claim.validity == "disputed" else ""
                 lines.append(f"{text}{disputed} {cite(claim.sources)}".rstrip())
         else:
@@ -146,7 +149,8 @@ def page_note(page: ExportPage, memories: dict[str, ExportMemory] | None) -> str
         "aliases": page.aliases,
         "tags": [f"wiki/{page.type}", *page.tags],
         "parent": f"[[{page.parent}]]" if page.parent else None,
-        "confidence": round(min(confidences), 2) if confidences else None,
+        "confidence": round(min(c for c in confidences if c is not None), 2)
+        if confidences and None not in confidences else None,
         "sources": sorted(set(_page_refs(page))),
         "updated": _iso(page.updated_at),
     }

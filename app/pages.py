@@ -16,6 +16,7 @@ from pydantic import Field
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.merges import PageResolution, page_resolution
+from domain.claims import status_meanings
 from store import claim_validity, claims, wiki_admin, wiki_reads
 from store.claims import ClaimTotals, ClaimView, PageListing
 from store.wiki_admin import DeletedPage
@@ -32,6 +33,8 @@ class PageWithSources(PageView):
     cites."""
 
     claims: dict[str, list[ClaimView]] = Field(default_factory=dict)
+    # What each status its claims carry means, in one line (domain/claims.py STATUS_MEANINGS).
+    statuses: dict[str, str] = Field(default_factory=dict)
     sources: dict[str, list[SourceMemory]] = Field(default_factory=dict)
     # Why the page holds its names: resolution decisions and operator merges (app/merges.py).
     resolution: PageResolution | None = None
@@ -61,6 +64,7 @@ async def page_with_sources(conn: AsyncConnection, tenant: str, owner: str, page
     if min_confidence > 0 or as_of is not None or await claims.page_has_history(conn, page.id):
         claimed = {s.slug: claimed.get(s.slug, []) for s in page.sections}
     return PageWithSources(**page.model_dump(), claims=claimed, sources=cited,
+                           statuses=status_meanings(c.status for section in claimed.values() for c in section),
                            resolution=await page_resolution(conn, tenant, owner, page_type, slug))
 
 

@@ -20,6 +20,7 @@ from uuid import UUID
 from pydantic import BaseModel, Field
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from domain.claims import status_meanings
 from domain.markup import safe_markdown
 from domain.memory import parse_instant, validate_scope_part
 from domain.plan import PAGE_TYPES
@@ -111,6 +112,8 @@ class PageDocument(BaseModel):
     total_chars: int
     last_compiled_at: datetime | None
     other_matches: list[PageRef]
+    # What each status its claims carry means, in one line (domain/claims.py STATUS_MEANINGS).
+    statuses: dict[str, str] = Field(default_factory=dict)
 
 
 class SourcesResult(BaseModel):
@@ -295,6 +298,7 @@ def _document(view: wiki_reads.PageView, matched_by: str, others: list[PageRef],
         last_compiled_at=view.last_compiled_at, other_matches=others,
         sections=[SectionInfo(id=s.slug, heading=s.heading, source_count=len(s.source_refs),
                               claims=claims.get(s.slug, [])) for s in view.sections],
+        statuses=status_meanings(c.status for section in claims.values() for c in section),
     )
 
 

@@ -31,6 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import recall_cache
 from app.reads import BadInput, Database, ReadScope, connection, text_argument
+from domain.claims import status_meanings
 from domain.errors import StepFailed
 from domain.memory import parse_instant
 from domain.name_words import question_names
@@ -99,8 +100,8 @@ class RecalledClaim(BaseModel):
     section: str  # the section's id on the page (get_sources takes it)
     heading: str
     claim_kind: str  # fact, or derived (a line the compiler computed: a count, a span, a summary)
-    status: str
-    confidence: float
+    status: str  # quoted, verified, derived or unverified: `statuses` of the result says what each means
+    confidence: float | None  # None for a derived or unverified line
     corroboration: int
     first_seen: datetime | None
     last_seen: datetime | None
@@ -155,6 +156,8 @@ class RecallResult(BaseModel):
     max_tokens: int
     tokens_used: int  # every text returned, four characters a token
     results: list[Answer]
+    # What each status among the results means, in one line (domain/claims.py STATUS_MEANINGS).
+    statuses: dict[str, str] = Field(default_factory=dict)
     pages: list[PageLine]
     left_out: LeftOut
     retrievers: list[str]
@@ -366,7 +369,8 @@ async def recall(db: Database, scope: ReadScope, question: str, max_tokens: int 
                          best=_answer_text(left[0], claims, texts) if left else None,
                          best_tokens=tokens_for(best_left.cost) if best_left else None),
         retrievers=[r for r in RETRIEVERS if r in use], time_window=found.window,
-        took_ms=round((time.perf_counter() - started) * 1000, 1))
+        took_ms=round((time.perf_counter() - started) * 1000, 1),
+        statuses=status_meanings(r.status for r in results if isinstance(r, RecalledClaim)))
 
 
 def _packables(head: list[Fused], claims: dict[str, RecallClaimRow], texts: dict, best_cited: dict[str, list[str]],
@@ -380,7 +384,7 @@ def _packables(head: list[Fused], claims: dict[str, RecallClaimRow], texts: dict
         kind, key = item.key[:1], item.key[2:]
         if kind == "c":
             claim = claims.get(key)
-            if (claim is None or claim.confidence < floor or claim.text_key in seen_texts
+            if (claim is None or (floor > 0 and (claim.confidence or 0.0) < floor) or claim.text_key in seen_texts
                     or (moment and claim.first_seen and claim.first_seen > moment)):
                 skipped += 1
                 continue

@@ -123,15 +123,14 @@ def _judge_text(cost: dict) -> str:
     judge = cost["by_kind"].get("claim_judge")
     share = f"{100 * judge_share(cost):.1f}%"
     if judge is None:
-        return (f"**The claim judge: {share} of the bill** (`judge_cost_share`). The verification gate ran on every "
-                "plan, and its deterministic check settled every line the plans proposed (a memory's own line, "
-                "grounded names and recounted figures, the memories' own words and metadata values), so no line was "
-                "left for a judge call. A line it cannot settle (a paraphrase adding words of its own) costs a share "
-                "of one judge call per plan: docs/COST.md gives the figure measured when the judge still scored "
-                "such lines.")
+        return (f"**The claim judge: {share} of the bill** (`judge_cost_share`): every line the plans proposed "
+                "was a quote of its memory or a line the compiler derived, so no line was left for it.")
     return (f"**The claim judge: {share} of the bill** (`judge_cost_share`): {judge['calls']} calls, "
-            f"{usd(judge['usd_per_1000_memories'])} per 1,000 memories, for the lines the gate's deterministic check "
-            "could not settle.")
+            f"{usd(judge['usd_per_1000_memories'])} per 1,000 memories, "
+            f"{judge['per_call']['input_tokens']:,} input and {judge['per_call']['output_tokens']:,} output tokens a call. "
+            "Every line that is neither a quote of its memory nor a line the compiler derived is judged, the "
+            "plans' and the section writer's own alike; a call reads up to 60 lines, each memory they cite sent "
+            "once, and answers a few tokens a line (planners/claim_judge_prompt.py).")
 
 
 # Models whose prompt-cache minimum the cost part reports: the one measured and the Sonnets around it.

@@ -30,7 +30,8 @@ from app.reads import ReadScope
 from app.recall import recall
 from bench.services import Services
 from domain.aliases import normalize_alias, slugify_title
-from domain.claims import claim_key, confidence
+from domain.claim_text import claim_key
+from domain.claims import confidence
 from evals.recall_corpus import generate
 from messages.compile import Scope
 from planners.embeddings import static_embedder

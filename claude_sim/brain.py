@@ -107,7 +107,11 @@ def answer(system: Any, messages: Any, tools: Any = None, tool_choice: Any = Non
         elif kind == "claim_judge":
             questions = claim_judge_wire.read_questions(user)
             findings = [judge.read(q.claim, q.memories, q.page, q.days) for q in questions]
-            value = claim_judge_wire.reply(questions, findings, schema)
+            # The memories that each say the line whole, read one at a time.
+            supporters = [[h for h, m, d in zip(q.handles, q.memories, q.days, strict=True)
+                           if judge.read(q.claim, [m], q.page, [d]).supported] if f.supported else []
+                          for q, f in zip(questions, findings, strict=True)]
+            value = claim_judge_wire.reply(questions, supporters, findings)
         else:
             value = {} if forced else "Simulated reply."
     except (Confused, ValueError, KeyError, TypeError) as confused:

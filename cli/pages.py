@@ -29,6 +29,7 @@ from cli.common import (
     scope,
 )
 from cli.output import Col, WideOption, first_line, out, print_json, table, write_text
+from domain.claims import claim_mark, status_legend
 from domain.markup import safe_markdown
 from domain.search import MAX_SEARCH_LIMIT, MIN_TERM_LENGTH, normalize_search_terms
 from runtime.settings import get_settings
@@ -88,8 +89,9 @@ def _sources_lines(cited: list[SourceMemory]) -> list[str]:
 
 
 def _claim_line(claim: ClaimView) -> str:
-    # Each line marked with how sure the wiki is of it: confidence, status, how many memories say it.
-    mark = "derived" if claim.kind == "derived" else f"{claim.confidence:.2f} {claim.status}"
+    # Each line marked with what was checked: its confidence (when a memory was shown to support it),
+    # its status, and how many memories it cites.
+    mark = claim_mark(claim.status, claim.confidence)
     if claim.validity == "superseded" and claim.valid_to is not None:
         mark += f" · until {claim.valid_to:%Y-%m-%d}"
     elif claim.validity == "disputed":
@@ -113,6 +115,8 @@ def _page_markdown(page: PageWithSources, sources: bool, per_section: bool = Fal
     if sources and not per_section:
         once = {source.id: source for section in page.sections for source in page.sources.get(section.slug, [])}
         lines += _sources_lines(list(once.values()))
+    if page.statuses:
+        lines += ["", "statuses:", *(f"- {line}" for line in status_legend(page.statuses))]
     # Whatever the rows hold, the markdown printed is safe (domain.markup).
     return safe_markdown("\n".join(lines)) + "\n"
 

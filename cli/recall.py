@@ -9,6 +9,7 @@ import typer
 
 from cli.common import EXIT_USAGE, CliError, JsonOption, OwnerOption, TenantOption, handled, run, scope
 from cli.output import out, print_json
+from domain.claims import claim_mark, status_legend
 from runtime.settings import get_settings
 
 MaxTokensOption = Annotated[int | None, typer.Option(
@@ -25,7 +26,7 @@ def _dates(first, last) -> str:
 
 def _claim_lines(rank: int, answer) -> list[str]:
     where = f"{answer.page.type}/{answer.page.slug} · {answer.heading}"
-    sure = f"{answer.confidence:.2f} {answer.status} · {answer.source_count} mem"
+    sure = f"{claim_mark(answer.status, answer.confidence)} · {answer.source_count} mem"
     signals = ", ".join(f"{name} {position}" for name, position in answer.signals.items())
     facts = " · ".join(part for part in (where, sure, _dates(answer.first_seen, answer.last_seen), signals) if part)
     lines = [f"{rank:>2}. {answer.text}", f"    {facts}"]
@@ -84,6 +85,12 @@ def recall_command(
     if left.answers:
         out.print(f"left out: {left.answers} more answer{'s' if left.answers != 1 else ''}; the best "
                   f"({left.best_tokens} tokens): {left.best}")
+    _legend(result.statuses)
+
+
+def _legend(statuses: dict[str, str]) -> None:
+    for line in status_legend(statuses):
+        out.print(line)
 
 
 @handled
@@ -120,3 +127,4 @@ def context_command(
         out.print("no claim yet: compile some memories first")
     if result.left_out.answers:
         out.print(f"left out: {result.left_out.answers} more claims")
+    _legend(result.statuses)

@@ -55,6 +55,9 @@ DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})
 QUANTIFIERS = frozenset({"all", "both", "each", "every", "some", "any", "no", "none", "one", "many", "much", "few",
                          "several", "most", "more", "less", "other", "another", "such"})
 DETERMINERS = ENGLISH_ARTICLES | POSSESSIVE_DETERMINERS | DEMONSTRATIVES | QUANTIFIERS
+# Words that point back at something said before them ("She went." after "Lena met Sam."): a run of a
+# memory's sentences that opens with one leaves out who or what it means.
+ANAPHORA = THIRD_PERSON | DEMONSTRATIVES | frozenset({"there", "then", "both"})
 
 # ------------------------------------------------------------------------- prepositions and the rest
 

@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Literal
 
 from domain.aliases import normalize_alias
-from domain.claims import plain_text
+from domain.claim_text import plain_text
 from domain.closed_class import ENGLISH_ARTICLES, POSSESSIVE_DETERMINERS, PRONOUNS
 
 Validity = Literal["current", "superseded", "disputed"]

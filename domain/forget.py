@@ -24,7 +24,10 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from domain.aliases import normalize_alias
-from domain.claims import Evidence, is_verbatim, quoted_by, unsupported_terms
+from domain.attribution import dated_line_sources
+from domain.evidence import Evidence
+from domain.grounding import words_held
+from domain.line_formats import dated_line
 
 LineFate = Literal["kept", "redo", "dropped"]
 
@@ -71,8 +74,9 @@ class RederiveTask(BaseModel):
         return next((m for m in self.memories if m.id == memory_id), None)
 
 
-def dated_line(memory: RederiveMemory, text: str) -> str:
-    return f"- {memory.day}: {text}" if memory.day else f"- {text}"
+def memory_line(memory: RederiveMemory, text: str) -> str:
+    """A memory's own line: dated when it has a day (domain/line_formats.py), else a plain bullet."""
+    return dated_line(memory.day, text) if memory.day else f"- {text}"
 
 
 # A re-derived line that no longer holds becomes at most this many of its memories' own lines.
@@ -90,14 +94,13 @@ def offline_replacement(line: RederiveLine, task: RederiveTask, evidence: dict[s
     its first sentence) of the latest few of its memories that share a word with it; none when no
     memory does (a count or span over memories some of which are gone: it no longer holds)."""
     held = [evidence[m] for m in line.memory_ids if m in evidence]
-    if held and (quoted_by(line.text, held) or
-                 (is_verbatim(line.text, held) and not unsupported_terms(line.text, held, [task.page_title]))):
+    if held and (dated_line_sources(line.text, held) or words_held(line.text, held, [task.page_title])):
         return [line.text]
     words = _content_words(line.text)
     sharing = [m for m in (task.memory(i) for i in line.memory_ids)
                if m is not None and quote.get(m.id) and words & _content_words(m.content)]
     sharing.sort(key=lambda m: (m.day or "", m.id))
-    return [dated_line(m, quote[m.id]) for m in sharing[-MAX_QUOTED:]]
+    return [memory_line(m, quote[m.id]) for m in sharing[-MAX_QUOTED:]]
 
 
 def splice(task: RederiveTask, replacements: dict[int, list[str]]) -> str:

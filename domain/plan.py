@@ -47,13 +47,16 @@ class _Contract(BaseModel):
 
 class LineSources(_Contract):
     """One proposed line and the memories it cites (a claim: see domain/claims.py). `status` is set by
-    the verification gate before the plan is staged: "verified" or "unverified" (a rejected line
-    leaves the plan)."""
+    the verification gate before the plan is staged: "quoted", "derived", "verified" or "unverified"
+    (a rejected line leaves the plan); apply decides the stored status again from the written line."""
 
     text: str
     refs: StrList = []
     status: Text = ""
-    kind: Text = ""  # "derived": the gate found only dates and recounted figures in it
+    kind: Text = ""  # "derived": the gate recounted it from its memories (domain/claim_checks.py)
+    # The cited memories the claim judge said support the line, each on its own / only together.
+    judged_by: StrList = []
+    judged_together: StrList = []
     # The lines this one replaces as the value of one single-valued fact (where someone lives, a
     # meeting's time: domain/facts.py), by their text: lines already on the page or lines of this
     # plan. Which of them holds now is decided by when their memories happened, not by this mark.

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from domain.guards import page_href
+from domain.line_formats import rollup_line, see_line
 from domain.markup import safe_markdown
 from domain.sentences import split_sentences
 
@@ -68,12 +69,8 @@ def render_rollup_list(children: Iterable[_Child]) -> str:
     `- [**<title>**](/wiki/<type>/<slug>) — <first sentence of summary>`, the tail omitted when the
     summary is blank; bullets joined by newlines, in the given order.
     """
-    lines = []
-    for child in children:
-        sentence = first_sentence(child.summary)
-        tail = f" — {sentence}" if sentence else ""
-        lines.append(f"- [**{child.title}**]({page_href(child.type, child.slug)}){tail}")
-    return "\n".join(lines)
+    return "\n".join(rollup_line(child.title, page_href(child.type, child.slug), first_sentence(child.summary))
+                     for child in children)
 
 
 def render_promoted_parent_section(
@@ -91,6 +88,6 @@ def render_promoted_parent_section(
     the child's plain title (not bold).
     """
     highlights = "\n".join(f"- {_HIGHLIGHT_BULLET_PREFIX.sub('', line)}" for line in top_highlights)
-    see_link = f"See: [{child_title}]({page_href(child_type, child_slug)})"
+    see_link = see_line(child_title, page_href(child_type, child_slug))
     parts = [parent_summary.strip(), highlights, see_link]
     return "\n\n".join(part for part in parts if part) + "\n"

@@ -176,6 +176,9 @@ class ProposedClaim(_Resolved):
     kind: str = ""
     # The claim keys of the lines the plan said this one replaces (LineSources.supersedes).
     supersedes: list[str] = Field(default_factory=list)
+    # The memories the claim judge said support the line, each on its own / only together.
+    judged_by: list[str] = Field(default_factory=list)
+    judged_together: list[str] = Field(default_factory=list)
 
 
 class ResolvedPlan(_Resolved):

@@ -4,22 +4,23 @@ A model writer that condenses or rewrites a section answers with a new body. Lin
 the body it was shown, or copies from the plan's proposal, passed the verification gate already; a
 line it writes itself (a fold, a summary) may carry a name, a number or a date, and the writer has
 no source for one beyond what it was shown: the section's lines, the proposal and the memories the
-task cites. So a written line is kept only when each of its terms is found there (after the
-resolver's normalisation, as `unsupported_terms` checks a plan line), a figure it states may be a
-recount of those lines (`counts_of`) or a count of lines it folds (a whole number up to the lines it
-was shown: which lines a fold took cannot be recomputed, so a small invented figure can pass), and
-the page's own names always count; a sentence opening with a rare word (a one-word name,
-`domain/opening_names.py`) needs it shown too. Anything else is invented, and the line is dropped before the
-draft is stored.
+task cites. So a written line is kept only when it passes the grounding rule (domain/grounding.py)
+with the writer's allowance (`writer_rule`): each of its terms is found there, a figure it states may
+be a recount of those lines or a count of lines it folds (a whole number up to the lines it was
+shown: which lines a fold took cannot be recomputed, so a small invented figure can pass), the
+page's own names always count, and a sentence opening with a rare word (a one-word name) needs it
+shown too. Anything else is invented, and the line is dropped before the draft is stored. Which of
+the kept lines are quoted, derived or verified is decided at apply (domain/attribution.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from domain.claims import Evidence, body_lines, claim_key, evidence_of, unsupported_terms
-from domain.opening_names import unsupported_openings
+from domain.claim_text import body_lines, claim_key
+from domain.evidence import Evidence, evidence_of
+from domain.grounding import ungrounded, writer_rule
 
 
 @dataclass(frozen=True)
@@ -32,12 +33,6 @@ class WriterRejection:
 class CheckedDraft:
     body: str
     rejected: tuple[WriterRejection, ...] = ()
-
-
-def _count_of_lines(term: str, lines: int) -> bool:
-    # A fold states how many lines it folds ("Earlier: 6 notes"), a subset the check cannot recompute:
-    # a whole number up to the lines shown may be that count. A larger one is not.
-    return term.isdigit() and 1 <= int(term) <= lines
 
 
 def writer_reason(missing: Sequence[str]) -> str:
@@ -53,10 +48,11 @@ def shown_evidence(shown_bodies: Sequence[str | None]) -> list[Evidence]:
 
 
 def check_written_body(body: str, shown_bodies: Sequence[str | None], memories: Sequence[Evidence],
-                       page_names: Sequence[str], is_rare: Callable[[str], bool] | None = None) -> CheckedDraft:
+                       page_names: Sequence[str]) -> CheckedDraft:
     """`body` without the lines the writer added whose terms nothing it was shown holds."""
     shown = {claim_key(line) for text in shown_bodies for line in body_lines(text)}
     evidence = [*shown_evidence(shown_bodies), *memories]
+    rule = writer_rule(len(shown))
     kept: list[str] = []
     rejected: list[WriterRejection] = []
     for line in body.splitlines():
@@ -64,10 +60,7 @@ def check_written_body(body: str, shown_bodies: Sequence[str | None], memories: 
         if not stripped or claim_key(stripped) in shown:
             kept.append(line)
             continue
-        missing = [term for term in unsupported_terms(stripped, evidence, page_names)
-                   if not _count_of_lines(term, len(shown))]
-        if not missing and is_rare is not None:
-            missing = unsupported_openings(stripped, evidence, page_names, is_rare)
+        missing = ungrounded(stripped, evidence, page_names, rule)
         if missing:
             rejected.append(WriterRejection(text=stripped, reason=writer_reason(missing)))
         else:

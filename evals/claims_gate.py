@@ -101,14 +101,12 @@ def _judge_verdicts(sim: ClaudeSimulator) -> dict[str, bool]:
     for call in sim.of_kind("claim_judge"):
         try:
             questions = claim_judge_wire.read_questions(_user_text(call.body))
-            entries = next(iter(json.loads(call.reply_text).values()))
-        except (Confused, ValueError, StopIteration, AttributeError):
+            said = json.loads(call.reply_text)
+            supported = said.get("supported") or {}
+        except (Confused, ValueError, AttributeError):
             continue
-        said = {str(e.get("id")): e for e in entries if isinstance(e, dict)}
         for question in questions:
-            entry = said.get(question.id, {})
-            supported = entry.get("supported", (entry.get("accuracy") or 0) >= 0.5)
-            verdicts[_key(question.claim)] = bool(supported)
+            verdicts[_key(question.claim)] = bool(supported.get(question.id))
     return verdicts
 
 

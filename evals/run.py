@@ -12,11 +12,13 @@ planner), the way `wiki compile` and `wiki rebuild` do. For each tenant:
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -25,7 +27,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from app.operations import rebuild_scope
-from app.worker import build_worker
+from app.worker import build_model_client, build_worker
 from domain.memory import MemoryIn
 from evals.corpus import Corpus, TenantCorpus
 from evals.metrics import TenantMetrics, score
@@ -120,3 +122,26 @@ async def private_services(prefix: str = "wiki-eval-") -> AsyncIterator[tuple[Cl
             data_converter=pydantic_data_converter, dev_server_log_level="error")
         stack.push_async_callback(env.shutdown)
         yield env.client, engine
+
+
+# The simulator accepts any key; the SDK needs one to send.
+SIMULATOR_KEY = "sim-anthropic-key"
+
+
+@asynccontextmanager
+async def through_simulator(base_url: str, **settings: Any) -> AsyncIterator[tuple[Settings, Any]]:
+    """Settings for WIKI_LLM=anthropic and a model client whose SDK reaches the Claude simulator at
+    `base_url` through its own ANTHROPIC_BASE_URL setting (set for the block, restored after)."""
+    chosen = Settings(**{"WIKI_LLM": "anthropic", "ANTHROPIC_API_KEY": SIMULATOR_KEY, "WIKI_DEBOUNCE_SECONDS": 0,
+                         "WIKI_TASK_QUEUE": f"sim-{uuid.uuid4()}", **settings})
+    before = os.environ.get("ANTHROPIC_BASE_URL")
+    os.environ["ANTHROPIC_BASE_URL"] = base_url
+    model_client = build_model_client(chosen)
+    try:
+        yield chosen, model_client
+    finally:
+        await model_client.aclose()
+        if before is None:
+            os.environ.pop("ANTHROPIC_BASE_URL", None)
+        else:
+            os.environ["ANTHROPIC_BASE_URL"] = before

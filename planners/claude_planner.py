@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from domain.claims import ClaimQuestion
+from domain.claim_judge import ClaimQuestion
 from domain.context import MemoryRecord, PlannerContext
 from domain.errors import ModelInterrupted, ModelTruncated, PlanInvalid, StepFailed
 from domain.guards import JsonResponseError, parse_json_response
@@ -66,6 +66,7 @@ def writer_max_tokens(existing_body: str | None, proposed_body: str) -> int:
 
 
 class ClaudePlanner:
+    judges_claims = True
     reads_possible_children = False
     # The writer merges the proposal into the body it is shown; older memories stay out of its prompt.
     rewrites_from_sources = False
@@ -171,12 +172,12 @@ class ClaudePlanner:
 
     async def judge_claims(self, questions: list[ClaimQuestion], model_id: str) -> ClaimJudgeReply:
         if not questions:
-            return ClaimJudgeReply(scores=[], usage=priced(model_id, TokenUsage(), price=self._price))
+            return ClaimJudgeReply(verdicts=[], usage=priced(model_id, TokenUsage(), price=self._price))
         prompt = build_claim_judge_prompt(questions)
-        scores, usage = await self._judged(model_id, CLAIM_JUDGE_SYSTEM, prompt.user, CLAIM_JUDGE_MAX_TOKENS,
-                                           CLAIM_JUDGE_REPLY_SCHEMA,
-                                           lambda text: parse_claim_judge_reply(text, prompt.keys))
-        return ClaimJudgeReply(scores=scores, usage=usage)
+        verdicts, usage = await self._judged(model_id, CLAIM_JUDGE_SYSTEM, prompt.user, CLAIM_JUDGE_MAX_TOKENS,
+                                             CLAIM_JUDGE_REPLY_SCHEMA,
+                                             lambda text: parse_claim_judge_reply(text, prompt))
+        return ClaimJudgeReply(verdicts=verdicts, usage=usage)
 
     async def judge_merges(self, questions: list[MergeQuestion], model_id: str) -> JudgeReply:
         if not questions:

@@ -23,8 +23,8 @@ heading, a held name's quote). So the contract the model answers in is:
   first sentence>`: the model cites a memory's fact without copying its text. Every handle a section
   quotes is one of its citations; `refs` adds citations its lines do not quote. Each line keeps its
   own citations in the long form (`line_sources`): a quote cites its memory, any other line all the
-  section's citations; the gate then narrows a line to the memories that vouch for it
-  (`domain/claims.py`).
+  section's citations; the gate then narrows a line to the memories that support it
+  (`activities/claim_gate.py`). An unled quote is the memory's own words: the gate finds it quoted.
 - A line `=count` (`=span`, `=visits`, `=visited`, `=address`) is written by the compiler from the
   section's citations (planners/derived_lines.py); the model never writes what it can derive.
 - A section with nothing but a slug, lines and refs may be an array, `["notes", ["@m4"], ["m7"]]`.
@@ -54,6 +54,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from domain.aliases import normalize_alias, slugify_title
 from domain.context import MemoryRecord
+from domain.line_formats import dated_line, parse_dated
 from domain.plan import PAGE_TYPES, Plan
 from planners.derived_lines import derivation_name, derive, section_memories
 from planners.memory_text import first_sentence, humanize, memory_date
@@ -159,10 +160,11 @@ PLANNER_REPLY_SCHEMA: dict[str, Any] = {
 # ------------------------------------------------------------------ derived values
 
 
-def quote_line(memory: MemoryRecord) -> str:
+def quote_line(memory: MemoryRecord, lead: str = "") -> str:
     """The line `@m<n>` stands for: the memory's date and the sentences of it that say something
-    (planners/telling.py: cleaned and capped, greetings and questions left out)."""
-    return f"- {memory_date(memory)}: {telling_quote(memory.content) or 'mentioned.'}"
+    (planners/telling.py: cleaned and capped, greetings and questions left out), led by `lead` for
+    `@m<n>:Lead`."""
+    return dated_line(memory_date(memory), telling_quote(memory.content) or "mentioned.", lead)
 
 
 def quote_text(memory: MemoryRecord) -> str:
@@ -260,9 +262,9 @@ class _Reader:
             if is_quote(line):
                 handle, lead = quote_parts(line)
                 expanded = self.quotes.get(handle.lower())
-                if expanded is not None and lead:
-                    date, _, sentence = expanded.partition(": ")
-                    expanded = f"{date}: **{lead}**: {sentence}"
+                dated = parse_dated(expanded) if expanded is not None and lead else None
+                if dated is not None:
+                    expanded = dated_line(dated.day, dated.text, lead)
                 if expanded is not None:
                     out.append(expanded)
                     per_line.append((expanded, [handle]))

@@ -14,9 +14,9 @@ section's cited memories (as the prompt showed them):
               - Visited on 2026-03-01.
     =address  Address: 801 S Lamar Blvd, Austin, TX 78704, USA.   (the one address they give)
 
-Each is a pure function of the cited memories' dates or metadata, so the gate finds its figures by
-recounting them and its words in the memories (domain/claims.py): a derived line never needs the
-claim judge. A derivation with nothing to derive from (no address among the memories, or two) gives
+Each is a pure function of the cited memories' dates or metadata, in a format of
+domain/line_formats.py, so the gate recounts it from them (domain/claim_checks.py `derived_holds`):
+a derived line never goes to the claim judge. A derivation with nothing to derive from (no address among the memories, or two) gives
 no line.
 """
 
@@ -27,7 +27,8 @@ from datetime import datetime
 from uuid import NAMESPACE_URL, uuid5
 
 from domain.context import MemoryRecord
-from planners.memory_text import as_utc, clean, memory_date, sentence, unique
+from domain.line_formats import address_line, count_line, span_line, visited_on_line
+from planners.memory_text import as_utc, clean, memory_date, unique
 from planners.scripted.condense import visits_body
 
 DERIVED_PREFIX = "="
@@ -38,15 +39,14 @@ def _newest_first(memories: Sequence[MemoryRecord]) -> list[MemoryRecord]:
 
 
 def _count(memories: Sequence[MemoryRecord]) -> list[str]:
-    return [f"- {len(memories)} new {'memory' if len(memories) == 1 else 'memories'}."] if memories else []
+    return [count_line(len(memories))] if memories else []
 
 
 def _span(memories: Sequence[MemoryRecord]) -> list[str]:
     days = sorted(memory_date(m) for m in memories)
     if not days:
         return []
-    span = f"on {days[0]}" if days[0] == days[-1] else f"{days[0]} to {days[-1]}"
-    return [f"- {len(days)} {'memory' if len(days) == 1 else 'memories'}, {span}."]
+    return [span_line(len(days), days[0], days[-1])]
 
 
 def _visits(memories: Sequence[MemoryRecord]) -> list[str]:
@@ -54,14 +54,14 @@ def _visits(memories: Sequence[MemoryRecord]) -> list[str]:
 
 
 def _visited(memories: Sequence[MemoryRecord]) -> list[str]:
-    return unique(f"- Visited on {memory_date(m)}." for m in _newest_first(memories))
+    return unique(visited_on_line(memory_date(m)) for m in _newest_first(memories))
 
 
 def _address(memories: Sequence[MemoryRecord]) -> list[str]:
     addresses = unique(clean(place.get("address")) for m in memories
                        if isinstance(place := (m.metadata or {}).get("place"), dict))
     addresses = [a for a in addresses if a]
-    return [sentence(f"Address: {addresses[0]}")] if len(addresses) == 1 else []
+    return [address_line(addresses[0])] if len(addresses) == 1 else []
 
 
 DERIVATIONS: dict[str, Callable[[Sequence[MemoryRecord]], list[str]]] = {

@@ -47,6 +47,15 @@ from domain.context import (
     OpenMention,
     PlannerContext,
 )
+from domain.line_formats import (
+    address_line,
+    count_line,
+    dated_line,
+    latest_line,
+    span_line,
+    visited_on_line,
+    visits_line,
+)
 from planners.compact_plan import quote_line, quote_text
 from planners.handles import Handles
 from planners.prompt_text import JSON_ONLY_INSTRUCTION, compact_metadata, section, to_json, truncate
@@ -78,6 +87,17 @@ PLANNER_TOKENS_PER_MEMORY = 320
 PLANNER_TOKENS_PER_PROMOTION = 600
 PLANNER_MAX_TOKENS = 24_000
 
+# The lines the compact contract stands for, shown to the model as the compiler writes them
+# (domain/line_formats.py), with placeholders for what varies.
+_QUOTE = dated_line("<date m4 happened>", "<m4's first sentence>")
+_LED_QUOTE = dated_line("<date>", "<first sentence>", "<name>")
+_COUNT = count_line(3)
+_SPAN = span_line(3, "<first day>", "<last day>")
+_VISITS = visits_line(3, "<first>", "<last>")
+_LATEST = latest_line([("<days>", 1)])
+_VISITED = visited_on_line("<day>")
+_ADDRESS = address_line("<the records' place address>")
+
 PLANNER_OUTPUT_SHAPE = """{"updates": [{"page": "<p-handle>", "aliases": ["<new alternate name>"],
               "sections": [{"slug": "<section slug>", "lines": ["<new line>", "@<m-handle>"],
                             "refs": ["<m-handle>"], "rewrite": true}]}],
@@ -93,17 +113,17 @@ PLANNER_OUTPUT_SHAPE = """{"updates": [{"page": "<p-handle>", "aliases": ["<new 
             "<context>"]]}
 
 Lines and citations:
-- A section's body is its "lines" (markdown, one string per line). The line "@m4" stands for m4's own \
-dated line, "- <date m4 happened>: <m4's first sentence>": use it whenever that line says what you \
+""" + f"""- A section's body is its "lines" (markdown, one string per line). The line "@m4" stands for m4's own \
+dated line, "{_QUOTE}": use it whenever that line says what you \
 would write, rather than copying the text; "@m4:<name>" stands for that line led by a name in bold, \
-"- <date>: **<name>**: <first sentence>". Every record a section quotes this way is cited by it; \
+"{_LED_QUOTE}". Every record a section quotes this way is cited by it; \
 "refs" lists the other records the section draws on.
 - The compiler writes these lines from the section's citations (records of this batch only) when \
-you write their name as the line: "=count" ("- 3 new memories."), "=span" ("- 3 memories, <first day> \
-to <last day>."), "=visits" (the visit summary: "- Visited 3 times, <first> to <last>.", by month \
-when several, "- Latest: <days>."), "=visited" (one "- Visited on <day>." per day, newest first), \
-"=address" ("Address: <the records' place address>.").
-- In updates, lines are added to the section as they are; set "rewrite": true only when an existing \
+you write their name as the line: "=count" ("{_COUNT}"), "=span" ("{_SPAN}"), "=visits" (the visit summary: \
+"{_VISITS}", by month \
+when several, "{_LATEST}"), "=visited" (one "{_VISITED}" per day, newest first), \
+"=address" ("{_ADDRESS}").
+""" + """- In updates, lines are added to the section as they are; set "rewrite": true only when an existing \
 line is wrong or superseded (the section is then rewritten from your lines).
 - A candidate page lists as "fact f<n>" its lines stating one value of something that has one value \
 at a time (where someone lives or works, their role or partner, when a meeting is, a status). When \

@@ -11,7 +11,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
-from domain.claims import ClaimQuestion, ClaimScore
+from domain.claim_judge import ClaimQuestion, ClaimVerdict
 from domain.context import AggregationPage, AggregationParentCandidate, MemoryRecord, PlannerContext
 from domain.merge_questions import MergeDecision, MergeQuestion
 from domain.plan import Plan
@@ -42,7 +42,7 @@ class JudgeReply(BaseModel):
 
 
 class ClaimJudgeReply(BaseModel):
-    scores: list[ClaimScore]
+    verdicts: list[ClaimVerdict]
     usage: TokenCounts
 
 
@@ -55,6 +55,9 @@ class AggregationRequest(BaseModel):
 
 
 class Planner(Protocol):
+    # True when judge_claims asks a model. The scripted planner reads no line: offline nothing is
+    # judged, and every line that is neither quoted nor derived stays unverified.
+    judges_claims: bool
     # True when plan_aggregation needs AggregationRequest.possible_children (a database read).
     reads_possible_children: bool
     # True when write_section rebuilds a section from every memory it cites, so `cited` must hold the
@@ -80,7 +83,8 @@ class Planner(Protocol):
         ...
 
     async def judge_claims(self, questions: list[ClaimQuestion], model_id: str) -> ClaimJudgeReply:
-        """Accuracy, relevance and specificity (0..1) of each new claim against the memories it cites:
-        one call for a plan's claims, with a prompt of its own (never the writer's). A claim left
-        without a score stays unverified."""
+        """Whether the memories each line cites support it (domain/claim_judge.py): a model reads the
+        lines and the memories, several lines per call, each memory sent once, with a prompt of its own
+        (never the writer's). A line left without a verdict stays unverified. A planner with no model
+        (`judges_claims` False) is never asked."""
         ...

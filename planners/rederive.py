@@ -17,8 +17,8 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
-from domain.claims import evidence_of
 from domain.errors import ModelInterrupted, ModelTruncated, PlanInvalid
+from domain.evidence import evidence_of
 from domain.forget import RederiveLine, RederiveMemory, RederiveTask, offline_replacement, splice
 from domain.pricing import TokenCounts, TokenUsage, estimate_tokens, priced
 from planners.claude_client import ModelGateway

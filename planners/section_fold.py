@@ -7,7 +7,7 @@ days they span is a recount, not a judgement, so the compiler writes it and no m
 
     - Earlier: 14 notes, 2026-01-03 to 2026-02-20.      (visits alone: "14 visits")
 
-The fold takes the dated lines with the earliest days first, merges an earlier fold of its own into
+The lines it reads and the fold line it writes are formats of domain/line_formats.py. The fold takes the dated lines with the earliest days first, merges an earlier fold of its own into
 the new one (its count and first day carry over), keeps every other line where it is, and stops
 once the body is at most FOLD_TARGET_SHARE of the budget: that headroom lets the next additions be
 appended without another condensation for a while. A body that cannot get there by folding dated
@@ -18,18 +18,14 @@ line was folded (provenance is section-level), so nothing drops out of the wiki'
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+
+from domain.line_formats import fold_line, parse_dated, parse_fold, parse_visited_on
 
 # The body a fold leaves is at most this share of the budget (what the writer is asked for too).
 FOLD_TARGET_SHARE = 0.5
 # The newest dated lines a fold always keeps as they are: a section still shows its latest news.
 KEEP_LATEST = 3
-
-_DAY = r"(\d{4}-\d{2}-\d{2})"
-_NOTE = re.compile(rf"^[-*] {_DAY}: \S")
-_VISIT = re.compile(rf"^[-*] Visited on {_DAY}\.$")
-_FOLD = re.compile(rf"^- Earlier: (\d+) (notes?|visits?), (?:on {_DAY}|{_DAY} to {_DAY})\.$")
 
 
 @dataclass(frozen=True)
@@ -49,25 +45,16 @@ class _Fold:
 
 
 def _parse_fold(position: int, line: str) -> _Fold | None:
-    match = _FOLD.match(line)
-    if match is None:
-        return None
-    count, noun, on, first, last = match.groups()
-    return _Fold(position, int(count), on or first, on or last, noun.startswith("visit"))
+    fold = parse_fold(line)
+    return None if fold is None else _Fold(position, fold.count, fold.first, fold.last, fold.visits)
 
 
 def _dated(position: int, line: str) -> _Dated | None:
-    if (match := _VISIT.match(line)) is not None:
-        return _Dated(position, match.group(1), True)
-    if (match := _NOTE.match(line)) is not None:
-        return _Dated(position, match.group(1), False)
+    if (day := parse_visited_on(line)) is not None:
+        return _Dated(position, day, True)
+    if (dated := parse_dated(line)) is not None:
+        return _Dated(position, dated.day, False)
     return None
-
-
-def fold_line(count: int, first: str, last: str, visits: bool) -> str:
-    noun = ("visit" if visits else "note") + ("" if count == 1 else "s")
-    span = f"on {first}" if first == last else f"{first} to {last}"
-    return f"- Earlier: {count} {noun}, {span}."
 
 
 def _size(lines: list[str]) -> int:

@@ -1,10 +1,11 @@
 """Claims as rows: each written section's lines, with their own citations, confidence and status.
 
 `sync_claims` runs inside apply's transaction after the sections and their sources are written: it
-attributes every line of each written section (`domain.claims.attribute_body`) and replaces the
-section's claim rows. A claim cites only memories the section cites, so `wiki_section_sources` stays
-the union of its claims' citations (a derived line cites all of them). The gate's rejections are
-recorded by `record_rejected_claims` and read back by `rejected_claims`.
+attributes every line of each written section (`domain.attribution.attribute_body`: its citations,
+what supports it, its status) and replaces the section's claim rows. A claim cites only memories the
+section cites. Each citation records whether that memory supports the line on its own by a quote or
+by the judge's word (`support`), and the claim's confidence rests on those alone. The gate's
+rejections are recorded by `record_rejected_claims` and read back by `rejected_claims`.
 """
 
 from __future__ import annotations
@@ -22,15 +23,9 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain import ids
-from domain.claims import (
-    DURABLE_CONFIDENCE,
-    ClaimDraft,
-    Evidence,
-    KnownClaim,
-    attribute_body,
-    confidence,
-    evidence_of,
-)
+from domain.attribution import ClaimDraft, KnownClaim, attribute_body
+from domain.claims import DURABLE_CONFIDENCE, confidence
+from domain.evidence import Evidence, evidence_of
 from domain.resolved_plan import ProposedClaim
 from store.claim_validity import settle_validity
 
@@ -100,7 +95,10 @@ async def sync_claims(conn: AsyncConnection, tenant: str, owner: str, section_id
 async def _known_claims(conn: AsyncConnection, section_ids: list[str]) -> dict[str, dict[str, KnownClaim]]:
     rows = await conn.execute(text("""
         SELECT c.section_id::text AS section_id, c.text_key, c.status, c.kind,
-               coalesce(array_agg(cs.memory_id ORDER BY cs.memory_id) FILTER (WHERE cs.memory_id IS NOT NULL), '{}') AS refs
+               coalesce(array_agg(cs.memory_id ORDER BY cs.memory_id) FILTER (WHERE cs.memory_id IS NOT NULL), '{}') AS refs,
+               coalesce(array_agg(cs.memory_id ORDER BY cs.memory_id) FILTER (WHERE cs.support = 'judge'), '{}') AS judged,
+               coalesce(array_agg(cs.memory_id ORDER BY cs.memory_id) FILTER (WHERE cs.support = 'together'), '{}')
+                   AS together
         FROM wiki_section_claims c LEFT JOIN wiki_claim_sources cs ON cs.claim_id = c.id
         WHERE c.section_id = ANY(CAST(:ids AS uuid[]))
         GROUP BY c.id
@@ -110,8 +108,23 @@ async def _known_claims(conn: AsyncConnection, section_ids: list[str]) -> dict[s
         claims = out.setdefault(row.section_id, {})
         earlier = claims.get(row.text_key)
         refs = tuple(dict.fromkeys([*(earlier.refs if earlier else ()), *row.refs]))
-        claims[row.text_key] = KnownClaim(refs=refs, status=row.status, kind=row.kind)
+        judged = tuple(dict.fromkeys([*(earlier.judged_by if earlier else ()), *row.judged]))
+        together = tuple(dict.fromkeys([*(earlier.judged_together if earlier else ()), *row.together]))
+        claims[row.text_key] = KnownClaim(refs=refs, status=row.status, kind=row.kind, judged_by=judged,
+                                          judged_together=together)
     return out
+
+
+def _support(claim: ClaimDraft, ref: str) -> str | None:
+    """How the memory `ref` supports the claim: 'quote', 'judge' (each on its own), 'together' (with
+    others), or None (it is only cited)."""
+    if ref in claim.support.quoted:
+        return "quote"
+    if ref in claim.support.judged:
+        return "judge"
+    if ref in claim.support.joint:
+        return "together"
+    return None
 
 
 async def write_claims(conn: AsyncConnection, tenant: str, owner: str, drafts: dict[str, list[ClaimDraft]],
@@ -119,16 +132,17 @@ async def write_claims(conn: AsyncConnection, tenant: str, owner: str, drafts: d
     """Replace the claim rows of each section in `drafts` (an unchanged claim keeps its id and
     creating run)."""
     rows: list[dict[str, Any]] = []
-    cited: list[tuple[str, str]] = []
+    cited: list[tuple[str, str, str | None]] = []
     for section_id, claims in drafts.items():
         for position, claim in enumerate(claims, 1):
             claim_id = str(ids.claim_id(UUID(section_id), claim.key, claim.occurrence))
             days = [day for r in claim.refs if r in evidence and (day := evidence[r].happened) is not None]
             rows.append({"id": claim_id, "section": section_id, "position": position, "text": claim.text,
                          "key": claim.key, "kind": claim.kind, "status": claim.status,
-                         "confidence": confidence(len(claim.refs)), "corroboration": len(claim.refs),
+                         "confidence": confidence(claim.support.count, claim.status),
+                         "corroboration": len(claim.refs), "supporters": claim.support.count,
                          "first": min(days) if days else None, "last": max(days) if days else None})
-            cited += [(claim_id, ref) for ref in claim.refs]
+            cited += [(claim_id, ref, _support(claim, ref)) for ref in claim.refs]
     keep = [row["id"] for row in rows]
     await conn.execute(text("""
         DELETE FROM wiki_section_claims
@@ -140,39 +154,43 @@ async def write_claims(conn: AsyncConnection, tenant: str, owner: str, drafts: d
         return
     await conn.execute(text("""
         INSERT INTO wiki_section_claims (id, section_id, position, text, text_key, kind, status, confidence,
-                                         corroboration, first_seen_at, last_seen_at, valid_from, created_run_id,
-                                         updated_run_id, created_at, updated_at)
-        SELECT id, section_id, position, text, text_key, kind, status, confidence, corroboration,
+                                         corroboration, supporters, first_seen_at, last_seen_at, valid_from,
+                                         created_run_id, updated_run_id, created_at, updated_at)
+        SELECT id, section_id, position, text, text_key, kind, status, confidence, corroboration, supporters,
                first_seen_at, last_seen_at, first_seen_at, :run, :run, :now, :now
         FROM unnest(CAST(:ids AS uuid[]), CAST(:sections AS uuid[]), CAST(:positions AS integer[]),
                     CAST(:texts AS text[]), CAST(:keys AS text[]), CAST(:kinds AS text[]),
                     CAST(:statuses AS text[]), CAST(:confidences AS numeric[]), CAST(:corroborations AS integer[]),
-                    CAST(:firsts AS timestamptz[]), CAST(:lasts AS timestamptz[]))
-            AS c(id, section_id, position, text, text_key, kind, status, confidence, corroboration,
+                    CAST(:supporters AS integer[]), CAST(:firsts AS timestamptz[]), CAST(:lasts AS timestamptz[]))
+            AS c(id, section_id, position, text, text_key, kind, status, confidence, corroboration, supporters,
                  first_seen_at, last_seen_at)
         ON CONFLICT (id) DO UPDATE SET
             position = excluded.position, text = excluded.text, kind = excluded.kind, status = excluded.status,
             confidence = excluded.confidence, corroboration = excluded.corroboration,
+            supporters = excluded.supporters,
             first_seen_at = excluded.first_seen_at, last_seen_at = excluded.last_seen_at,
             valid_from = excluded.valid_from,
             updated_run_id = CASE WHEN (wiki_section_claims.text, wiki_section_claims.corroboration,
-                                        wiki_section_claims.status)
-                                       IS DISTINCT FROM (excluded.text, excluded.corroboration, excluded.status)
+                                        wiki_section_claims.status, wiki_section_claims.supporters)
+                                       IS DISTINCT FROM (excluded.text, excluded.corroboration, excluded.status,
+                                                         excluded.supporters)
                                   THEN excluded.updated_run_id ELSE wiki_section_claims.updated_run_id END,
             updated_at = excluded.updated_at
     """), {"run": run_id, "now": now, "ids": keep, "sections": [r["section"] for r in rows],
            "positions": [r["position"] for r in rows], "texts": [r["text"] for r in rows],
            "keys": [r["key"] for r in rows], "kinds": [r["kind"] for r in rows],
            "statuses": [r["status"] for r in rows], "confidences": [r["confidence"] for r in rows],
-           "corroborations": [r["corroboration"] for r in rows], "firsts": [r["first"] for r in rows],
-           "lasts": [r["last"] for r in rows]})
+           "corroborations": [r["corroboration"] for r in rows], "supporters": [r["supporters"] for r in rows],
+           "firsts": [r["first"] for r in rows], "lasts": [r["last"] for r in rows]})
     if cited:
         await conn.execute(text("""
-            INSERT INTO wiki_claim_sources (claim_id, tenant_id, owner_id, memory_id)
-            SELECT claim_id, :tenant, :owner, memory_id
-            FROM unnest(CAST(:claims AS uuid[]), CAST(:refs AS text[])) AS c(claim_id, memory_id)
+            INSERT INTO wiki_claim_sources (claim_id, tenant_id, owner_id, memory_id, support)
+            SELECT claim_id, :tenant, :owner, memory_id, support
+            FROM unnest(CAST(:claims AS uuid[]), CAST(:refs AS text[]), CAST(:supports AS text[]))
+                AS c(claim_id, memory_id, support)
             ON CONFLICT DO NOTHING
-        """), {"tenant": tenant, "owner": owner, "claims": [c for c, _ in cited], "refs": [r for _, r in cited]})
+        """), {"tenant": tenant, "owner": owner, "claims": [c for c, _, _ in cited], "refs": [r for _, r, _ in cited],
+               "supports": [s for _, _, s in cited]})
 
 
 class RejectedClaim(BaseModel):
@@ -184,7 +202,9 @@ class RejectedClaim(BaseModel):
     cited: list[str] = Field(default_factory=list)
     stage: Literal["grounding", "judge"]
     reason: str
-    scores: dict[str, float] | None = None
+    # The judge's verdict on it ({"verdict": "unsupported", "problem": "negation"}); None for grounding.
+    # (Stored in the column `scores`, which rows from before the verdicts hold the judge's scores in.)
+    verdict: dict[str, Any] | None = None
 
 
 async def record_rejected_claims(conn: AsyncConnection, scope_tenant: str, scope_owner: str, run_id: str | None,
@@ -202,7 +222,7 @@ async def record_rejected_claims(conn: AsyncConnection, scope_tenant: str, scope
                                            claim.text),
                "tenant": scope_tenant, "owner": scope_owner, "run": run_id, "plan": plan_id, "page": claim.page_ref,
                "section": claim.section_slug, "text": claim.text, "cited": claim.cited, "stage": claim.stage,
-               "reason": claim.reason, "scores": json.dumps(claim.scores) if claim.scores is not None else None})
+               "reason": claim.reason, "scores": json.dumps(claim.verdict) if claim.verdict is not None else None})
 
 
 async def rejected_claims(conn: AsyncConnection, tenant: str, owner: str, limit: int = 100) -> list[dict[str, Any]]:
@@ -217,7 +237,7 @@ async def rejected_claims(conn: AsyncConnection, tenant: str, owner: str, limit:
     """), {"tenant": tenant, "owner": owner, "limit": limit})
     return [{"at": row.created_at.isoformat(), "run_id": row.run_id, "page": row.page or row.page_ref,
              "section": row.section_slug, "text": row.text, "cited": list(row.cited), "stage": row.stage,
-             "reason": row.reason, "scores": row.scores} for row in rows]
+             "reason": row.reason, "verdict": row.scores} for row in rows]
 
 
 # Confidences are stored as numeric(3, 2); compared with the float 0.8 they would read 0.80 < 0.8000…04.
@@ -225,13 +245,16 @@ _DURABLE = Decimal(str(DURABLE_CONFIDENCE))
 
 
 class ClaimView(BaseModel):
-    """One claim as readers get it."""
+    """One claim as readers get it. `confidence` rests on `supporters`, the memories that each
+    support it on their own (a quote of it, or the judge's word); None for a derived or unverified
+    line. `corroboration` counts the memories it cites."""
 
     text: str
     kind: str
     status: str
-    confidence: float
+    confidence: float | None
     corroboration: int
+    supporters: int = 0
     sources: list[str]
     first_seen: datetime | None
     last_seen: datetime | None
@@ -244,6 +267,11 @@ class ClaimView(BaseModel):
 
 
 ClaimsShown = Literal["current", "history"]
+
+# Whether claim `c` is at least `:min` sure: with a floor of 0 every claim is (one with no confidence,
+# derived or unverified, too); above 0 only claims with a confidence that high.
+CLAIM_AT_LEAST = """(CAST(:min AS float8) <= 0
+    OR c.confidence >= round(CAST(CAST(:min AS float8) AS numeric), 6))"""
 
 # Whether claim `c` is shown: with `:as_of` (a timestamptz or NULL) set, it held then (begun by that
 # moment and not yet replaced; a computed line only once all its memories had happened); without,
@@ -265,7 +293,7 @@ async def page_claims(conn: AsyncConnection, tenant: str, owner: str, page_id: U
     held then (begun by that moment and not yet replaced), of facts whose memories had happened, and
     of computed lines only those whose memories all had."""
     rows = await conn.execute(text(f"""
-        SELECT s.section_slug, c.text, c.kind, c.status, c.confidence, c.corroboration, c.first_seen_at,
+        SELECT s.section_slug, c.text, c.kind, c.status, c.confidence, c.corroboration, c.supporters, c.first_seen_at,
                c.last_seen_at, c.valid_from, c.valid_to, c.validity,
                coalesce((SELECT array_agg(cs.memory_id ORDER BY cs.memory_id) FROM wiki_claim_sources cs
                          WHERE cs.claim_id = c.id), '{{}}') AS sources
@@ -273,7 +301,7 @@ async def page_claims(conn: AsyncConnection, tenant: str, owner: str, page_id: U
         JOIN wiki_page_sections s ON s.id = c.section_id
         JOIN wiki_pages p ON p.id = s.page_id
         WHERE p.id = :page AND p.tenant_id = :tenant AND p.owner_id = :owner
-          AND c.confidence >= round(CAST(CAST(:min AS float8) AS numeric), 6)
+          AND {CLAIM_AT_LEAST}
           AND {CLAIM_HELD}
         ORDER BY s.position, c.position
     """), {"page": page_id, "tenant": tenant, "owner": owner, "min": min_confidence, "as_of": as_of,
@@ -281,8 +309,9 @@ async def page_claims(conn: AsyncConnection, tenant: str, owner: str, page_id: U
     out: dict[str, list[ClaimView]] = {}
     for row in rows:
         out.setdefault(row.section_slug, []).append(ClaimView(
-            text=row.text, kind=row.kind, status=row.status, confidence=float(row.confidence),
-            corroboration=row.corroboration, sources=list(row.sources), first_seen=row.first_seen_at,
+            text=row.text, kind=row.kind, status=row.status,
+            confidence=None if row.confidence is None else float(row.confidence),
+            corroboration=row.corroboration, supporters=row.supporters, sources=list(row.sources), first_seen=row.first_seen_at,
             last_seen=row.last_seen_at, valid_from=row.valid_from, valid_to=row.valid_to, validity=row.validity))
     return out
 

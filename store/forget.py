@@ -21,7 +21,8 @@ from pydantic import BaseModel, Field
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from domain.claims import Evidence, body_lines
+from domain.claim_text import body_lines
+from domain.evidence import Evidence
 from domain.forget import (
     LineFate,
     RederiveLine,

@@ -18,7 +18,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.aliases import normalize_alias
-from domain.claims import Evidence
+from domain.evidence import Evidence
 from domain.forget import remaining_sightings
 from domain.render import render_body_markdown
 from messages.forget import ForgetApplied

@@ -34,7 +34,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.aliases import normalize_alias
-from domain.claims import Evidence, flat_values
+from domain.evidence import Evidence, flat_values
 from store.claim_validity import settle_validity
 from store.claims import forget_evidence
 from store.forget import Radius

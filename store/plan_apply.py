@@ -76,9 +76,13 @@ class _Apply:
 
 async def apply_resolved_plan(conn: AsyncConnection, tenant: str, owner: str, plan: ResolvedPlan,
                               drafts: dict[str, str], *, deterministic_linking: bool,
-                              run_id: str | None = None) -> ApplyBatchResult:
+                              run_id: str | None = None,
+                              written_claims: dict[str, ProposedClaim] | None = None) -> ApplyBatchResult:
+    """`written_claims`: the section writers' own lines the claim judge passed (by claim key), added to
+    the plan's lines for attribution."""
     now = (await conn.execute(text("SELECT now()"))).scalar_one()
-    state = _Apply(conn=conn, tenant=tenant, owner=owner, now=now, proposed=plan.line_claims, run_id=run_id)
+    proposed = {**(written_claims or {}), **plan.line_claims}
+    state = _Apply(conn=conn, tenant=tenant, owner=owner, now=now, proposed=proposed, run_id=run_id)
     await _write_pages(state, plan, drafts)
     await _upsert_mentions(state, plan.mentions, {p.mention_id for p in plan.promotions})
     await _mark_promoted(state, plan.promotions)

@@ -32,11 +32,11 @@ from domain.aliases import (
     seed_aliases_for_title,
     slugify_title,
 )
-from domain.claims import proposed_claims
 from domain.guards import cited_memory_ids, is_meaningful_change, is_valid_uuid, strip_wikilinks
 from domain.ids import page_id as deterministic_page_id
 from domain.merge_questions import MergeRecord, MergeSide
 from domain.plan import NewPage, NewSection, PageLink, Plan
+from domain.plan_claims import proposed_claims
 from domain.promotion import promotion_allowed
 from domain.render import first_sentence
 from domain.resolution import Match, NameSet, Rung, ranked_matches

@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from domain.errors import ScopeViolation
 from domain.merge_questions import MergeDecision
 from domain.plan import Plan
-from domain.resolved_plan import ResolvedPlan, SectionTask
+from domain.resolved_plan import ProposedClaim, ResolvedPlan, SectionTask
 from messages.compile import Scope
 
 PlanStatus = Literal["planned", "resolved", "applied"]
@@ -127,6 +127,22 @@ async def section_drafts(conn: AsyncConnection, plan_id: UUID) -> dict[str, str]
     return {row.task_key: row.body_md for row in rows}
 
 
+async def draft_line_claims(conn: AsyncConnection, plan_id: UUID) -> dict[str, ProposedClaim]:
+    """The section writers' own lines the claim judge passed, by claim key (activities/writer_gate.py)."""
+    rows = await conn.execute(text("SELECT line_claims FROM wiki_compile_section_drafts WHERE plan_id = :id"),
+                              {"id": plan_id})
+    out: dict[str, ProposedClaim] = {}
+    for row in rows:
+        for key, claim in (row.line_claims or {}).items():
+            found = ProposedClaim.model_validate(claim)
+            known = out.setdefault(key, found)
+            if known is not found:
+                known.judged_by = list(dict.fromkeys([*known.judged_by, *found.judged_by]))
+                known.judged_together = list(dict.fromkeys([*known.judged_together, *found.judged_together]))
+                known.refs = list(dict.fromkeys([*known.refs, *found.refs]))
+    return out
+
+
 async def mark_applied(conn: AsyncConnection, plan_id: UUID, result_json: str) -> None:
     await conn.execute(text("""
         UPDATE wiki_compile_plans SET status = 'applied', result = CAST(:result AS jsonb), updated_at = now()
@@ -146,11 +162,15 @@ async def section_task(conn: AsyncConnection, plan_id: UUID, scope: Scope, task_
     return SectionTask.model_validate(task)
 
 
-async def store_section_draft(conn: AsyncConnection, plan_id: UUID, task_key: str, body_md: str) -> None:
+async def store_section_draft(conn: AsyncConnection, plan_id: UUID, task_key: str, body_md: str,
+                              line_claims: dict[str, ProposedClaim] | None = None) -> None:
+    """A writer's draft, with the claim judge's verdicts on its own lines (by claim key)."""
+    claims = {key: claim.model_dump(mode="json") for key, claim in (line_claims or {}).items()}
     await conn.execute(text("""
-        INSERT INTO wiki_compile_section_drafts (plan_id, task_key, body_md) VALUES (:plan, :key, :body)
-        ON CONFLICT (plan_id, task_key) DO UPDATE SET body_md = excluded.body_md
-    """), {"plan": plan_id, "key": task_key, "body": body_md})
+        INSERT INTO wiki_compile_section_drafts (plan_id, task_key, body_md, line_claims)
+        VALUES (:plan, :key, :body, CAST(:claims AS jsonb))
+        ON CONFLICT (plan_id, task_key) DO UPDATE SET body_md = excluded.body_md, line_claims = excluded.line_claims
+    """), {"plan": plan_id, "key": task_key, "body": body_md, "claims": json.dumps(claims)})
 
 
 async def plan_run_id(conn: AsyncConnection, plan_id: UUID, scope: Scope) -> str | None:

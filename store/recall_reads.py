@@ -19,7 +19,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.search import escape_like
-from store.claims import CLAIM_HELD
+from store.claims import CLAIM_AT_LEAST, CLAIM_HELD
 
 _SCOPE = "p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'"
 
@@ -116,7 +116,7 @@ class RecallClaimRow(BaseModel):
     text_key: str
     kind: str
     status: str
-    confidence: float
+    confidence: float | None  # None: a derived or unverified line (domain/claims.py)
     corroboration: int
     first_seen: datetime | None
     last_seen: datetime | None
@@ -151,7 +151,8 @@ _CLAIM_COLUMNS = f"""
 def _claim_row(row) -> RecallClaimRow:
     return RecallClaimRow(
         id=row.id, text=row.text, text_key=row.text_key, kind=row.kind, status=row.status,
-        confidence=float(row.confidence), corroboration=row.corroboration, first_seen=row.first_seen_at,
+        confidence=None if row.confidence is None else float(row.confidence), corroboration=row.corroboration,
+        first_seen=row.first_seen_at,
         last_seen=row.last_seen_at, section_slug=row.section_slug, heading=row.heading, page_id=row.page_id,
         page_type=row.type, page_slug=row.slug, page_title=row.title, page_summary=row.summary,
         hubness=row.hubness_score, sources=list(row.sources), valid_from=row.valid_from, valid_to=row.valid_to,
@@ -218,7 +219,7 @@ async def claims_of_pages(conn: AsyncConnection, tenant: str, owner: str, page_i
         FROM wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
         LEFT JOIN unnest(CAST(:ids AS uuid[]), CAST(:scores AS float8[])) AS sc(id, score) ON sc.id = c.id
         WHERE p.id = ANY(CAST(:pages AS uuid[])) AND {_SCOPE} AND {CLAIM_HELD}
-        ORDER BY coalesce(sc.score, 0) DESC, c.kind = 'fact' DESC, c.confidence DESC, s.position, c.position, c.id
+        ORDER BY coalesce(sc.score, 0) DESC, c.kind = 'fact' DESC, c.confidence DESC NULLS LAST, s.position, c.position, c.id
         LIMIT :limit
     """), {"pages": list(page_ids), "tenant": tenant, "owner": owner, "ids": [k for k, _ in scored],
            "scores": [v for _, v in scored], "limit": limit, "as_of": as_of, "history": False})
@@ -342,9 +343,9 @@ async def important_claims(conn: AsyncConnection, tenant: str, owner: str, min_c
     rows = await conn.execute(text(f"""
         SELECT {_CLAIM_COLUMNS.replace(_SOURCES_COLUMN, "CAST('{{}}' AS text[]) AS sources")}
         FROM wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
-        WHERE {_SCOPE} AND c.kind = 'fact' AND c.confidence >= round(CAST(CAST(:min AS float8) AS numeric), 6)
+        WHERE {_SCOPE} AND c.kind = 'fact' AND {CLAIM_AT_LEAST}
           AND {CLAIM_HELD}
-        ORDER BY c.confidence DESC, c.corroboration DESC, c.last_seen_at DESC NULLS LAST, c.id
+        ORDER BY c.confidence DESC NULLS LAST, c.corroboration DESC, c.last_seen_at DESC NULLS LAST, c.id
         LIMIT :limit
     """), {"tenant": tenant, "owner": owner, "min": min_confidence, "limit": limit, "as_of": None, "history": False})
     return [_claim_row(row) for row in rows]

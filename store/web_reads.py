@@ -72,7 +72,7 @@ class ClaimCiting(BaseModel):
     heading: str
     text: str
     status: str
-    confidence: float
+    confidence: float | None  # None: a derived or unverified line
 
 
 SAMPLED_PAGES = 300
@@ -265,7 +265,8 @@ async def claims_citing(conn: AsyncConnection, tenant: str, owner: str, memory_i
         ORDER BY p.type, p.slug, s.position, c.position
     """), {"tenant": tenant, "owner": owner, "memory": memory_id})
     return [ClaimCiting(page_type=r.type, page_slug=r.slug, page_title=r.title, section_slug=r.section_slug,
-                        heading=r.heading, text=r.text, status=r.status, confidence=float(r.confidence))
+                        heading=r.heading, text=r.text, status=r.status,
+                        confidence=None if r.confidence is None else float(r.confidence))
             for r in rows]
 
 
@@ -276,7 +277,7 @@ class ExportClaim(BaseModel):
     text: str
     kind: str
     status: str
-    confidence: float
+    confidence: float | None  # None: a derived or unverified line
     sources: list[str]
     validity: str = "current"  # current, superseded (an older value, history) or disputed
     valid_from: datetime | None = None
@@ -343,7 +344,8 @@ async def export_pages(conn: AsyncConnection, tenant: str, owner: str) -> list[E
     claims_of: dict[UUID, list[ExportClaim]] = {}
     for row in claims:
         claims_of.setdefault(row.section_id, []).append(ExportClaim(
-            text=row.text, kind=row.kind, status=row.status, confidence=float(row.confidence),
+            text=row.text, kind=row.kind, status=row.status,
+            confidence=None if row.confidence is None else float(row.confidence),
             sources=list(row.sources), validity=row.validity, valid_from=row.valid_from, valid_to=row.valid_to))
     sections_of: dict[UUID, list[ExportSection]] = {}
     for row in sections:

@@ -83,6 +83,9 @@ SHUTDOWN = "tests/compile/test_shutdown.py::test_sigterm_lets_a_worker_finish_it
 CLI_RETAIN = "tests/operators/test_cli_retain.py::test_wiki_retain_starts_the_scope_compile_on_temporal"
 RESUME_REJECTED = "tests/compile/test_resume.py::test_a_compile_resumed_after_apply_rejected_equals_an_uninterrupted_one"
 RECORDED_HISTORIES = "tests/test_replay.py::test_recorded_history_replays"
+CLAIM_QUOTES = ("tests/domain/test_claim_status.py::"
+                "test_a_line_is_quoted_only_when_it_is_whole_sentences_of_one_memory")
+CLAIM_ONE_MEMORY = "tests/domain/test_claim_status.py::test_a_line_one_memory_says_has_the_confidence_of_one_memory"
 LINT_CAP = "tests/operators/test_lint.py::test_lint_hands_a_scope_at_most_twenty_promotions_a_night_most_seen_first"
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -220,6 +223,19 @@ MUTANTS: tuple[Mutant, ...] = (
         "a workflow change that breaks a recorded history fails the tests until the versioning rule handles it",
         (Edit("workflows/compile.py", "CompileWorkflow._aggregate", first_statement="return"),),
         (RECORDED_HISTORIES,),
+    ),
+    Mutant(
+        "a-quote-may-be-any-span",
+        "a line is quoted only when it is whole sentences of a memory it cites, word for word",
+        (Edit("domain/claim_checks.py", "quoted_in", _r("words in e.runs"), "f' {words} ' in e.text"),),
+        (CLAIM_QUOTES,),
+    ),
+    Mutant(
+        "confidence-counts-every-citation",
+        "a line one memory says has the confidence of one memory, however many it cites",
+        (Edit("domain/attribution.py", "attribute_body", _r("Support(quoted=frozenset(quoted)"),
+              "Support(quoted=frozenset([*quoted, *refs])"),),
+        (CLAIM_ONE_MEMORY,),
     ),
 )
 

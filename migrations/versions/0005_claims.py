@@ -2,10 +2,11 @@
 claims the verification gate rejected.
 
 Existing sections are converted: each non-blank body line becomes a claim, attributed by
-`domain.claims.attribute_body` with no plan and no earlier claims: a dated line `- YYYY-MM-DD: …`
+`domain.attribution.attribute_body` with no plan and no earlier claims: a dated line `- YYYY-MM-DD: …`
 cites the section's memories that happened that day and contain its text; any other line cites the
-section's memories that vouch for its names and numbers, and a line whose terms no memory holds
-(a count, a span, a ranking the compiler computed) is a derived claim citing all of them.
+section's memories that vouch for its names and numbers, and a line the compiler computed (a count,
+a span) is a derived claim citing the memories it counts. This table's two statuses hold what a
+check passed as verified; 0014_claim_statuses labels each row by the check that gave it.
 
 Revision ID: 0005_claims
 Revises: 0004_message_batches
@@ -21,7 +22,8 @@ from alembic import op
 from sqlalchemy import text
 
 from domain import ids
-from domain.claims import attribute_body, confidence, evidence_of
+from domain.attribution import attribute_body
+from domain.evidence import evidence_of
 
 revision = "0005_claims"
 down_revision = "0004_message_batches"
@@ -81,6 +83,11 @@ def upgrade() -> None:
     _convert_sections()
 
 
+def _confidence(cited: int) -> float:
+    # This table's schedule: 0.7 for one cited memory, +0.1 per further one (0014 replaces it).
+    return round(min(1.0, 0.7 + 0.1 * (cited - 1)), 2) if cited > 0 else 0.0
+
+
 def _convert_sections() -> None:
     conn = op.get_bind()
     sections = conn.execute(text("""
@@ -112,8 +119,9 @@ def _convert_sections() -> None:
                     VALUES (:id, :section, :position, :text, :key, :kind, :status, :confidence, :corroboration,
                             :first, :last)
                 """), {"id": claim_id, "section": section.id, "position": position, "text": claim.text,
-                       "key": claim.key, "kind": claim.kind, "status": claim.status,
-                       "confidence": confidence(len(claim.refs)), "corroboration": len(claim.refs),
+                       "key": claim.key, "kind": claim.kind,
+                       "status": "unverified" if claim.status == "unverified" else "verified",
+                       "confidence": _confidence(len(claim.refs)), "corroboration": len(claim.refs),
                        "first": min(days) if days else None, "last": max(days) if days else None})
                 for ref in claim.refs:
                     conn.execute(text("""

@@ -33,6 +33,7 @@ from pydantic import ValidationError
 from domain.aggregation import SectionAggregation, is_promotable, parse_instant, score_section_aggregation
 from domain.aliases import format_heading_from_slug, normalize_alias, slugify_title
 from domain.context import AggregationPage, AggregationParentCandidate, AggregationSection
+from domain.line_formats import page_count_line
 from domain.plan import (
     LinkedPageRef,
     NewPage,
@@ -231,10 +232,7 @@ def _rollup_updates(
 def _group_count_lines(children: Sequence[AggregationPage]) -> str:
     # Counts, not links: the linked rollups arrive as their own sections on the next pass, and a
     # list here would repeat every child under a second section of the same parent.
-    return "\n".join(
-        f"- {group.heading}: {len(members)} {'page' if len(members) == 1 else 'pages'}."
-        for group, members in _grouped_children(children)
-    )
+    return "\n".join(page_count_line(group.heading, len(members)) for group, members in _grouped_children(children))
 
 
 def _hub_new_page(

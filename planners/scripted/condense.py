@@ -29,6 +29,18 @@ from datetime import datetime
 
 from domain.aliases import normalize_alias, trigram_similarity
 from domain.context import MemoryRecord
+from domain.line_formats import (
+    MOST_MENTIONED_LABEL,
+    OFTEN_TOGETHER_LABEL,
+    by_month_line,
+    dated_line,
+    latest_line,
+    led,
+    mentions_line,
+    recurring_line,
+    span_line,
+    visits_line,
+)
 from domain.name_words import KnownNames
 from planners.memory_text import as_utc, memory_date, sentence, sentences, truncate
 from planners.scripted.subjects import Subject, collect_subjects
@@ -104,14 +116,6 @@ def _is_own(subject: Subject, title: str) -> bool:
                                        for name in sorted(subject.names))
 
 
-def _bold(name: str) -> str:
-    return f"**{name}**"
-
-
-def _span(first: str, last: str) -> str:
-    return f"on {first}" if first == last else f"{first} to {last}"
-
-
 # --------------------------------------------------------------------------- log sections
 
 
@@ -128,10 +132,10 @@ def log_body(memories: Sequence[MemoryRecord], title: str, *, leads: bool = Fals
         text = line(memory)
         lead = lead_of.get(str(memory.id), "")
         observations.append(_Observation(memory_id=str(memory.id), at=as_utc(memory.created_at),
-                                         day=memory_date(memory), text=f"{lead}{text}" if text else ""))
+                                         day=memory_date(memory), text=led(lead, text) if text and lead else text))
     lines = []
     if len(ordered) > 1:
-        lines.append(f"- {len(ordered)} memories, {_span(observations[0].day, observations[-1].day)}.")
+        lines.append(span_line(len(ordered), observations[0].day, observations[-1].day))
     if names:
         lines += _mention_lines(subjects, title, topic=leads)
     shown, recurring = _recurring_lines([o for o in observations if o.text])
@@ -141,15 +145,15 @@ def log_body(memories: Sequence[MemoryRecord], title: str, *, leads: bool = Fals
 
 
 def _place_leads(subjects: list[Subject], title: str) -> dict[str, str]:
-    """memory id -> "**Place**: " for memories whose place is not the page itself (a city or trip
-    page's lines lead with the place they are about)."""
+    """memory id -> the place it is about, for memories whose place is not the page itself (a city or
+    trip page's lines lead with it)."""
     leads: dict[str, str] = {}
     for subject in subjects:
         if _is_own(subject, title):
             continue
         for sighting in subject.sightings:
             if sighting.is_place:
-                leads.setdefault(sighting.memory_id, f"{_bold(subject.title)}: ")
+                leads.setdefault(sighting.memory_id, subject.title)
     return leads
 
 
@@ -162,8 +166,7 @@ def _mention_lines(subjects: list[Subject], title: str, *, topic: bool) -> list[
     ranked = sorted(counted, key=lambda pair: (-pair[0], pair[1].casefold(), pair[1]))[:MOST_MENTIONED]
     if not ranked:
         return []
-    label = "Most mentioned" if topic else "Often together with"
-    return [f"- {label}: " + ", ".join(f"{_bold(name)} ({count})" for count, name in ranked) + "."]
+    return [mentions_line(MOST_MENTIONED_LABEL if topic else OFTEN_TOGETHER_LABEL, [(name, count) for count, name in ranked])]
 
 
 def _recurring_lines(observations: list[_Observation]) -> tuple[set[str], list[str]]:
@@ -174,14 +177,14 @@ def _recurring_lines(observations: list[_Observation]) -> tuple[set[str], list[s
     repeated = [group for group in groups.values() if len(group) > 1]
     repeated.sort(key=lambda group: (-len(group), -group[-1].at.timestamp(), group[0].key))
     shown = repeated[:RECURRING_LINES]
-    lines = [f"- {group[-1].text} ({len(group)} times, {_span(group[0].day, group[-1].day)})" for group in shown]
+    lines = [recurring_line(group[-1].text, len(group), group[0].day, group[-1].day) for group in shown]
     return {group[0].key for group in shown}, lines
 
 
 def _latest_lines(observations: list[_Observation]) -> list[str]:
     lines: list[str] = []
     for observation in sorted(observations, key=lambda o: (o.at, o.memory_id), reverse=True):
-        line = f"- {observation.day}: {observation.text}"
+        line = dated_line(observation.day, observation.text)
         if line not in lines:  # two memories of one day saying the same thing make one line
             lines.append(line)
         if len(lines) == LATEST_OBSERVATIONS:
@@ -197,15 +200,13 @@ def visits_body(memories: Sequence[MemoryRecord]) -> str:
     if not ordered:
         return ""
     days = [memory_date(memory) for memory in ordered]
+    lines = [visits_line(len(days), days[0], days[-1])]
     if len(days) == 1:
-        return f"- Visited once, on {days[0]}."
-    span = f"all on {days[0]}" if days[0] == days[-1] else f"{days[0]} to {days[-1]}"
-    lines = [f"- Visited {len(days)} times, {span}."]
+        return lines[0]
     months = Counter(day[:7] for day in days)
     if len(months) > 1:
-        lines.append("- By month: " + ", ".join(f"{month} ({count})" for month, count in sorted(months.items())) + ".")
+        lines.append(by_month_line(sorted(months.items())))
     per_day = Counter(days)
     latest = sorted(per_day, reverse=True)[:LATEST_VISIT_DAYS]
-    lines.append("- Latest: " + ", ".join(day if per_day[day] == 1 else f"{day} ({per_day[day]})"
-                                         for day in latest) + ".")
+    lines.append(latest_line((day, per_day[day]) for day in latest))
     return "\n".join(lines)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import re
-
+from domain.line_formats import addresses_in
 from domain.merge_questions import MergeDecision, MergeQuestion, MergeSide
 from domain.name_key import name_key
 from domain.names import kinds_conflict, places_in, qualifier_forms
@@ -15,14 +14,11 @@ def _mentions(text: str, phrase: str) -> bool:
     return bool(phrase) and f" {phrase} " in f" {text} "
 
 
-_ADDRESS_LINE = re.compile(r"\bAddress: ([^\n]+?)\.?(?:\n|$)")
-
-
 def _place_keys(side: MergeSide, records_only: bool = False) -> set[str]:
     """Where a side is: the addresses or cities of its memories' place records, and (unless
     `records_only`) the places its summary names."""
     # A page's lead section states its address ("Address: 12 Oak St, Denver, CO"): a place record too.
-    stated = [m.group(1) for line in side.evidence for m in _ADDRESS_LINE.finditer(line)]
+    stated = [address for line in side.evidence for address in addresses_in(line)]
     places = [*side.places, *stated] if records_only else [*side.places, *stated, *places_in(side.summary)]
     return {key for key in (name_key(place) for place in places) if key}
 

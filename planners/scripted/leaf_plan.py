@@ -28,6 +28,7 @@ from typing import Any
 from domain.aliases import best_attested, is_properly_cased, normalize_alias, slugify_title
 from domain.context import CandidatePage, MemoryRecord, OpenMention, PlannerContext
 from domain.guards import unlinkify
+from domain.line_formats import address_line, count_line, dated_line, visited_on_line
 from domain.plan import (
     NewPage,
     NewSection,
@@ -134,7 +135,7 @@ def _beyond_summary(subject: Subject) -> str:
     """What a new page's lead section says besides its summary (shown above it): the place's address."""
     place = subject.place_metadata() or {}
     address = clean(place.get("address"))
-    return sentence(f"Address: {address}") if address else ""
+    return address_line(address) if address else ""
 
 
 def _section_memories(subject: Subject) -> list[MemoryRecord]:
@@ -227,7 +228,7 @@ def _merge_bullets(bullets: list[Bullet]) -> tuple[str, list[str]]:
 
 
 def _dated_line(memory: MemoryRecord) -> str:
-    return f"- {memory_date(memory)}: {telling_quote(memory.content) or 'mentioned.'}"
+    return dated_line(memory_date(memory), telling_quote(memory.content) or "mentioned.")
 
 
 def _proposal(memories: list[MemoryRecord], line: Callable[[MemoryRecord], str]) -> str:
@@ -235,8 +236,7 @@ def _proposal(memories: list[MemoryRecord], line: Callable[[MemoryRecord], str])
     section from every memory it cites, and the count makes the proposal differ from any stored body
     (a proposal too close to the body would only be cited, not written)."""
     ordered = sorted(memories, key=lambda m: (as_utc(m.created_at), str(m.id)), reverse=True)
-    count = f"- {len(ordered)} new {'memory' if len(ordered) == 1 else 'memories'}."
-    return "\n".join([count, *unique(line(memory) for memory in ordered)])
+    return "\n".join([count_line(len(ordered)), *unique(line(memory) for memory in ordered)])
 
 
 def _slug_for(title: str) -> str:
@@ -547,7 +547,7 @@ class _PlanDraft:
 
 
 def _visit_line(memory: MemoryRecord) -> str:
-    return f"- Visited on {memory_date(memory)}."
+    return visited_on_line(memory_date(memory))
 
 
 def _quoted(mention: OpenMention) -> list[Bullet]:

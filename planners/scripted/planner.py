@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import asyncio
 
-from domain.claims import ClaimQuestion, scripted_score
+from domain.claim_judge import ClaimQuestion
 from domain.context import MemoryRecord, PlannerContext
 from domain.merge_questions import MergeQuestion
 from domain.pricing import TokenUsage, cache_prefix_worthwhile, estimate_tokens, priced
 from domain.resolved_plan import SectionTask
-from planners.claim_judge_prompt import build_claim_judge_prompt
 from planners.judge_prompt import JUDGE_SYSTEM, build_judge_prompt
 from planners.port import AggregationRequest, ClaimJudgeReply, JudgeReply, PlanReply, SectionReply
 from planners.prompts import (
@@ -35,6 +34,8 @@ from planners.scripted.leaf_plan import scripted_plan, scripted_rewrite_section
 
 
 class ScriptedPlanner:
+    # No model reads a line offline: the gate asks no judge, and no line is verified.
+    judges_claims = False
     reads_possible_children = True
     # Sections are rebuilt from every memory they cite (planners/scripted/condense.py).
     rewrites_from_sources = True
@@ -73,13 +74,8 @@ class ScriptedPlanner:
         return PlanReply(plan=plan, usage=priced(model_id, usage), input_chars=prompt.chars)
 
     async def judge_claims(self, questions: list[ClaimQuestion], model_id: str) -> ClaimJudgeReply:
-        scores = [scripted_score(q) for q in questions]
-        if not questions:
-            return ClaimJudgeReply(scores=[], usage=priced(model_id, TokenUsage()))
-        prompt = build_claim_judge_prompt(questions)
-        usage = TokenUsage(input_tokens=estimate_tokens(prompt.chars),
-                           output_tokens=estimate_tokens(sum(len(s.model_dump_json()) for s in scores)))
-        return ClaimJudgeReply(scores=scores, usage=priced(model_id, usage))
+        """No verdict: offline nothing reads a line (`judges_claims` is False, so the gate never asks)."""
+        return ClaimJudgeReply(verdicts=[], usage=priced(model_id, TokenUsage()))
 
     async def judge_merges(self, questions: list[MergeQuestion], model_id: str) -> JudgeReply:
         await self._wait()

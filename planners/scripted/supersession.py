@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from domain.claims import body_lines, claim_key
+from domain.claim_text import body_lines, claim_key
 from domain.context import CandidatePage
 from domain.facts import fact_of, replaces
 from domain.plan import LineSources, NewSection, Plan, SectionUpdate

@@ -37,6 +37,7 @@ from app.reads import BadInput, NotFound, ReadScope
 from app.retain import CompileUnavailable, TemporalConnector
 from app.tokens import scope_of_token
 from app.view_cache import ScopeViewCache
+from domain.claims import STATUS_MEANINGS, status_meanings
 from domain.tokens import allows
 from runtime.settings import Settings
 from servers.guard import Admission, RateLimiter, Refusal, ServerCounters, TokenCache
@@ -67,6 +68,9 @@ _templates.filters["claim_html"] = lambda text: render.markdown_html(_without_bu
 _templates.globals["quote"] = lambda value: quote(str(value), safe="")
 # Citations shown beside a claim; the rest open from "+N more".
 _templates.globals["citations_shown"] = 5
+# What each claim status means, one sentence each, as every surface says it (domain/claims.py).
+_templates.globals["status_meanings"] = STATUS_MEANINGS
+_templates.globals["statuses_of"] = lambda claims: list(status_meanings(claim.status for claim in claims))
 
 
 def _without_bullet(text: str) -> str:

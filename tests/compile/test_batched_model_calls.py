@@ -51,11 +51,16 @@ async def test_a_bulk_compile_sends_its_writer_and_aggregation_calls_through_bat
                             **ALL_CALLS) as settings:
         handle = await signal_compile(client, TENANT, OWNER, trigger="bootstrap_import", settings=settings)
         await handle.result()
-    interactive = list(sim.calls)
+    interactive = [c for c in sim.calls if c.kind != "claim_judge"]
+    first = len(sim.calls)
     async with model_worker(client, second_engine, "anthropic", **ALL_CALLS) as settings:
         handle = await signal_compile(client, TENANT, OWNER, trigger="bootstrap_import", settings=settings)
         await handle.result()
-    batched = sim.calls[len(interactive):]
+    # The claim judge is asked directly, as for an interactive compile: its lines exist only once the
+    # plan's (or the writer's) batch has ended.
+    judged = [c for c in sim.calls[first:] if c.kind == "claim_judge"]
+    batched = [c for c in sim.calls[first:] if c.kind != "claim_judge"]
+    assert judged and not any(c.batch_id for c in judged)
 
     kinds = {kind: [c for c in batched if c.kind == kind] for kind in ("planner", "writer", "aggregation")}
     assert all(kinds.values()), {kind: len(calls) for kind, calls in kinds.items()}
@@ -69,7 +74,7 @@ async def test_a_bulk_compile_sends_its_writer_and_aggregation_calls_through_bat
     assert sum(run["metrics"].get("batched_model_calls", 0) for run in runs) == \
         len(kinds["writer"]) + len(kinds["aggregation"])
     assert sum(run["metrics"]["cost_usd"] for run in runs) == pytest.approx(
-        billed_at_batch_prices(sim, batched), abs=1e-6 * (1 + len(batched)))
+        billed_at_batch_prices(sim, batched) + billed_at_batch_prices(sim, judged), abs=1e-6 * (1 + len(batched)))
     # However many calls travel in a batch, the compile waits for it once.
     events = await chain_history(client, handle.id, handle.first_execution_run_id or handle.result_run_id)
     waited = [e.activity_task_scheduled_event_attributes.input for e in events

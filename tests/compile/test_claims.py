@@ -6,9 +6,12 @@ raises that claim's confidence; a written body is exactly its claims, each citin
 
 from __future__ import annotations
 
+import random
 import uuid
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from sqlalchemy import text
@@ -18,12 +21,15 @@ from activities.claim_gate import gate_plan
 from app import reads
 from app.reads import BadInput, ReadScope
 from domain import ids
+from domain.claim_judge import ClaimQuestion, ClaimVerdict
 from domain.memory import MemoryIn
 from domain.plan import LineSources, NewPage, NewSection, PageUpdate, Plan, SectionUpdate
+from domain.pricing import TokenCounts
 from domain.resolved_plan import ResolvedPage, ResolvedPlan, SectionTask, WriterSection
 from evals.claims_gate import measure
 from evals.corpus import generate
 from messages.compile import Scope
+from planners.port import ClaimJudgeReply
 from planners.scripted.planner import ScriptedPlanner
 from runtime.database import downgrade, migrate
 from store.claims import record_rejected_claims, rejected_claims
@@ -50,9 +56,34 @@ async def retain_memories(engine: AsyncEngine) -> None:
                                          for h, (c, at) in MEMORIES.items()])
 
 
-async def compile_plan(engine: AsyncEngine, plan: Plan, batch: list[str]) -> Plan:
+@dataclass
+class JudgeDouble:
+    """A claim judge for the gate's tests: answers each line from `verdicts` (its text -> "supported"
+    with the memories that each support it, or "unsupported" with a problem); any other line unsure.
+    `asked` records every line it was asked about."""
+
+    verdicts: dict[str, tuple[str, list[str] | str]] = field(default_factory=dict)
+    asked: list[str] = field(default_factory=list)
+    judges_claims: bool = True
+
+    async def judge_claims(self, questions: list[ClaimQuestion], model_id: str) -> ClaimJudgeReply:
+        out = []
+        for question in questions:
+            self.asked.append(question.text)
+            cited = {m.id for m in question.memories}
+            verdict, detail = self.verdicts.get(question.text, ("unsure", ""))
+            if verdict == "supported":
+                out.append(ClaimVerdict(key=question.key, verdict="supported",
+                                        by=[m for m in detail if m in cited]))
+            else:
+                out.append(ClaimVerdict(key=question.key, verdict=verdict,  # type: ignore[arg-type]
+                                        problem=detail if isinstance(detail, str) else ""))
+        return ClaimJudgeReply(verdicts=out, usage=TokenCounts(input_tokens=100, output_tokens=10))
+
+
+async def compile_plan(engine: AsyncEngine, plan: Plan, batch: list[str], judge: Any = None) -> Plan:
     """Gate, resolve and apply one plan, as a batch does; returns the plan as gated."""
-    gate = await gate_plan(engine, ScriptedPlanner(), SCOPE, plan, "claude-sonnet-4-6")
+    gate = await gate_plan(engine, judge or ScriptedPlanner(), SCOPE, plan, "claude-sonnet-4-6")
     plan_id = uuid.uuid4()
     async with engine.begin() as conn:
         await record_rejected_claims(conn, TENANT, OWNER, "run-1", plan_id, gate.rejected)
@@ -65,7 +96,7 @@ async def claims(engine: AsyncEngine, slug: str, section: str) -> list[dict]:
     section_id = ids.section_id(ids.page_id(TENANT, OWNER, "entity", slug), section)
     async with engine.connect() as conn:
         rows = await conn.execute(text("""
-            SELECT c.text, c.kind, c.status, c.confidence, c.corroboration,
+            SELECT c.text, c.kind, c.status, c.confidence, c.corroboration, c.supporters,
                    array_agg(cs.memory_id ORDER BY cs.memory_id) AS refs
             FROM wiki_section_claims c JOIN wiki_claim_sources cs ON cs.claim_id = c.id
             WHERE c.section_id = :s GROUP BY c.id ORDER BY c.position
@@ -115,21 +146,25 @@ async def test_a_section_whose_every_line_is_rejected_is_not_written(engine):
 
 async def test_a_second_memory_saying_the_same_raises_the_claim_confidence(engine):
     await retain_memories(engine)
-    line = "- Contramar serves tuna tostadas."
-    await compile_plan(engine, Plan(pageUpdates=[], newPages=[contramar((line, [mid("m1")]))],
-                                    unresolvedMentions=[], promotions=[]), [mid("m1")])
+    line = "- Back at Contramar for the tuna tostadas, this time alone."
+    await compile_plan(engine, Plan(pageUpdates=[], newPages=[contramar((line, [mid("m2")]))],
+                                    unresolvedMentions=[], promotions=[]), [mid("m2")])
     [first] = await claims(engine, "contramar", "notes")
-    assert (first["corroboration"], first["confidence"], first["refs"]) == (1, Decimal("0.70"), [mid("m1")])
+    assert (first["status"], first["supporters"], first["confidence"], first["refs"]) == (
+        "quoted", 1, Decimal("0.70"), [mid("m2")])
 
+    await store_memories(engine, TENANT, OWNER, [MemoryIn.model_validate(
+        {"id": mid("m4"), "content": "Back at Contramar for the tuna tostadas, this time alone. Loved it.",
+         "occurred_at": "2026-02-25T13:00:00Z"})])
     page = str(ids.page_id(TENANT, OWNER, "entity", "contramar"))
     again = Plan(pageUpdates=[PageUpdate(pageId=page, sections=[SectionUpdate(
-        slug="notes", proposed_body_md=line, source_refs=[mid("m2")])])], newPages=[], unresolvedMentions=[],
+        slug="notes", proposed_body_md=line, source_refs=[mid("m4")])])], newPages=[], unresolvedMentions=[],
         promotions=[])
-    await compile_plan(engine, again, [mid("m2")])
+    await compile_plan(engine, again, [mid("m4")])
 
     [second] = await claims(engine, "contramar", "notes")
-    assert (second["corroboration"], second["confidence"]) == (2, Decimal("0.80"))
-    assert second["refs"] == sorted([mid("m1"), mid("m2")])
+    assert (second["status"], second["supporters"], second["confidence"]) == ("quoted", 2, Decimal("0.80"))
+    assert second["refs"] == sorted([mid("m2"), mid("m4")])
 
 
 async def test_each_line_cites_only_the_memories_that_vouch_for_it(engine):
@@ -184,20 +219,27 @@ async def test_a_lying_model_gets_no_lie_served_as_quoted_and_every_invented_nam
 
 async def test_reads_give_each_claim_and_filter_by_confidence(engine):
     await retain_memories(engine)
-    twice, once = "- Contramar serves tuna tostadas.", "- Lena booked a table for Friday."
-    plan = Plan(pageUpdates=[], newPages=[contramar((twice, [mid("m1"), mid("m2")]), (once, [mid("m3")]))],
+    twice, once = "- Contramar serves tuna tostadas.", "- Lena booked a table at Contramar for Friday."
+    unread, counted = "- Lena likes Contramar.", "- 3 new memories."
+    every = [mid("m1"), mid("m2"), mid("m3")]
+    plan = Plan(pageUpdates=[], newPages=[contramar((twice, every), (once, every), (unread, every), (counted, every))],
                 unresolvedMentions=[], promotions=[])
-    await compile_plan(engine, plan, [mid("m1"), mid("m2"), mid("m3")])
+    judge = JudgeDouble(verdicts={twice: ("supported", [mid("m1"), mid("m2")])})
+    await compile_plan(engine, plan, every, judge)
+    assert judge.asked == [twice, unread]  # a quote and a recount need no judge
     scope = ReadScope.of(TENANT, OWNER)
 
     whole = await reads.get_page(engine, scope, "entity/contramar")
     [notes] = whole.sections
     assert [(c.text, c.confidence, c.status, c.sources) for c in notes.claims] == [
-        (twice, 0.8, "verified", sorted([mid("m1"), mid("m2")])), (once, 0.7, "verified", [mid("m3")])]
+        (twice, 0.8, "verified", sorted([mid("m1"), mid("m2")])), (once, 0.7, "quoted", [mid("m3")]),
+        (unread, None, "unverified", sorted(every)), (counted, None, "derived", sorted(every))]
     assert notes.claims[0].first_seen < notes.claims[0].last_seen
     sure = await reads.get_page_by_key(engine, scope, "entity", "contramar", min_confidence=0.8)
     assert [c.text for c in sure.sections[0].claims] == [twice]
     assert twice in sure.markdown and once not in sure.markdown
+    some = await reads.get_page_by_key(engine, scope, "entity", "contramar", min_confidence=0.01)
+    assert [c.text for c in some.sections[0].claims] == [twice, once]  # no confidence is below any floor
     for bad in (1.5, -0.1, float("nan")):
         with pytest.raises(BadInput, match="min_confidence"):
             await reads.get_page(engine, scope, "entity/contramar", min_confidence=bad)
@@ -217,3 +259,58 @@ async def test_the_migration_turns_each_existing_line_into_a_claim(engine):
         ("- Lena booked a table for Friday.", "fact", [mid("m3")]),
         ("- 3 memories, 2026-02-01 to 2026-02-22.", "derived", sorted([mid("m1"), mid("m2"), mid("m3")])),
     ]
+
+
+PEOPLE = ["Caroline", "Melanie", "Lena", "Tomasz", "Aiko", "Mateo", "Ruth", "Ingrid"]
+GROUPS = ["the LGBTQ support group", "the pottery class", "the climbing gym", "the book club"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+async def test_each_kind_of_lie_is_blocked_by_the_gate_and_never_served_as_quoted(engine, seed):
+    rng = random.Random(seed)
+    a, b, stranger = rng.sample(PEOPLE, 3)
+    group, other = rng.sample(GROUPS, 2)
+    said = {"k1": (f"{a} went with {b} to {group} on Friday.", "2026-02-06T18:00:00Z"),
+            "k2": (f"{b} painted a sunrise with her kids at {other}.", "2026-02-08T10:00:00Z")}
+    await store_memories(engine, TENANT, OWNER, [MemoryIn.model_validate({"id": mid(f"{seed}{h}"), "content": c,
+                                                                          "occurred_at": at})
+                                                 for h, (c, at) in said.items()])
+    both = [mid(f"{seed}k1"), mid(f"{seed}k2")]
+    lies = {
+        "negation": f"- {a} did not go to {group}.",
+        "actor": f"- {b} went to {group} on Friday.",
+        "date": f"- 2026-03-{rng.randint(10, 28)}: {a} went with {b} to {group} on Friday.",
+        "number": f"- {a} went to {group} {rng.randint(4, 9)} times.",
+        "invented": f"- {a} went with {stranger} to {group} on Friday.",
+        "merged": f"- {a} painted a sunrise at {group}.",
+        "generalisation": f"- {a} goes to {group} every Friday.",
+    }
+    honest = f"- 2026-02-06: {said['k1'][0]}"
+    judge = JudgeDouble(verdicts={line: ("unsupported", kind) for kind, line in lies.items()})
+    lines = [(honest, both), *((line, both) for line in lies.values())]
+    plan = Plan(pageUpdates=[], newPages=[contramar(*lines)], unresolvedMentions=[], promotions=[])
+
+    gated = await compile_plan(engine, plan, both, judge)
+
+    served = {c["text"]: c for c in await claims(engine, "contramar", "notes")}
+    assert list(served) == [honest] and served[honest]["status"] == "quoted"
+    assert served[honest]["refs"] == [mid(f"{seed}k1")]
+    assert honest not in judge.asked  # a quote needs no judge
+    async with engine.connect() as conn:
+        rejected = {r["text"]: r for r in await rejected_claims(conn, TENANT, OWNER)}
+    for kind, line in lies.items():
+        assert line in rejected, (kind, line)
+        # each lie either fails the grounding rule or reaches the judge, which names its kind
+        assert rejected[line]["stage"] == "grounding" or (line in judge.asked and kind in rejected[line]["reason"])
+    assert {lies[k] for k in ("negation", "actor", "merged", "generalisation")} <= set(judge.asked)
+    assert all(s.status != "quoted" for s in gated.newPages[0].sections[0].line_sources if s.text in lies.values())
+
+
+async def test_offline_no_line_is_verified_and_an_unsure_or_failed_judge_leaves_it_unverified(engine):
+    await retain_memories(engine)
+    line = "- Lena likes the tuna tostadas at Contramar."
+    plan = Plan(pageUpdates=[], newPages=[contramar((line, [mid("m1")]))], unresolvedMentions=[], promotions=[])
+    gated = await compile_plan(engine, plan, [mid("m1")])  # the scripted planner: no judge
+    assert gated.newPages[0].sections[0].line_sources[0].status == "unverified"
+    [claim] = await claims(engine, "contramar", "notes")
+    assert (claim["status"], claim["confidence"], claim["supporters"]) == ("unverified", None, 0)

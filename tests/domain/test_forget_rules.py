@@ -9,7 +9,7 @@ import random
 import pytest
 
 from domain.aliases import normalize_alias
-from domain.claims import evidence_of
+from domain.evidence import evidence_of
 from domain.forget import (
     RederiveLine,
     RederiveMemory,

@@ -9,7 +9,8 @@ from datetime import date, timedelta
 
 import pytest
 
-from planners.section_fold import FOLD_TARGET_SHARE, KEEP_LATEST, fold_line, folded_body
+from domain.line_formats import fold_line
+from planners.section_fold import FOLD_TARGET_SHARE, KEEP_LATEST, folded_body
 
 BUDGET = 2_400
 TARGET = int(BUDGET * FOLD_TARGET_SHARE)

@@ -14,8 +14,8 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 from activities.writer_gate import checked_draft
-from domain.claims import evidence_of, unsupported_terms
 from domain.context import MemoryRecord
+from domain.evidence import evidence_of
 from domain.resolved_plan import SectionTask
 from domain.writer_grounding import check_written_body
 
@@ -97,15 +97,9 @@ COMMON_OPENERS = ["Waited", "Lunch", "Visited", "Dinner", "Tried", "Walked", "Co
                   "Bought", "Met", "Booked", "Cooked", "Ordered", "Finally", "Later", "Ate", "Called", "Stayed"]
 
 
-def rare(word: str) -> bool:
-    from domain.name_words import is_name_alone
-
-    return is_name_alone(word)
-
-
 def test_generated_one_word_names_opening_a_sentence_are_checked_ordinary_openers_are_not() -> None:
-    from domain.claims import opening_words
-    from domain.opening_names import unsupported_openings
+    from domain.claim_terms import names_in
+    from domain.grounding import GATE_RULE, ungrounded
 
     for seed in range(200):
         rng = random.Random(seed)
@@ -114,17 +108,16 @@ def test_generated_one_word_names_opening_a_sentence_are_checked_ordinary_opener
         opener = rng.choice(COMMON_OPENERS)
         # a word that reads as a name alone is a term of the line like any name (domain/name_words.py),
         # not an opening left to the judge
-        assert opening_words(f"{stranger} cooked dinner.") == []
-        assert opening_words("Waited at the market.") == ["waited"]
+        assert names_in(f"{stranger} cooked dinner.").openings == ()
+        assert names_in("Waited at the market.").openings == ("waited",)
         # a rare word no memory holds opening a sentence (first, or after a full stop) is refused
         for line in (f"- {stranger} cooked dinner.", f"- {opener} at the market. {stranger} cooked."):
-            assert unsupported_terms(line, [memory], ["Market"]) == [stranger.lower()], (seed, line)
+            assert ungrounded(line, [memory], ["Market"], GATE_RULE) == [stranger.lower()], (seed, line)
         # the same place taken by a name the memory or the page holds, or by an ordinary word, is not
         for line in (f"- {known} cooked dinner.", f"- {opener} at the market.", f"- {opener} with {known}.",
                      "- Market stalls again."):
-            assert unsupported_terms(line, [memory], ["Market"]) == [], (seed, line)
-            assert unsupported_openings(line, [memory], ["Market"], rare) == [], (seed, line)
+            assert ungrounded(line, [memory], ["Market"], GATE_RULE) == [], (seed, line)
         # a writer's fold opening with an invented one-word name is dropped from its draft
         checked = check_written_body(f"- {stranger} joined every dinner.", [f"- 2026-02-01: Dinner with {known}."],
-                                     [memory], ["Market"], rare)
+                                     [memory], ["Market"])
         assert checked.body == "" and stranger.lower() in checked.rejected[0].reason

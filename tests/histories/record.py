@@ -58,7 +58,7 @@ from app.retain import retain_and_signal
 from app.worker import WORKFLOWS, activities_for, build_model_client, build_worker
 from claude_sim import ClaudeSimulator, SimConfig
 from domain import ids
-from domain.claims import ClaimQuestion
+from domain.claim_judge import ClaimQuestion
 from domain.context import MemoryRecord, PlannerContext
 from domain.errors import ModelRejected, ModelTruncated, PlanInvalid
 from domain.lint import LintInput, LintReport
@@ -102,6 +102,7 @@ class FaultyPlanner:
     refuse: set[str] = field(default_factory=set)
     squat: set[str] = field(default_factory=set)
     before_aggregation: Callable[[], Awaitable[None]] | None = None
+    judges_claims: bool = ScriptedPlanner.judges_claims
     reads_possible_children: bool = True
     rewrites_from_sources: bool = ScriptedPlanner.rewrites_from_sources
 

@@ -5,6 +5,7 @@ delete cascades; bad arguments."""
 from __future__ import annotations
 
 import json
+import re
 import uuid
 
 import pytest
@@ -205,7 +206,14 @@ async def test_page_show_marks_claims_and_the_claim_commands_list_them(compiled)
         assert [c["text"] for c in page["claims"][section["slug"]]] == [
             line.strip() for line in section["body_md"].splitlines() if line.strip()]
     markdown = await wiki("page", "show", "entity/franklin-barbecue", *scope(TENANT))
-    assert "`[0.70 verified · 1 mem]`" in markdown.stdout or "`[derived" in markdown.stdout
+    # offline: no judge, so a line is quoted (with its confidence), derived or unverified (with none)
+    assert "verified ·" not in markdown.stdout.replace("unverified ·", "")
+    assert "`[derived · " in markdown.stdout and re.search(r"`\[0\.\d0 quoted · \d+ mem\]`", markdown.stdout)
+    assert {c["status"] for c in claims} <= {"quoted", "derived", "unverified"}
+    assert all((c["confidence"] is None) == (c["status"] != "quoted") for c in claims)
+    # and says what each status it shows means, one line each
+    for status in {c["status"] for c in claims}:
+        assert f"- {status}: {page['statuses'][status]}" in markdown.stdout
     listed = json.loads((await wiki("page", "list", *scope(TENANT), "--json")).stdout)
     assert ("entity", "franklin-barbecue") in {(p["type"], p["slug"]) for p in listed}
     assert sum(p["claims"] for p in listed) >= len(claims)

@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain.claims import claim_key, confidence
+from domain.claim_text import claim_key
+from domain.claims import confidence
 from domain.memory import MemoryIn
 from store.memories import store_memories
 from tests.operators import helpers as db

@@ -91,7 +91,7 @@ async def _add_claim(conn: AsyncConnection, page: dict, mark: str) -> dict[str, 
     await conn.execute(text("""
         INSERT INTO wiki_section_claims (id, section_id, position, text, text_key, kind, status, confidence,
                                          corroboration)
-        VALUES (:id, :section, 98, :text, :text, 'fact', 'unverified', 0.7, 1)
+        VALUES (:id, :section, 98, :text, :text, 'fact', 'unverified', NULL, 1)
     """), {"id": uuid.uuid4(), "section": page["section"], "text": f"Added claim {mark}."})
     return {"page": f"Added claim {mark}."}
 
