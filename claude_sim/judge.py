@@ -224,7 +224,9 @@ def read(line: str, memories: list[str], page: str = "", days: list[str | None] 
     if not memories:
         return Finding(False, "unsupported", "cites nothing")
     cited = [_Memory(m, (days or [None] * len(memories))[i] if days else None) for i, m in enumerate(memories)]
-    if lead and not any(f" {_fold(lead)} " in f" {m.folded} " for m in cited) and _fold(lead) not in _fold(page):
+    lead_words = " ".join(_fold(w) for w in _words(lead))
+    if lead_words and not any(f" {lead_words} " in m.folded for m in cited) \
+            and lead_words not in " ".join(_fold(w) for w in _words(page)):
         return Finding(False, "invented", lead)
     if date is not None and any(m.day for m in cited) and not any(date in m.dates for m in cited):
         return Finding(False, "number", date)

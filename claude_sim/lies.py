@@ -93,7 +93,9 @@ class Liar:
                 for attempt in range(len(KINDS)):
                     kind = KINDS[(self._turn + attempt) % len(KINDS)]
                     lied, extra = _tell(kind, written, quoted, memories, everything, self.chance(line, kind))
-                    if lied and lied != written:
+                    # An alteration that lands on what another record of the batch says that day (a
+                    # date moved onto a record saying the same) tells no lie: try the next kind.
+                    if lied and lied != written and not _said_by_a_record(lied, memories):
                         refs = section.setdefault("refs", [])
                         for handle in [*([quoted] if quoted else []), *extra]:
                             if handle not in refs:
@@ -208,6 +210,19 @@ def _swapped(prefix: str, body: str, everything: str, chance: float) -> str:
     if names and others:
         return f"{prefix}{body.replace(names[0], others[int(chance * len(others))], 1)}."
     return ""
+
+
+def _folded(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
+
+
+def _said_by_a_record(line: str, memories: dict[str, tuple[str, str]]) -> bool:
+    """Whether a record of the batch says the line's sentence on the line's day (or any day, undated)."""
+    prefix, sentence = _split(line)
+    day = re.search(r"\d{4}-\d{2}-\d{2}", prefix)
+    said = _folded(sentence)
+    return bool(said) and any(f" {said} " in f" {_folded(text)} " and (day is None or day.group(0) == when)
+                              for when, text in memories.values())
 
 
 def _renumbered(prefix: str, body: str, chance: float) -> str:

@@ -132,17 +132,18 @@ def _proposed(sim: ClaudeSimulator) -> list[str]:
     return lines
 
 
-async def _outcomes(engine: AsyncEngine, tenant: str, owner: str) -> tuple[dict[str, str], list[str]]:
-    """Each served claim's key -> its status, and the rejected lines' texts."""
+async def _outcomes(engine: AsyncEngine, tenant: str, owner: str) -> tuple[dict[str, str], dict[str, str]]:
+    """Each served claim's key -> its status, and each rejected line's text -> why it was rejected."""
     async with engine.connect() as conn:
         served = (await conn.execute(text(
             "SELECT c.text, c.status FROM wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id "
             "JOIN wiki_pages p ON p.id = s.page_id WHERE p.tenant_id = :t AND p.owner_id = :o AND p.status = 'active'"),
             {"t": tenant, "o": owner})).all()
         rejected = (await conn.execute(text(
-            "SELECT text FROM wiki_rejected_claims WHERE tenant_id = :t AND owner_id = :o"),
+            "SELECT text, stage, reason FROM wiki_rejected_claims WHERE tenant_id = :t AND owner_id = :o"),
             {"t": tenant, "o": owner})).all()
-    return {_key(row.text): row.status for row in served}, [row.text for row in rejected]
+    return ({_key(row.text): row.status for row in served},
+            {row.text: f"{row.stage}: {row.reason}" for row in rejected})
 
 
 async def measure(client: Client, engine: AsyncEngine, corpus: str, memories: list[MemoryIn], owner: str,
@@ -185,7 +186,7 @@ async def measure(client: Client, engine: AsyncEngine, corpus: str, memories: li
                 served_lies.append(f"[{lie.kind}] {lie.line}")
         proposed = _proposed(sim)
         honest = [line for line in proposed if _key(line) not in lie_keys]
-        honest_rejected = [line for line in rejected if _key(line) not in lie_keys]
+        honest_rejected = [f"{line} ({why})" for line, why in rejected.items() if _key(line) not in lie_keys]
         per_thousand = 1000 / max(1, len(memories))
         billed = sum(cost_usd(c.model, TokenUsage(**c.usage.as_dict())) for c in sim.calls if c.usage)
         judged = sum(cost_usd(c.model, TokenUsage(**c.usage.as_dict())) for c in sim.of_kind("claim_judge") if c.usage)

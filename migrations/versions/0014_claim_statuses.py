@@ -37,7 +37,7 @@ from domain.claims import confidence
 from domain.evidence import evidence_of
 
 revision = "0014_claim_statuses"
-down_revision = "0012_recall_speed"
+down_revision = "0013_conversations"
 branch_labels = None
 depends_on = None
 

@@ -211,7 +211,8 @@ async def test_a_lying_model_gets_no_lie_served_as_quoted_and_every_invented_nam
 
     told = sum(result.told for result in run.kinds.values())
     assert told > 0 and {kind for kind, result in run.kinds.items() if result.told} >= {"invented", "number"}
-    assert all(result.outcomes.get("quoted", 0) == 0 for result in run.kinds.values())
+    assert all(result.outcomes.get("quoted", 0) == 0 for result in run.kinds.values()), {
+        "served": run.lies_served_examples}
     invented = run.kinds["invented"]
     assert invented.told and invented.share("blocked") == 1.0
     assert run.honest_rejected_share <= 0.01, run.honest_rejected_examples
@@ -233,7 +234,8 @@ async def test_reads_give_each_claim_and_filter_by_confidence(engine):
     [notes] = whole.sections
     assert [(c.text, c.confidence, c.status, c.sources) for c in notes.claims] == [
         (twice, 0.8, "verified", sorted([mid("m1"), mid("m2")])), (once, 0.7, "quoted", [mid("m3")]),
-        (unread, None, "unverified", sorted(every)), (counted, None, "derived", sorted(every))]
+        # the line cites the memories holding its names, Lena and Contramar
+        (unread, None, "unverified", sorted([mid("m1"), mid("m3")])), (counted, None, "derived", sorted(every))]
     assert notes.claims[0].first_seen < notes.claims[0].last_seen
     sure = await reads.get_page_by_key(engine, scope, "entity", "contramar", min_confidence=0.8)
     assert [c.text for c in sure.sections[0].claims] == [twice]

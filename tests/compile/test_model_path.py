@@ -400,7 +400,7 @@ async def test_ids_the_scope_does_not_own_are_dropped_and_counted_never_written(
             return {"pageUpdates": [{"pageId": "814e6b70", "sections": hijack}, {"pageId": "p1", "sections": hijack},
                                     {"pageId": str(uuid.uuid4()), "sections": hijack}],
                     "newPages": [{"type": "entity", "slug": "porto", "title": "Porto", "sections": [
-                        {"slug": "overview", "heading": "Overview", "body_md": "A day trip [[Porto]].",
+                        {"slug": "overview", "heading": "Overview", "body_md": "Walked through [[Lisbon]].",
                          "source_refs": [*refs, foreign_memory]}]}],
                     "unresolvedMentions": [], "promotions": [],
                     "pageLinks": [{"fromType": "place", "fromSlug": "porto", "toType": "entity", "toSlug": "porto"},
@@ -412,7 +412,7 @@ async def test_ids_the_scope_does_not_own_are_dropped_and_counted_never_written(
 
     snapshot = await wiki_snapshot(engine, TENANT, OWNER)
     assert [page[2] for page in snapshot["pages"]] == ["porto"]
-    assert [section[4] for section in snapshot["sections"]] == ["A day trip Porto."]  # no wikilink survives
+    assert [section[4] for section in snapshot["sections"]] == ["Walked through Lisbon."]  # no wikilink survives
     assert {source[2] for source in snapshot["sources"]} == set(ids)  # the other scope's memory is not cited
     run = await only_run(engine)
     assert run["status"] == "succeeded"
