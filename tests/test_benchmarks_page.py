@@ -5,6 +5,8 @@ edit of either file fails here; `python -m bench.page` regenerates the page."""
 from __future__ import annotations
 
 import copy
+import re
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +14,7 @@ from bench import page
 from bench.__main__ import repeats_from_env, selected_parts
 from bench.parts import PARTS, headlines, with_part
 from bench.provenance import DOC_PATH, load_results
+from tests.docs_text import doc_files, is_generated
 
 RESULTS = load_results()
 
@@ -65,3 +68,17 @@ def test_bench_parts_and_repeats_are_checked_before_anything_runs(monkeypatch: p
     monkeypatch.setenv("BENCH_REPEATS", "0")
     with pytest.raises(SystemExit, match="^error: BENCH_REPEATS must be at least 1"):
         repeats_from_env()
+
+
+# A measured figure: a bill in dollars and cents, a machine's load, a latency percentile, a share
+# with a decimal. Settings' defaults and the formulas a page explains are not measurements.
+_MEASURED = re.compile(r"\$\d+\.\d|load average|\bp(?:50|95|99) (?:of |was |is )?\d|\b\d+\.\d+%")
+
+
+@pytest.mark.parametrize("path", [p for p in doc_files() if not is_generated(p.read_text())],
+                         ids=lambda p: p.name)
+def test_hand_written_pages_point_to_the_generated_figures(path: Path) -> None:
+    """Figures live where a make target writes them; a hand-written page that quotes one goes
+    stale the next time the figure is measured."""
+    found = [line for line in path.read_text().splitlines() if _MEASURED.search(line)]
+    assert not found, f"{path.name} quotes measured figures; point to the generated page instead: {found[:3]}"
