@@ -34,11 +34,11 @@ from claude_sim.accounting import Limits, PromptCache, RateLimiter, Usage
 from claude_sim.auth import Caller, Denied, api_caller, bedrock_caller
 from claude_sim.batches import BATCH_BILLING_MULTIPLIER, Batch, check_requests, errored, new_batch, succeeded
 from claude_sim.catalog import Model, api_model, bedrock_model, tokens
-from claude_sim.faults import Fault, FaultKind, miscopy
+from claude_sim.faults import Fault, miscopy
 from claude_sim.framing import bedrock_chunk, bedrock_exception, sse
 from claude_sim.lies import ENV_LIES, Liar, Lie
 from claude_sim.validation import Invalid, check_api_headers, check_body, count_breakpoints
-from claude_sim.wire import HttpServer, Request, Response
+from claude_sim.wire import Request, Response, SimulatedService
 
 CHUNK_TOKENS = 16  # output tokens per streamed delta
 PING_EVERY_SECONDS = 5.0
@@ -98,44 +98,20 @@ class _Reply:
     output_text: str  # what the output tokens are counted on
 
 
-class ClaudeSimulator:
+class ClaudeSimulator(SimulatedService):
+    fault_type = Fault
+
     def __init__(self, config: SimConfig | None = None) -> None:
+        super().__init__(self._handle)
         self.config = config or SimConfig()
         self.cache = PromptCache()
         self.limiter = RateLimiter(self.config.limits)
-        self.faults: deque[Fault] = deque()
         # Scripted answers for tests, per call kind, used before the brain: each takes the prompt's user
         # text and returns the tool input (or the text) of the reply.
         self.scripts: dict[str, deque[Callable[[str], Any]]] = {}
         self.calls: list[Call] = []
         self.liar = Liar(self.config.lies, self.config.lie_seed)  # its `told`: every lie, with its kind
         self.batches: dict[str, Batch] = {}
-        self._http = HttpServer(self._handle)
-
-    async def start(self, port: int = 0) -> str:
-        await self._http.start(port=port)
-        return self.base_url
-
-    async def stop(self) -> None:
-        await self._http.stop()
-
-    async def __aenter__(self) -> ClaudeSimulator:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._http.port}"
-
-    def fail_next(self, kind: FaultKind, call: str = "any", times: int = 1, retry_after: float | None = None) -> None:
-        self.faults.extend(Fault(kind, call, retry_after) for _ in range(times))  # type: ignore[arg-type]
-
-    def fail_always(self, kind: FaultKind, call: str = "any", retry_after: float | None = None) -> None:
-        """Every matching call from now on fails this way, once the faults queued before it are used up."""
-        self.faults.append(Fault(kind, call, retry_after, lasting=True))  # type: ignore[arg-type]
 
     def answer_next(self, kind: str, answer: Callable[[str], Any]) -> None:
         self.scripts.setdefault(kind, deque()).append(answer)

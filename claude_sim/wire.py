@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
+from typing import Any, ClassVar, Self
 
 MAX_BODY_BYTES = 32 * 1024 * 1024
 
@@ -131,3 +133,42 @@ async def _write_response(writer: asyncio.StreamWriter, response: Response) -> N
             await writer.drain()
     writer.write(b"0\r\n\r\n")
     await writer.drain()
+
+
+class SimulatedService:
+    """What every simulated provider shares: its HTTP server on a free local port, the async context
+    manager that starts and stops it, and the queue of faults the next matching calls get (each
+    simulator names its own fault type and the path its SDK's base URL ends with)."""
+
+    fault_type: ClassVar[Callable[..., Any]]
+    base_path: ClassVar[str] = ""
+
+    def __init__(self, handler: Handler) -> None:
+        self.faults: deque[Any] = deque()
+        self._http = HttpServer(handler)
+
+    async def start(self, port: int = 0) -> str:
+        await self._http.start(port=port)
+        return self.base_url
+
+    async def stop(self) -> None:
+        await self._http.stop()
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    @property
+    def base_url(self) -> str:
+        """The address an SDK is given as its base URL."""
+        return f"http://127.0.0.1:{self._http.port}{self.base_path}"
+
+    def fail_next(self, kind: str, call: str = "any", times: int = 1, retry_after: float | None = None) -> None:
+        self.faults.extend(self.fault_type(kind, call, retry_after) for _ in range(times))
+
+    def fail_always(self, kind: str, call: str = "any", retry_after: float | None = None) -> None:
+        """Every matching call from now on fails this way, once the faults queued before it are used up."""
+        self.faults.append(self.fault_type(kind, call, retry_after, lasting=True))

@@ -9,7 +9,7 @@ memories, one scope per conversation, and compiles each twice on private service
 
 - offline (the scripted planner: no model, no judge);
 - through the anthropic SDK and the Claude simulator (claude_sim) while it lies: a share F of the
-  lines its plans propose carry a lie (`SimConfig(ungrounded_claims=F)`; the simulator records each),
+  lines its plans propose carry a lie (`SimConfig(lies=F)`, six kinds of lie taking turns; the simulator records each),
   with the claim judge on.
 
 Every line a plan proposed ends at one level: `rejected` (kept out by the gate), `derived` or
@@ -132,10 +132,10 @@ async def run(conversations: list[Conversation], lie: float) -> dict[str, Any]:
                 offline[kind].update(counts)
             log.info("%s offline: %s", conversation.sample_id, dict(offline["true"]))
         for conversation in conversations:
-            async with ClaudeSimulator(SimConfig(ungrounded_claims=lie)) as sim, through_simulator(
+            async with ClaudeSimulator(SimConfig(lies=lie)) as sim, through_simulator(
                     sim.base_url, WIKI_AGGREGATION_PASS_ENABLED=False) as (settings, model_client):
                 tenant, owner = await _compile(client, engine, conversation, settings, model_client)
-                for kind, counts in _tally(*await _levels(engine, tenant, owner), list(sim.injected_lines)).items():
+                for kind, counts in _tally(*await _levels(engine, tenant, owner), [told.line for told in sim.lies]).items():
                     model[kind].update(counts)
                 log.info("%s through the simulator: true %s, lies %s", conversation.sample_id,
                          dict(model["true"]), dict(model["lies"]))

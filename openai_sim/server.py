@@ -20,7 +20,6 @@ import math
 import re
 import time
 import uuid
-from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,9 +28,9 @@ import numpy as np
 
 from claude_sim import ClaudeSimulator
 from claude_sim import SimConfig as ClaudeConfig
-from claude_sim.wire import HttpServer, Request, Response
+from claude_sim.wire import Request, Response, SimulatedService
 from openai_sim.brain_adapter import claude_answer
-from openai_sim.faults import Fault, FaultKind
+from openai_sim.faults import Fault
 from openai_sim.profiles import PROFILES, ServerProfile
 from openai_sim.validation import Invalid, check_chat, check_embeddings
 from planners.structured_output import MODE_INSTRUCTIONS, SCHEMA_MARKER
@@ -54,8 +53,8 @@ class SimConfig:
     ttft_seconds: float = 0.0
     output_tokens_per_second: float = 0.0  # 0: the whole reply at once
     hang_seconds: float = 60.0  # how long a stalled stream is held before the server drops it
-    # The Claude simulator's share of ungrounded plan lines (its lying mode), passed through.
-    ungrounded_claims: float = 0.0
+    # The Claude simulator's share of plan lines made lies (its lying mode), passed through.
+    lies: float = 0.0
 
 
 @dataclass
@@ -85,40 +84,24 @@ class _Reply:
     refusal: str = ""
 
 
-class OpenAISimulator:
+class OpenAISimulator(SimulatedService):
+    fault_type = Fault
+    # The address the SDK is given (WIKI_OPENAI_BASE_URL) is the server and /v1.
+    base_path = "/v1"
+
     def __init__(self, config: SimConfig | None = None) -> None:
+        super().__init__(self._handle)
         self.config = config or SimConfig()
-        self.faults: deque[Fault] = deque()
         self.calls: list[Call] = []
-        self.claude = ClaudeSimulator(ClaudeConfig(ungrounded_claims=self.config.ungrounded_claims))
-        self._http = HttpServer(self._handle)
+        self.claude = ClaudeSimulator(ClaudeConfig(lies=self.config.lies))
 
     async def start(self, port: int = 0) -> str:
         await self.claude.start()
-        await self._http.start(port=port)
-        return self.base_url
+        return await super().start(port)
 
     async def stop(self) -> None:
-        await self._http.stop()
+        await super().stop()
         await self.claude.stop()
-
-    async def __aenter__(self) -> OpenAISimulator:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
-
-    @property
-    def base_url(self) -> str:
-        """The address the SDK is given (WIKI_OPENAI_BASE_URL): the server and /v1."""
-        return f"http://127.0.0.1:{self._http.port}/v1"
-
-    def fail_next(self, kind: FaultKind, call: str = "any", times: int = 1, retry_after: float | None = None) -> None:
-        self.faults.extend(Fault(kind, call, retry_after) for _ in range(times))  # type: ignore[arg-type]
-
-    def fail_always(self, kind: FaultKind, call: str = "any", retry_after: float | None = None) -> None:
-        self.faults.append(Fault(kind, call, retry_after, lasting=True))  # type: ignore[arg-type]
 
     def of_kind(self, kind: str) -> list[Call]:
         return [call for call in self.calls if call.kind == kind]
@@ -385,7 +368,7 @@ def call_kind(schema: dict[str, Any] | None, user: str) -> str:
     """Which of the product's calls this is, by the reply it asks for (for the record and for faults)."""
     properties = set((schema or {}).get("properties") or {})
     for key, kind in (("held", "planner"), ("pageUpdates", "planner"), ("parentSectionUpdates", "aggregation"),
-                      ("decisions", "judge"), ("scores", "claim_judge"), ("rederived", "rederive")):
+                      ("decisions", "judge"), ("supported", "claim_judge"), ("rederived", "rederive")):
         if key in properties:
             return kind
     if schema is None and "## Planner's proposed body" in user:

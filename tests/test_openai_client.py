@@ -24,9 +24,11 @@ from domain.errors import (
     StepFailed,
 )
 from domain.forget import RederiveLine, RederiveMemory, RederiveTask
+from domain.merge_questions import MergeQuestion, MergeSide
 from domain.pricing import TokenUsage, flat_price, priced
+from domain.resolution import Rung
 from openai_sim import PROFILES, OpenAISimulator, SimConfig
-from planners.judge_prompt import JUDGE_REPLY_SCHEMA, JUDGE_SYSTEM
+from planners.judge_prompt import JUDGE_REPLY_SCHEMA, JUDGE_SYSTEM, build_judge_prompt
 from planners.openai_client import OpenAICompatibleClient
 from planners.rederive import ClaudeRederiver
 from planners.structured_output import SCHEMA_MARKER
@@ -34,8 +36,12 @@ from runtime.settings import ConfigError, load_settings
 from runtime.temporal_client import compile_options
 
 MODEL = "qwen2.5:14b"
-JUDGE_USER = ("### Pair p1\nflagged as: fuzzy\nproposed page: Casa Sol\nexisting page: Casa del Sol\n"
-              "memories both already cite: 0\n\nAnswer with every pair id.")
+# A merge judge's question as the product writes it (planners/judge_prompt.py): the simulator answers
+# the contract the prompt states, so the question must be the product's own.
+JUDGE_USER = build_judge_prompt([MergeQuestion(
+    key="k1", rung=Rung.SUBSET, detail="",
+    proposal=MergeSide(title="Casa Sol", type="entity"),
+    candidate=MergeSide(title="Casa del Sol", type="entity"), shared_sources=0)]).batch_user
 
 
 def gateway(simulator: OpenAISimulator, **options) -> OpenAICompatibleClient:
@@ -72,7 +78,8 @@ async def test_each_structured_output_mode_asks_as_the_protocol_says_and_reads_t
     async with OpenAISimulator(SimConfig(profile=PROFILES[server])) as simulator:
         reply = await judge(gateway(simulator, structured_output=mode))
         body = simulator.calls[-1].body
-    assert decisions(reply.text) == [{"pair": "p1", "same": False, "reason": "simulated: kept apart"}]
+    assert decisions(reply.text) == [{"pair": "p1", "same": False,
+                                      "reason": "one name inside the other: a part, not the same thing"}]
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
     assert ("response_format" in body) == (mode == "json_schema")
     assert ("tools" in body) == (mode == "tools")
