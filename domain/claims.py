@@ -334,7 +334,9 @@ def lines_with_refs(body: str, section_refs: list[str], line_sources: list[LineS
         line = own.get(claim_key(text))
         out.append(LineSources(text=text, refs=line.refs if line else list(section_refs),
                                status=line.status if line else "", kind=line.kind if line else "",
-                               supersedes=line.supersedes if line else []))
+                               supersedes=line.supersedes if line else [],
+                               superseded_by=line.superseded_by if line else [], reasons=line.reasons if line else {},
+                               unsure=line.unsure if line else []))
     return out
 
 
@@ -346,10 +348,16 @@ def proposed_claims(plan: Plan) -> dict[str, ProposedClaim]:
             # Apply stores the line made safe (a tag neutralised, a link to elsewhere reduced to its
             # text), which can change its key: the line is found under either, with its own citations.
             replaced = [key for text in line.supersedes if (key := claim_key(text))]
+            replacing = [key for text in line.superseded_by if (key := claim_key(text))]
+            unsure = [key for text in line.unsure if (key := claim_key(text))]
+            reasons = {key: why for text, why in line.reasons.items() if (key := claim_key(text)) and why}
             for key in dict.fromkeys([claim_key(line.text), claim_key(safe_markdown(line.text))]):
                 claim = out.setdefault(key, ProposedClaim(status=line.status, kind=line.kind))
                 claim.refs = list(dict.fromkeys([*claim.refs, *line.refs]))
                 claim.supersedes = list(dict.fromkeys([*claim.supersedes, *replaced]))
+                claim.superseded_by = list(dict.fromkeys([*claim.superseded_by, *replacing]))
+                claim.unsure = list(dict.fromkeys([*claim.unsure, *unsure]))
+                claim.reasons = {**claim.reasons, **reasons}
                 if line.status == "unverified":
                     claim.status = "unverified"
     return out

@@ -32,7 +32,7 @@ from domain.claims import (
     evidence_of,
 )
 from domain.resolved_plan import ProposedClaim
-from store.claim_validity import settle_validity
+from store.claim_validity import MarkCounts, settle_validity
 
 
 async def memory_evidence(conn: AsyncConnection, tenant: str, owner: str, refs: Sequence[str]) -> dict[str, Evidence]:
@@ -73,11 +73,12 @@ def forget_evidence(tenant: str, owner: str, memory_ids: Iterable[str]) -> None:
 
 
 async def sync_claims(conn: AsyncConnection, tenant: str, owner: str, section_ids: Sequence[Any],
-                      proposed: dict[str, ProposedClaim], run_id: str | None, now: datetime) -> None:
-    """Re-attribute the claims of the given sections of the scope from their stored bodies."""
+                      proposed: dict[str, ProposedClaim], run_id: str | None, now: datetime) -> MarkCounts:
+    """Re-attribute the claims of the given sections of the scope from their stored bodies; the
+    plan's supersession marks kept and refused."""
     section_ids = list(dict.fromkeys(str(s) for s in section_ids))
     if not section_ids:
-        return
+        return MarkCounts()
     sections = (await conn.execute(text("""
         SELECT s.id, s.body_md, p.title,
                coalesce((SELECT array_agg(a.alias) FROM wiki_page_aliases a WHERE a.page_id = p.id), '{}') AS aliases,
@@ -94,7 +95,7 @@ async def sync_claims(conn: AsyncConnection, tenant: str, owner: str, section_id
         drafts[str(section.id)] = attribute_body(section.body_md, sources, proposed, known.get(str(section.id), {}),
                                                  [section.title, *section.aliases])
     await write_claims(conn, tenant, owner, drafts, evidence, run_id, now)
-    await settle_validity(conn, tenant, owner, [str(s.id) for s in sections], proposed, run_id)
+    return await settle_validity(conn, tenant, owner, [str(s.id) for s in sections], proposed, run_id)
 
 
 async def _known_claims(conn: AsyncConnection, section_ids: list[str]) -> dict[str, dict[str, KnownClaim]]:
@@ -140,10 +141,11 @@ async def write_claims(conn: AsyncConnection, tenant: str, owner: str, drafts: d
         return
     await conn.execute(text("""
         INSERT INTO wiki_section_claims (id, section_id, position, text, text_key, kind, status, confidence,
-                                         corroboration, first_seen_at, last_seen_at, valid_from, created_run_id,
-                                         updated_run_id, created_at, updated_at)
+                                         corroboration, first_seen_at, last_seen_at, valid_from, valid_during,
+                                         created_run_id, updated_run_id, created_at, updated_at)
         SELECT id, section_id, position, text, text_key, kind, status, confidence, corroboration,
-               first_seen_at, last_seen_at, first_seen_at, :run, :run, :now, :now
+               first_seen_at, last_seen_at, first_seen_at, tstzmultirange(tstzrange(first_seen_at, NULL, '[)')),
+               :run, :run, :now, :now
         FROM unnest(CAST(:ids AS uuid[]), CAST(:sections AS uuid[]), CAST(:positions AS integer[]),
                     CAST(:texts AS text[]), CAST(:keys AS text[]), CAST(:kinds AS text[]),
                     CAST(:statuses AS text[]), CAST(:confidences AS numeric[]), CAST(:corroborations AS integer[]),
@@ -245,15 +247,16 @@ class ClaimView(BaseModel):
 
 ClaimsShown = Literal["current", "history"]
 
-# Whether claim `c` is shown: with `:as_of` (a timestamptz or NULL) set, it held then (begun by that
-# moment and not yet replaced; a computed line only once all its memories had happened); without,
+# Whether claim `c` is shown: with `:as_of` (a timestamptz or NULL) set, it held then (within one of
+# its intervals `valid_during`: begun by that moment and not yet replaced, or asserted again since;
+# a computed line only once all its memories had happened); without,
 # it holds now (current or disputed), or with `:history` true, superseded too. Every reader of
 # claims by validity (pages, recall, context) filters with this one condition.
 CLAIM_HELD = """(
     (CAST(:as_of AS timestamptz) IS NOT NULL OR :history OR c.validity <> 'superseded')
     AND (CAST(:as_of AS timestamptz) IS NULL OR (
-          (c.valid_from IS NULL OR c.valid_from <= CAST(:as_of AS timestamptz))
-          AND (c.valid_to IS NULL OR CAST(:as_of AS timestamptz) < c.valid_to)
+          coalesce(c.valid_during, tstzmultirange(tstzrange(c.valid_from, c.valid_to, '[)')))
+              @> CAST(:as_of AS timestamptz)
           AND (c.kind = 'fact' OR c.last_seen_at IS NULL OR c.last_seen_at <= CAST(:as_of AS timestamptz)))))"""
 
 

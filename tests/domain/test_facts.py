@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from domain.facts import DatedClaim, fact_of, holds_at, replaces, standings
+from domain.fact_validity import DatedClaim, holds_at, standings
+from domain.facts import fact_of, replaces
 
 # Each attribute kind: templates stating a value of it ({h}: the holder, {v}: the value), and values.
 KINDS = {
@@ -99,8 +100,8 @@ def test_the_latest_claim_holds_whatever_order_the_marks_and_claims_come_in(seed
         assert result[older.id].valid_to == newer.valid_from and result[older.id].superseded_by == newer.id
         # as of a moment between the two, the older one held and the newer had not begun
         moment = older.valid_from + (newer.valid_from - older.valid_from) / 2
-        assert holds_at(older.valid_from, result[older.id].valid_to, moment)
-        assert not holds_at(newer.valid_from, result[newer.id].valid_to, moment)
+        assert holds_at(result[older.id].intervals, moment)
+        assert not holds_at(result[newer.id].intervals, moment)
 
 
 def test_conflicting_claims_of_one_moment_are_disputed_and_unmarked_claims_stay_current() -> None:
