@@ -30,11 +30,11 @@ class CandidateSection(BaseModel):
 
 
 class CandidateFact(BaseModel):
-    """A claim of the page that states the value of a single-valued fact (domain/facts.py) and holds
-    now: a line a new one may replace (`LineSources.supersedes`)."""
+    """A claim of the page that holds now (current or disputed): a line a new one may replace as the
+    value of an attribute (`LineSources.supersedes`)."""
 
     text: str
-    since: datetime | None = None  # when its earliest memory happened
+    since: datetime | None = None  # when its current interval began (its memory happened)
 
 
 class CandidatePage(BaseModel):
