@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
+from claude_sim.supersession import mark_replacements
 from domain.aliases import format_heading_from_slug, normalize_alias
 from domain.context import (
     AggregationPage,
@@ -197,7 +198,8 @@ def fact_handles(user: str) -> dict[str, str]:
 def leaf_plan(user: str) -> dict[str, Any]:
     """The scripted planner's plan of what the prompt shows, written in the compact contract."""
     view = parse_leaf_prompt(user)
-    return compact_reply(scripted_plan(view), view, leaf_handles(user), fact_handles(user))
+    # Which line replaces which current claim: the simulator's own judgement (claude_sim/supersession.py).
+    return mark_replacements(user, compact_reply(scripted_plan(view), view, leaf_handles(user), fact_handles(user)))
 
 
 def quoted_lines(user: str) -> dict[str, str]:

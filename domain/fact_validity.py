@@ -91,7 +91,7 @@ def _group_standings(members: list[DatedClaim]) -> dict[str, Standing]:
     for member in members:
         for moment in member.moments:
             asserted.setdefault(moment, set()).add(member.key)
-    first_claim = {}
+    first_claim: dict[str, str] = {}
     for member in sorted(members, key=lambda m: (m.moments[:1], m.id)):
         first_claim.setdefault(member.key, member.id)
     # Walk the moments in order: the keys asserted at a moment hold from it until a moment asserts
@@ -108,7 +108,7 @@ def _group_standings(members: list[DatedClaim]) -> dict[str, Standing]:
             ended_by[key] = first_claim[sorted(now)[0]]
         for key in now - holding:
             intervals.setdefault(key, []).append([moment, None])
-        holding = now if now != holding else holding
+        holding = now
     out: dict[str, Standing] = {}
     for member in members:
         spans = tuple((start, end) for start, end in intervals.get(member.key, []))

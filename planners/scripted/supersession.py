@@ -39,7 +39,8 @@ def mark_supersessions(sections: Sequence[NewSection | SectionUpdate], page_name
         lines = body_lines(body)
         own = {claim_key(entry.text): entry for entry in section.line_sources}
 
-        def entry_of(line: str, section: NewSection | SectionUpdate = section) -> LineSources:
+        def entry_of(line: str, section: NewSection | SectionUpdate = section,
+                     own: dict[str, LineSources] = own) -> LineSources:
             entry = own.get(claim_key(line))
             if entry is None:
                 entry = own[claim_key(line)] = LineSources(text=line, refs=list(section.source_refs))
