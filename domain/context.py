@@ -30,11 +30,12 @@ class CandidateSection(BaseModel):
 
 
 class CandidateFact(BaseModel):
-    """A claim of the page that holds now (current or disputed): a line a new one may replace as the
-    value of an attribute (`LineSources.supersedes`)."""
+    """A claim of the page: a line a new one may replace as the value of an attribute
+    (`LineSources.supersedes`), or be replaced by (a memory that arrived late)."""
 
     text: str
-    since: datetime | None = None  # when its current interval began (its memory happened)
+    since: datetime | None = None  # when its latest interval began (its memory happened)
+    until: datetime | None = None  # when a newer line replaced it (None: it holds now)
 
 
 class CandidatePage(BaseModel):

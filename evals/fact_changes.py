@@ -169,6 +169,7 @@ PEOPLE = (("Caroline", "Reyes", "she"), ("Marcus", "Bell", "he"), ("Ines", "Duar
 THINGS = ("The book club", "The Friday standup", "The design review", "The garden project", "The kitchen remodel",
           "The grant application", "The neighborhood cleanup", "The board meeting")
 POSSESSIVE = {"she": "her", "he": "his", "they": "their"}
+THING_INTROS = ("{S} was organised by a few neighbours.", "{S} has its own group chat.")
 
 
 # ------------------------------------------------------------------ the truth
@@ -301,6 +302,12 @@ def generate(seed: int, people: int = 12, things: int = 3, attributes_each: int 
     for holder, pronoun, attributes in holders:
         lives.titles[holder] = "person" if pronoun is not None else "other"
         family_picks = rng.sample(ACCUMULATING, accumulating_each) if pronoun is not None else []
+        if pronoun is None:  # a thing is introduced by two memories of its own, so its page exists early
+            for n, intro in enumerate(THING_INTROS):
+                lives.accumulating.append(Statement(id=_id(seed, holder, "intro", n), holder=holder,
+                                                    attribute=f"intro{n}", value=None, text=intro.format(S=holder),
+                                                    at=datetime(2019, 1, 1, 12, tzinfo=UTC) + timedelta(days=n),
+                                                    accumulating=True))
         count = sum(3 for _ in attributes) + 2 * len(family_picks)
         dates = _dates(rng, count)
         rng.shuffle(dates)
