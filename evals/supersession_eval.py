@@ -188,6 +188,8 @@ async def score(engine: AsyncEngine, lives: Lives, tenant: str, owner: str, mode
             elif len(examples) < 12:
                 examples.append(f"missed: {older.text!r} then {newer.text!r}")
     retired = {c["id"] for c in of.values() if c is not None and c["validity"] == "superseded"}
+    examples += [f"retired with no newer value: {c['text']!r}" for c in of.values()
+                 if c is not None and c["id"] in retired - rightly][:4]
     accumulating_retired = [s for s in lives.accumulating if of[s.id] is not None and of[s.id]["validity"] == "superseded"]
     examples += [f"retired: {s.text!r}" for s in accumulating_retired[:6]]
     latest_not_current = [c for c in lives.chains if of[c.statements[-1].id] is not None

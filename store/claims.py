@@ -243,6 +243,9 @@ class ClaimView(BaseModel):
     valid_from: datetime | None = None
     valid_to: datetime | None = None
     validity: str = "current"
+    # Every interval in which it held, [from, to) (None: open): a value said again after another
+    # replaced it holds in several.
+    intervals: list[tuple[datetime | None, datetime | None]] = Field(default_factory=list)
 
 
 ClaimsShown = Literal["current", "history"]
@@ -269,7 +272,7 @@ async def page_claims(conn: AsyncConnection, tenant: str, owner: str, page_id: U
     of computed lines only those whose memories all had."""
     rows = await conn.execute(text(f"""
         SELECT s.section_slug, c.text, c.kind, c.status, c.confidence, c.corroboration, c.first_seen_at,
-               c.last_seen_at, c.valid_from, c.valid_to, c.validity,
+               c.last_seen_at, c.valid_from, c.valid_to, c.validity, c.valid_during,
                coalesce((SELECT array_agg(cs.memory_id ORDER BY cs.memory_id) FROM wiki_claim_sources cs
                          WHERE cs.claim_id = c.id), '{{}}') AS sources
         FROM wiki_section_claims c
@@ -286,7 +289,8 @@ async def page_claims(conn: AsyncConnection, tenant: str, owner: str, page_id: U
         out.setdefault(row.section_slug, []).append(ClaimView(
             text=row.text, kind=row.kind, status=row.status, confidence=float(row.confidence),
             corroboration=row.corroboration, sources=list(row.sources), first_seen=row.first_seen_at,
-            last_seen=row.last_seen_at, valid_from=row.valid_from, valid_to=row.valid_to, validity=row.validity))
+            last_seen=row.last_seen_at, valid_from=row.valid_from, valid_to=row.valid_to, validity=row.validity,
+            intervals=[(r.lower, r.upper) for r in row.valid_during or []]))
     return out
 
 
