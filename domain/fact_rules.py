@@ -34,7 +34,6 @@ class AttributeRule:
     nouns: tuple[str, ...] = ()  # "X's <noun> is V", "her new <noun> is V", "X has a new <noun>, V"
     changes: tuple[str, ...] = ()  # phrasings naming the old value too: "move from {old} to"
     endings: tuple[str, ...] = ()  # phrasings that end a value: "move out of", "break up with"
-    things: bool = False  # held by a thing (a meeting, a project), not only a person
     whole: bool = False  # the value ends its clause ("drives a Honda", never "drove a Jeep across Utah")
     must_not: tuple[tuple[str, str], ...] = ()  # (line, line): never one replacing the other
 
@@ -42,7 +41,7 @@ class AttributeRule:
 ATTRIBUTES: tuple[AttributeRule, ...] = (
     # A time is read first: "moved to 3pm" is a schedule, "moved to Denver" a place to live.
     AttributeRule(
-        "schedule", "time", things=True,
+        "schedule", "time",
         verbs=("meet on", "meet at", "meet every", "be held on", "be held at", "be on", "be at", "be every",
                "happen on", "happen at", "happen every", "start at", "begin at", "run on", "move to",
                "reschedule to", "push to", "push back to", "shift to", "bump to", "change to"),
@@ -51,7 +50,7 @@ ATTRIBUTES: tuple[AttributeRule, ...] = (
                   ("The book club read a novel set in 1984.", "The book club meets on Tuesdays."),
                   ("The standup was fun.", "The standup is on Mondays."))),
     AttributeRule(
-        "status", "status", things=True,
+        "status", "status",
         verbs=("be", "be marked", "be marked as", "be set to", "go", "get"),
         nouns=("status",),
         must_not=(("The project is open to volunteers.", "The project is on hold."),

@@ -158,10 +158,10 @@ def _compile(rule: AttributeRule) -> list[_Pattern]:
     changes = rule.changes if rule.value in ("name", "words") else (*rule.changes, *GENERIC_CHANGES)
     for kind, phrasings in (("state", rule.verbs), ("change", changes), ("end", rule.endings)):
         for phrasing in phrasings:
-            shape = rule.value if kind != "end" else ("name" if rule.value == "name" else rule.value)
-            regex = re.compile(_HOLDER + _AUX + _phrase(phrasing, shape, rule.whole),
-                               re.IGNORECASE if shape != "name" else 0)
-            out.append(_Pattern(rule.name, kind, regex, shape))
+            # a proper name is told by its capital letter: only its pattern is case-sensitive
+            regex = re.compile(_HOLDER + _AUX + _phrase(phrasing, rule.value, rule.whole),
+                               re.IGNORECASE if rule.value != "name" else 0)
+            out.append(_Pattern(rule.name, kind, regex, rule.value))
     if rule.nouns:
         nouns = _words(rule.nouns)
         value = _SHAPES[rule.value]
