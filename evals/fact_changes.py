@@ -261,9 +261,8 @@ def _fill(template: str, rng: random.Random, holder: str, pronoun: str | None, v
 
 def _value(attribute: Changing, rng: random.Random, holder: str, taken: list[str]) -> str:
     first, last = (holder.split() + [""])[:2]
-    options = [v for v in attribute.values if v not in taken] or list(attribute.values)
-    value = rng.choice(options)
-    return value.format(first=first.lower(), last=last.lower(), n=rng.randint(2, 99))
+    options = [v.format(first=first.lower(), last=last.lower(), n=rng.randint(2, 99)) for v in attribute.values]
+    return rng.choice([v for v in options if v not in taken] or options)
 
 
 def _dates(rng: random.Random, count: int) -> list[datetime]:
