@@ -168,19 +168,17 @@ def _compile(rule: AttributeRule) -> list[_Pattern]:
         link = r"(?:is|was|are|were|'s|has\s+been|had\s+been|changed\s+to|is\s+changing\s+to|became)"
         lead = r"(?:(?:in|at|on|a|an|the|to)\s+)?"
         adjectives = r"(?:(?:new|current|present|old|latest|own)\s+)*"
-        out.append(_Pattern(rule.name, "state", re.compile(
-            rf"^(?P<holder>.{{0,80}}?)(?:'s|’s|s'|’)\s+{adjectives}(?i:{nouns})\s+(?i:{link})\s+{_ADV}"
-            rf"(?i:changed\s+to\s+)?{lead}{value}"), rule.value))
-        out.append(_Pattern(rule.name, "state", re.compile(
-            rf"^(?P<holder>(?i:{_POSSESSIVE}))\s+{adjectives}(?i:{nouns})\s+(?i:{link})\s+{_ADV}"
-            rf"(?i:changed\s+to\s+)?{lead}{value}"), rule.value))
+        # "Caroline's home is in …", "her new number is …", "the project status changed to done" (a
+        # thing's noun without a possessive)
+        holders = (r"^(?P<holder>.{0,80}?)(?:'s|’s|s'|’)\s+", rf"^(?P<holder>(?i:{_POSSESSIVE}))\s+",
+                   r"^(?P<holder>(?:[Tt]he|[Oo]ur|[Mm]y)\s+.{0,60}?)\s+")
+        for holder in holders:
+            out.append(_Pattern(rule.name, "state", re.compile(
+                rf"{holder}{adjectives}(?i:{nouns})\s+(?i:{link})\s+{_ADV}(?i:changed\s+to\s+)?{lead}{value}"),
+                rule.value))
         out.append(_Pattern(rule.name, "state", re.compile(
             rf"{_HOLDER}(?i:{_AUX})(?i:has|have|had|got|gets|get)\s+(?i:a|an)\s+(?i:new)\s+(?i:{nouns})\s*[,:]?\s+"
             rf"{value}"), rule.value))
-        # "the project status changed to done": a thing's noun without a possessive
-        out.append(_Pattern(rule.name, "state", re.compile(
-            rf"^(?P<holder>(?:[Tt]he|[Oo]ur|[Mm]y)\s+.{{0,60}}?)\s+(?i:{nouns})\s+(?i:{link})\s+{_ADV}"
-            rf"(?i:changed\s+to\s+)?{lead}{value}"), rule.value))
         plurals = _words({*rule.nouns, *(_plural(noun) for noun in rule.nouns)})
         verbs = "|".join(_forms(verb) for verb in NOUN_CHANGES)
         out.append(_Pattern(rule.name, "state", re.compile(
