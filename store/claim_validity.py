@@ -95,24 +95,24 @@ async def settle_validity(conn: AsyncConnection, tenant: str, owner: str, sectio
         keys_by_page.setdefault(str(row.page_id), set()).add(row.text_key)
         moments.setdefault((str(row.page_id), row.text_key), []).extend(row.moments or [])
     new: list[_Mark] = []
-    asked: dict[tuple[str, str], bool] = {}  # (key, replaced) -> kept on some page
+    asked: dict[tuple[str, str], bool] = {}  # (key, replaced) of a "replaces" mark -> kept on some page
     for page, keys in keys_by_page.items():
         for mark in _candidates(page, keys, proposed):
             pair = (mark.key, mark.replaced)
-            asked.setdefault(pair, False)
+            if mark.kind == "replaces":
+                asked.setdefault(pair, False)
             if mark.key == mark.replaced or mark.key not in keys or mark.replaced not in keys:
                 continue
             if mark.kind == "replaces" and not _older(moments.get((page, mark.replaced), []),
                                                       moments.get((page, mark.key), [])):
                 continue
-            asked[pair] = True
+            if mark.kind == "replaces":
+                asked[pair] = True
             if stored.get((page, mark.key, mark.replaced)) in (mark.kind, "replaces"):
                 continue
             new.append(mark)
     counts.marked = sum(1 for mark in new if mark.kind == "replaces")
-    counts.refused = sum(1 for pair, kept in asked.items() if not kept
-                         and any(m.kind == "replaces" for page, keys in keys_by_page.items()
-                                 for m in _candidates(page, keys, proposed) if (m.key, m.replaced) == pair))
+    counts.refused = sum(1 for kept in asked.values() if not kept)
     new = list({(m.page, m.key, m.replaced): m for m in new}.values())
     if new:
         await conn.execute(text("""

@@ -212,3 +212,47 @@ async def test_the_issues_probes_through_the_compile(engine, client, probe: str)
         named = {frozenset({pair["line"].split(": ", 1)[-1], pair["other"].split(": ", 1)[-1]}) for pair in pairs}
         assert frozenset({"Caroline Reyes joined a support group.", "Caroline Reyes joined a pottery class."}) in named
         assert frozenset({"Caroline Reyes became a mentor.", "Caroline Reyes became a volunteer."}) in named
+
+
+async def test_apply_refuses_and_counts_a_mark_to_a_newer_claim_or_another_page(engine, client) -> None:
+    from domain.claims import claim_key
+    from domain.resolved_plan import ProposedClaim
+    from store.claim_validity import settle_validity
+
+    owner = "o-refused"
+    bruno = {"entities": [{"name": "Bruno Costa", "type": "entity", "kind": "person"}]}
+    settings = test_settings()
+    async with running_worker(client, engine, settings):
+        await store_memories(engine, TENANT, owner, [
+            said("Caroline Reyes lives in Denver.", "2020-03-01T10:00:00Z"),
+            said("Caroline Reyes moved to Boston.", "2023-03-01T10:00:00Z"),
+            MemoryIn(id=uuid.uuid4(), content="Bruno Costa works at Acme.", metadata=bruno,
+                     occurred_at="2021-01-01T10:00:00Z"),
+            MemoryIn(id=uuid.uuid4(), content="Bruno Costa likes tea.", metadata=bruno,
+                     occurred_at="2021-02-01T10:00:00Z")])
+        await compile_scope(client, settings, TENANT, owner)
+    async with engine.connect() as conn:
+        rows = (await conn.execute(text("""
+            SELECT p.title, c.section_id::text AS section, c.text, c.text_key FROM wiki_section_claims c
+            JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
+            WHERE p.tenant_id = :t AND p.owner_id = :o"""), {"t": TENANT, "o": owner})).all()
+    key = {next(word for word in ("Denver", "Boston", "Acme") if word in row.text): row.text_key
+           for row in rows if any(word in row.text for word in ("Denver", "Boston", "Acme"))}
+    assert key["Denver"] == claim_key(next(r.text for r in rows if "Denver" in r.text))
+    sections = sorted({row.section for row in rows if row.title == "Caroline Reyes"})
+    async with engine.begin() as conn:
+        # the older line said to replace the newer one, and a line of another page: both refused
+        counts = await settle_validity(conn, TENANT, owner, sections, {
+            key["Denver"]: ProposedClaim(supersedes=[key["Boston"], key["Acme"]])}, None)
+        assert (counts.marked, counts.refused) == (0, 2)
+        # the mark the compile already kept is kept once
+        again = await settle_validity(conn, TENANT, owner, sections, {
+            key["Boston"]: ProposedClaim(supersedes=[key["Denver"]], reasons={key["Denver"]: "moved"})}, None)
+        assert (again.marked, again.refused) == (0, 0)
+    validity = {line: v for line, v in (await _claims(engine, owner)).items() if "Denver" in line or "Boston" in line}
+    assert validity == {"Caroline Reyes lives in Denver.": "superseded", "Caroline Reyes moved to Boston.": "current"}
+    async with engine.connect() as conn:
+        metrics = (await conn.execute(text(
+            "SELECT metrics FROM wiki_compile_jobs WHERE tenant_id = :t AND owner_id = :o"),
+            {"t": TENANT, "o": owner})).scalars().all()
+    assert sum(m.get("supersessions_marked", 0) for m in metrics) == 1
