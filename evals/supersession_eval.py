@@ -16,6 +16,8 @@ Read back for every memory: the claim that states it on its holder's page, and t
   same attribute did retire;
 - true facts retired: accumulating facts retired, and latest values not current (must be 0);
 - re-asserted values current: chains that came back to their first value, and hold it now;
+- current value right: chains whose claims shown as current (`validity` current, what `wiki page
+  show` reads) are exactly the line said last;
 - as-of accuracy: at every date a memory of the eval happened (and the day before it), for every
   attribute, the claims held then (the same condition `--as-of` reads use, store/claims.py
   CLAIM_HELD) are exactly the value said last by then;
@@ -82,6 +84,9 @@ class Scores(BaseModel):
     as_of_right: int
     absent: int  # of the changes: a line of the pair no claim states
     absent_accumulating: int = 0  # accumulating facts no claim states (left out, or condensed away)
+    accumulating: int = 0
+    chains: int = 0
+    current_right: int = 0  # chains whose current claims are exactly the latest value's claim
     seconds: float
     by_attribute: dict[str, list[int]] = {}  # attribute -> [caught, changes]
     examples: list[str] = []
@@ -195,6 +200,7 @@ async def score(engine: AsyncEngine, lives: Lives, tenant: str, owner: str, mode
     latest_not_current = [c for c in lives.chains if of[c.statements[-1].id] is not None
                           and of[c.statements[-1].id]["validity"] != "current"]
     examples += [f"latest not current: {c.statements[-1].text!r}" for c in latest_not_current[:6]]
+    current_right = sum(1 for c in lives.chains if _current_right(c, of))
     reasserted = [c for c in lives.chains if len(c.statements) == 3 and c.statements[2].value == c.statements[0].value]
     as_of_checks = as_of_right = absent_accumulating = 0
     for chain in lives.chains:
@@ -216,8 +222,19 @@ async def score(engine: AsyncEngine, lives: Lives, tenant: str, owner: str, mode
                   reasserted_current=sum(1 for c in reasserted if of[c.statements[-1].id] is not None
                                          and of[c.statements[-1].id]["validity"] == "current"),
                   as_of_checks=as_of_checks, as_of_right=as_of_right, absent=absent,
-                  absent_accumulating=absent_accumulating, seconds=round(seconds, 1),
+                  absent_accumulating=absent_accumulating, accumulating=len(lives.accumulating),
+                  chains=len(lives.chains), current_right=current_right, seconds=round(seconds, 1),
                   by_attribute=dict(by_attribute), examples=examples)
+
+
+def _current_right(chain: Chain, of: dict[str, dict[str, Any] | None]) -> bool:
+    """What a page shows as current for this attribute is exactly the line said last (an ending
+    included: "no longer lives in Denver" is the current line, Denver is history)."""
+    latest = of[chain.statements[-1].id]
+    if latest is None:
+        return False
+    current = {c["id"] for s in chain.statements if (c := of[s.id]) is not None and c["validity"] == "current"}
+    return current == {latest["id"]}
 
 
 def _right_at(chain: Chain, moment: datetime, held: set[str], of: dict[str, dict[str, Any] | None]) -> bool:
@@ -301,12 +318,14 @@ def write_markdown(results: list[Scores], path: Path) -> None:
              "Lives from `evals/fact_changes.py` (a generator sharing no phrasing with the compiler's rules), "
              "retained and compiled in two arrival orders, read back claim by claim. See the module's docstring "
              "for what each figure counts.", "",
-             "| mode | order | seed | memories | attributes | changes caught | precision | accumulating retired | "
-             "latest not current | re-asserted current | as-of right | absent |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| mode | order | seed | memories | attributes | current value right | changes caught | precision | "
+             "accumulating retired | accumulating absent | latest not current | re-asserted current | as-of right | "
+             "absent |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
-        lines.append(f"| {r.mode} | {r.order} | {r.seed} | {r.memories} | {r.attributes} | {r.caught}/{r.changes} "
-                     f"({r.recall:.3f}) | {r.precision:.3f} | {r.accumulating_retired} | {r.latest_not_current} | "
+        lines.append(f"| {r.mode} | {r.order} | {r.seed} | {r.memories} | {r.attributes} | "
+                     f"{r.current_right}/{r.chains} | {r.caught}/{r.changes} ({r.recall:.3f}) | {r.precision:.3f} | "
+                     f"{r.accumulating_retired}/{r.accumulating} | {r.absent_accumulating} | {r.latest_not_current} | "
                      f"{r.reasserted_current}/{r.reasserted} | {r.as_of_right}/{r.as_of_checks} "
                      f"({r.as_of_accuracy:.4f}) | {r.absent} |")
     lines += ["", "Changes caught by attribute (all runs of a mode):", "",

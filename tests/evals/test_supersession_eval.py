@@ -3,8 +3,9 @@ use, retained newest first (the order that must not matter), compiled offline an
 the simulator.
 
 Asserted: no true fact retired (accumulating facts, latest values), re-asserted values current,
-every retired claim retired by a newer value; through the simulator every change caught and every
-as-of read right; offline at least 0.8 of the changes caught.
+every retired claim retired by a newer value; through the simulator every change caught, every
+attribute's current line the latest and every as-of read right; offline at least 0.8 of the changes
+caught and of the attributes' current lines right.
 """
 
 from __future__ import annotations
@@ -28,5 +29,7 @@ async def test_generated_lives_in_reverse_order(client, engine, mode: str) -> No
     assert scores.precision == 1.0, scores.examples
     if mode == "simulator":
         assert scores.recall == 1.0 and scores.as_of_accuracy == 1.0, scores.examples
+        assert scores.current_right == scores.chains, scores.examples
     else:
         assert scores.recall >= 0.8, scores.examples
+        assert scores.current_right >= 0.8 * scores.chains, scores.examples
