@@ -25,7 +25,7 @@ from store.wiki_reads import Backlink, CitingSection, MemoryView, PageView, Sear
 __all__ = ["Backlink", "CitingSection", "ClaimTotals", "ClaimView", "DeletedPage", "MemoryShown", "PageListing",
            "PageWithSources", "SearchHit", "SourceMemory", "backlinks_of", "claim_totals", "delete_page", "disputed_claims",
            "memory_shown", "page_list", "page_with_sources", "rejected_claims", "search", "sections_citing",
-           "set_page_status"]
+           "set_page_status", "unsure_pairs"]
 
 
 class PageWithSources(PageView):
@@ -86,6 +86,12 @@ async def claim_totals(conn: AsyncConnection, limit: int) -> list[ClaimTotals]:
 async def disputed_claims(conn: AsyncConnection, limit: int) -> list[dict]:
     """Facts that conflict with no clear order (the same moment, or no date), by scope and page."""
     return await claim_validity.disputed_claims(conn, limit)
+
+
+async def unsure_pairs(conn: AsyncConnection, limit: int) -> list[dict]:
+    """Pairs of current lines of one page that may be one fact replacing another, kept both current
+    because the offline rules could not tell ("joined a pottery class" / "joined a support group")."""
+    return await claim_validity.unsure_pairs(conn, limit)
 
 
 async def backlinks_of(conn: AsyncConnection, tenant: str, owner: str, page_type: str,

@@ -31,7 +31,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from claude_sim import claim_judge_wire, hubs_and_pairs, judge, leaf_planning, writing
+from claude_sim import claim_judge_wire, hubs_and_pairs, judge, leaf_planning, supersession, writing
 from claude_sim.leaf_reading import read_leaf
 from claude_sim.lies import Liar, Lie
 from claude_sim.reading import Confused, system_text, user_text
@@ -90,6 +90,9 @@ def answer(system: Any, messages: Any, tools: Any = None, tool_choice: Any = Non
         if kind == "planner":
             request = read_leaf(prompt, user, schema)
             value: Any = leaf_planning.plan(request)
+            if request.conventions.supersede:
+                # Which line replaces which: the simulator's own reading of the facts the prompt shows.
+                value = supersession.mark_replacements(user, value)
             if liar is not None and liar.share > 0:
                 before = len(liar.told)
                 memories = {m.handle: (m.day, m.text) for m in request.memories}

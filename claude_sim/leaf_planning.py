@@ -298,11 +298,6 @@ class Planner:
         section = entry["sections"].setdefault(log, {"lines": [], "refs": []})
         section["lines"] += [line for line in lines if line not in section["lines"]]
         section["refs"] += refs
-        if self.conventions.supersede and page.facts:
-            section.setdefault("supersede", [])
-            for line in lines:
-                text = self.line_text(line)
-                section["supersede"] += [[line, fact.handle] for fact in page.facts if replaces(text, fact.text)]
         if subject.places and page.type == "entity" and "visited" in self.conventions.derivations:
             visits = entry["sections"].setdefault("visits", {"lines": ["=visited"], "refs": []})
             visits["refs"] += subject.places
@@ -450,30 +445,3 @@ def as_arrays(answer: dict[str, Any], conventions: Conventions) -> dict[str, Any
                     if isinstance(s, dict) and "slug" in s and set(s) <= {"slug", "lines", "refs"} else s
                     for s in page["sections"]]
     return answer
-
-
-# ------------------------------------------------------------------ a line replacing a shown fact
-
-_SLOTS = {
-    "home": ("lives in", "moved to", "relocated to", "settled in", "lives at", "now lives in"),
-    "work": ("works at", "works for", "joined", "started at", "was hired by", "now works at"),
-    "partner": ("is married to", "married", "is dating", "is engaged to"),
-    "role": ("is the", "became the", "was promoted to"),
-}
-
-
-def _slot(text: str) -> tuple[str, str, str] | None:
-    """(holder, slot, value) of a sentence stating one value of something held one at a time."""
-    flat = text.split(": ", 1)[-1].strip().rstrip(".")
-    for slot, phrases in _SLOTS.items():
-        for phrase in phrases:
-            at = f" {flat.lower()} ".find(f" {phrase} ")
-            if at > 0:
-                return fold(flat[:at - 1]), slot, fold(flat[at + len(phrase):])
-    return None
-
-
-def replaces(line: str, fact: str) -> bool:
-    """Whether `line` states another value of the thing `fact` states, for the same holder."""
-    new, old = _slot(line), _slot(fact)
-    return new is not None and old is not None and new[:2] == old[:2] and new[2] != old[2]

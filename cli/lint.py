@@ -103,11 +103,12 @@ def lint_command(
     report, findings, (scopes_checked, pages_checked) = run(_lint(settings, json_output))
     totals = run(reading(lambda conn: pages.claim_totals(conn, NAMED_SCOPES)))
     disputed = run(reading(lambda conn: pages.disputed_claims(conn, MAX_DISPUTED_NAMED)))
+    unsure = run(reading(lambda conn: pages.unsure_pairs(conn, MAX_DISPUTED_NAMED)))
     if json_output:
         print_json({**report.model_dump(mode="json"), "findings": [f.model_dump() for f in findings],
                     "checked": {"scopes": scopes_checked, "active_pages": pages_checked},
                     "claims": [{**t.model_dump(), "compression": t.compression} for t in totals],
-                    "disputed": disputed})
+                    "disputed": disputed, "unsure_pairs": unsure})
         return
     out.print(table("Lint totals", ["", "count"], report.totals.model_dump().items()))
     if report.scopes:
@@ -122,6 +123,11 @@ def lint_command(
         out.print(table("Disputed facts (rival values with no clear order; a dated memory settles them)",
                         [Col("scope", "key"), Col("page", "key"), Col("section", "key"), Col("claim")],
                         [(f"{d['tenant']}/{d['owner']}", d["page"], d["section"], d["text"]) for d in disputed],
+                        boxed=False))
+    if unsure:
+        out.print(table("Possibly one fact replacing another (both kept current: the rules could not tell)",
+                        [Col("scope", "key"), Col("page", "key"), Col("claim"), Col("and claim")],
+                        [(f"{u['tenant']}/{u['owner']}", u["page"], u["line"], u["other"]) for u in unsure],
                         boxed=False))
     if len(report.scopes) > NAMED_SCOPES or report.scopes_not_listed:
         out.print(f"(findings named for the first {NAMED_SCOPES} scopes only, at most {NAMED_PER_CHECK} per check; "

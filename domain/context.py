@@ -35,11 +35,12 @@ class CandidateSection(BaseModel):
 
 
 class CandidateFact(BaseModel):
-    """A claim of the page that states the value of a single-valued fact (domain/facts.py) and holds
-    now: a line a new one may replace (`LineSources.supersedes`)."""
+    """A claim of the page: a line a new one may replace as the value of an attribute
+    (`LineSources.supersedes`), or be replaced by (a memory that arrived late)."""
 
     text: str
-    since: datetime | None = None  # when its earliest memory happened
+    since: datetime | None = None  # when its latest interval began (its memory happened)
+    until: datetime | None = None  # when a newer line replaced it (None: it holds now)
 
 
 class CandidatePage(BaseModel):

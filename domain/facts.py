@@ -1,99 +1,212 @@
-"""Facts that change over time: which claims state one value of a single-valued attribute, and which
-of several such claims holds when.
+"""Facts that change over time, read offline: which lines state (or end) the value of a single-valued
+attribute, for which holder, and whether one line replaces another.
 
-Some things a person or an event has one of at a time: where someone lives, who they work for, the
-role they hold, whom they are married to, when a meeting is, what state a project is in, a phone
-number. A claim that states a new value of such an attribute replaces the older claim about the same
-holder (the one with the attribute), it does not sit beside it. `fact_of` reads (holder, attribute,
-value) from a line; `replaces` says whether two lines state different values of the same attribute of
-the same holder. The table of attributes (`ATTRIBUTES`) is the family: each attribute lists the
-phrasings that state it, and a value shape when the phrasing alone is ambiguous ("moved to 3pm" is a
-meeting time, "moved to Denver" a place to live).
+Some things a person or an event has one of at a time: where someone lives, who they work for, whom
+they are married to, when a meeting is, what state a project is in, a phone number. A line stating a
+new value of such an attribute replaces the older line about the same holder; a line ending a value
+("no longer lives in Denver", "quit her job at Acme", "moved out of Denver", "her relationship with
+Sam is over") replaces the line stating it. The attributes, their phrasings and the shape a value
+must have are data (domain/fact_rules.py); this module reads lines with them.
 
-Which claim holds is decided by when its memories happened, never by when they were compiled
-(`standings`): the claims a plan marked as replacing one another form a group; in it each claim is
-valid from its earliest memory's occurred_at until the next later claim's, and the latest holds now.
-Claims of a group with no clear order (the same moment, or no date) are `disputed`.
+`fact_of` reads (holder, attribute, value, ended value) from a line; `replaces` says whether one line
+replaces another. Precision first: a line is read only when a phrasing of the attribute itself is
+there and the value has the attribute's shape, the holder is a name, a pronoun or a thing ("the
+standup"), and an ending replaces only the line whose value it names. What these rules cannot read
+is left alone (both lines stay current); `confusable` names the pairs `wiki lint` shows for a look.
+Which line holds when is decided from the memories' dates (domain/fact_validity.py).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Literal
+from functools import cache
+
+from lemminflect import getAllInflections, getInflection
 
 from domain.aliases import normalize_alias
 from domain.claim_text import plain_text
 from domain.closed_class import ENGLISH_ARTICLES, POSSESSIVE_DETERMINERS, PRONOUNS
-
-Validity = Literal["current", "superseded", "disputed"]
+from domain.fact_rules import (
+    ATTRIBUTES,
+    COLOR_WORDS,
+    CONFUSABLE_VERBS,
+    DIET_WORDS,
+    FAVOURITE_SYNONYMS,
+    GENERIC_CHANGES,
+    GENERIC_ENDINGS,
+    NOUN_CHANGES,
+    OVER_NOUNS,
+    STATUS_WORDS,
+    AttributeRule,
+)
 
 # A date the compiler puts before a memory's own line ("- 2026-06-01: …") and a lead naming a place
 # ("**Uchi**: …") are not part of what the line states.
 _DATE_LEAD = re.compile(r"^\s*\d{4}-\d{2}(?:-\d{2})?\s*:\s*")
 _PLACE_LEAD = re.compile(r"^[^:]{1,60}:\s+(?=[A-Z])")
-_CLAUSE_END = re.compile(r"[.;!?,()]|\s(?:because|since|after|before|when|while|but|and|with|for|so|as|"
-                         r"from|until|starting|effective|last|this|next|on|in|at)\s", re.IGNORECASE)
-_TIME = (r"(?:\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.|h)|\d{1,2}:\d{2}|noon|midnight|"
-         r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?(?:\s+at\s+\d{1,2}(?::\d{2})?\s*(?:am|pm)?)?)")
-_TIME_VALUE = re.compile(rf"^\s*{_TIME}\b", re.IGNORECASE)
-_STATUS_WORDS = ("on hold", "in progress", "done", "complete", "completed", "finished", "cancelled", "canceled",
-                 "postponed", "paused", "active", "inactive", "open", "closed", "approved", "rejected", "pending",
-                 "shipped", "blocked", "resolved", "live", "launched", "abandoned")
-_STATUS = "|".join(re.escape(word) for word in sorted(_STATUS_WORDS, key=len, reverse=True))
 # Words that stand for the page's own subject in a memory's sentence (domain/closed_class.py).
 _SUBJECT_WORDS = PRONOUNS | POSSESSIVE_DETERMINERS
 _ARTICLES = ENGLISH_ARTICLES | POSSESSIVE_DETERMINERS
-_ADVERBS = r"(?:(?:now|just|finally|recently|officially|already|since|then|has|have|had|is|are|was|were|been|" \
-           r"got|will|be|also|still)\s+)*"
+_POSSESSIVE = "(?:" + "|".join(sorted(POSSESSIVE_DETERMINERS)) + ")"
+# Between a holder and its verb (and between a verb and the rest of its phrasing): auxiliaries,
+# adverbs of time, and negations (which make the line an ending).
+_NEGATION = (r"no\s+longer|not|never|no\s+more|stopped|stops|stop|doesn't|does\s+not|don't|do\s+not|didn't|did\s+not|isn't|"
+             r"aren't|wasn't|weren't|hasn't|haven't|won't|doesn’t|don’t|didn’t|isn’t")
+_AUX = (rf"(?:(?:{_NEGATION}|has|have|had|will|would|just|now|finally|recently|officially|already|also|still|"
+        r"currently|then|eventually|since|again|soon|actually|really|has\s+since|is|are|was|were|am|'s|been|"
+        r"be|being|got|gets|get|can|could|may|might|must|should|started|starts|start|began|begins|begin|keeps|"
+        r"kept|continues|continued|went\s+on)\s+)*")
+_ADV = rf"(?:(?:{_NEGATION}|now|also|still|currently|officially|finally|just|again|recently|back)\s+)*"
+_NEGATED = re.compile(rf"\b(?:{_NEGATION})\b|\banymore\b|\bany\s+more\b|\bany\s+longer\b", re.IGNORECASE)
+# Where a value's words end: punctuation, or a word that starts another part of the sentence.
+_CLAUSE_END = re.compile(r"[.;!?,()]|\s(?:because|since|after|before|when|while|but|and|with|for|so|as|from|"
+                         r"until|starting|effective|last|this|next|on|in|at|now|anymore|again|these|by|to|"
+                         r"though|although|where|who|which|that|recently|today|yesterday)\b", re.IGNORECASE)
+_END_AHEAD = r"(?=\s*(?:$|[.;!?,)]|\s(?:now|again|for\s+now|as\s+of|since|today|anymore|these\s+days|for\s+good|" \
+             r"this\s+\w+|at\s+last|after\s+all|and|but|too)\b))"
+_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_TIME = (rf"(?:\d{{1,2}}(?::\d{{2}})?\s*(?:am|pm|a\.m\.|p\.m\.|h)\b|\d{{1,2}}:\d{{2}}|noon|midnight|"
+         rf"(?:every\s+other\s+)?{_WEEKDAY}s?(?:\s+(?:mornings?|afternoons?|evenings?|nights?))?"
+         rf"(?:\s+at\s+\d{{1,2}}(?::\d{{2}})?\s*(?:am|pm)?)?)")
+_NAME = r"[A-Z][\w.'’&-]*(?:\s+(?:(?:of|de|da|del|la|le|and|&)\s+)?[A-Z0-9][\w.'’&-]*)*"
 
 
-@dataclass(frozen=True)
-class Attribute:
-    """One single-valued attribute and the phrasings that state a value of it."""
-
-    name: str
-    phrasings: tuple[str, ...]  # regular expressions, the value follows each
-    value: Literal["words", "time", "status"] = "words"
+def _words(options: Iterable[str]) -> str:
+    return "|".join(re.escape(word) for word in sorted(options, key=len, reverse=True))
 
 
-ATTRIBUTES: tuple[Attribute, ...] = (
-    # A time is tried first: "moved to 3pm" is a schedule, "moved to Denver" a residence.
-    Attribute("schedule", (r"(?:moved|moves|rescheduled|reschedules|changed|changes|pushed|pushes|shifted|"
-                           r"shifts|bumped|set|switched)\s+(?:back\s+)?(?:from\s+\S+(?:\s+\S+)?\s+)?to",
-                           r"(?:is|are|was|were|starts|start|started|begins|begin|happens|meets|meet|runs)\s+"
-                           r"(?:now\s+)?(?:at|on|every)"), value="time"),
-    Attribute("status", (r"(?:status\s+(?:is|was|changed\s+to|set\s+to|moved\s+to)|is|are|was|were|got|went|"
-                         r"has\s+been|marked(?:\s+as)?|set\s+to)\s+(?:now\s+|officially\s+|again\s+)?",),
-              value="status"),
-    Attribute("residence", (r"(?:lives|lived|living|resides|resided|settled|stays|is\s+based|based)\s+(?:now\s+)?in",
-                            r"(?:moved|moves|moving|relocated|relocates|relocating)\s+(?:back\s+)?"
-                            r"(?:from\s+[^,.;]+?\s+)?to")),
-    Attribute("employer", (r"(?:works|worked|working)\s+(?:at|for)", r"(?:joined|joins)",
-                           r"(?:started|starts)\s+(?:working\s+)?at", r"(?:employed|hired)\s+(?:at|by)",
-                           r"(?:took|accepted|got|started)\s+a\s+(?:new\s+)?job\s+(?:at|with)")),
-    Attribute("role", (r"(?:works|worked|working)\s+as", r"(?:promoted|appointed|named)\s+(?:to|as)",
-                       r"became", r"(?:new\s+)?(?:role|title|position)\s+(?:is|as)")),
-    Attribute("partner", (r"(?:married|engaged)\s+to", r"(?:is\s+)?dating", r"(?:partner|spouse)\s+is")),
-    Attribute("phone", (r"(?:phone(?:\s+number)?|mobile|cell)\s+(?:number\s+)?(?:is|changed\s+to)",)),
-    Attribute("email", (r"e-?mail(?:\s+address)?\s+(?:is|changed\s+to)",)),
-)
-
-_COMPILED = tuple(
-    (attribute, re.compile(rf"^(?P<holder>.{{0,80}}?)\s*\b{_ADVERBS}(?:{phrasing})\s+(?P<value>.+)$", re.IGNORECASE))
-    for attribute in ATTRIBUTES for phrasing in attribute.phrasings
-)
+_SHAPES = {
+    "name": rf"(?:the\s+|a\s+|an\s+)?(?P<v>{_NAME})",
+    "words": r"(?:a\s+|an\s+|the\s+)?(?P<v>[^\W\d][\w'-]*(?:\s+[^\W\d][\w'-]*){0,3})",
+    "time": rf"(?P<v>{_TIME}){_END_AHEAD}",
+    "status": rf"(?P<v>{_words(STATUS_WORDS)}){_END_AHEAD}",
+    "phone": r"(?P<v>\+?\(?\d[\d\s().-]{5,}\d)",
+    "email": r"(?P<v>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)",
+    "age": rf"(?P<v>\d{{1,3}})(?:\s+years?\s+old)?{_END_AHEAD}",
+    "address": r"(?P<v>\d+[A-Za-z]?\s+[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)",
+    "diet": rf"(?P<v>{_words(DIET_WORDS)})(?:\s+diet)?{_END_AHEAD}",
+    "color": rf"(?P<v>{_words(COLOR_WORDS)})(?=\s+hair\b|{_END_AHEAD[3:-1]})",
+}
 
 
 @dataclass(frozen=True)
 class Fact:
-    """What a line states: `holder`'s `attribute` is `value` (holder and value normalised)."""
+    """What a line states: `holder`'s `attribute` is `value` (normalised), or, for an ending, that
+    the value `ended` no longer holds. `attribute` is None for a change that names no attribute
+    ("left Acme for Globex"): it is the attribute of the line whose value it ends."""
 
     holder: str
-    attribute: str
-    value: str
+    attribute: str | None
+    value: str | None
+    ended: str | None = None
+
+
+@cache
+def _forms(verb: str) -> str:
+    if verb == "be":
+        return r"(?:is|are|was|were|am|be|been|being|'s|’s)"
+    forms = {verb} | {form for found in getAllInflections(verb, upos="VERB").values() for form in found}
+    return f"(?:{_words(forms)})"
+
+
+def _phrase(phrasing: str, shape: str, whole: bool = False) -> str:
+    """A phrasing as a regular expression: its verb inflected, {p} a possessive, {old} the value it
+    leaves, {v} the value when it stands inside the phrasing; the value follows otherwise."""
+    verb, _, rest = phrasing.partition(" ")
+    value = _SHAPES[shape]
+    words: list[str] = []
+    placed = False
+    for word in rest.split():
+        if word == "{p}":
+            words.append(_POSSESSIVE)
+        elif word == "{old}":
+            words.append(r"(?:the\s+|being\s+)?(?P<old>.+?)")
+        elif word == "{v}":
+            words.append(value)
+            placed = True
+        else:
+            words.append(re.escape(word))
+    body = _forms(verb) + (r"\s+" + _ADV + r"\s+".join(words) if words else "")
+    return (body if placed else body + r"\s+" + _ADV + value) + (_END_AHEAD if whole else "")
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    attribute: str | None
+    kind: str  # "state", "change" or "end"
+    regex: re.Pattern[str]
+    shape: str = "name"
+
+
+_HOLDER = r"^(?P<holder>.{0,80}?)\s+"
+# "moved to Denver after leaving Boston": the value left behind, named after the new one.
+_AFTER_LEAVING = re.compile(r"\s+(?:after|upon|on)\s+(?:leaving|quitting)\s+(?:the\s+)?(?P<old>" + _NAME + ")")
+
+
+def _plural(noun: str) -> str:
+    head, _, last = noun.rpartition(" ")
+    plural = getInflection(last, tag="NNS") if last.isalpha() else None
+    return f"{head} {plural[0]}".strip() if plural else noun
+
+
+def _compile(rule: AttributeRule) -> list[_Pattern]:
+    out = []
+    # A value of a shape of its own ("vegan", "3pm") says which attribute changed: "switched from
+    # being vegetarian to vegan". A proper name does not (a city? a company?): see GENERIC_CHANGES.
+    changes = rule.changes if rule.value in ("name", "words") else (*rule.changes, *GENERIC_CHANGES)
+    for kind, phrasings in (("state", rule.verbs), ("change", changes), ("end", rule.endings)):
+        for phrasing in phrasings:
+            # a proper name is told by its capital letter: only its pattern is case-sensitive
+            regex = re.compile(_HOLDER + _AUX + _phrase(phrasing, rule.value, rule.whole),
+                               re.IGNORECASE if rule.value != "name" else 0)
+            out.append(_Pattern(rule.name, kind, regex, rule.value))
+    if rule.nouns:
+        nouns = _words(rule.nouns)
+        value = _SHAPES[rule.value]
+        link = r"(?:is|was|are|were|'s|has\s+been|had\s+been|changed\s+to|is\s+changing\s+to|became)"
+        lead = r"(?:(?:in|at|on|a|an|the|to)\s+)?"
+        adjectives = r"(?:(?:new|current|present|old|latest|own)\s+)*"
+        # "Caroline's home is in …", "her new number is …", "the project status changed to done" (a
+        # thing's noun without a possessive)
+        holders = (r"^(?P<holder>.{0,80}?)(?:'s|’s|s'|’)\s+", rf"^(?P<holder>(?i:{_POSSESSIVE}))\s+",
+                   r"^(?P<holder>(?:[Tt]he|[Oo]ur|[Mm]y)\s+.{0,60}?)\s+")
+        for holder in holders:
+            out.append(_Pattern(rule.name, "state", re.compile(
+                rf"{holder}{adjectives}(?i:{nouns})\s+(?i:{link})\s+{_ADV}(?i:changed\s+to\s+)?{lead}{value}"),
+                rule.value))
+        out.append(_Pattern(rule.name, "state", re.compile(
+            rf"{_HOLDER}(?i:{_AUX})(?i:has|have|had|got|gets|get)\s+(?i:a|an)\s+(?i:new)\s+(?i:{nouns})\s*[,:]?\s+"
+            rf"{value}"), rule.value))
+        plurals = _words({*rule.nouns, *(_plural(noun) for noun in rule.nouns)})
+        verbs = "|".join(_forms(verb) for verb in NOUN_CHANGES)
+        out.append(_Pattern(rule.name, "state", re.compile(
+            rf"{_HOLDER}(?i:{_AUX})(?i:{verbs})\s+(?:(?i:{_POSSESSIVE})\s+)?(?i:{plurals})\s+(?i:to|over\s+to)\s+"
+            rf"{value}"), rule.value))
+    return out
+
+
+_PATTERNS: tuple[_Pattern, ...] = tuple(p for rule in ATTRIBUTES for p in _compile(rule))
+_GENERIC: tuple[_Pattern, ...] = (
+    *(_Pattern(None, "change", re.compile(_HOLDER + _AUX + _phrase(p, "name"))) for p in GENERIC_CHANGES),
+    *(_Pattern(None, "end", re.compile(_HOLDER + _AUX + _phrase(p, "name") + r"(?=\s*(?:$|[.;!?,]|\s(?:after|"
+                                                                            r"behind|in\s+\d{4}|last|this)\b))"))
+      for p in GENERIC_ENDINGS),
+    # "is no longer a nurse", "is no longer vegan": ends whatever fact has that value
+    _Pattern(None, "end", re.compile(_HOLDER + r"(?i:is|are|was|were|'s)\s+(?i:no\s+longer|not)\s+"
+                                     r"(?:(?i:a|an|the)\s+)?(?P<v>[\w'-]+(?:\s+[\w'-]+){0,2}?)"
+                                     r"(?=\s*(?:$|[.;!?,]|\s(?:anymore|any\s+more|any\s+longer)\b))"), "words"),
+)
+_FAVOURITE = re.compile(r"^(?P<holder>.{0,80}?)(?:(?:'s|’s|s'|’)\s+|\s*)(?:(?:new|current|all-time)\s+)*"
+                        r"(?i:favou?rite)\s+(?P<thing>[\w-]+)\s+(?i:is|was|has\s+been|are|were)\s+" + _ADV
+                        + r"(?:(?i:a|an|the)\s+)?(?P<v>[\w'-]+(?:\s+[\w'-]+){0,3}?)" + _END_AHEAD)
+_OVER = re.compile(rf"^(?P<holder>.{{0,80}}?)(?:(?:'s|’s|s'|’)\s+|\s*)(?P<noun>{_words(OVER_NOUNS)})\s+"
+                   r"(?:with|to|at|in)\s+(?:the\s+)?(?P<v>.+?)\s+(?:is|was|has|had)?\s*(?:been\s+)?"
+                   r"(?:over|ended|finished|done)\b", re.IGNORECASE)
+_SPLIT = re.compile(r"^(?P<holder>.{1,60}?)\s+and\s+(?P<v>" + _NAME + r")\s+(?:have\s+|had\s+)?"
+                    r"(?:split\s+up|broke\s+up|divorced|separated|called\s+it\s+quits)\b")
 
 
 def statement(line: str) -> str:
@@ -102,44 +215,97 @@ def statement(line: str) -> str:
     return _PLACE_LEAD.sub("", text).strip()
 
 
-def _holder(raw: str) -> str:
-    raw = re.split(r"[;:,]", raw)[-1]  # the clause the phrasing is in: "Sam called; he is moving to …"
-    words = [w for w in normalize_alias(raw).split() if w not in _ARTICLES or len(raw.split()) == 1]
-    if words and words[-1] in ("s",):  # "Alice's phone" folds to "alice s"
-        words = words[:-1]
-    return " ".join(words)
+def _holder(raw: str) -> str | None:
+    """What the sentence is about: a pronoun, a name (capitalised words), or a thing led by an
+    article ("the book club"), read from the end of the words before the phrasing; None when those
+    words end in none of them (a relative clause, a verb)."""
+    clause = re.split(r"[;:,]", raw)[-1].strip()
+    tokens = clause.split()
+    if len(tokens) > 1 and tokens[-1].lower() in ("and", "then"):
+        # "Rafael packed up and moved to …": the subject of the first of two joined verbs
+        subject = tokens[:1] if tokens[0].lower() in _SUBJECT_WORDS else list(
+            itertools.takewhile(lambda w: w[:1].isupper(), tokens))
+        rest = tokens[len(subject):-1]
+        if subject and rest and all(w[:1].islower() for w in rest):
+            return _holder(" ".join(subject))
+    for size in range(min(len(tokens), 6), 0, -1):
+        words = tokens[-size:]
+        lowered = [w.lower() for w in words]
+        if size == 1 and lowered[0] in _SUBJECT_WORDS:
+            return lowered[0]
+        if all(w[:1].isupper() for w in words) and lowered[0] not in _ARTICLES | _SUBJECT_WORDS:
+            return normalize_alias(" ".join(words)) or None
+        if lowered[0] in _ARTICLES and size > 1 and all(w[:1].isalpha() for w in words[1:]):
+            kept = [w for w in normalize_alias(" ".join(words)).split() if w not in _ARTICLES]
+            return " ".join(kept) or None
+    return None
 
 
-def _value(attribute: Attribute, raw: str) -> str:
-    if attribute.value == "time":
-        match = _TIME_VALUE.match(raw)
-        return normalize_alias(match.group(0)).replace(" ", "") if match else ""
-    if attribute.value == "status":
-        match = re.match(rf"^\s*(?:{_STATUS})\b", raw, re.IGNORECASE)
-        return normalize_alias(match.group(0)) if match else ""
+_HONORIFIC = re.compile(r"\b([A-Z][a-z]{0,3})\.(?=\s+[A-Z])")
+
+
+def _value(raw: str, shape: str = "words") -> str:
+    """A value's words, normalised: a free value ends where its clause does; a value of a closed
+    shape (a time, an email, a phone number) is taken whole."""
+    if shape not in ("name", "words"):
+        return " ".join(normalize_alias(raw).split()[:6])
+    raw = _HONORIFIC.sub(r"\1", raw)  # "Dr. Kim": the period is not the sentence's end
     cut = _CLAUSE_END.search(" " + raw)
     value = (" " + raw)[: cut.start()] if cut else " " + raw
-    words = [w for w in normalize_alias(value).split() if w not in _ARTICLES][:4]
+    words = [w for w in normalize_alias(value.strip().rstrip(".")).split() if w not in _ARTICLES][:5]
     return " ".join(words)
+
+
+def _read(pattern: _Pattern, text: str) -> Fact | None:
+    match = pattern.regex.match(text)
+    if match is None:
+        return None
+    holder = _holder(match.group("holder"))
+    if holder is None:
+        return None
+    value = _value(match.group("v"), pattern.shape) if match.groupdict().get("v") else ""
+    old = match.groupdict().get("old")
+    after = _AFTER_LEAVING.match(text, match.end()) if not old and match.groupdict().get("v") else None
+    old = old or (after.group("old") if after else None)
+    negated = bool(_NEGATED.search(text[match.start("holder") + len(match.group("holder")): match.start("v")]
+                                   if match.groupdict().get("v") else text))
+    if pattern.kind == "end" or negated:
+        ended = value or (_value(old) if old else "")
+        return Fact(holder, pattern.attribute, None, ended) if ended else None
+    if not value:
+        return None
+    return Fact(holder, pattern.attribute, value, _value(old, pattern.shape) if old else None)
+
+
+@cache
+def _fact(text: str) -> Fact | None:
+    for regex, attribute_of in ((_OVER, lambda m: OVER_NOUNS[m.group("noun").lower()] or None),
+                                (_SPLIT, lambda m: "partner")):
+        match = regex.match(text)
+        if match and (holder := _holder(match.group("holder"))) is not None and (value := _value(match.group("v"))):
+            return Fact(holder, attribute_of(match), None, value)
+    match = _FAVOURITE.match(text)
+    if match and (holder := _holder(match.group("holder"))) is not None:
+        thing = match.group("thing").lower()
+        return Fact(holder, f"favourite {FAVOURITE_SYNONYMS.get(thing, thing)}", _value(match.group("v")))
+    for pattern in (*_PATTERNS, *_GENERIC):
+        fact = _read(pattern, text)
+        if fact is not None:
+            return fact
+    return None
 
 
 def fact_of(line: str) -> Fact | None:
-    """The single-valued fact a line states, or None. The holder is what the sentence is about (a
-    name, a pronoun, "the standup"); at most six words stand before the phrasing."""
+    """The single-valued fact a line states or ends, or None."""
     text = statement(line)
-    if not text:
-        return None
-    for attribute, pattern in _COMPILED:
-        match = pattern.match(text)
-        if match is None:
-            continue
-        holder = _holder(match.group("holder"))
-        if len(holder.split()) > 6:
-            continue
-        value = _value(attribute, match.group("value"))
-        if value:
-            return Fact(holder=holder, attribute=attribute.name, value=value)
-    return None
+    return _fact(text) if text else None
+
+
+def _same_value(first: str, second: str) -> bool:
+    """One value written two ways: equal, or one the other's leading words ("acme" / "acme corp")."""
+    a, b = first.split(), second.split()
+    shorter, longer = (a, b) if len(a) <= len(b) else (b, a)
+    return bool(shorter) and longer[: len(shorter)] == shorter
 
 
 def _holders_agree(first: str, second: str, page_names: Iterable[str]) -> bool:
@@ -148,87 +314,59 @@ def _holders_agree(first: str, second: str, page_names: Iterable[str]) -> bool:
     if first == second:
         return True
     names = {normalize_alias(n) for n in page_names} - {""}
-    own = names | {n.split()[0] for n in names} | _SUBJECT_WORDS | {""}
+    names |= {" ".join(w for w in n.split() if w not in _ARTICLES) for n in names}
+    own = names | {n.split()[0] for n in names if n} | _SUBJECT_WORDS
     return first in own and second in own
 
 
 def replaces(line: str, other: str, page_names: Iterable[str] = ()) -> bool:
-    """Whether two lines state different values of one single-valued attribute of one holder."""
+    """Whether `line` replaces `other` as the value of one single-valued attribute of one holder:
+    another value of the same attribute, an ending of `other`'s value, or `other`'s ended value
+    stated again ("lives in Denver" after "no longer lives in Denver")."""
     mine, theirs = fact_of(line), fact_of(other)
-    if mine is None or theirs is None or mine.attribute != theirs.attribute or mine.value == theirs.value:
+    if mine is None or theirs is None or not _holders_agree(mine.holder, theirs.holder, list(page_names)):
         return False
-    return _holders_agree(mine.holder, theirs.holder, list(page_names))
+    if theirs.value is None:  # `other` ends a value: stating that value again replaces the ending
+        return (mine.value is not None and theirs.ended is not None and _same_value(mine.value, theirs.ended)
+                and _attributes_meet(mine.attribute, theirs.attribute))
+    if mine.ended is not None and _same_value(mine.ended, theirs.value):
+        return _attributes_meet(mine.attribute, theirs.attribute)
+    if mine.value is None or mine.attribute is None:
+        return False
+    return mine.attribute == theirs.attribute and not _same_value(mine.value, theirs.value)
 
 
-# ------------------------------------------------------------------ which claim holds when
+def _attributes_meet(first: str | None, second: str | None) -> bool:
+    return first is None or second is None or first == second
 
 
-@dataclass(frozen=True)
-class DatedClaim:
-    """A claim of one page: its id, its key (domain/claims.py claim_key) and when it began to hold
-    (its earliest memory's occurred_at)."""
-
-    id: str
-    key: str
-    valid_from: datetime | None
+def rivals(line: str, other: str, page_names: Iterable[str] = ()) -> bool:
+    """Whether either line replaces the other (which one holds is a matter of their dates)."""
+    names = list(page_names)
+    return replaces(line, other, names) or replaces(other, line, names)
 
 
-@dataclass(frozen=True)
-class Standing:
-    validity: Validity
-    valid_to: datetime | None = None
-    superseded_by: str | None = None
+_LEADING_VERB = re.compile(r"^(?P<holder>.{0,80}?)\s+" + _AUX + r"(?P<verb>[a-z]+)\s+(?P<rest>\S.*)$")
 
 
-CURRENT = Standing("current")
+def confusable(line: str, other: str, page_names: Iterable[str] = ()) -> bool:
+    """Two lines of one holder led by the same verb that facts that change share with facts that
+    accumulate ("joined a pottery class" / "joined a support group"), that the rules do not read as
+    rivals: kept both current, and named by the lint as a pair to look at."""
+    first, second = statement(line), statement(other)
+    a, b = _LEADING_VERB.match(first), _LEADING_VERB.match(second)
+    if a is None or b is None or _value(a.group("rest")) == _value(b.group("rest")):
+        return False
+    holders = _holder(a.group("holder")), _holder(b.group("holder"))
+    if holders[0] is None or holders[1] is None or not _holders_agree(holders[0], holders[1], list(page_names)):
+        return False
+    verbs = {_lemma(a.group("verb")), _lemma(b.group("verb"))}
+    return len(verbs) == 1 and verbs <= set(CONFUSABLE_VERBS) and not rivals(line, other, page_names)
 
 
-def standings(claims: Sequence[DatedClaim], marks: Iterable[tuple[str, str]]) -> dict[str, Standing]:
-    """Each claim's standing, from the marks (pairs of claim keys a plan said replace one another) and
-    the claims' dates. A claim in no group is current. In a group, a claim holds until the earliest
-    later claim of another key begins (that claim supersedes it); the claims of the latest moment
-    hold now, disputed when they are several keys; a claim with no date in a group of several is
-    disputed (nothing orders it)."""
-    keys = {claim.key for claim in claims}
-    parent: dict[str, str] = {key: key for key in keys}
-
-    def root(key: str) -> str:
-        while parent[key] != key:
-            parent[key] = parent[parent[key]]
-            key = parent[key]
-        return key
-
-    for first, second in marks:
-        if first in keys and second in keys and first != second:
-            a, b = root(first), root(second)
-            if a != b:
-                parent[max(a, b)] = min(a, b)
-    groups: dict[str, list[DatedClaim]] = {}
-    for claim in claims:
-        groups.setdefault(root(claim.key), []).append(claim)
-    out: dict[str, Standing] = {}
-    for members in groups.values():
-        if len({m.key for m in members}) < 2:
-            out.update({m.id: CURRENT for m in members})
-            continue
-        dated = sorted(((m.valid_from, m) for m in members if m.valid_from is not None),
-                       key=lambda pair: (pair[0], pair[1].key, pair[1].id))
-        for member in members:
-            start = member.valid_from
-            if start is None:
-                out[member.id] = Standing("disputed")
-                continue
-            later = next(((at, m) for at, m in dated if at > start and m.key != member.key), None)
-            if later is not None:
-                out[member.id] = Standing("superseded", later[0], later[1].id)
-                continue
-            rivals = {m.key for at, m in dated if at == start}
-            undated = any(m.valid_from is None for m in members)
-            out[member.id] = Standing("disputed") if len(rivals) > 1 or undated else CURRENT
-    return out
-
-
-def holds_at(valid_from: datetime | None, valid_to: datetime | None, moment: datetime) -> bool:
-    """Whether a claim held at `moment`: it had begun (its first memory had happened) and had not
-    been superseded yet."""
-    return (valid_from is None or valid_from <= moment) and (valid_to is None or moment < valid_to)
+@cache
+def _lemma(word: str) -> str:
+    for verb in CONFUSABLE_VERBS:
+        if re.fullmatch(_forms(verb), word, re.IGNORECASE):
+            return verb
+    return word

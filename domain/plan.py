@@ -32,6 +32,10 @@ def _none_to_empty_list(value: Any) -> Any:
     return [] if value is None else value
 
 
+def _none_to_empty_dict(value: Any) -> Any:
+    return {} if value is None else value
+
+
 def _none_to_empty_str(value: Any) -> Any:
     return "" if value is None else value
 
@@ -57,10 +61,17 @@ class LineSources(_Contract):
     # The cited memories the claim judge said support the line, each on its own / only together.
     judged_by: StrList = []
     judged_together: StrList = []
-    # The lines this one replaces as the value of one single-valued fact (where someone lives, a
-    # meeting's time: domain/facts.py), by their text: lines already on the page or lines of this
-    # plan. Which of them holds now is decided by when their memories happened, not by this mark.
+    # The lines this one replaces as the value of one attribute (where someone lives, a meeting's
+    # time), by their text: the page's current claims or lines of this plan, each older than this
+    # one by when their memories happened (apply refuses, and counts, a mark that is not), with the
+    # planner's reason by replaced text. `superseded_by`: a page's claim (or a line of this plan)
+    # that replaces this one, when this line's memory is the older (it arrived late). `unsure`:
+    # lines this one may replace that the planner could not tell apart (both stay current; the lint
+    # names the pair).
     supersedes: StrList = []
+    superseded_by: StrList = []
+    reasons: Annotated[dict[str, str], BeforeValidator(_none_to_empty_dict)] = {}
+    unsure: StrList = []
 
 
 LineSourceList = Annotated[list[LineSources], BeforeValidator(_none_to_empty_list)]

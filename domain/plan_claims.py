@@ -46,10 +46,16 @@ def proposed_claims(plan: Plan) -> dict[str, ProposedClaim]:
             # Apply stores the line made safe (a tag neutralised, a link to elsewhere reduced to its
             # text), which can change its key: the line is found under either, with its own citations.
             replaced = [key for text in line.supersedes if (key := claim_key(text))]
+            replacing = [key for text in line.superseded_by if (key := claim_key(text))]
+            unsure = [key for text in line.unsure if (key := claim_key(text))]
+            reasons = {key: why for text, why in line.reasons.items() if (key := claim_key(text)) and why}
             for key in dict.fromkeys([claim_key(line.text), claim_key(safe_markdown(line.text))]):
                 claim = out.setdefault(key, ProposedClaim(status=line.status, kind=line.kind))
                 claim.refs = list(dict.fromkeys([*claim.refs, *line.refs]))
                 claim.supersedes = list(dict.fromkeys([*claim.supersedes, *replaced]))
+                claim.superseded_by = list(dict.fromkeys([*claim.superseded_by, *replacing]))
+                claim.unsure = list(dict.fromkeys([*claim.unsure, *unsure]))
+                claim.reasons = {**claim.reasons, **reasons}
                 claim.judged_by = list(dict.fromkeys([*claim.judged_by, *line.judged_by]))
                 claim.judged_together = list(dict.fromkeys([*claim.judged_together, *line.judged_together]))
                 if line.kind == "derived":

@@ -174,11 +174,16 @@ class ProposedClaim(_Resolved):
     refs: list[str] = Field(default_factory=list)
     status: str = ""
     kind: str = ""
-    # The claim keys of the lines the plan said this one replaces (LineSources.supersedes).
+    # The claim keys of the lines the plan said this one replaces (LineSources.supersedes), of those
+    # that replace it (`superseded_by`), the planner's reason by replaced key, and the keys of lines
+    # it may replace that the planner could not tell (`unsure`: kept both current, named by the lint).
     supersedes: list[str] = Field(default_factory=list)
     # The memories the claim judge said support the line, each on its own / only together.
     judged_by: list[str] = Field(default_factory=list)
     judged_together: list[str] = Field(default_factory=list)
+    superseded_by: list[str] = Field(default_factory=list)
+    reasons: dict[str, str] = Field(default_factory=dict)
+    unsure: list[str] = Field(default_factory=list)
 
 
 class ResolvedPlan(_Resolved):

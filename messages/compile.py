@@ -285,6 +285,10 @@ class ApplyBatchResult(BaseModel):
     links_written_deterministic: int = 0
     links_written_co_mention: int = 0
     dropped_invalid_ids: int = 0
+    # A plan's marks that a line replaces an older one: kept, and refused (the replaced claim is not
+    # on the page, or is newer than the line).
+    supersessions_marked: int = 0
+    supersessions_refused: int = 0
     touched_page_ids: list[UUID] = Field(default_factory=list)
 
 

@@ -71,6 +71,10 @@ class RunMetrics(BaseModel):
     plans_ahead: int = 0
     plans_ahead_discarded: int = 0
     dropped_invalid_ids: int = 0
+    # Marks that a line replaces an older one as the value of an attribute: kept by apply, and
+    # refused (the replaced claim was not on the page, or was newer than the line).
+    supersessions_marked: int = 0
+    supersessions_refused: int = 0
     cap_hit: str | None = None
     continued_as_new: bool = False
     deterministic_linking_flag_suppressed: bool = False

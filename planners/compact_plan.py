@@ -33,9 +33,12 @@ heading, a held name's quote). So the contract the model answers in is:
   (its sections' citations), a held name's `quote` (its memory's first sentence), `rewrite` (false:
   the lines are added to the section).
 - Link ends are a candidate page's handle or `type/slug` of a page of this plan.
-- A section may add `"supersede": [[line, replaced], ...]`: its line (as written, or `@m4`) states a new
-  value of a single-valued fact that `replaced` (a fact `f2` shown under the candidate page, or a line
-  of this plan) stated (domain/facts.py). It becomes the line's `supersedes` in the long form.
+- A section may add `"supersede": [[newer, older, reason], ...]`: the newer line no longer lets the
+  older hold (another value of something its holder has one of at a time, or its end). One end is a
+  line of the section (as written, or `@m4`), the other a current claim `f2` shown under the
+  candidate page or a line of this plan; the reason is a few words, optional. The section's line
+  gets `supersedes` (with the reason) when it is the newer, `superseded_by` when a shown claim
+  replaces it (its record arrived late). Apply checks the pair against the records' dates.
 
 `to_plan` turns the reply into the long-form `Plan` (still in handles; `Handles.resolve` then maps
 them to ids). Nothing the model wrote is dropped silently: a quoted handle the prompt never showed
@@ -184,6 +187,8 @@ def default_heading(page_type: str, slug: str) -> str:
 
 
 _QUOTE = re.compile(r"^@([A-Za-z]+[0-9]+)(?::(\S.*))?$")
+# A supersede pair's reason is kept to this many characters (a few words are asked for).
+REASON_LIMIT = 200
 _FACT_HANDLE = re.compile(r"^[fF][0-9]+$")
 
 
@@ -235,16 +240,24 @@ class _Reader:
         return raw
 
     def supersede(self, pairs: list[Any], line_sources: list[dict[str, Any]]) -> None:
-        """Each pair [line, replaced] adds the replaced line's text to the line's `supersedes`; a pair
-        naming no line of the section, or nothing readable, is left out (a mark is only a hint)."""
+        """Each pair [newer, older, reason?] marks the section's line at one end: `supersedes` (and
+        the reason) when it is the newer, `superseded_by` when it is the older; a pair naming no line
+        of the section, or nothing readable, is left out (a mark is only a hint, checked at apply)."""
         by_text = {entry["text"]: entry for entry in line_sources}
         for pair in pairs:
-            if not isinstance(pair, list) or len(pair) != 2:
+            if not isinstance(pair, list) or len(pair) not in (2, 3):
                 continue
-            entry = by_text.get(self._line_text(pair[0]))
-            replaced = self._line_text(pair[1])
-            if entry is not None and replaced and replaced != entry["text"]:
-                entry.setdefault("supersedes", []).append(replaced)
+            newer, older = self._line_text(pair[0]), self._line_text(pair[1])
+            reason = pair[2].strip()[:REASON_LIMIT] if len(pair) == 3 and isinstance(pair[2], str) else ""
+            if not newer or not older or newer == older:
+                continue
+            if newer in by_text:
+                entry = by_text[newer]
+                entry.setdefault("supersedes", []).append(older)
+                if reason:
+                    entry.setdefault("reasons", {})[older] = reason
+            elif older in by_text:
+                by_text[older].setdefault("superseded_by", []).append(newer)
 
     def body(self, lines: list[str], refs: list[str]) -> tuple[str, list[str], list[dict[str, Any]]]:
         """The body and citations of a section: quoted handles expanded and cited first, then `refs`;

@@ -73,9 +73,10 @@ CANDIDATE_SECTION_LIMIT = 12
 # updates only add lines (the compiler appends them and drops repeats), so the model need not see a
 # body to avoid restating it.
 SECTION_EXCERPT_LIMIT = 60
-# Facts a candidate page shows (its claims stating where someone lives, a meeting's time, …), each
-# cut to this many characters.
-FACTS_SHOWN = 6
+# The claims a candidate page the batch names shows (those that hold now, and those replaced, with
+# when), newest first, each with a handle (f1, …) a new line can name as the one it replaces (or
+# that replaces it), each cut to this many characters.
+FACTS_SHOWN = 20
 FACT_TEXT_LIMIT = 200
 # Sightings a mention keeps (store/plan_apply.py keeps the newest 5) are all shown, each quote to here.
 MENTION_CONTEXT_LIMIT = 300
@@ -125,11 +126,19 @@ when several, "{_LATEST}"), "=visited" (one "{_VISITED}" per day, newest first),
 "=address" ("{_ADDRESS}").
 """ + """- In updates, lines are added to the section as they are; set "rewrite": true only when an existing \
 line is wrong or superseded (the section is then rewritten from your lines).
-- A candidate page lists as "fact f<n>" its lines stating one value of something that has one value \
-at a time (where someone lives or works, their role or partner, when a meeting is, a status). When \
-a line of yours states another value of the same thing for the same holder, add to its section \
-"supersede": [["<your line, or @m-handle>", "<f-handle, or a line of this plan>"]]. Mark it whatever \
-the dates: the compiler orders the values by when their records happened.
+- A candidate page the records name lists its lines as "fact f<n>" (since: when it began to hold; \
+until: when a newer line replaced it). When a line of yours says that one of them no longer holds, because something its holder has \
+one of at a time now has another value (where someone lives, works or studies, a role, partner, \
+manager, doctor, phone, email, address, car, diet, age, a meeting's time, a project's status, or \
+anything else of that kind), or because it ended ("no longer lives in …", "quit …", "left … for …", \
+"moved out of …", "… is over"), add to its section "supersede": [["<your line, or @m-handle>", \
+"<f-handle, or a line of this plan>", "<why, a few words>"]]. The newer replaces the older: when your \
+record happened before that fact (it arrived late), write the pair the other way round, \
+["<f-handle>", "<your line>", "<why>"] (a fact with "until" placed after your line's record, too). \
+A value said again after another replaced it replaces that \
+other. Never mark facts that accumulate (groups joined, roles taken on, places visited, people met, \
+hobbies, pets, trips): a new one sits beside the others. The compiler checks each pair against the \
+records' dates.
 - A section with nothing but "slug", "lines" and "refs" may be written as an array: \
 ["<slug>", ["<line>", "@<m-handle>"], ["<m-handle>"]] (refs last, left out when empty).
 Leave out what you have nothing for, and what the compiler derives: "slug" when it is the title's \
@@ -326,7 +335,8 @@ def shown_page(page: CandidatePage) -> CandidatePage:
         aliases=page.aliases[:CANDIDATE_ALIAS_LIMIT],
         sections=[CandidateSection(slug=s.slug, heading=s.heading, body_md=section_excerpt(s.body_md))
                   for s in page.sections[:CANDIDATE_SECTION_LIMIT]],
-        facts=[CandidateFact(text=truncate(f.text, FACT_TEXT_LIMIT), since=f.since) for f in page.facts[:FACTS_SHOWN]],
+        facts=[CandidateFact(text=truncate(f.text, FACT_TEXT_LIMIT), since=f.since, until=f.until)
+               for f in page.facts[:FACTS_SHOWN]],
     )
 
 
@@ -459,7 +469,8 @@ def _candidate_lines(page: CandidatePage, handles: Handles) -> str:
         lines.append(f"  · slug={s.slug}{heading} excerpt={to_json(s.body_md)}")
     for handle, fact in zip(handles.page_facts.get(str(page.id), []), shown.facts, strict=False):
         since = f" since={fact.since.date().isoformat()}" if fact.since else ""
-        lines.append(f"  · fact {handle}{since} text={to_json(fact.text)}")
+        until = f" until={fact.until.date().isoformat()}" if fact.until else ""
+        lines.append(f"  · fact {handle}{since}{until} text={to_json(fact.text)}")
     return "\n".join(lines)
 
 

@@ -27,7 +27,7 @@ from domain.attribution import ClaimDraft, KnownClaim, attribute_body
 from domain.claims import DURABLE_CONFIDENCE, confidence
 from domain.evidence import Evidence, evidence_of
 from domain.resolved_plan import ProposedClaim
-from store.claim_validity import settle_validity
+from store.claim_validity import MarkCounts, settle_validity
 
 
 async def memory_evidence(conn: AsyncConnection, tenant: str, owner: str, refs: Sequence[str]) -> dict[str, Evidence]:
@@ -68,11 +68,12 @@ def forget_evidence(tenant: str, owner: str, memory_ids: Iterable[str]) -> None:
 
 
 async def sync_claims(conn: AsyncConnection, tenant: str, owner: str, section_ids: Sequence[Any],
-                      proposed: dict[str, ProposedClaim], run_id: str | None, now: datetime) -> None:
-    """Re-attribute the claims of the given sections of the scope from their stored bodies."""
+                      proposed: dict[str, ProposedClaim], run_id: str | None, now: datetime) -> MarkCounts:
+    """Re-attribute the claims of the given sections of the scope from their stored bodies; the
+    plan's supersession marks kept and refused."""
     section_ids = list(dict.fromkeys(str(s) for s in section_ids))
     if not section_ids:
-        return
+        return MarkCounts()
     sections = (await conn.execute(text("""
         SELECT s.id, s.body_md, p.title,
                coalesce((SELECT array_agg(a.alias) FROM wiki_page_aliases a WHERE a.page_id = p.id), '{}') AS aliases,
@@ -89,7 +90,7 @@ async def sync_claims(conn: AsyncConnection, tenant: str, owner: str, section_id
         drafts[str(section.id)] = attribute_body(section.body_md, sources, proposed, known.get(str(section.id), {}),
                                                  [section.title, *section.aliases])
     await write_claims(conn, tenant, owner, drafts, evidence, run_id, now)
-    await settle_validity(conn, tenant, owner, [str(s.id) for s in sections], proposed, run_id)
+    return await settle_validity(conn, tenant, owner, [str(s.id) for s in sections], proposed, run_id)
 
 
 async def _known_claims(conn: AsyncConnection, section_ids: list[str]) -> dict[str, dict[str, KnownClaim]]:
@@ -154,10 +155,11 @@ async def write_claims(conn: AsyncConnection, tenant: str, owner: str, drafts: d
         return
     await conn.execute(text("""
         INSERT INTO wiki_section_claims (id, section_id, position, text, text_key, kind, status, confidence,
-                                         corroboration, supporters, first_seen_at, last_seen_at, valid_from,
+                                         corroboration, supporters, first_seen_at, last_seen_at, valid_from, valid_during,
                                          created_run_id, updated_run_id, created_at, updated_at)
         SELECT id, section_id, position, text, text_key, kind, status, confidence, corroboration, supporters,
-               first_seen_at, last_seen_at, first_seen_at, :run, :run, :now, :now
+               first_seen_at, last_seen_at, first_seen_at, tstzmultirange(tstzrange(first_seen_at, NULL, '[)')),
+               :run, :run, :now, :now
         FROM unnest(CAST(:ids AS uuid[]), CAST(:sections AS uuid[]), CAST(:positions AS integer[]),
                     CAST(:texts AS text[]), CAST(:keys AS text[]), CAST(:kinds AS text[]),
                     CAST(:statuses AS text[]), CAST(:confidences AS numeric[]), CAST(:corroborations AS integer[]),
@@ -264,6 +266,9 @@ class ClaimView(BaseModel):
     valid_from: datetime | None = None
     valid_to: datetime | None = None
     validity: str = "current"
+    # Every interval in which it held, [from, to) (None: open): a value said again after another
+    # replaced it holds in several.
+    intervals: list[tuple[datetime | None, datetime | None]] = Field(default_factory=list)
 
 
 ClaimsShown = Literal["current", "history"]
@@ -273,15 +278,16 @@ ClaimsShown = Literal["current", "history"]
 CLAIM_AT_LEAST = """(CAST(:min AS float8) <= 0
     OR c.confidence >= round(CAST(CAST(:min AS float8) AS numeric), 6))"""
 
-# Whether claim `c` is shown: with `:as_of` (a timestamptz or NULL) set, it held then (begun by that
-# moment and not yet replaced; a computed line only once all its memories had happened); without,
+# Whether claim `c` is shown: with `:as_of` (a timestamptz or NULL) set, it held then (within one of
+# its intervals `valid_during`: begun by that moment and not yet replaced, or asserted again since;
+# a computed line only once all its memories had happened); without,
 # it holds now (current or disputed), or with `:history` true, superseded too. Every reader of
 # claims by validity (pages, recall, context) filters with this one condition.
 CLAIM_HELD = """(
     (CAST(:as_of AS timestamptz) IS NOT NULL OR :history OR c.validity <> 'superseded')
     AND (CAST(:as_of AS timestamptz) IS NULL OR (
-          (c.valid_from IS NULL OR c.valid_from <= CAST(:as_of AS timestamptz))
-          AND (c.valid_to IS NULL OR CAST(:as_of AS timestamptz) < c.valid_to)
+          coalesce(c.valid_during, tstzmultirange(tstzrange(c.valid_from, c.valid_to, '[)')))
+              @> CAST(:as_of AS timestamptz)
           AND (c.kind = 'fact' OR c.last_seen_at IS NULL OR c.last_seen_at <= CAST(:as_of AS timestamptz)))))"""
 
 
@@ -294,7 +300,7 @@ async def page_claims(conn: AsyncConnection, tenant: str, owner: str, page_id: U
     of computed lines only those whose memories all had."""
     rows = await conn.execute(text(f"""
         SELECT s.section_slug, c.text, c.kind, c.status, c.confidence, c.corroboration, c.supporters, c.first_seen_at,
-               c.last_seen_at, c.valid_from, c.valid_to, c.validity,
+               c.last_seen_at, c.valid_from, c.valid_to, c.validity, c.valid_during,
                coalesce((SELECT array_agg(cs.memory_id ORDER BY cs.memory_id) FROM wiki_claim_sources cs
                          WHERE cs.claim_id = c.id), '{{}}') AS sources
         FROM wiki_section_claims c
@@ -311,8 +317,10 @@ async def page_claims(conn: AsyncConnection, tenant: str, owner: str, page_id: U
         out.setdefault(row.section_slug, []).append(ClaimView(
             text=row.text, kind=row.kind, status=row.status,
             confidence=None if row.confidence is None else float(row.confidence),
-            corroboration=row.corroboration, supporters=row.supporters, sources=list(row.sources), first_seen=row.first_seen_at,
-            last_seen=row.last_seen_at, valid_from=row.valid_from, valid_to=row.valid_to, validity=row.validity))
+            corroboration=row.corroboration, supporters=row.supporters, sources=list(row.sources),
+            first_seen=row.first_seen_at, last_seen=row.last_seen_at, valid_from=row.valid_from,
+            valid_to=row.valid_to, validity=row.validity,
+            intervals=[(r.lower, r.upper) for r in row.valid_during or []]))
     return out
 
 

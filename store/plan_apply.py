@@ -351,8 +351,11 @@ async def _upsert_sections(state: _Apply, writes: list[tuple[str, _SectionWrite]
         """), {"now": state.now, "ids": [ids.source_id(section, "memory_unit", ref) for section, ref in sources],
                "sections": [str(section) for section, _ in sources], "refs": [ref for _, ref in sources]})
     # Every section written or newly cited: its lines become claims with their own citations.
-    await sync_claims(state.conn, state.tenant, state.owner, [section_ids[key] for key in citations if key in section_ids],
-                      state.proposed, state.run_id, state.now)
+    marks = await sync_claims(state.conn, state.tenant, state.owner,
+                              [section_ids[key] for key in citations if key in section_ids],
+                              state.proposed, state.run_id, state.now)
+    state.result.supersessions_marked += marks.marked
+    state.result.supersessions_refused += marks.refused
 
 
 async def _add_aliases(state: _Apply, aliases: list[tuple[str, str]]) -> None:

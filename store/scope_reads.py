@@ -20,7 +20,6 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.context import CandidateFact, CandidatePage, CandidateSection, MemoryRecord, OpenMention
-from domain.facts import fact_of
 from domain.resolution import name_blocking_keys, search_keys
 
 MAX_NAMES = 200
@@ -51,10 +50,13 @@ MAX_MENTION_PADDING = 10
 PADDING_SIGHTINGS_SHOWN = 1
 # Characters of each section's body read for the prompt's excerpt (which shows fewer).
 SECTION_EXCERPT_READ = 1000
-# A page's newest claims read for the facts that may change (domain/facts.py), and how many of them
-# are shown: a page states few such facts (where one lives, works), each once.
-FACT_ROWS_READ = 40
-FACTS_SHOWN = 6
+# A page's claims, newest first (the current ones, and those a newer line replaced, with when), shown
+# to the planner so a new line can say which one it replaces, and a memory that arrives late can be
+# placed between them (any attribute: the model decides; offline, domain/facts.py). Only for the
+# pages the batch names (a page only padding the candidates holds no subject of the batch's lines),
+# and at most this many each, like every other part of the context.
+FACT_ROWS_READ = 24
+FACTS_SHOWN = 20
 # Capitalised phrases ("Lady Bird Lake", "Café de Flore" is caught by its metadata instead).
 _PROPER_NAME = re.compile(r"\b([A-ZÀ-Þ][\w'’-]+(?:\s+[A-ZÀ-Þ][\w'’-]+)*)")
 
@@ -156,11 +158,12 @@ SELECT p.id, p.type, p.slug, p.title, p.summary, r.tier,
                                                    'body_md', left(s.body_md, :excerpt))
                                  ORDER BY s.position, s.section_slug)
                  FROM wiki_page_sections s WHERE s.page_id = p.id), '[]') AS sections,
-       coalesce((SELECT json_agg(json_build_object('text', c.text, 'since', c.valid_from)
+       coalesce((SELECT json_agg(json_build_object('text', c.text, 'since', c.valid_from, 'until', c.valid_to)
                                  ORDER BY c.valid_from DESC NULLS LAST, c.id)
-                 FROM (SELECT c.text, c.valid_from, c.id FROM wiki_page_sections s
+                 FROM (SELECT c.text, c.valid_from, c.valid_to, c.id FROM wiki_page_sections s
                        JOIN wiki_section_claims c ON c.section_id = s.id
-                       WHERE s.page_id = p.id AND c.kind = 'fact' AND c.validity <> 'superseded'
+                       WHERE s.page_id = p.id AND c.kind = 'fact'
+                         AND r.tier <= 1  -- a page the batch names: exact, core or blocking-key match
                        ORDER BY c.valid_from DESC NULLS LAST, c.id LIMIT :fact_rows) c), '[]') AS facts
 FROM ranked r JOIN wiki_pages p ON p.id = r.id
 ORDER BY r.tier, r.score DESC, p.slug
@@ -194,11 +197,11 @@ async def candidate_pages(conn: AsyncConnection, tenant: str, owner: str, names:
 
 
 def changing_facts(claims: list[dict[str, Any]]) -> list[CandidateFact]:
-    """The claims (newest first) that state a single-valued fact, each value once: the lines a new
-    memory's line may replace."""
+    """The page's claims (newest first), each text once: the lines a new memory's line may replace, or
+    be replaced by."""
     out: list[CandidateFact] = []
     for claim in claims:
-        if fact_of(claim["text"]) is not None and all(f.text != claim["text"] for f in out):
+        if all(f.text != claim["text"] for f in out):
             out.append(CandidateFact.model_validate(claim))
         if len(out) == FACTS_SHOWN:
             break

@@ -9,7 +9,9 @@ A log section (notes, highlights, a decision's context and consequences) becomes
 - how many memories, and the span of days they cover;
 - what recurs: the names mentioned in at least two of them, most mentioned first ("Most mentioned"
   on a topic, "Often together with" elsewhere), and lines that several memories say alike;
-- the latest observations, newest first, each dated by the day the memory happened.
+- the latest observations, newest first, each dated by the day the memory happened;
+- the lines stating a value of a single-valued attribute the latest left out (where someone lives,
+  whom they work for: domain/facts.py), newest first, so the value and those it replaced stay.
 A visits section becomes the number of visits with their span, visits by month and the latest
 days; a rationale, the reasons given, counted and dated like a log.
 
@@ -29,6 +31,7 @@ from datetime import datetime
 
 from domain.aliases import normalize_alias, trigram_similarity
 from domain.context import MemoryRecord
+from domain.facts import fact_of
 from domain.line_formats import (
     MOST_MENTIONED_LABEL,
     OFTEN_TOGETHER_LABEL,
@@ -47,6 +50,8 @@ from planners.scripted.subjects import Subject, collect_subjects
 from planners.telling import telling_quote
 
 LATEST_OBSERVATIONS = 5
+# Lines stating (or ending) a value of an attribute kept besides the latest observations.
+STANDING_FACTS = 20
 MOST_MENTIONED = 5
 RECURRING_LINES = 3
 LATEST_VISIT_DAYS = 3
@@ -140,7 +145,9 @@ def log_body(memories: Sequence[MemoryRecord], title: str, *, leads: bool = Fals
         lines += _mention_lines(subjects, title, topic=leads)
     shown, recurring = _recurring_lines([o for o in observations if o.text])
     lines += recurring
-    lines += _latest_lines([o for o in observations if o.text and o.key not in shown])
+    latest = _latest_lines([o for o in observations if o.text and o.key not in shown])
+    lines += latest
+    lines += _standing_lines([o for o in observations if o.text and o.key not in shown], latest)
     return "\n".join(lines)
 
 
@@ -179,6 +186,20 @@ def _recurring_lines(observations: list[_Observation]) -> tuple[set[str], list[s
     shown = repeated[:RECURRING_LINES]
     lines = [recurring_line(group[-1].text, len(group), group[0].day, group[-1].day) for group in shown]
     return {group[0].key for group in shown}, lines
+
+
+def _standing_lines(observations: list[_Observation], shown: list[str]) -> list[str]:
+    """The lines stating a value of a single-valued attribute (domain/facts.py) that the latest lines
+    left out, newest first: where someone lives stays on the page however many notes come after it,
+    and so do the values it replaced (history, for reads as of a date)."""
+    lines: list[str] = []
+    for observation in sorted(observations, key=lambda o: (o.at, o.memory_id), reverse=True):
+        line = dated_line(observation.day, observation.text)
+        if line not in shown and line not in lines and fact_of(line) is not None:
+            lines.append(line)
+        if len(lines) == STANDING_FACTS:
+            break
+    return lines
 
 
 def _latest_lines(observations: list[_Observation]) -> list[str]:

@@ -140,3 +140,119 @@ async def test_through_the_sdk_and_the_simulator_the_plan_marks_the_replaced_fac
     current = await _markdown(engine, owner)
     assert "Denver" in current and "Austin" not in current, current
     assert "_(until 2026-06-03)_" in await _markdown(engine, owner, history=True)
+
+
+CAROLINE = {"entities": [{"name": "Caroline Reyes", "type": "entity", "kind": "person"}]}
+
+
+def said(content: str, at: str) -> MemoryIn:
+    return MemoryIn(id=uuid.uuid5(uuid.NAMESPACE_URL, f"facts/caroline/{content}/{at}"), content=content,
+                    metadata=CAROLINE, occurred_at=at)
+
+
+async def _claims(engine, owner: str) -> dict[str, str]:
+    page = await reads.get_page(engine, ReadScope.of(TENANT, owner), "Caroline Reyes", history=True)
+    return {c.text.split(": ", 1)[-1]: c.validity for s in page.sections for c in s.claims}
+
+
+@pytest.mark.parametrize("order", ["in order", "newest first"])
+async def test_a_value_that_comes_back_is_current_again_and_as_of_agrees_at_every_date(engine, client, order) -> None:
+    owner = f"o-back-{order.split()[0]}"
+    values = [said("Caroline Reyes lives in Denver.", "2020-03-01T10:00:00Z"),
+              said("Caroline Reyes moved to Boston.", "2023-03-01T10:00:00Z"),
+              said("Caroline Reyes moved back to Denver.", "2025-03-01T10:00:00Z")]
+    settings = test_settings()
+    async with running_worker(client, engine, settings):
+        for memory in values if order == "in order" else list(reversed(values)):
+            await store_memories(engine, TENANT, owner, [memory])
+            await compile_scope(client, settings, TENANT, owner)
+    claims = {line: v for line, v in (await _claims(engine, owner)).items() if "Denver" in line or "Boston" in line}
+    assert claims == {"Caroline Reyes lives in Denver.": "superseded", "Caroline Reyes moved to Boston.": "superseded",
+                      "Caroline Reyes moved back to Denver.": "current"}, claims
+    for day, holding in [("2019-06-01", None), ("2021-06-01", "lives in Denver"), ("2023-03-01", "Boston"),
+                         ("2024-12-31", "Boston"), ("2025-03-02", "back to Denver"), ("2027-01-01", "back to Denver")]:
+        shown = await reads.get_page(engine, ReadScope.of(TENANT, owner), "Caroline Reyes", as_of=day)
+        lines = [c.text for s in shown.sections for c in s.claims if "Denver" in c.text or "Boston" in c.text]
+        assert (lines == []) if holding is None else (len(lines) == 1 and holding in lines[0]), (day, lines)
+
+
+PROBES = {
+    # two accumulating facts of one verb each: both stay current, the lint names the pairs
+    "shared verbs": ([("joined a pottery class", "2024-01-05"), ("became a volunteer", "2024-01-06")],
+                     [("joined a support group", "2025-02-05"), ("became a mentor", "2025-02-06")],
+                     {"joined a pottery class": "current", "joined a support group": "current",
+                      "became a volunteer": "current", "became a mentor": "current"}),
+    # an ending retires the value it names
+    "endings": ([("lives in Denver", "2024-01-07"), ("works at Acme", "2024-01-08")],
+                [("no longer lives in Denver", "2025-02-07"), ("quit her job at Acme", "2025-02-08")],
+                {"lives in Denver": "superseded", "no longer lives in Denver": "current",
+                 "works at Acme": "superseded", "quit her job at Acme": "current"}),
+}
+
+
+@pytest.mark.parametrize("probe", sorted(PROBES))
+async def test_the_issues_probes_through_the_compile(engine, client, probe: str) -> None:
+    owner = f"o-probe-{probe.split()[0]}"
+    first, later, expected = PROBES[probe]
+    settings = test_settings()
+    async with running_worker(client, engine, settings):
+        for batch in (first, later):
+            await store_memories(engine, TENANT, owner, [said(f"Caroline Reyes {what}.", f"{day}T10:00:00Z")
+                                                         for what, day in batch])
+            await compile_scope(client, settings, TENANT, owner)
+    claims = await _claims(engine, owner)
+    for what, validity in expected.items():
+        found = [v for line, v in claims.items() if line.endswith(f"Caroline Reyes {what}.")]
+        assert found == [validity], (what, "; ".join(f"{k}={v}" for k, v in claims.items()))
+    if probe == "shared verbs":
+        from store.claim_validity import unsure_pairs
+
+        async with engine.connect() as conn:
+            pairs = await unsure_pairs(conn, tenant=TENANT, owner=owner)
+        named = {frozenset({pair["line"].split(": ", 1)[-1], pair["other"].split(": ", 1)[-1]}) for pair in pairs}
+        assert frozenset({"Caroline Reyes joined a support group.", "Caroline Reyes joined a pottery class."}) in named
+        assert frozenset({"Caroline Reyes became a mentor.", "Caroline Reyes became a volunteer."}) in named
+
+
+async def test_apply_refuses_and_counts_a_mark_to_a_newer_claim_or_another_page(engine, client) -> None:
+    from domain.claims import claim_key
+    from domain.resolved_plan import ProposedClaim
+    from store.claim_validity import settle_validity
+
+    owner = "o-refused"
+    bruno = {"entities": [{"name": "Bruno Costa", "type": "entity", "kind": "person"}]}
+    settings = test_settings()
+    async with running_worker(client, engine, settings):
+        await store_memories(engine, TENANT, owner, [
+            said("Caroline Reyes lives in Denver.", "2020-03-01T10:00:00Z"),
+            said("Caroline Reyes moved to Boston.", "2023-03-01T10:00:00Z"),
+            MemoryIn(id=uuid.uuid4(), content="Bruno Costa works at Acme.", metadata=bruno,
+                     occurred_at="2021-01-01T10:00:00Z"),
+            MemoryIn(id=uuid.uuid4(), content="Bruno Costa likes tea.", metadata=bruno,
+                     occurred_at="2021-02-01T10:00:00Z")])
+        await compile_scope(client, settings, TENANT, owner)
+    async with engine.connect() as conn:
+        rows = (await conn.execute(text("""
+            SELECT p.title, c.section_id::text AS section, c.text, c.text_key FROM wiki_section_claims c
+            JOIN wiki_page_sections s ON s.id = c.section_id JOIN wiki_pages p ON p.id = s.page_id
+            WHERE p.tenant_id = :t AND p.owner_id = :o"""), {"t": TENANT, "o": owner})).all()
+    key = {next(word for word in ("Denver", "Boston", "Acme") if word in row.text): row.text_key
+           for row in rows if any(word in row.text for word in ("Denver", "Boston", "Acme"))}
+    assert key["Denver"] == claim_key(next(r.text for r in rows if "Denver" in r.text))
+    sections = sorted({row.section for row in rows if row.title == "Caroline Reyes"})
+    async with engine.begin() as conn:
+        # the older line said to replace the newer one, and a line of another page: both refused
+        counts = await settle_validity(conn, TENANT, owner, sections, {
+            key["Denver"]: ProposedClaim(supersedes=[key["Boston"], key["Acme"]])}, None)
+        assert (counts.marked, counts.refused) == (0, 2)
+        # the mark the compile already kept is kept once
+        again = await settle_validity(conn, TENANT, owner, sections, {
+            key["Boston"]: ProposedClaim(supersedes=[key["Denver"]], reasons={key["Denver"]: "moved"})}, None)
+        assert (again.marked, again.refused) == (0, 0)
+    validity = {line: v for line, v in (await _claims(engine, owner)).items() if "Denver" in line or "Boston" in line}
+    assert validity == {"Caroline Reyes lives in Denver.": "superseded", "Caroline Reyes moved to Boston.": "current"}
+    async with engine.connect() as conn:
+        metrics = (await conn.execute(text(
+            "SELECT metrics FROM wiki_compile_jobs WHERE tenant_id = :t AND owner_id = :o"),
+            {"t": TENANT, "o": owner})).scalars().all()
+    assert sum(m.get("supersessions_marked", 0) for m in metrics) == 1

@@ -29,7 +29,7 @@ LEDGER_KEYS = [
     "unjudged_merge_pairs", "merge_questions", "merge_judge_calls", "merge_judge_failures", "claims_rejected",
     "claims_judged", "claim_judge_failures", "llm_retries",
     "truncations", "interrupted_calls", "invalid_plans", "batch_splits", "plans_ahead", "plans_ahead_discarded",
-    "dropped_invalid_ids", "cap_hit", "continued_as_new", "deterministic_linking_flag_suppressed",
+    "dropped_invalid_ids", "supersessions_marked", "supersessions_refused", "cap_hit", "continued_as_new", "deterministic_linking_flag_suppressed",
     "skipped_memories", "error", "aggregation_planner_calls", "aggregation_input_tokens",
     "aggregation_output_tokens", "deterministic_parents_derived", "parent_sections_updated", "sections_promoted",
     "duplicate_candidates_cross_type", "rollup_children_rejected", "section_promotions_refused",
@@ -45,7 +45,8 @@ RESOLUTION = {name: name for name in ("sections_skipped", "dropped_invalid_ids",
                                       "unjudged_merge_pairs", "promotions_refused")}
 APPLY = {name: name for name in ("pages_created", "pages_upserted", "sections_rewritten", "sections_written",
                                  "unresolved_upserted", "unresolved_promoted", "links_upserted",
-                                 "links_written_deterministic", "links_written_co_mention", "dropped_invalid_ids")}
+                                 "links_written_deterministic", "links_written_co_mention", "dropped_invalid_ids",
+                                 "supersessions_marked", "supersessions_refused")}
 AGGREGATION_RESOLUTION = {"dropped_invalid_ids": "dropped_invalid_ids",
                           "duplicate_candidates_cross_type": "duplicate_candidates_cross_type",
                           "rollup_children_rejected": "rollup_children_rejected",
