@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from domain.claims import ClaimQuestion, ClaimScore
 from domain.errors import PlanInvalid
 from domain.guards import JsonResponseError, parse_json_response
+from domain.reply_errors import reply_problem
 from planners.prompt_text import one_line
 
 MEMORY_LINE_LIMIT = 400
@@ -79,7 +80,7 @@ def parse_claim_judge_reply(text: str, keys: dict[str, str]) -> list[ClaimScore]
     try:
         reply = _Reply.model_validate(parse_json_response(text))
     except (JsonResponseError, ValueError, ValidationError) as error:
-        raise PlanInvalid(f"claim judge reply is not scores: {str(error)[:200]}") from None
+        raise PlanInvalid(f"claim judge reply is not scores: {reply_problem(error, _Reply)}") from None
     out: list[ClaimScore] = []
     for entry in reply.scores:
         key = keys.get(str(entry.get("id", "")).strip().lower())
