@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
@@ -59,6 +60,13 @@ from domain.errors import (
     StepFailed,
 )
 from domain.pricing import TokenUsage, cache_prefix_worthwhile, estimate_tokens
+
+# The SDKs log each request's whole body (the prompt: memory text) at DEBUG. No log line may hold
+# memory text, so their loggers stay at INFO whatever the root level (ANTHROPIC_LOG=debug included).
+SDK_LOGGERS = ("anthropic", "openai", "httpx", "httpx2", "httpcore")
+for _name in SDK_LOGGERS:
+    if logging.getLogger(_name).level < logging.INFO:  # unset (0) or DEBUG
+        logging.getLogger(_name).setLevel(logging.INFO)
 
 STRUCTURED_REPLY_TOOL = "submit_answer"
 TRUNCATION_STOP_REASONS = frozenset({"max_tokens", "model_context_window_exceeded"})
