@@ -88,6 +88,7 @@ class ForgetReport(BaseModel):
         """The fields a preview and its receipt must agree on (no names, nothing known only after)."""
         data = self.receipt().model_dump(mode="json", exclude={"outcome", "cost_usd", "provider_erasure", "not_found"})
         data["provider_batches"] = [b["batch_id"] for b in data["provider_batches"]]
+        data["memory_ids"] = sorted(data["memory_ids"])  # a preview keeps the order they were asked in
         return data
 
 
