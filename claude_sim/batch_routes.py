@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from claude_sim.auth import Denied, api_caller
 from claude_sim.batches import Batch, check_requests, deleted, new_batch
@@ -15,17 +15,14 @@ from claude_sim.catalog import api_model
 from claude_sim.validation import Invalid, check_api_headers, check_body
 from claude_sim.wire import Request, Response
 
-if TYPE_CHECKING:
-    from claude_sim.server import Call, SimConfig
-
 
 class BatchRoutes:
     """`/v1/messages/batches...` for the simulator (mixed into it: `self` is the simulator)."""
 
-    config: SimConfig
+    config: Any  # claude_sim.server.SimConfig (the simulator's own modules import this one)
     batches: dict[str, Batch]
     deleted_batches: list[str]
-    calls: list[Call]
+    calls: list[Any]  # claude_sim.server.Call
 
     @property
     def base_url(self) -> str:
