@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from domain.claims import flat_values
 from domain.forget import GoneWords, surface_forms, word_tokens
 from domain.links import CO_MENTION_PREFIX, DETERMINISTIC_PREFIX, co_mention_context
 from store.llm_batches import HeldBatch, held_batches
@@ -38,10 +39,11 @@ async def gone_words(conn: AsyncConnection, tenant: str, owner: str, forgotten: 
     if not keys:
         return GoneWords()
     rows = (await conn.execute(text("""
-        SELECT content, metadata::text AS metadata FROM memory_units
+        SELECT content, metadata FROM memory_units
         WHERE tenant_id = :tenant AND owner_id = :owner AND id = ANY(CAST(:ids AS uuid[]))
     """), {"tenant": tenant, "owner": owner, "ids": keys})).all()
-    raw = " ".join(f"{row.content} {row.metadata or ''}" for row in rows)
+    # The metadata's values, not its keys ("entities", "name"): those are every memory's.
+    raw = " ".join(" ".join([row.content, *flat_values(row.metadata or {})]) for row in rows)
     candidates = sorted(word_tokens(raw))
     if not candidates:
         return GoneWords()
