@@ -140,8 +140,8 @@ class _RecallCaches:
 
     def evict_scope(self, tenant: str, owner: str) -> None:
         for cache in (_TEXTS, _VECTORS):
-            for key in [k for k in cache if k[1] == tenant and k[2] == owner]:
-                del cache[key]
+            for key in [k for k in list(cache) if k[1] == tenant and k[2] == owner]:
+                cache.pop(key, None)
         _QUESTIONS.clear()  # not kept by scope, and a question may name what was forgotten
 
     def clear(self) -> None:

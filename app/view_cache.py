@@ -35,8 +35,8 @@ class ScopeViewCache:
         register(self)  # a forget drops the scope's views in every process (they hold page text)
 
     def evict_scope(self, tenant: str, owner: str) -> None:
-        for key in [k for k in self._kept if k[0] == tenant and k[1] == owner]:
-            del self._kept[key]
+        for key in [k for k in list(self._kept) if k[0] == tenant and k[1] == owner]:
+            self._kept.pop(key, None)
 
     def clear(self) -> None:
         self._kept.clear()

@@ -92,9 +92,10 @@ class ReadCache:
         return len(self._entries)
 
     def evict_scope(self, tenant: str, owner: str) -> None:
-        for key in [k for k in self._entries if k.tenant == tenant and k.owner == owner]:
-            dropped = self._entries.pop(key)
-            self._bytes -= len(dropped.body) + len(key.path) + len(key.query)
+        for key in [k for k in list(self._entries) if k.tenant == tenant and k.owner == owner]:
+            dropped = self._entries.pop(key, None)
+            if dropped is not None:
+                self._bytes -= len(dropped.body) + len(key.path) + len(key.query)
 
     def clear(self) -> None:
         self._entries.clear()

@@ -72,8 +72,8 @@ class _EvidenceCache:
     name = "memory evidence"
 
     def evict_scope(self, tenant: str, owner: str) -> None:
-        for key in [k for k in _EVIDENCE_CACHE if k[0] == tenant and k[1] == owner]:
-            del _EVIDENCE_CACHE[key]
+        for key in [k for k in list(_EVIDENCE_CACHE) if k[0] == tenant and k[1] == owner]:
+            _EVIDENCE_CACHE.pop(key, None)
 
     def clear(self) -> None:
         _EVIDENCE_CACHE.clear()

@@ -15,6 +15,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -63,7 +64,11 @@ async def recorded_pass(conn: AsyncConnection, tenant: str, owner: str, pass_id:
     if row is None:
         return None
     metrics = dict(row.metrics)
-    return applied_of(pass_id, ForgetReport.model_validate(metrics), int(metrics.get("memories_forgotten", 0)),
+    try:
+        report = ForgetReport.model_validate(metrics)
+    except ValidationError:  # a receipt written before receipts held the report: counts only
+        return ForgetApplied.model_validate({**metrics, "pass_id": pass_id})
+    return applied_of(pass_id, report, int(metrics.get("memories_forgotten", 0)),
                       [uuid.UUID(p) for p in metrics.get("touched_page_ids", [])])
 
 

@@ -6,6 +6,7 @@ whose requests hold the memory (and the pages it is on)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import uuid
@@ -22,8 +23,10 @@ from messages.compile import compile_workflow_id
 from runtime.temporal_client import signal_compile
 from store.memories import store_memories
 from tests.compile.helpers import compile_scope, poll
-from tests.compile.test_forget import corpus, history_text, new_scope, rows_holding, sections_by_id
-from tests.compile.test_model_path import model_worker
+from tests.compile.helpers import test_settings as settings_for
+from tests.compile.test_durability import worker_process
+from tests.compile.test_forget import corpus, history_text, new_scope, receipts, rows_holding, sections_by_id
+from tests.compile.test_model_path import API_KEY, model_worker
 
 BATCH = {"WIKI_LLM_BATCH_POLL_SECONDS": 0.1, "WIKI_LLM_BATCH_WINDOW_SECONDS": 0}
 
@@ -130,3 +133,52 @@ async def test_a_bootstrap_waiting_on_a_batch_that_holds_the_memory_drops_it(cli
         assert word not in (await history_text(client, tenant, owner)).lower(), word
     # The memory forgotten while its batch was in flight was never compiled; the other new one was.
     assert await rows_holding(engine, alone_word)
+
+
+async def test_a_worker_killed_while_a_forget_deletes_its_batches_is_replaced_and_the_forget_completes_once(
+        client: Client, temporal_env, database_url, engine, sim, tmp_path) -> None:
+    tenant, owner = new_scope()
+    memories, shared, _, shared_word, _ = corpus(53)
+    await store_memories(engine, tenant, owner, memories)
+    env = {"DATABASE_URL": database_url, "TEMPORAL_ADDRESS": temporal_env.client.service_client.config.target_host,
+           "WIKI_TASK_QUEUE": f"tq-{uuid.uuid4()}", "WIKI_LLM": "anthropic", "ANTHROPIC_API_KEY": API_KEY,
+           "ANTHROPIC_BASE_URL": sim.base_url, "WIKI_HEARTBEAT_TIMEOUT_SECONDS": "2", "WIKI_DEBOUNCE_SECONDS": "0",
+           "WIKI_RECORD_PAGE_SIZE": "50", "WIKI_LLM_BATCH_POLL_SECONDS": "0.1", "WIKI_LLM_BATCH_WINDOW_SECONDS": "0",
+           "WIKI_AGGREGATION_PASS_ENABLED": "false"}
+    settings = settings_for(**env)
+    scope = ReadScope.of(tenant, owner)
+    # The bootstrap's batch stays in progress, and once canceled it keeps canceling until let go.
+    sim.config.batch_processing_seconds = 3600.0
+    sim.config.batch_cancel_seconds = 3600.0
+    with worker_process(env, tmp_path / "first-worker.log") as first:
+        handle = await signal_compile(client, tenant, owner, trigger="bootstrap_import", settings=settings)
+
+        async def holding() -> list[str]:
+            assert first.poll() is None, (tmp_path / "first-worker.log").read_text()
+            return held_by_simulator(sim, shared_word)
+
+        [in_flight] = await poll(holding, timeout=90, what="a Message Batch holding the memory")
+        queued = await forget_memories(engine, scope, [str(shared.resolved_id(tenant, owner))], client, settings)
+
+        async def canceling() -> bool:
+            return sim.batches.get(in_flight) is not None and sim.batches[in_flight].status == "canceling"
+
+        await poll(canceling, timeout=90, what="the forget to cancel the batch")
+        first.kill()  # SIGKILL, while the pass's last step waits for the canceled batch to end
+        first.wait(timeout=30)
+    receipts = await wait_receipts(engine, tenant, owner)
+    assert [r["provider_erasure"] for r in receipts] == ["to do"]  # committed once, its last step not done
+    sim.batches[in_flight].cancel_settles_at = 0.0
+    sim.config.batch_processing_seconds = 0.0
+    with worker_process(env, tmp_path / "second-worker.log"):
+        receipt = await wait_for_receipt(engine, scope, queued.request_id, timeout_seconds=120)
+        for batch in sim.batches.values():
+            batch.ready_at = 0.0
+        await asyncio.wait_for(handle.result(), timeout=180)
+    assert [(b.batch_id, b.status) for b in receipt.report.provider_batches] == [(in_flight, "deleted")]
+    assert sim.deleted_batches.count(in_flight) == 1 and len(await wait_receipts(engine, tenant, owner)) == 1
+    assert await rows_holding(engine, shared_word) == {} and held_by_simulator(sim, shared_word) == []
+
+
+async def wait_receipts(engine, tenant: str, owner: str) -> list[dict]:
+    return [row["metrics"] for row in await receipts(engine, tenant, owner)]

@@ -24,7 +24,7 @@ pyproject.toml. One scope per scenario:
 - `forget`: a compiled scope forgets a memory cited with others (`wiki memory forget`): the forget
   starts the scope's compile, which prepares the pass, re-derives the sections' lines, applies it and
   runs the aggregation pass over the pages it changed;
-- `forget_in_flight`: a bootstrap in batch mode waits for a Message Batch holding a memory when that
+- `preempted_by_forget`: a bootstrap in batch mode waits for a Message Batch holding a memory when that
   memory is forgotten: the wait stops, the forget is served and deletes the batch at the provider
   (canceled first), and the batch's memories are planned again in a new batch.
 
@@ -354,7 +354,7 @@ async def forget(rec: Recorder) -> None:
     await rec.write_runs(tenant, "forget")
 
 
-async def forget_in_flight(rec: Recorder) -> None:
+async def preempted_by_forget(rec: Recorder) -> None:
     tenant = "rec-forget-batch"
     stored = await store_memories(rec.engine, tenant, OWNER, sample_memories(8, seed=4))
     scope = ReadScope.of(tenant, OWNER)
@@ -374,7 +374,7 @@ async def forget_in_flight(rec: Recorder) -> None:
                 await asyncio.wait_for(handle.result(), timeout=120)
         finally:
             await model_client.aclose()
-    await rec.write_runs(tenant, "forget_in_flight")
+    await rec.write_runs(tenant, "preempted_by_forget")
 
 
 async def _some(items: object) -> bool:
@@ -405,7 +405,7 @@ SCENARIOS: dict[str, Callable[[Recorder], Awaitable[None]]] = {
     "lint": lint, "small_compile": small_compile, "continued_as_new": continued_as_new, "plan_ahead": plan_ahead,
     "split_skip": split_skip, "resumed_after_rejection": resumed_after_rejection,
     "resumed_after_apply_rejected": resumed_after_apply_rejected, "message_batches": message_batches,
-    "late_wake": late_wake, "urgent_wake": urgent_wake, "forget": forget, "forget_in_flight": forget_in_flight,
+    "late_wake": late_wake, "urgent_wake": urgent_wake, "forget": forget, "preempted_by_forget": preempted_by_forget,
 }
 
 
