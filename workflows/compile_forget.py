@@ -103,6 +103,8 @@ class ForgetBetweenBatches(CompileState):
             await workflow.execute_activity_method(
                 MessageBatches.erase, EraseBatchesInput(scope=self._inp.scope, pass_id=pass_id, batch_ids=batch_ids),
                 start_to_close_timeout=MODEL_CALL_ATTEMPT_TIMEOUT, schedule_to_close_timeout=MESSAGE_BATCH_POLL_BUDGET,
+                # Heartbeats: a worker dying mid-attempt is noticed in seconds, and another deletes them.
+                heartbeat_timeout=timedelta(seconds=self._inp.options.heartbeat_timeout_seconds),
                 task_queue=self._inp.options.llm_task_queue,
                 retry_policy=message_batch_poll_retry(timedelta(seconds=self._inp.options.batch_poll_seconds)),
                 summary=f"forget: delete {len(batch_ids)} Message Batch(es) of the scope at the provider")
