@@ -19,8 +19,9 @@ this module clears what was derived from them and kept elsewhere, in the same tr
 Decisions and merge records are found read-only first (`derived_records`: the preview counts them)
 and cleared by `clear_records`. Blocking keys (`wiki_alias_keys`) and claim embeddings
 (`wiki_claim_vectors`) go with their alias or claim row (foreign keys with ON DELETE CASCADE); every
-process's caches drop the scope when the pass commits (domain/process_caches.py). The operator's corrections (aliases added or removed by
-hand, ignored names, promotion blocks, switches) are the operator's words, not a memory's: kept.
+process's caches drop the scope when the pass commits (domain/process_caches.py). The operator's
+corrections (aliases added or removed by hand, ignored names, promotion blocks, switches) are the
+operator's words, not a memory's: kept.
 """
 
 from __future__ import annotations
