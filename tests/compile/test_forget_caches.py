@@ -18,7 +18,8 @@ from messages.compile import compile_workflow_id
 from store.memories import store_memories
 from tests.compile.helpers import compile_scope, poll
 from tests.compile.helpers import test_settings as settings_for
-from tests.compile.test_forget import corpus, new_scope
+from tests.compile.test_forget import new_scope
+from tests.compile.test_forget_everywhere import small_corpus
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 
@@ -62,7 +63,7 @@ async def test_two_worker_processes_both_drop_a_forgotten_memory_from_their_cach
         client, temporal_env, database_url, engine, tmp_path) -> None:
     tenant, owner = new_scope()
     settings = settings_for()
-    memories, shared, _, shared_word, _ = corpus(47)
+    memories, shared, shared_word = small_corpus(47)
     await store_memories(engine, tenant, owner, memories)
     env = {"DATABASE_URL": database_url, "TEMPORAL_ADDRESS": temporal_env.client.service_client.config.target_host,
            "WIKI_TASK_QUEUE": settings.task_queue, "WIKI_LLM": "scripted", "WIKI_DEBOUNCE_SECONDS": "0"}

@@ -31,6 +31,13 @@ from tests.compile.test_model_path import API_KEY, model_worker
 BATCH = {"WIKI_LLM_BATCH_POLL_SECONDS": 0.1, "WIKI_LLM_BATCH_WINDOW_SECONDS": 0}
 
 
+def small_corpus(seed: int) -> tuple[list[MemoryIn], MemoryIn, str]:
+    """The forget corpus without the sample around it: the memories about Lena and the one with the
+    nonce word (a cheap scope for tests that start worker processes)."""
+    memories, shared, _, shared_word, _ = corpus(seed)
+    return [m for m in memories if "Lena" in m.content], shared, shared_word
+
+
 def logged(caplog: pytest.LogCaptureFixture) -> str:
     """Every record the run logged, as the worker's log file would hold it (messages and tracebacks)."""
     formatter = logging.Formatter("%(name)s %(levelname)s %(message)s")
@@ -138,7 +145,7 @@ async def test_a_bootstrap_waiting_on_a_batch_that_holds_the_memory_drops_it(cli
 async def test_a_worker_killed_while_a_forget_deletes_its_batches_is_replaced_and_the_forget_completes_once(
         client: Client, temporal_env, database_url, engine, sim, tmp_path) -> None:
     tenant, owner = new_scope()
-    memories, shared, _, shared_word, _ = corpus(53)
+    memories, shared, shared_word = small_corpus(53)
     await store_memories(engine, tenant, owner, memories)
     env = {"DATABASE_URL": database_url, "TEMPORAL_ADDRESS": temporal_env.client.service_client.config.target_host,
            "WIKI_TASK_QUEUE": f"tq-{uuid.uuid4()}", "WIKI_LLM": "anthropic", "ANTHROPIC_API_KEY": API_KEY,
