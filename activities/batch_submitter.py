@@ -23,6 +23,7 @@ from planners.claude_planner import PlanCall
 from planners.prompts import PLANNER_REPLY_SCHEMA
 from store.llm_batches import (
     BatchRequestRow,
+    record_batch,
     request_batch,
     set_batch,
     take_submitter_lock,
@@ -77,6 +78,7 @@ async def send_with_pending(engine: AsyncEngine, client: ModelClient, scope: Sco
                     continue  # sent by a submit that committed since our read: read ours again
                 batch_id = await client.submit_batch([_item(row) for row in rows])
                 await set_batch(conn, [row.custom_id for row in rows], batch_id)
+                await record_batch(conn, batch_id, model_id, [row.custom_id for row in rows])
                 if any(row.custom_id == custom_id for row in rows):
                     return batch_id
                 continue  # more than a batch's worth was pending: ours goes in the next one

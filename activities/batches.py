@@ -22,6 +22,7 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio import activity
 
+from activities.batch_erasure import batch_over, erase_batches, read_outcome
 from activities.batch_submitter import send_with_pending
 from activities.common import compile_step
 from activities.planning import planner_context, staged
@@ -40,9 +41,11 @@ from messages.compile import (
     PollBatchInput,
     SubmittedPlan,
 )
+from messages.forget import EraseBatchesInput, EraseBatchesResult
 from planners.claude_client import ModelClient, checked_reply
 from planners.claude_planner import PlanCall, plan_call, plan_reply, priced_error
 from planners.port import Planner
+from store.forget_report import record_erasure
 from store.llm_batches import BatchRequestRow, load_request, mark_collected, store_request
 
 
@@ -85,10 +88,8 @@ class MessageBatches:
     @activity.defn(name="llm.poll_message_batch")
     @compile_step
     async def poll(self, request: PollBatchInput) -> None:
-        state = await self._batch_client().batch_state(request.batch_id)
-        if not state.ended:
-            raise BatchNotEnded(f"Message Batch {request.batch_id} is still processing "
-                                f"({state.processing} requests); polled again shortly.")
+        if not await batch_over(self._engine, self._batch_client(), request.batch_id):
+            raise BatchNotEnded(f"Message Batch {request.batch_id} is still processing; polled again shortly.")
 
     @activity.defn(name="llm.collect_plan_batch")
     @compile_step
@@ -98,7 +99,7 @@ class MessageBatches:
             row = await load_request(conn, request.scope, request.custom_id)
         if row is None or row.batch_id is None or row.plan_id != request.plan_id:
             raise ScopeViolation(f"No submitted plan request {request.custom_id} in this scope.")
-        outcome = next((o for o in await client.batch_results(row.batch_id) if o.custom_id == row.custom_id), None)
+        outcome = await read_outcome(self._engine, client, request.scope, row)
         if outcome is None or outcome.reply is None:
             detail = outcome.error if outcome else "missing from the results"
             raise BatchRequestFailed(f"The batched plan request {row.custom_id} has no reply ({detail}); "
@@ -116,3 +117,15 @@ class MessageBatches:
         async with self._engine.begin() as conn:
             await mark_collected(conn, row.custom_id)
         return result
+
+    @activity.defn(name="llm.erase_message_batches")
+    @compile_step
+    async def erase(self, request: EraseBatchesInput) -> EraseBatchesResult:
+        """A forget's last step: its scope's batches deleted at the provider (activities/batch_erasure.py),
+        and the receipt saying so. Fails with the retryable BatchNotEnded while a canceled batch ends."""
+        erased = await erase_batches(self._engine, self._client, request.scope, request.batch_ids)
+        async with self._engine.begin() as conn:
+            await record_erasure(conn, request.scope.tenant, request.scope.owner, request.pass_id,
+                                 [(e.batch_id, e.status) for e in erased])
+        return EraseBatchesResult(deleted=sum(1 for e in erased if e.status in ("deleted", "gone")),
+                                  unreachable=sum(1 for e in erased if e.status == "unreachable"))

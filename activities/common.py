@@ -6,7 +6,8 @@ heartbeat carries one line saying what the activity does: a pending activity's s
 of what Temporal reports about it, its last heartbeat details are, so the UI's pending-activity card
 shows that line.
 Store and planner code raise `domain.errors.StepFailed`; here it becomes the Temporal application
-error of the same name that the workflows' retry policies match.
+error of the same name that the workflows' retry policies match. Any other validation error leaves
+as one that quotes none of the values it rejected.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from domain.errors import StepFailed
+from domain.reply_errors import reply_problem
 
 T = TypeVar("T")
 HEARTBEAT_EVERY_SECONDS = 1.0  # the SDK throttles sends to 0.8 x the heartbeat timeout anyway
@@ -50,6 +52,7 @@ _DOING = {
     "forget.prepare": "preparing a forget pass",
     "llm.rederive_section": "re-deriving a section's lines after a forget",
     "forget.apply": "applying a forget pass",
+    "llm.erase_message_batches": "deleting the scope's Message Batches at the provider",
 }
 
 
@@ -89,6 +92,10 @@ def compile_step(method: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable
             return await method(*args, **kwargs)
         except StepFailed as error:
             raise as_application_error(error) from None
+        except ValidationError as error:
+            # Pydantic's message quotes the values it rejected, which may be memory or reply text: the
+            # failure (logged, kept in history) says where and what kind, never the value.
+            raise ApplicationError(f"invalid {error.title}: {reply_problem(error)}", type="ValidationError") from None
         finally:
             if beat is not None:
                 beat.cancel()

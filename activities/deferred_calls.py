@@ -28,6 +28,7 @@ from uuid import UUID
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from activities.batch_erasure import batch_over, read_outcome
 from activities.batch_submitter import DeferredCall, send_with_pending
 from messages.compile import Scope
 from planners.claude_client import ModelClient, ModelReply, checked_reply
@@ -79,11 +80,9 @@ class DeferringClient:
                     model_id=model, memory_ids=self._memory_ids, call_json=asked.model_dump_json()))
             raise CallDeferred(await send_with_pending(self._engine, self._client, self._scope, model,
                                                        self._custom_id, self._window))
-        state = await self._client.batch_state(row.batch_id)
-        if not state.ended:
+        if not await batch_over(self._engine, self._client, row.batch_id):
             raise CallDeferred(row.batch_id)
-        outcome = next((o for o in await self._client.batch_results(row.batch_id)
-                        if o.custom_id == self._custom_id), None)
+        outcome = await read_outcome(self._engine, self._client, self._scope, row)
         async with self._engine.begin() as conn:
             # Read: the stored prompt goes (a retry that finds no request asks again, in a new batch).
             await delete_request(conn, self._scope, self._custom_id)

@@ -12,6 +12,7 @@ from temporalio import activity
 
 from activities.common import compile_step
 from domain.guards import strip_wikilinks
+from domain.process_caches import forget_scope
 from messages.forget import ForgetApplied, ForgetPassInput, ForgetPrepared, RederiveInput, RederiveResult
 from planners.rederive import Rederiver
 from store.compile_runs import database_now
@@ -51,5 +52,8 @@ class Forgetting:
     async def apply(self, request: ForgetPassInput) -> ForgetApplied:
         scope = request.scope
         async with self._engine.begin() as conn:
-            return await apply_pass(conn, scope.tenant, scope.owner, request.pass_id, scope.workflow_id,
-                                    await database_now(conn), request.cost_usd)
+            applied = await apply_pass(conn, scope.tenant, scope.owner, request.pass_id, scope.workflow_id,
+                                       await database_now(conn), request.cost_usd)
+        # Committed: this process's caches drop the scope now (the others on the pass's notification).
+        forget_scope(scope.tenant, scope.owner)
+        return applied

@@ -9,25 +9,28 @@ cited memory queues an edit the same way: app/retain.py.)
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 from pydantic import BaseModel, Field
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
 
 from app.reads import BadInput, NotFound, ReadScope
 from app.retain import CompileUnavailable, TemporalConnector
+from domain.forget_report import ForgetReport
 from messages.compile import compile_workflow_id
 from runtime.settings import Settings
 from runtime.temporal_client import signal_compile
-from store.forget import (
-    MAX_FORGET_IDS,
-    BlastRadius,
-    blast_radius,
-    enqueue,
-    existing_memories,
-    memory_key,
-)
+from store.forget import MAX_FORGET_IDS, enqueue, existing_memories, memory_key, receipt_of_request
+from store.forget_report import blast_radius
 
-__all__ = ["BlastRadius", "ForgetOutcome", "ForgetQueued", "forget_for_agent", "forget_memories", "memory_keys", "preview_forget"]
+# The preview of a forget is its blast radius: the same report its receipt will be (without names).
+BlastRadius = ForgetReport
+
+__all__ = ["BlastRadius", "ForgetOutcome", "ForgetQueued", "ForgetReceipt", "ReceiptTimeout", "forget_for_agent",
+           "forget_memories", "memory_keys", "preview_forget", "wait_for_receipt"]
+RECEIPT_POLL_SECONDS = 0.25
 
 
 class ForgetQueued(BaseModel):
@@ -104,3 +107,36 @@ async def forget_for_agent(engine: AsyncEngine, scope: ReadScope, raw_ids: list[
 def _none_found(scope: ReadScope, keys: list[str]) -> str:
     shown = ", ".join(keys[:3]) + (", …" if len(keys) > 3 else "")
     return f"no memory {shown} in {scope.tenant}/{scope.owner}"
+
+
+class ForgetReceipt(BaseModel):
+    """A served forget: its receipt (the report, ids and counts only) and what the pass did in all."""
+
+    request_id: str
+    report: ForgetReport
+    memories_forgotten: int = 0
+    memories_edited: int = 0
+
+
+class ReceiptTimeout(Exception):
+    """No receipt within the time given (the forget stays queued and is served all the same)."""
+
+
+async def wait_for_receipt(engine: AsyncEngine, scope: ReadScope, request_id: str,
+                           timeout_seconds: float) -> ForgetReceipt:
+    """The receipt of a queued forget once its pass has run to the end (its provider step included)."""
+    deadline = time.monotonic() + timeout_seconds
+    while True:
+        async with engine.connect() as conn:
+            metrics = await receipt_of_request(conn, scope.tenant, scope.owner, request_id)
+        if metrics is not None and metrics.get("provider_erasure") != "to do":
+            return ForgetReceipt(request_id=request_id, report=ForgetReport.model_validate(metrics),
+                                 memories_forgotten=int(metrics.get("memories_forgotten", 0)),
+                                 memories_edited=int(metrics.get("memories_edited", 0)))
+        if time.monotonic() >= deadline:
+            state = ("served, but its Message Batches are not deleted at the provider yet" if metrics is not None
+                     else "still queued for the compile of the scope, which serves it between batches")
+            raise ReceiptTimeout(f"no receipt within {timeout_seconds:g} s for forget request {request_id}: it is "
+                                 f"{state}; `wiki jobs --tenant {scope.tenant} --owner {scope.owner}` shows the "
+                                 "receipt once it is done")
+        await asyncio.sleep(RECEIPT_POLL_SECONDS)

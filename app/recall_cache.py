@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from domain.process_caches import register
 from domain.text_index import TextIndex, parse_tsvector
 from planners.embeddings import Embedder
 from store import recall_reads
@@ -129,3 +131,28 @@ async def question_vector(model: Embedder, question: str) -> np.ndarray:
     while len(_QUESTIONS) > QUESTIONS_KEPT:
         _QUESTIONS.popitem(last=False)
     return vector
+
+
+class _RecallCaches:
+    """Recall's indexes as a forget sees them (domain/process_caches.py): they hold memory lexemes."""
+
+    name = "recall indexes"
+
+    def evict_scope(self, tenant: str, owner: str) -> None:
+        for cache in (_TEXTS, _VECTORS):
+            for key in [k for k in list(cache) if k[1] == tenant and k[2] == owner]:
+                cache.pop(key, None)
+        _QUESTIONS.clear()  # not kept by scope, and a question may name what was forgotten
+
+    def clear(self) -> None:
+        for cache in (_TEXTS, _VECTORS, _QUESTIONS):
+            cache.clear()
+
+    def texts(self) -> Iterator[str]:
+        for kept in list(_TEXTS.values()):
+            yield " ".join(kept.index.lexemes())
+        for _, _, question in list(_QUESTIONS):
+            yield question
+
+
+register(_RecallCaches(), module_level=True)

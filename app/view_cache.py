@@ -10,12 +10,13 @@ committed write. Entries are bounded (least recently used go first); each proces
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from domain.process_caches import register
 from store.scope_revisions import scope_revision
 
 T = TypeVar("T")
@@ -28,6 +29,21 @@ class ScopeViewCache:
     hits: int = 0
     misses: int = 0
     _kept: OrderedDict[tuple[str, str, Hashable], tuple[int, Any]] = field(default_factory=OrderedDict)
+    name = "web views"
+
+    def __post_init__(self) -> None:
+        register(self)  # a forget drops the scope's views in every process (they hold page text)
+
+    def evict_scope(self, tenant: str, owner: str) -> None:
+        for key in [k for k in list(self._kept) if k[0] == tenant and k[1] == owner]:
+            self._kept.pop(key, None)
+
+    def clear(self) -> None:
+        self._kept.clear()
+
+    def texts(self) -> Iterable[str]:
+        for _, value in list(self._kept.values()):
+            yield repr(value)
 
     async def view(self, conn: AsyncConnection, tenant: str, owner: str, what: Hashable,
                    compute: Callable[[], Awaitable[T]]) -> T:

@@ -27,6 +27,7 @@ from activities.deferred_calls import DeferredCalls
 from activities.forget import Forgetting
 from activities.lint import CompileWaker, Lint
 from activities.planning import Planning
+from app.cache_eviction import forgets_followed
 from app.recall import embedder_for
 from domain.pricing import flat_price
 from planners.claude_client import ModelClient, ModelGateway
@@ -152,7 +153,7 @@ def activities_for(engine: AsyncEngine, settings: Settings, model_client: ModelG
     return [
         steps.start_run, steps.next_batch, steps.resolve_plan, steps.apply_batch, steps.finish_run,
         planning.plan_batch, planning.write_section, planning.judge_merges,
-        batches.submit, batches.poll, batches.collect,
+        batches.submit, batches.poll, batches.collect, batches.erase,
         aggregation.plan, aggregation.resolve, aggregation.apply,
         lint.run_checks, lint.prune_ledger, lint.record, lint.wake_compiles,
         forgetting.prepare, forgetting.rederive_section, forgetting.apply,
@@ -240,6 +241,8 @@ async def run_worker(settings: Settings | None = None, *, stop: asyncio.Event | 
              settings.temporal_address or "the embedded dev server")
     try:
         async with AsyncExitStack() as running:
+            # Every cache of this process drops a scope as soon as any process commits a forget of it.
+            await running.enter_async_context(forgets_followed(engine))
             for worker in workers:
                 await running.enter_async_context(worker)
             await stop.wait()

@@ -104,7 +104,7 @@ async def measure_forget(services: Services, repeats: int) -> dict:
                                      for c in calls if c.usage is not None)
                         forgets.append({"rederive_usd": receipt["cost_usd"], "billed_rederive_usd": round(billed, 6),
                                         "writer_calls": len(calls),
-                                        "sections_rederived": receipt["sections_rederived"],
+                                        "sections_rederived": len(receipt["sections_rederived"]),
                                         "claims_removed": receipt["claims_removed"],
                                         "run_usd": await _run_cost(engine, tenant, owner, runs_before),
                                         "wall_seconds": round(wall, 2)})

@@ -2,7 +2,8 @@
 
 Routes: POST /v1/messages (Anthropic API, JSON or server-sent events with "stream": true), the
 Message Batches routes POST /v1/messages/batches, GET /v1/messages/batches/{id} and its /results
-JSONL (claude_sim/batches.py: half-price usage, a configurable processing delay), POST
+JSONL, POST .../{id}/cancel and DELETE .../{id} (claude_sim/batches.py: half-price usage, a
+configurable processing delay, deletion only once a batch has ended), POST
 /model/{modelId}/invoke and /model/{modelId}/invoke-with-response-stream (Bedrock). A product
 reaches it only through the SDK's documented base-URL settings: ANTHROPIC_BASE_URL for the API,
 ANTHROPIC_BEDROCK_BASE_URL for Bedrock (both this server's URL).
@@ -32,7 +33,9 @@ from urllib.parse import unquote
 from claude_sim import brain
 from claude_sim.accounting import Limits, PromptCache, RateLimiter, Usage
 from claude_sim.auth import Caller, Denied, api_caller, bedrock_caller
-from claude_sim.batches import BATCH_BILLING_MULTIPLIER, Batch, check_requests, errored, new_batch, succeeded
+from claude_sim.batch_routes import BatchRoutes
+from claude_sim.batch_routes import api_error as _api_error
+from claude_sim.batches import BATCH_BILLING_MULTIPLIER, Batch, errored, succeeded
 from claude_sim.catalog import Model, api_model, bedrock_model, tokens
 from claude_sim.faults import Fault, miscopy
 from claude_sim.framing import bedrock_chunk, bedrock_exception, sse
@@ -61,6 +64,8 @@ class SimConfig:
     # (claude_sim/lies.py); env CLAUDE_SIM_LIES when not given. `lie_seed` picks which lines.
     lies: float = field(default_factory=lambda: float(os.environ.get(ENV_LIES) or 0))
     lie_seed: int = 0
+    # How long a canceled Message Batch stays `canceling` (its requests in progress finishing).
+    batch_cancel_seconds: float = 0.0
 
 
 @dataclass
@@ -98,7 +103,7 @@ class _Reply:
     output_text: str  # what the output tokens are counted on
 
 
-class ClaudeSimulator(SimulatedService):
+class ClaudeSimulator(SimulatedService, BatchRoutes):
     fault_type = Fault
 
     def __init__(self, config: SimConfig | None = None) -> None:
@@ -111,7 +116,8 @@ class ClaudeSimulator(SimulatedService):
         self.scripts: dict[str, deque[Callable[[str], Any]]] = {}
         self.calls: list[Call] = []
         self.liar = Liar(self.config.lies, self.config.lie_seed)  # its `told`: every lie, with its kind
-        self.batches: dict[str, Batch] = {}
+        self.batches: dict[str, Batch] = {}  # the batches the provider holds (a deleted one is gone)
+        self.deleted_batches: list[str] = []  # ids of the batches deleted through the API, in order
 
     def answer_next(self, kind: str, answer: Callable[[str], Any]) -> None:
         self.scripts.setdefault(kind, deque()).append(answer)
@@ -186,44 +192,7 @@ class ClaudeSimulator(SimulatedService):
                                       _bedrock_error(400, "ValidationException", str(invalid)))
         return await self._serve("bedrock", model, model_id, caller, body, streamed, request.path)
 
-    # ------------------------------------------------------------------ Message Batches
-
-    async def _batches(self, request: Request) -> Response:
-        try:
-            caller = api_caller(request.headers, self.config.api_keys)
-            check_api_headers(request.headers)
-        except Denied as denied:
-            return _api_error(denied.status, denied.kind, denied.message)
-        except Invalid as invalid:
-            return _api_error(400, "invalid_request_error", str(invalid))
-        rest = request.path.removeprefix("/v1/messages/batches").strip("/")
-        if request.method == "POST" and not rest:
-            try:
-                requests = check_requests(json.loads(request.body or b"null"))
-                for index, item in enumerate(requests):
-                    model = api_model(str(item["params"].get("model")))
-                    if model is None:
-                        raise Invalid(f"requests.{index}.params.model: {item['params'].get('model')}")
-                    check_body(item["params"], model, bedrock=False)
-            except (Invalid, ValueError) as invalid:
-                return _api_error(400, "invalid_request_error", str(invalid))
-            batch = new_batch(caller.identity, requests, self.config.batch_processing_seconds)
-            self.batches[batch.id] = batch
-            return _json(batch.as_json(self.base_url))
-        batch_id, _, tail = rest.partition("/")
-        batch = self.batches.get(batch_id)
-        if request.method != "GET" or batch is None or batch.identity != caller.identity or tail not in ("",
-                                                                                                         "results"):
-            return _api_error(404, "not_found_error", f"No batch {batch_id!r} for {request.method} {request.path}")
-        if batch.ended_at is None and time.monotonic() >= batch.ready_at:
-            self._process(batch)
-        if not tail:
-            batch.retrievals += 1
-            return _json(batch.as_json(self.base_url))
-        if batch.ended_at is None:
-            return _api_error(400, "invalid_request_error", f"Batch {batch_id} is still in_progress")
-        lines = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in batch.results)
-        return Response(200, {"content-type": "application/binary"}, lines.encode())
+    # ------------------------------------------------------------------ Message Batches (batch_routes.py)
 
     def _process(self, batch: Batch) -> None:
         """Answer every request of the batch as an interactive call would be answered, and end it."""
@@ -517,19 +486,6 @@ def _message(model_id: str, content: list[dict[str, Any]], stop_reason: str | No
     return {"id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant", "model": model_id,
             "content": content, "stop_reason": stop_reason, "stop_sequence": None,
             "usage": usage.as_dict() if isinstance(usage, Usage) else usage}
-
-
-def _json(value: dict[str, Any]) -> Response:
-    return Response(200, {"content-type": "application/json", "request-id": f"req_{uuid.uuid4().hex[:24]}"},
-                    json.dumps(value).encode())
-
-
-def _api_error(status: int, kind: str, message: str, details: dict[str, Any] | None = None) -> Response:
-    error: dict[str, Any] = {"type": kind, "message": message}
-    if details:
-        error["details"] = details
-    body = {"type": "error", "error": error, "request_id": f"req_{uuid.uuid4().hex[:24]}"}
-    return Response(status, {"content-type": "application/json"}, json.dumps(body).encode())
 
 
 def _bedrock_error(status: int, kind: str, message: str) -> Response:

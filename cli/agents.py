@@ -12,6 +12,7 @@ import typer
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app import tokens
+from app.cache_eviction import forgets_followed
 from app.reads import ReadScope
 from cli.common import (
     EXIT_USAGE,
@@ -75,7 +76,7 @@ async def _mcp(settings: Settings, fixed: ReadScope | None, listen: tuple[str, i
     from servers.mcp_server import TokenScopes, build_server, http_app, quiet_sdk_logs, scope_from_token
 
     quiet_sdk_logs()
-    async with database() as engine:
+    async with database() as engine, forgets_followed(engine):
         await _schema_ready(engine)
         connect = lambda: temporal(settings)  # noqa: E731 - connected on the first retain only
         if listen is None:
@@ -120,7 +121,8 @@ async def _serve(settings: Settings, host: str, port: int) -> None:
         app = create_app(engine, lambda: temporal(settings), settings)
         print(f"wiki API at http://{host}:{port}/v1 (docs: http://{host}:{port}/docs; web view: "
               f"http://{host}:{port}/)", file=sys.stderr, flush=True)
-        await _uvicorn(app, host, port)
+        async with forgets_followed(engine):
+            await _uvicorn(app, host, port)
 
 
 def serve_on(settings: Settings, host: str, port: int) -> None:

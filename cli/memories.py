@@ -206,8 +206,9 @@ def memory_pages(
         out.print(f"no section cites memory {memory_id}")
 
 
-async def _forget(settings: Settings, tenant: str, owner: str, ids: list[str], dry_run: bool):
-    from app.forget import forget_memories, preview_forget
+async def _forget(settings: Settings, tenant: str, owner: str, ids: list[str], dry_run: bool,
+                  wait: float | None = None):
+    from app.forget import forget_memories, preview_forget, wait_for_receipt
     from app.reads import ReadScope
 
     read_scope = ReadScope.of(tenant, owner)
@@ -215,27 +216,49 @@ async def _forget(settings: Settings, tenant: str, owner: str, ids: list[str], d
         if dry_run:
             return await preview_forget(engine, read_scope, ids)
         client = await temporal(settings)
-        await require_worker(client, settings, wait=False)
-        return await forget_memories(engine, read_scope, ids, client, settings)
+        await require_worker(client, settings, wait=wait is not None)
+        queued = await forget_memories(engine, read_scope, ids, client, settings)
+        if wait is None:
+            return queued
+        return await wait_for_receipt(engine, read_scope, queued.request_id, wait)
 
 
-def _radius_lines(radius) -> list[str]:
-    """The blast radius, one line per kind of thing touched."""
-    def listed(items: list[str]) -> str:
-        shown = "; ".join(safe_text(item) for item in items[:8])
-        return f"{len(items)}" + (f" ({shown}{'; …' if len(items) > 8 else ''})" if items else "")
+def report_lines(report) -> list[str]:
+    """A forget's report (a preview, or a receipt), one line per kind of thing touched; the same lines
+    for both, a receipt's without the names it does not keep."""
+    def listed(items) -> str:
+        names = [safe_text(item.name) for item in items if item.name]
+        shown = "; ".join(names[:8])
+        return f"{len(items)}" + (f" ({shown}{'; …' if len(names) > 8 else ''})" if names else "")
 
-    return [
-        f"memories: {len(radius.memory_ids)}" + (f" (not found: {', '.join(radius.not_found)})" if radius.not_found else ""),
-        f"claims removed: {radius.claims_removed}; claims re-derived: {radius.claims_rederived}",
-        f"sections re-derived: {listed([f'{s.page} · {s.heading}' for s in radius.sections_rederived])}",
-        f"sections removed: {listed([f'{s.page} · {s.heading}' for s in radius.sections_removed])}",
-        f"pages removed: {listed([p.page for p in radius.pages_removed])}",
-        f"pages demoted to a mention: {listed([p.page for p in radius.pages_demoted])}",
-        f"aliases removed: {listed(radius.aliases_removed)}",
-        f"mention sightings removed: {radius.sightings_removed}; mentions removed: {listed(radius.mentions_removed)}",
-        f"rollups and hub lists re-derived: {listed([f'{s.page} · {s.heading}' for s in radius.rollups_affected])}",
+    batches = report.provider_batches
+    lines = [
+        f"memories: {len(report.memory_ids)}" + (f" (not found: {', '.join(report.not_found)})" if report.not_found else "")
+        + (f"; edited: {len(report.edited_memory_ids)}" if report.edited_memory_ids else ""),
+        f"claims removed: {report.claims_removed}; claims re-derived: {report.claims_rederived}",
+        f"sections re-derived: {listed(report.sections_rederived)}",
+        f"sections removed: {listed(report.sections_removed)}",
+        f"pages removed: {listed(report.pages_removed)}",
+        f"pages demoted to a mention: {listed(report.pages_demoted)}",
+        f"aliases removed: {listed(report.aliases_removed)}",
+        f"mention sightings removed: {report.sightings_removed}; mentions removed: {listed(report.mentions_removed)}; "
+        f"mentions recounted: {listed(report.mentions_recounted)}",
+        f"summaries recomputed: {listed(report.summaries_recomputed)}",
+        f"links removed: {report.links_removed}; link contexts recomputed: {report.link_contexts_recomputed}",
+        f"rollups and hub lists re-derived: {listed(report.rollups_affected)}",
+        f"merge decisions removed: {report.decisions_removed}; merge records changed: {report.merge_records_changed}",
+        f"staged rows removed: {report.staged_rows_removed}; batch requests discarded: "
+        f"{report.batch_requests_discarded}",
+        f"Message Batches deleted at the provider: {len(batches)}"
+        + (f" ({'; '.join(f'{b.batch_id} {b.status}' for b in batches[:8])})" if batches else ""),
     ]
+    if report.outcome is not None:
+        o = report.outcome
+        lines.append(f"the writer: {o.lines_written} lines written; then removed: {o.sections_emptied} sections, "
+                     f"{o.pages_emptied} pages, {o.marks_removed} supersession marks")
+    if report.cost_usd is not None:
+        lines.append(f"cost: ${report.cost_usd:.4f}")
+    return lines
 
 
 @memory_app.command("forget")
@@ -245,27 +268,39 @@ def memory_forget(
     tenant: TenantOption,
     owner: OwnerOption,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what forgetting them would touch.")] = False,
+    wait: Annotated[bool, typer.Option("--wait", help="Wait for the receipt (the pass run to its end, the "
+                                                      "provider's copies deleted) and print it.")] = False,
+    timeout: Annotated[float, typer.Option("--timeout", min=1, help="With --wait: give up after this many "
+                                                                    "seconds (the forget stays queued).")] = 600.0,
     json_output: JsonOption = False,
 ) -> None:
     """Forget memories: their text, the claims resting only on them, what is left empty; re-derive the rest."""
+    from app.forget import ReceiptTimeout
     from app.reads import BadInput, NotFound
 
+    if dry_run and wait:
+        raise CliError("--dry-run changes nothing, so there is no receipt to --wait for", EXIT_USAGE)
     settings = get_settings()
     tenant, owner = scope(tenant, owner)
     try:
-        result = run(_forget(settings, tenant, owner, list(memories), dry_run))
+        result = run(_forget(settings, tenant, owner, list(memories), dry_run, timeout if wait else None))
     except BadInput as error:
         raise CliError(str(error), EXIT_USAGE) from None
-    except NotFound as error:
+    except (NotFound, ReceiptTimeout) as error:
         raise CliError(str(error)) from None
     if json_output:
         print_json(result)
     elif dry_run:
         out.print(f"forgetting would touch, in {tenant}/{owner}:", soft_wrap=True)
-        for line in _radius_lines(result):
+        for line in report_lines(result):
+            out.print(f"  {line}", soft_wrap=True, markup=False)
+    elif wait:
+        out.print(f"forgotten, in {tenant}/{owner} (receipt of request {result.request_id}):", soft_wrap=True)
+        for line in report_lines(result.report):
             out.print(f"  {line}", soft_wrap=True, markup=False)
     else:
         note = f" (not found: {', '.join(result.not_found)})" if result.not_found else ""
         out.print(f"forget queued for {len(result.memory_ids)} memories{note}: the compile of {tenant}/{owner} "
-                  f"serves it between batches; its receipt shows in `wiki jobs`", soft_wrap=True)
+                  f"serves it between batches; its receipt shows in `wiki jobs` (`--wait` waits for it)",
+                  soft_wrap=True)
         print_workflow_location(settings, result.compile_workflow_id)

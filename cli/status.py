@@ -266,7 +266,10 @@ def _jobs_table(rows: list[JobRow]) -> Table:
 def _read_and_pages(kind: str, metrics: dict) -> list[str]:
     """A run's memories read and pages created; a forget receipt's memories forgotten and pages removed."""
     if kind == "forget":
-        return [f"-{metrics.get('memories_forgotten', 0)}", f"-{metrics.get('pages_removed', 0)}"]
+        removed = metrics.get("pages_removed", 0)  # a list of ids (an older receipt: a count)
+        emptied = (metrics.get("outcome") or {}).get("pages_emptied", 0)
+        pages = (len(removed) if isinstance(removed, list) else int(removed)) + emptied
+        return [f"-{metrics.get('memories_forgotten', 0)}", f"-{pages}"]
     return [str(metrics.get("records_read", "")), str(metrics.get("pages_created", ""))]
 
 

@@ -99,6 +99,11 @@ class BatchRequestFailed(StepFailed):
     kind = BATCH_REQUEST_FAILED
 
 
+class BatchGone(ModelRejected):
+    """The provider holds no such Message Batch (404): never created for this key, or deleted, as a
+    forget deletes its scope's batches. A caller that knows why reads what was saved instead."""
+
+
 # A provider's embeddings (planners/embedding_providers.py): throttled and unavailable calls are
 # retried within WIKI_EMBEDDINGS_RETRY_SECONDS by the policy there; a rejected call (key, model,
 # request) is not. Whatever is left failing is logged and the claims are embedded by a later batch.

@@ -17,6 +17,7 @@ any other becomes the dated lines of a few of those memories that share a word w
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -149,3 +150,40 @@ def remaining_sightings(samples: Sequence[object], touched: set[str]) -> tuple[l
     """A mention's sample contexts without the touched memories', and how many it lost."""
     kept = [s for s in samples if not (isinstance(s, dict) and str(s.get("source_ref") or "") in touched)]
     return kept, len(samples) - len(kept)
+
+
+_TOKEN = re.compile(r"[^\W_]+")
+MIN_GONE_WORD = 3  # shorter words say too little to single out a memory
+
+
+def word_tokens(value: str | None) -> set[str]:
+    """The words of a text as forgetting compares them: normalised (lowercase, accents folded), split at
+    anything not a letter or digit, at least MIN_GONE_WORD characters."""
+    return {w for w in _TOKEN.findall(normalize_alias(value or "")) if len(w) >= MIN_GONE_WORD}
+
+
+def surface_forms(raw: str, words: frozenset[str]) -> set[str]:
+    """How the text `raw` writes each of `words` (before normalising): "João" for "joao"."""
+    return {token for token in _TOKEN.findall(raw) if token.lower() not in words and (word_tokens(token) & words)}
+
+
+def like_pattern(value: str) -> str:
+    """A LIKE pattern matching `value` anywhere (its own `%`, `_` and `\\` taken literally)."""
+    return "%" + value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+@dataclass(frozen=True)
+class GoneWords:
+    """The words only the forgotten memories had in their scope: no remaining memory holds them, so any
+    text of the scope holding one was derived from a forgotten memory. `surfaces`: how those memories
+    wrote them, for a database pre-filter (`patterns`) that the exact test (`holds`) then confirms."""
+
+    words: frozenset[str] = frozenset()
+    surfaces: frozenset[str] = frozenset()
+
+    @property
+    def patterns(self) -> list[str]:
+        return [like_pattern(w) for w in sorted(self.words | self.surfaces)]
+
+    def holds(self, *values: str | None) -> bool:
+        return bool(self.words) and any(word_tokens(value) & self.words for value in values if value)

@@ -23,7 +23,6 @@ _JSON_FENCE = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.DOTALL)
 # encodeURIComponent leaves these unescaped besides ASCII letters, digits and "-_.~".
 _URI_COMPONENT_SAFE = "!*'()"
 MEANINGFUL_CHANGE_RATIO = 0.05
-JSON_ERROR_PREVIEW_CHARS = 200
 
 
 class PageRef(BaseModel):
@@ -209,17 +208,14 @@ def _loads_or_raise(text: str) -> Any:
         raise JsonResponseError(f"model reply: invalid JSON: {exc}") from exc
 
 
-def _preview(text: str) -> str:
-    return text if len(text) <= JSON_ERROR_PREVIEW_CHARS else f"{text[:JSON_ERROR_PREVIEW_CHARS]}…"
-
-
 def parse_json_response(text: str) -> Any:
     """The JSON value in a model's text answer, without repair.
 
     Tries, in order: the trimmed text; the first ```/```json fenced block; the span from the first
     `{` or `[` to the last matching closer. Raises `JsonResponseError` with "model reply: empty
-    response", "model reply: no JSON found in response: <200 chars>…", or, for a fenced block or span
-    that is not valid JSON, "model reply: invalid JSON: <reason>". NaN and Infinity are not JSON.
+    response", "model reply: no JSON found in a reply of N characters", or, for a fenced block or span
+    that is not valid JSON, "model reply: invalid JSON: <where>" (no text of the reply in any of them).
+    NaN and Infinity are not JSON.
     """
     trimmed = text.strip()
     if not trimmed:
@@ -238,4 +234,6 @@ def parse_json_response(text: str) -> Any:
         end = trimmed.rfind(closer)
         if end > start:
             return _loads_or_raise(trimmed[start : end + 1])
-    raise JsonResponseError(f"model reply: no JSON found in response: {_preview(trimmed)}")
+    # Never a quote of the reply: the message is logged and kept in workflow history, and a reply can
+    # carry memory text.
+    raise JsonResponseError(f"model reply: no JSON found in a reply of {len(trimmed)} characters")

@@ -56,11 +56,15 @@ def co_mention_pairs(
     return pairs
 
 
+DETERMINISTIC_PREFIX = "deterministic:"
+CO_MENTION_PREFIX = "co_mention:"
+
+
 def deterministic_link_context(reason: str, parent_slug: str) -> str:
     """Context tag of a leaf -> parent edge from a parent candidate: `deterministic:city:toronto`."""
-    return f"deterministic:{reason}:{parent_slug}"
+    return f"{DETERMINISTIC_PREFIX}{reason}:{parent_slug}"
 
 
 def co_mention_context(memory_id: str) -> str:
     """Context tag of a co-mention edge: `co_mention:<memory id>`."""
-    return f"co_mention:{memory_id}"
+    return f"{CO_MENTION_PREFIX}{memory_id}"

@@ -47,6 +47,10 @@ class TextIndex:
     def __len__(self) -> int:
         return len(self._docs)
 
+    def lexemes(self) -> list[str]:
+        """Every lexeme the index holds (what a forget's inspection of the caches reads)."""
+        return list(self._postings)
+
     def upsert(self, key: str, tf: dict[str, int]) -> None:
         self.remove(key)
         self._docs[key] = tf

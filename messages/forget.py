@@ -61,3 +61,16 @@ class ForgetApplied(BaseModel):
     # Surviving pages the pass changed and the hubs of the pages it removed: the aggregation pass
     # re-derives their rollups and hub lists.
     touched_page_ids: list[UUID] = Field(default_factory=list)
+    # Message Batches of the scope the provider still holds: deleted there by the pass's last step.
+    provider_batch_ids: list[str] = Field(default_factory=list)
+
+
+class EraseBatchesInput(BaseModel):
+    scope: Scope
+    pass_id: UUID  # whose receipt records what became of each batch
+    batch_ids: list[str]
+
+
+class EraseBatchesResult(BaseModel):
+    deleted: int = 0  # deleted by the pass, or already gone at the provider
+    unreachable: int = 0  # left: the worker has no Anthropic client to delete them with

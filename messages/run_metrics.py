@@ -97,6 +97,8 @@ class RunMetrics(BaseModel):
     memories_forgotten: int = 0
     memories_edited: int = 0
     rederive_calls: int = 0
+    # Forget passes whose provider step (deleting the scope's Message Batches) failed for good.
+    provider_erasures_failed: int = 0
 
     def _add(self, result: BaseModel, *, renamed: Mapping[str, str] | None = None,
              not_counters: frozenset[str] = frozenset()) -> None:
@@ -152,7 +154,7 @@ class RunMetrics(BaseModel):
             if data[optional] is None:
                 del data[optional]
         for quiet in ("batched_planner_calls", "batched_model_calls", "forget_passes", "memories_forgotten",
-                      "memories_edited", "rederive_calls"):
+                      "memories_edited", "rederive_calls", "provider_erasures_failed"):
             if not data[quiet]:
                 del data[quiet]
         return data

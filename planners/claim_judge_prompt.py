@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from domain.claim_judge import PROBLEMS, ClaimQuestion, ClaimVerdict
 from domain.errors import PlanInvalid
 from domain.guards import JsonResponseError, parse_json_response
+from domain.reply_errors import reply_problem
 from planners.prompt_text import one_line
 
 MEMORY_LINE_LIMIT = 400
@@ -136,7 +137,7 @@ def parse_claim_judge_reply(text: str, prompt: ClaimJudgePrompt) -> list[ClaimVe
     try:
         reply = _Reply.model_validate(parse_json_response(text))
     except (JsonResponseError, ValueError, ValidationError) as error:
-        raise PlanInvalid(f"claim judge reply is not verdicts: {str(error)[:200]}") from None
+        raise PlanInvalid(f"claim judge reply is not verdicts: {reply_problem(error, _Reply)}") from None
     verdicts: dict[str, ClaimVerdict] = {}
 
     def place(claim_id: str, verdict: ClaimVerdict) -> None:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
@@ -49,6 +50,7 @@ from anthropic.types.messages.batch_create_params import Request
 from pydantic import BaseModel
 
 from domain.errors import (
+    BatchGone,
     ModelInterrupted,
     ModelRejected,
     ModelThrottled,
@@ -58,6 +60,13 @@ from domain.errors import (
     StepFailed,
 )
 from domain.pricing import ModelPrice, TokenUsage, cache_prefix_worthwhile, estimate_tokens
+
+# The SDKs log each request's whole body (the prompt: memory text) at DEBUG. No log line may hold
+# memory text, so their loggers stay at INFO whatever the root level (ANTHROPIC_LOG=debug included).
+SDK_LOGGERS = ("anthropic", "openai", "httpx", "httpx2", "httpcore")
+for _name in SDK_LOGGERS:
+    if logging.getLogger(_name).level < logging.INFO:  # unset (0) or DEBUG
+        logging.getLogger(_name).setLevel(logging.INFO)
 
 STRUCTURED_REPLY_TOOL = "submit_answer"
 TRUNCATION_STOP_REASONS = frozenset({"max_tokens", "model_context_window_exceeded"})
@@ -111,6 +120,8 @@ class BatchState(BaseModel):
     processing: int = 0
     succeeded: int = 0
     errored: int = 0
+    canceling: bool = False  # a cancel was asked and the requests in progress are finishing
+    canceled: int = 0
 
 
 class BatchOutcome(BaseModel):
@@ -247,11 +258,39 @@ class ModelClient:
         try:
             batch = await self._sdk.messages.batches.retrieve(batch_id)
         except anthropic.APIError as err:
-            raise _model_error(err, model="", provider=self.provider, progress=_Progress(),
-                               stall=self._stall_timeout) from err
-        counts = batch.request_counts
-        return BatchState(batch_id=batch.id, ended=batch.processing_status == "ended",
-                          processing=counts.processing, succeeded=counts.succeeded, errored=counts.errored)
+            raise self._batch_error(err, batch_id) from err
+        return _batch_state(batch)
+
+    async def cancel_batch(self, batch_id: str) -> BatchState:
+        """Ask the provider to stop a batch: it is `canceling` until the requests in progress finish,
+        then ended, every request not processed by then `canceled`. One that has ended stays as it is."""
+        try:
+            batch = await self._sdk.messages.batches.cancel(batch_id)
+        except anthropic.BadRequestError:
+            state = await self.batch_state(batch_id)
+            if state.ended:
+                return state  # nothing left to cancel
+            raise
+        except anthropic.APIError as err:
+            raise self._batch_error(err, batch_id) from err
+        return _batch_state(batch)
+
+    async def delete_batch(self, batch_id: str) -> bool:
+        """Delete an ended batch and its results at the provider (a batch in progress must be canceled
+        and have ended first); False when the provider held no such batch any more."""
+        try:
+            await self._sdk.messages.batches.delete(batch_id)
+        except anthropic.NotFoundError:
+            return False
+        except anthropic.APIError as err:
+            raise self._batch_error(err, batch_id) from err
+        return True
+
+    def _batch_error(self, err: anthropic.APIError, batch_id: str) -> StepFailed:
+        if isinstance(err, anthropic.NotFoundError):
+            return BatchGone(f"The provider holds no Message Batch {batch_id} (never created for this key, "
+                             "or deleted).")
+        return _model_error(err, model="", provider=self.provider, progress=_Progress(), stall=self._stall_timeout)
 
     async def batch_results(self, batch_id: str) -> list[BatchOutcome]:
         """Every request's outcome, matched by custom_id (the results file is in no particular order)."""
@@ -269,8 +308,7 @@ class ModelClient:
                     detail = getattr(getattr(getattr(result, "error", None), "error", None), "message", "")
                     outcomes.append(BatchOutcome(custom_id=line.custom_id, error=f"{result.type}: {detail}".strip()))
         except anthropic.APIError as err:
-            raise _model_error(err, model="", provider=self.provider, progress=_Progress(),
-                               stall=self._stall_timeout) from err
+            raise self._batch_error(err, batch_id) from err
         except httpx2.TransportError as err:
             raise _transport_error(err, model="", provider=self.provider, progress=_Progress(),
                                    stall=self._stall_timeout) from err
@@ -294,6 +332,13 @@ class ModelClient:
         if self.provider == "bedrock":
             request["extra_body"] = {"anthropic_version": BEDROCK_ANTHROPIC_VERSION}
         return request
+
+
+def _batch_state(batch: Any) -> BatchState:
+    counts = batch.request_counts
+    return BatchState(batch_id=batch.id, ended=batch.processing_status == "ended",
+                      canceling=batch.processing_status == "canceling", processing=counts.processing,
+                      succeeded=counts.succeeded, errored=counts.errored, canceled=counts.canceled)
 
 
 def checked_reply(reply: ModelReply, max_tokens: int) -> ModelReply:

@@ -23,6 +23,7 @@ from domain.guards import JsonResponseError, parse_json_response
 from domain.merge_questions import MergeQuestion
 from domain.plan import Plan
 from domain.pricing import ModelPrice, TokenCounts, TokenUsage, estimate_tokens, priced
+from domain.reply_errors import reply_problem
 from domain.resolved_plan import SectionTask
 from planners.claim_judge_prompt import (
     CLAIM_JUDGE_MAX_TOKENS,
@@ -243,7 +244,7 @@ def read_plan(reply_text: str, handles: Handles) -> tuple[Plan, int]:
     try:
         compact = CompactPlan.model_validate(raw)
     except ValidationError as error:
-        raise PlanInvalid(f"planner output does not match the plan contract: {_problems(error)}") from None
+        raise PlanInvalid(f"planner output does not match the plan contract: {_problems(error, CompactPlan)}") from None
     try:
         return to_plan(compact, handles.quotes, handles.page_keys, handles.held_quotes, handles.derivable(),
                        facts=handles.facts)
@@ -260,7 +261,7 @@ def _reply_json(reply_text: str):  # noqa: ANN202 - whatever JSON the model sent
     try:
         raw = parse_json_response(reply_text)
     except (JsonResponseError, json.JSONDecodeError, ValueError) as error:
-        raise PlanInvalid(f"planner output is not JSON: {error}") from None
+        raise PlanInvalid(f"planner output is not JSON: {reply_problem(error)}") from None
     if isinstance(raw, dict) and isinstance(raw.get("plan"), dict) and not {"pageUpdates", "updates"} & raw.keys():
         raw = raw["plan"]  # some models wrap the tool input once more
     return raw
@@ -273,9 +274,8 @@ def _validated_plan(raw: object) -> Plan:
         raise PlanInvalid(f"planner output does not match the plan contract: {_problems(error)}") from None
 
 
-def _problems(error: ValidationError) -> str:
-    return "; ".join(f"{'.'.join(str(p) for p in item['loc']) or 'plan'}: {item['msg']}"
-                     for item in error.errors()[:5])
+def _problems(error: ValidationError, model: type[BaseModel] = Plan) -> str:
+    return reply_problem(error, model)
 
 
 def parse_aggregation_plan(reply_text: str) -> Plan:
@@ -283,4 +283,4 @@ def parse_aggregation_plan(reply_text: str) -> Plan:
         raw = force_aggregation_arrays(parse_json_response(reply_text))
         return Plan.model_validate(raw)
     except (JsonResponseError, ValueError, ValidationError) as error:
-        raise PlanInvalid(f"aggregation planner output is not a valid plan: {str(error)[:300]}") from None
+        raise PlanInvalid(f"aggregation planner output is not a valid plan: {reply_problem(error, Plan)}") from None

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from domain.errors import PlanInvalid
 from domain.guards import JsonResponseError, parse_json_response
 from domain.merge_questions import MergeDecision, MergeQuestion, MergeSide
+from domain.reply_errors import reply_problem
 from planners.prompt_text import one_line
 
 EVIDENCE_LINE_LIMIT = 300
@@ -102,7 +103,7 @@ def parse_judge_reply(reply_text: str, keys: dict[str, str]) -> list[MergeDecisi
     try:
         reply = _JudgeReply.model_validate(parse_json_response(reply_text))
     except (JsonResponseError, json.JSONDecodeError, ValueError, ValidationError) as error:
-        raise PlanInvalid(f"merge judge output is not the decisions shape: {str(error)[:300]}") from None
+        raise PlanInvalid(f"merge judge output is not the decisions shape: {reply_problem(error, _JudgeReply)}") from None
     decisions: dict[str, MergeDecision] = {}
     for decision in reply.decisions:
         key = keys.get(decision.pair.strip())

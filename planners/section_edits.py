@@ -18,6 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from domain.guards import JsonResponseError, parse_json_response
+from domain.reply_errors import reply_problem
 
 # About 600 tokens: what a reader takes in at a glance, and what keeps a writer call's prompt and
 # output flat however many visits a section has collected.
@@ -57,7 +58,7 @@ def parse_edits(reply_text: str) -> SectionEdits:
     try:
         return SectionEdits.model_validate(parse_json_response(reply_text))
     except (JsonResponseError, json.JSONDecodeError, ValueError, ValidationError) as error:
-        raise ValueError(f"writer reply is not edits: {str(error)[:200]}") from None
+        raise ValueError(f"writer reply is not edits: {reply_problem(error, SectionEdits)}") from None
 
 
 def apply_edits(existing_body: str | None, edits: SectionEdits) -> str:

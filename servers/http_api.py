@@ -474,6 +474,7 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
 def app_from_settings() -> FastAPI:
     """The API of one `wiki serve --workers N` process, built in that process from the environment: its
     own engine (pool sized by the settings) and its own Temporal connection, made on the first retain."""
+    from app.cache_eviction import forgets_followed
     from runtime.database import create_engine
     from runtime.settings import get_settings
     from runtime.temporal_client import connect
@@ -484,7 +485,8 @@ def app_from_settings() -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        yield
+        async with forgets_followed(engine):  # this process's caches follow every forget
+            yield
         await engine.dispose()
 
     api.router.lifespan_context = lifespan

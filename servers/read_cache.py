@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from starlette.types import Message, Scope, Send
 
 from app.reads import ReadScope
+from domain.process_caches import register
 
 # GET routes whose answers are kept: a page by TYPE/SLUG (any window, confidence, as_of, history),
 # search and changes.
@@ -50,10 +52,13 @@ class Answer:
 class ReadCache:
     """Answers by (scope, path, query string), least recently used dropped past `max_bytes`."""
 
+    name = "agent read answers"
+
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self._entries: OrderedDict[_Key, Answer] = OrderedDict()
         self._bytes = 0
+        register(self)  # a forget drops the scope's answers in every process (they hold page text)
 
     @staticmethod
     def applies(method: str, path: str) -> bool:
@@ -85,6 +90,21 @@ class ReadCache:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def evict_scope(self, tenant: str, owner: str) -> None:
+        for key in [k for k in list(self._entries) if k.tenant == tenant and k.owner == owner]:
+            dropped = self._entries.pop(key, None)
+            if dropped is not None:
+                self._bytes -= len(dropped.body) + len(key.path) + len(key.query)
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self._bytes = 0
+
+    def texts(self) -> Iterable[str]:
+        for key, answer in list(self._entries.items()):
+            yield key.query.decode(errors="replace")
+            yield answer.body.decode(errors="replace")
 
 
 async def replay(send: Send, answer: Answer) -> None:

@@ -26,6 +26,7 @@ from domain import ids
 from domain.attribution import ClaimDraft, KnownClaim, attribute_body
 from domain.claims import DURABLE_CONFIDENCE, confidence
 from domain.evidence import Evidence, evidence_of
+from domain.process_caches import register
 from domain.resolved_plan import ProposedClaim
 from store.claim_validity import MarkCounts, settle_validity
 
@@ -60,11 +61,25 @@ EVIDENCE_CACHE_SIZE = 50_000
 _EVIDENCE_CACHE: OrderedDict[tuple[str, str, str, datetime], Evidence] = OrderedDict()
 
 
-def forget_evidence(tenant: str, owner: str, memory_ids: Iterable[str]) -> None:
-    """Drop forgotten memories' evidence (it holds their text) from this process's cache."""
-    gone = set(memory_ids)
-    for key in [k for k in _EVIDENCE_CACHE if k[0] == tenant and k[1] == owner and k[2] in gone]:
-        del _EVIDENCE_CACHE[key]
+class _EvidenceCache:
+    """The evidence cache as a forget sees it (domain/process_caches.py): it holds memory text."""
+
+    name = "memory evidence"
+
+    def evict_scope(self, tenant: str, owner: str) -> None:
+        for key in [k for k in list(_EVIDENCE_CACHE) if k[0] == tenant and k[1] == owner]:
+            _EVIDENCE_CACHE.pop(key, None)
+
+    def clear(self) -> None:
+        _EVIDENCE_CACHE.clear()
+
+    def texts(self) -> Iterable[str]:
+        for evidence in list(_EVIDENCE_CACHE.values()):
+            yield evidence.text
+            yield " ".join(sorted(evidence.words))
+
+
+register(_EvidenceCache(), module_level=True)
 
 
 async def sync_claims(conn: AsyncConnection, tenant: str, owner: str, section_ids: Sequence[Any],

@@ -79,6 +79,18 @@ async def ignore_name(conn: AsyncConnection, tenant: str, owner: str, name: str)
 async def _close_ignored_mentions(conn: AsyncConnection, tenant: str, owner: str) -> int:
     """Open mentions of ignored names become ignored: counted into the ignored row when there is one
     already (a mention is unique per name and status), else moved to it."""
+    # The sightings (by memory) go with the count, so a forget can take them out of it again.
+    await conn.execute(text("""
+        INSERT INTO wiki_mention_sightings (mention_id, memory_id, sightings)
+        SELECT i.id, s.memory_id, s.sightings FROM wiki_unresolved_mentions o
+        JOIN wiki_ignored_names n ON n.tenant_id = o.tenant_id AND n.owner_id = o.owner_id
+                                 AND n.alias_normalized = o.alias_normalized
+        JOIN wiki_unresolved_mentions i ON i.tenant_id = o.tenant_id AND i.owner_id = o.owner_id
+                                       AND i.alias_normalized = o.alias_normalized AND i.status = 'ignored'
+        JOIN wiki_mention_sightings s ON s.mention_id = o.id
+        WHERE o.tenant_id = :tenant AND o.owner_id = :owner AND o.status = 'open'
+        ON CONFLICT (mention_id, memory_id) DO UPDATE SET sightings = wiki_mention_sightings.sightings + excluded.sightings
+    """), {"tenant": tenant, "owner": owner})
     await conn.execute(text("""
         WITH open AS (
             DELETE FROM wiki_unresolved_mentions o

@@ -6,7 +6,8 @@ blast radius (`blast_radius`: the claims, sections, pages, aliases, sightings an
 the memories) and stores, per section, either its new body at once (lines dropped, nothing to
 re-derive) or a writer task for the lines that cite a touched memory and others. The writer's lines
 are stored with the request (`store_rederived`), and store/forget_apply.py applies the pass in one
-transaction. A preview (`wiki memory forget --dry-run`) is the same blast radius, read-only.
+transaction. A preview (`wiki memory forget --dry-run`) is the same blast radius, read-only, with
+the scope-wide part (store/forget_scan.py), reported by store/forget_report.py.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, Field
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -30,7 +30,6 @@ from domain.forget import (
     RederiveTask,
     alias_goes,
     line_fate,
-    remaining_sightings,
     splice,
 )
 from domain.guards import is_valid_uuid
@@ -104,33 +103,6 @@ class SectionRadius:
         return sum(1 for _, _, fate in self.lines if fate != "dropped")
 
 
-class PageRef(BaseModel):
-    page: str  # type/slug
-    title: str
-
-
-class SectionRef(BaseModel):
-    page: str
-    heading: str
-
-
-class BlastRadius(BaseModel):
-    """Everything forgetting (or editing) the memories touches; a preview shows it, a pass applies it."""
-
-    memory_ids: list[str] = Field(default_factory=list)  # the scope's own among those asked
-    not_found: list[str] = Field(default_factory=list)
-    claims_removed: int = 0
-    claims_rederived: int = 0
-    sections_rederived: list[SectionRef] = Field(default_factory=list)
-    sections_removed: list[SectionRef] = Field(default_factory=list)
-    pages_removed: list[PageRef] = Field(default_factory=list)
-    pages_demoted: list[PageRef] = Field(default_factory=list)
-    aliases_removed: list[str] = Field(default_factory=list)  # "type/slug: alias"
-    sightings_removed: int = 0
-    mentions_removed: list[str] = Field(default_factory=list)
-    rollups_affected: list[SectionRef] = Field(default_factory=list)
-
-
 @dataclass
 class Radius:
     """The blast radius with what applying it needs (ids, evidence)."""
@@ -141,10 +113,10 @@ class Radius:
     page_sections: dict[str, int]  # page id -> how many sections it has
     page_refs: dict[str, tuple[str, str]]  # page id -> (type/slug, title)
     alias_ids: list[tuple[str, str, str]]  # (alias id, page id, alias) to remove
-    mentions: list[Any]  # rows whose sightings include a touched memory
     demoted: list[tuple[str, Any]]  # (page id, promoted mention row)
     rollup_pages: set[str]  # pages whose rollups or hub lists list a removed page (or cite a memory)
     evidence: dict[str, Evidence]
+    page_remaining: dict[str, list[str]] = field(default_factory=dict)  # page id -> memories it still cites
 
     @property
     def touched(self) -> set[str]:
@@ -220,13 +192,6 @@ async def radius(conn: AsyncConnection, tenant: str, owner: str, forgotten: set[
             remaining = [evidence[r] for r in remaining_refs.get(row.page_id, []) if r in evidence]
             if alias_goes(row.alias, titles[row.page_id], forgotten_evidence, remaining):
                 aliases.append((row.id, row.page_id, row.alias))
-    mentions = (await conn.execute(text("""
-        SELECT id::text AS id, alias, status, mention_count, sample_contexts, promoted_page_id::text AS promoted_page_id
-        FROM wiki_unresolved_mentions m
-        WHERE tenant_id = :tenant AND owner_id = :owner AND EXISTS (
-            SELECT 1 FROM jsonb_array_elements(m.sample_contexts) e WHERE e->>'source_ref' = ANY(CAST(:ids AS text[])))
-        ORDER BY alias_normalized, status
-    """), params)).all() if forgotten else []
     demoted = []
     if forgotten and page_ids:
         for row in await conn.execute(text("""
@@ -240,8 +205,8 @@ async def radius(conn: AsyncConnection, tenant: str, owner: str, forgotten: set[
                 demoted.append((row.promoted_page_id, row))
     result = Radius(forgotten=forgotten, edited=edited, sections=sections,
                     page_sections={p.id: p.sections for p in pages},
-                    page_refs={p.id: (p.ref, p.title) for p in pages}, alias_ids=aliases, mentions=list(mentions),
-                    demoted=demoted, rollup_pages=set(), evidence=evidence)
+                    page_refs={p.id: (p.ref, p.title) for p in pages}, alias_ids=aliases,
+                    demoted=demoted, rollup_pages=set(), evidence=evidence, page_remaining=remaining_refs)
     removed = result.removed_pages()
     parents = {p.parent for p in pages if p.id in removed and p.parent}
     listing = set()
@@ -254,42 +219,6 @@ async def radius(conn: AsyncConnection, tenant: str, owner: str, forgotten: set[
         """), {**params, "removed": sorted(removed)})}
     result.rollup_pages = ({s.page_id for s in sections if s.rollup} | parents | listing) - removed
     return result
-
-
-def preview(asked: Sequence[str], found: Sequence[str], r: Radius) -> BlastRadius:
-    removed_pages = r.removed_pages()
-    removed = [s for s in r.removed_sections() if s.page_id not in removed_pages]
-    rederived = [s for s in r.sections if any(f == "redo" for _, _, f in s.lines) and s.page_id not in removed_pages
-                 and not s.rollup]  # a rollup is re-derived by the aggregation pass (rollups_affected)
-    sightings = sum(remaining_sightings(m.sample_contexts or [], r.forgotten)[1] for m in r.mentions)
-    return BlastRadius(
-        memory_ids=list(found), not_found=[k for k in asked if k not in set(found)],
-        claims_removed=sum(1 for s in r.sections for _, _, f in s.lines if f == "dropped"),
-        claims_rederived=sum(1 for s in r.sections for _, _, f in s.lines if f == "redo"),
-        sections_rederived=[SectionRef(page=s.page, heading=s.heading) for s in rederived],
-        sections_removed=[SectionRef(page=s.page, heading=s.heading) for s in removed],
-        pages_removed=[PageRef(page=r.page_refs[p][0], title=r.page_refs[p][1]) for p in sorted(removed_pages)],
-        pages_demoted=[PageRef(page=r.page_refs[p][0], title=r.page_refs[p][1]) for p, _ in r.demoted],
-        aliases_removed=[f"{r.page_refs[page][0]}: {alias}" for _, page, alias in r.alias_ids
-                         if page not in removed_pages],
-        sightings_removed=sightings,
-        mentions_removed=[m.alias for m in r.mentions if _mention_left(m, r.forgotten) == 0],
-        rollups_affected=[SectionRef(page=s.page, heading=s.heading) for s in r.sections if s.rollup]
-        + [SectionRef(page=r.page_refs.get(p, (p, ""))[0], heading="(hub lists)") for p in sorted(r.rollup_pages)
-           if p not in {s.page_id for s in r.sections if s.rollup}],
-    )
-
-
-def _mention_left(mention: Any, forgotten: set[str]) -> int:
-    """The sightings a mention keeps once the forgotten memories' are gone (0: the mention goes)."""
-    _, lost = remaining_sightings(mention.sample_contexts or [], forgotten)
-    return max(mention.mention_count - lost, 0)
-
-
-async def blast_radius(conn: AsyncConnection, tenant: str, owner: str, asked: Sequence[str]) -> BlastRadius:
-    """What forgetting the memories `asked` (ids of this scope; others are reported not found) touches."""
-    found = await existing_memories(conn, tenant, owner, list(dict.fromkeys(asked)))
-    return preview(asked, found, await radius(conn, tenant, owner, set(found), set()))
 
 
 # ------------------------------------------------------------------------------------------ the pass
@@ -411,3 +340,14 @@ async def store_rederived(conn: AsyncConnection, tenant: str, owner: str, pass_i
         UPDATE wiki_forget_requests SET drafts = drafts || jsonb_build_object(CAST(:section AS text), CAST(:body AS text))
         WHERE tenant_id = :tenant AND owner_id = :owner AND pass_id = :pass
     """), {"tenant": tenant, "owner": owner, "pass": pass_id, "section": section_id, "body": body})
+
+
+async def receipt_of_request(conn: AsyncConnection, tenant: str, owner: str, request_id: str) -> dict[str, Any] | None:
+    """The receipt of the pass that served the request (its ledger row's metrics), once it has been served."""
+    row = (await conn.execute(text("""
+        SELECT j.metrics FROM wiki_forget_requests r
+        JOIN wiki_compile_jobs j ON j.run_id = 'forget:' || r.pass_id::text AND j.tenant_id = r.tenant_id
+                                AND j.owner_id = r.owner_id
+        WHERE r.id = CAST(:request AS uuid) AND r.tenant_id = :tenant AND r.owner_id = :owner AND r.status = 'done'
+    """), {"request": request_id, "tenant": tenant, "owner": owner})).first()
+    return None if row is None else dict(row.metrics)

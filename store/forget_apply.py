@@ -1,42 +1,75 @@
 """Forgetting and editing memories, part two: applying a prepared pass in one transaction.
 
 Everything the pass changes commits together with its receipt (the ledger row `forget:<pass id>`,
-kind `forget`: memory ids, time and counts, no text), so a retried or replayed apply finds the
-receipt and returns what it recorded: a pass completes once, and a worker killed before the commit
-leaves nothing half-done. Sections not citing a touched memory are never written.
+kind `forget`: the report of domain/forget_report.py without names, so ids, time and counts, no
+text), so a retried or replayed apply finds the receipt and returns what it recorded: a pass
+completes once, and a worker killed before the commit leaves nothing half-done. Sections not citing
+a touched memory are never written. The commit also tells every process to drop the scope from its
+caches (store/cache_events.py).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import uuid
 from datetime import datetime
 from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from domain.aliases import normalize_alias
-from domain.evidence import Evidence
 from domain.forget import remaining_sightings
-from domain.render import render_body_markdown
+from domain.forget_report import ForgetReport, RederiveOutcome
+from domain.guards import strip_wikilinks
+from domain.markup import safe_markdown
+from domain.render import first_sentence, render_body_markdown
 from messages.forget import ForgetApplied
+from store.cache_events import notify_forgotten
 from store.claims import sync_claims
-from store.forget import Radius, pass_requests, radius
-from store.forget_records import claim_keys_by_page, clear_derived_records
+from store.forget import pass_requests
+from store.forget_records import claim_keys_by_page, clear_marks, clear_records, derived_records
+from store.forget_report import ForgetPlan, plan_forget, report_of
+from store.mention_sightings import drop_sightings, move_sightings
 from store.page_titles import retitle_by_attestation
+
+# The sections a page's summary is read from when it is recomputed (as a new page's is).
+LEAD_SECTIONS = ("overview", "summary", "context")
 
 
 def receipt_run_id(pass_id: uuid.UUID) -> str:
     return f"forget:{pass_id}"
 
 
+def applied_of(pass_id: uuid.UUID, report: ForgetReport, memories_forgotten: int,
+               touched_page_ids: list[uuid.UUID]) -> ForgetApplied:
+    """The counts the workflow's history carries (the receipt holds the whole report)."""
+    outcome = report.outcome or RederiveOutcome()
+    return ForgetApplied(
+        pass_id=pass_id, memories_forgotten=memories_forgotten, memories_edited=len(report.edited_memory_ids),
+        claims_removed=report.claims_removed, claims_rederived=report.claims_rederived,
+        sections_rederived=len(report.sections_rederived),
+        sections_removed=len(report.sections_removed) + outcome.sections_emptied,
+        pages_removed=len(report.pages_removed) + outcome.pages_emptied, pages_demoted=len(report.pages_demoted),
+        aliases_removed=len(report.aliases_removed), sightings_removed=report.sightings_removed,
+        mentions_removed=len(report.mentions_removed), staged_rows_removed=report.staged_rows_removed,
+        cost_usd=report.cost_usd or 0.0, touched_page_ids=touched_page_ids,
+        provider_batch_ids=[b.batch_id for b in report.provider_batches])
+
+
 async def recorded_pass(conn: AsyncConnection, tenant: str, owner: str, pass_id: uuid.UUID) -> ForgetApplied | None:
     row = (await conn.execute(text("""
         SELECT metrics FROM wiki_compile_jobs WHERE run_id = :run AND tenant_id = :tenant AND owner_id = :owner
     """), {"run": receipt_run_id(pass_id), "tenant": tenant, "owner": owner})).first()
-    return None if row is None else ForgetApplied.model_validate(row.metrics)
+    if row is None:
+        return None
+    metrics = dict(row.metrics)
+    try:
+        report = ForgetReport.model_validate(metrics)
+    except ValidationError:  # a receipt written before receipts held the report: counts only
+        return ForgetApplied.model_validate({**metrics, "pass_id": pass_id})
+    return applied_of(pass_id, report, int(metrics.get("memories_forgotten", 0)),
+                      [uuid.UUID(p) for p in metrics.get("touched_page_ids", [])])
 
 
 async def apply_pass(conn: AsyncConnection, tenant: str, owner: str, pass_id: uuid.UUID, workflow_id: str,
@@ -52,14 +85,16 @@ async def apply_pass(conn: AsyncConnection, tenant: str, owner: str, pass_id: uu
         SELECT drafts FROM wiki_forget_requests WHERE tenant_id = :tenant AND owner_id = :owner AND pass_id = :pass
         ORDER BY requested_at, id LIMIT 1
     """), {"tenant": tenant, "owner": owner, "pass": pass_id})).scalar_one()
-    r = await radius(conn, tenant, owner, requests.forgotten, requests.edited)
-    result = ForgetApplied(pass_id=pass_id, cost_usd=cost_usd)
-    removed_pages = r.removed_pages()
-    forgotten, touched = sorted(r.forgotten), sorted(r.touched)
+    plan = await plan_forget(conn, tenant, owner, requests.forgotten, requests.edited, delete_staged=True)
+    r = plan.r
+    report = report_of(plan, sorted(r.forgotten))
+    outcome = RederiveOutcome()
+    removed_pages = plan.removed_pages
+    forgotten = sorted(r.forgotten)
     scope = {"tenant": tenant, "owner": owner}
     keys_before = await claim_keys_by_page(conn, sorted(r.page_refs))
 
-    await _demote(conn, r, scope, result)
+    await _demote(conn, plan, scope)
     if removed_pages:
         await conn.execute(text("DELETE FROM wiki_pages WHERE id = ANY(CAST(:ids AS uuid[])) "
                                 "AND tenant_id = :tenant AND owner_id = :owner"), {**scope, "ids": sorted(removed_pages)})
@@ -72,12 +107,10 @@ async def apply_pass(conn: AsyncConnection, tenant: str, owner: str, pass_id: uu
         if body is None:
             raise LookupError(f"forget pass {pass_id}: section {section.section_id} has no re-derived body")
         (rewritten if body.strip() else emptied).append((section.section_id, body))
-        result.claims_removed += sum(1 for _, _, fate in section.lines if fate == "dropped")
-        result.claims_rederived += sum(1 for _, _, fate in section.lines if fate == "redo")
-    result.claims_removed += sum(len(s.lines) for s in r.sections if s.page_id in removed_pages)
-    result.sections_rederived = sum(1 for s in r.sections if s.page_id not in removed_pages and not s.rollup
-                                    and any(f == "redo" for _, _, f in s.lines))
-    result.sections_removed = len(emptied) + sum(1 for s in r.sections if s.page_id in removed_pages)
+        if any(fate == "redo" for _, _, fate in section.lines) and not section.rollup:
+            outcome.lines_written += len([line for line in body.splitlines() if line.strip()]) \
+                - sum(1 for _, _, fate in section.lines if fate == "kept")
+    outcome.sections_emptied = len(emptied) - len(report.sections_removed)
     if emptied:
         await conn.execute(text("DELETE FROM wiki_page_sections WHERE id = ANY(CAST(:ids AS uuid[]))"),
                            {"ids": [s for s, _ in emptied]})
@@ -86,6 +119,7 @@ async def apply_pass(conn: AsyncConnection, tenant: str, owner: str, pass_id: uu
             UPDATE wiki_page_sections AS s SET body_md = w.body, updated_at = :now
             FROM unnest(CAST(:ids AS uuid[]), CAST(:bodies AS text[])) AS w(id, body) WHERE s.id = w.id
         """), {"now": now, "ids": [s for s, _ in rewritten], "bodies": [b for _, b in rewritten]})
+    memories_forgotten = 0
     if forgotten:
         await conn.execute(text("""
             DELETE FROM wiki_section_sources ss USING wiki_page_sections s, wiki_pages p
@@ -99,25 +133,32 @@ async def apply_pass(conn: AsyncConnection, tenant: str, owner: str, pass_id: uu
         deleted = await conn.execute(text("""
             DELETE FROM memory_units WHERE tenant_id = :tenant AND owner_id = :owner AND id = ANY(CAST(:ids AS uuid[]))
         """), {**scope, "ids": forgotten})
-        result.memories_forgotten = deleted.rowcount
-    result.memories_edited = len(r.edited)
+        memories_forgotten = deleted.rowcount
     await sync_claims(conn, tenant, owner, [s for s, _ in rewritten], {}, None, now)
     left_empty = {row.id for row in await conn.execute(text("""
         DELETE FROM wiki_pages p WHERE p.id = ANY(CAST(:ids AS uuid[])) AND p.tenant_id = :tenant
           AND p.owner_id = :owner AND NOT EXISTS (SELECT 1 FROM wiki_page_sections s WHERE s.page_id = p.id)
         RETURNING p.id::text AS id
-    """), {**scope, "ids": sorted({s.page_id for s in r.sections} - removed_pages)})}
-    result.pages_removed = len((removed_pages - {page for page, _ in r.demoted}) | left_empty)
-    surviving = sorted({s.page_id for s in r.sections} - removed_pages - left_empty)
-    aliases = [alias_id for alias_id, page, _ in r.alias_ids if page in surviving]
+    """), {**scope, "ids": plan.surviving})}
+    outcome.pages_emptied = len(left_empty)
+    surviving = [p for p in plan.surviving if p not in left_empty]
+    aliases = [alias_id for alias_id, page, _ in plan.aliases if page not in left_empty]
     if aliases:
         await conn.execute(text("DELETE FROM wiki_page_aliases WHERE id = ANY(CAST(:ids AS uuid[]))"), {"ids": aliases})
-    result.aliases_removed = len(aliases)
-    await _mentions(conn, r, scope, result)
-    await _scrub_pages(conn, r, scope, surviving, now)
-    records = await clear_derived_records(conn, r, scope, removed_pages | left_empty, surviving, keys_before, aliases)
-    result.staged_rows_removed = await _staging(conn, scope, touched)
-    result.touched_page_ids = [uuid.UUID(p) for p in sorted((set(surviving) | r.rollup_pages) - removed_pages - left_empty)]
+    await _mentions(conn, plan)
+    await _links(conn, plan, left_empty)
+    summaries = await _summaries(conn, plan, left_empty)
+    await _rendered(conn, scope, surviving, now)
+    await clear_records(conn, plan.records)
+    if left_empty:  # records about the pages the writer emptied go too
+        emptied_records = await derived_records(conn, r, scope, left_empty, [])
+        await clear_records(conn, emptied_records)
+        outcome.decisions_removed = len(emptied_records.decision_ids)
+        outcome.merge_records_changed = len(emptied_records.merge_changes)
+    outcome.marks_removed = await clear_marks(conn, r, scope, surviving, keys_before)
+    touched_pages = sorted((set(surviving) | r.rollup_pages | set(summaries)) - removed_pages - left_empty)
+    report.outcome, report.cost_usd = outcome, cost_usd
+    receipt = report.receipt().model_dump(mode="json")
     await conn.execute(text("""
         INSERT INTO wiki_compile_jobs (id, kind, tenant_id, owner_id, workflow_id, run_id, trigger, status, metrics,
                                        started_at, finished_at)
@@ -125,109 +166,104 @@ async def apply_pass(conn: AsyncConnection, tenant: str, owner: str, pass_id: uu
                min(requested_at), :now
         FROM wiki_forget_requests WHERE tenant_id = :tenant AND owner_id = :owner AND pass_id = :pass
     """), {**scope, "id": pass_id, "workflow": workflow_id, "run": receipt_run_id(pass_id), "pass": pass_id,
-           "now": now, "metrics": json.dumps({**result.model_dump(mode="json"), "memory_ids": forgotten,
-                                              "edited_memory_ids": sorted(r.edited),
-                                              "records_cleared": dataclasses.asdict(records),
+           "now": now, "metrics": json.dumps({**receipt, "memories_forgotten": memories_forgotten,
+                                              "memories_edited": len(r.edited), "touched_page_ids": touched_pages,
                                               "request_ids": requests.request_ids})})
     await conn.execute(text("""
         UPDATE wiki_forget_requests SET status = 'done', done_at = :now, tasks = '[]'::jsonb, drafts = '{}'::jsonb
         WHERE tenant_id = :tenant AND owner_id = :owner AND pass_id = :pass
     """), {**scope, "pass": pass_id, "now": now})
-    return result
+    await notify_forgotten(conn, tenant, owner)
+    return applied_of(pass_id, report, memories_forgotten, [uuid.UUID(p) for p in touched_pages])
 
 
-async def _demote(conn: AsyncConnection, r: Radius, scope: dict[str, str], result: ForgetApplied) -> None:
+async def _demote(conn: AsyncConnection, plan: ForgetPlan, scope: dict[str, str]) -> None:
     """A promoted page whose evidence fell below the promotion rule goes back to an open mention
     holding the sightings it has left (merged into the alias's open row when there is one)."""
+    r = plan.r
     for _, mention in r.demoted:
         kept, _ = remaining_sightings(mention.sample_contexts or [], r.forgotten)
+        kept = [s for s in kept if not (isinstance(s, dict) and plan.gone.holds(str(s.get("quote") or "")))]
         page_refs = {ref for s in r.sections if s.page_id == mention.promoted_page_id for _, refs, _ in s.lines
                      for ref in refs if ref not in r.forgotten}
         left = len(page_refs) or len(kept)
+        await drop_sightings(conn, [mention.id], sorted(r.forgotten))
         opened = (await conn.execute(text("""
             SELECT id FROM wiki_unresolved_mentions WHERE tenant_id = :tenant AND owner_id = :owner
               AND alias_normalized = :alias AND status = 'open'
         """), {**scope, "alias": mention.alias_normalized})).first()
         if left == 0 or opened is not None:
-            await conn.execute(text("DELETE FROM wiki_unresolved_mentions WHERE id = :id"), {"id": mention.id})
             if opened is not None and left:
+                await move_sightings(conn, mention.id, opened.id)
                 await conn.execute(text("UPDATE wiki_unresolved_mentions SET mention_count = mention_count + :n "
                                         "WHERE id = :id"), {"id": opened.id, "n": left})
+            await conn.execute(text("DELETE FROM wiki_unresolved_mentions WHERE id = :id"), {"id": mention.id})
         else:
             await conn.execute(text("""
                 UPDATE wiki_unresolved_mentions SET status = 'open', promoted_page_id = NULL, mention_count = :n,
                     sample_contexts = CAST(:samples AS jsonb), updated_at = now() WHERE id = :id
             """), {"id": mention.id, "n": left, "samples": json.dumps(kept)})
-        result.pages_demoted += 1
 
 
-async def _mentions(conn: AsyncConnection, r: Radius, scope: dict[str, str], result: ForgetApplied) -> None:
-    """Sightings of a forgotten memory go (a mention left without any goes too); an edited memory's
-    sightings lose their quote of the old text and keep their count."""
-    demoted = {mention.id for _, mention in r.demoted}
-    rows = list(r.mentions)
-    if r.edited:
-        rows += (await conn.execute(text("""
-            SELECT id::text AS id, alias, status, mention_count, sample_contexts FROM wiki_unresolved_mentions m
-            WHERE tenant_id = :tenant AND owner_id = :owner AND EXISTS (SELECT 1 FROM jsonb_array_elements(m.sample_contexts) e
-                  WHERE e->>'source_ref' = ANY(CAST(:ids AS text[])))
-        """), {**scope, "ids": sorted(r.edited)})).all()
-    seen: set[str] = set()
-    for mention in rows:
-        if mention.id in demoted or mention.id in seen:
+async def _mentions(conn: AsyncConnection, plan: ForgetPlan) -> None:
+    """Each mention resting on a forgotten memory loses those sightings, counted whether or not its
+    samples showed them (a mention left without any goes); a sample quoting a forgotten or edited
+    memory, or holding a word only the forgotten memories had, goes (the count keeps an edit's)."""
+    forgotten = sorted(plan.r.forgotten)
+    for mention in plan.mentions:
+        if mention.left <= 0:
+            await conn.execute(text("DELETE FROM wiki_unresolved_mentions WHERE id = CAST(:id AS uuid)"),
+                               {"id": mention.id})
             continue
-        seen.add(mention.id)
-        samples = mention.sample_contexts or []
-        kept, lost_forgotten = remaining_sightings(samples, r.forgotten)
-        kept, _ = remaining_sightings(kept, r.edited)
-        left = mention.mention_count - lost_forgotten
-        result.sightings_removed += lost_forgotten
-        if left <= 0:
-            await conn.execute(text("DELETE FROM wiki_unresolved_mentions WHERE id = :id"), {"id": mention.id})
-            result.mentions_removed += 1
-        else:
+        await drop_sightings(conn, [mention.id], forgotten)
+        await conn.execute(text("""
+            UPDATE wiki_unresolved_mentions SET mention_count = :n, sample_contexts = CAST(:samples AS jsonb),
+                updated_at = now() WHERE id = CAST(:id AS uuid)
+        """), {"id": mention.id, "n": mention.left, "samples": json.dumps(mention.kept_samples)})
+
+
+async def _links(conn: AsyncConnection, plan: ForgetPlan, left_empty: set[str]) -> None:
+    """Links resting on a forgotten memory, or whose context holds its text: moved, cleared or removed."""
+    fates = [f for f in plan.links if f.from_page not in left_empty and f.to_page not in left_empty]
+    gone = [f.id for f in fates if f.remove]
+    if gone:
+        await conn.execute(text("DELETE FROM wiki_page_links WHERE id = ANY(CAST(:ids AS uuid[]))"), {"ids": gone})
+    for fate in fates:
+        if not fate.remove:
             await conn.execute(text("""
-                UPDATE wiki_unresolved_mentions SET mention_count = :n, sample_contexts = CAST(:samples AS jsonb),
-                    updated_at = now() WHERE id = :id
-            """), {"id": mention.id, "n": left, "samples": json.dumps(kept)})
+                UPDATE wiki_page_links SET context = :context, source_refs = CAST(:refs AS text[])
+                WHERE id = CAST(:id AS uuid)
+            """), {"id": fate.id, "context": fate.context, "refs": fate.source_refs})
 
 
-def _words(value: str | None) -> set[str]:
-    return {w for w in normalize_alias(value or "").split() if len(w) >= 3}
+async def _summaries(conn: AsyncConnection, plan: ForgetPlan, left_empty: set[str]) -> list[str]:
+    """Each summary holding forgotten text, recomputed as a new page's is (its lead section's first
+    sentence), or cleared when that holds it too. The pages whose summary changed."""
+    pages = [p.id for p in plan.summaries if p.id not in left_empty]
+    if not pages:
+        return []
+    leads: dict[str, str] = {}
+    for row in await conn.execute(text("""
+        SELECT DISTINCT ON (page_id) page_id::text AS page_id, body_md FROM wiki_page_sections
+        WHERE page_id = ANY(CAST(:ids AS uuid[])) AND section_slug = ANY(CAST(:leads AS text[])) AND body_md <> ''
+        ORDER BY page_id, array_position(CAST(:leads AS text[]), section_slug)
+    """), {"ids": pages, "leads": list(LEAD_SECTIONS)}):
+        leads[row.page_id] = first_sentence(strip_wikilinks(row.body_md))
+    updates: list[dict[str, Any]] = []
+    for page in pages:
+        summary = leads.get(page) or None
+        if summary is not None and plan.gone.holds(summary):
+            summary = None
+        updates.append({"id": page, "summary": safe_markdown(summary) if summary else None})
+    await conn.execute(text("UPDATE wiki_pages SET summary = :summary WHERE id = CAST(:id AS uuid)"), updates)
+    return pages
 
 
-def _only_forgotten(value: str | None, forgotten: list[Evidence], remaining: list[Evidence]) -> bool:
-    """The text holds a word a forgotten (or edited-away) memory had and no remaining memory has."""
-    gone = set().union(*(e.words for e in forgotten)) if forgotten else set()
-    held = set().union(*(e.words for e in remaining)) if remaining else set()
-    return bool((_words(value) & gone) - held)
-
-
-async def _scrub_pages(conn: AsyncConnection, r: Radius, scope: dict[str, str], pages: list[str],
-                       now: datetime) -> None:
-    """The surviving pages the pass touched: titles from their remaining citations, a summary or link
-    context holding a word only the forgotten memories had cleared, `body_md` re-rendered."""
+async def _rendered(conn: AsyncConnection, scope: dict[str, str], pages: list[str], now: datetime) -> None:
+    """The surviving pages the pass touched: titles from their remaining citations, `body_md` rendered."""
     if not pages:
         return
     await retitle_by_attestation(conn, scope["tenant"], scope["owner"], pages)
-    forgotten = [r.evidence[m] for m in sorted(r.forgotten) if m in r.evidence]
-    rows = (await conn.execute(text("""
-        SELECT p.id::text AS id, p.summary,
-               coalesce((SELECT array_agg(DISTINCT src.source_ref) FROM wiki_page_sections s
-                         JOIN wiki_section_sources src ON src.section_id = s.id WHERE s.page_id = p.id), '{}') AS refs
-        FROM wiki_pages p WHERE p.id = ANY(CAST(:ids AS uuid[]))
-    """), {"ids": pages})).all()
-    for row in rows:
-        remaining = [r.evidence[ref] for ref in row.refs if ref in r.evidence and ref not in r.forgotten]
-        if forgotten and _only_forgotten(row.summary, forgotten, remaining):
-            await conn.execute(text("UPDATE wiki_pages SET summary = NULL WHERE id = CAST(:id AS uuid)"), {"id": row.id})
-        if forgotten:
-            for link in await conn.execute(text("""
-                SELECT id, context FROM wiki_page_links
-                WHERE (from_page_id = CAST(:id AS uuid) OR to_page_id = CAST(:id AS uuid)) AND context IS NOT NULL
-            """), {"id": row.id}):
-                if _only_forgotten(link.context, forgotten, remaining):
-                    await conn.execute(text("UPDATE wiki_page_links SET context = NULL WHERE id = :id"), {"id": link.id})
     sections: dict[str, list[Any]] = {page: [] for page in pages}
     for row in await conn.execute(text("""
         SELECT page_id::text AS page_id, heading, body_md, position FROM wiki_page_sections
@@ -236,25 +272,3 @@ async def _scrub_pages(conn: AsyncConnection, r: Radius, scope: dict[str, str], 
         sections[row.page_id].append(row)
     await conn.execute(text("UPDATE wiki_pages SET body_md = :body, updated_at = :now WHERE id = CAST(:id AS uuid)"),
                        [{"id": page, "body": render_body_markdown(rows), "now": now} for page, rows in sections.items()])
-
-
-async def _staging(conn: AsyncConnection, scope: dict[str, str], touched: list[str]) -> int:
-    """Staged plans, section drafts, batch requests and rejected lines that hold a touched memory
-    (by id, so by its text too): removed."""
-    if not touched:
-        return 0
-    params = {**scope, "ids": touched}
-    plans = await conn.execute(text("""
-        DELETE FROM wiki_compile_plans p WHERE p.tenant_id = :tenant AND p.owner_id = :owner
-          AND (p.memory_ids && CAST(:ids AS uuid[]) OR EXISTS (
-               SELECT 1 FROM unnest(CAST(:ids AS text[])) AS i(id)
-               WHERE strpos(p.plan::text, i.id) > 0 OR strpos(coalesce(p.resolved::text, ''), i.id) > 0))
-    """), params)
-    batches = await conn.execute(text("""
-        DELETE FROM wiki_llm_batch_requests WHERE tenant_id = :tenant AND owner_id = :owner
-          AND memory_ids && CAST(:ids AS uuid[])
-    """), params)
-    rejected = await conn.execute(text("""
-        DELETE FROM wiki_rejected_claims WHERE tenant_id = :tenant AND owner_id = :owner AND cited && CAST(:ids AS text[])
-    """), params)
-    return plans.rowcount + batches.rowcount + rejected.rowcount

@@ -15,19 +15,20 @@ this module clears what was derived from them and kept elsewhere, in the same tr
   pass removed, or holding a word only the forgotten memories had, goes; then every claim of the
   surviving pages gets its validity again, so no `superseded_by` names a removed claim and a claim
   superseded only by a removed one is current again.
-- the process's cache of memory evidence (store/claims.py): the forgotten memories' entries leave it.
 
-Blocking keys (`wiki_alias_keys`) and claim embeddings (`wiki_claim_vectors`) go with their alias or
-claim row (foreign keys with ON DELETE CASCADE); recall's per-process indexes (app/recall_cache.py)
-rebuild when the scope's row count drops. The operator's corrections (aliases added or removed by
-hand, ignored names, promotion blocks, switches) are the operator's words, not a memory's: kept.
+Decisions and merge records are found read-only first (`derived_records`: the preview counts them)
+and cleared by `clear_records`. Blocking keys (`wiki_alias_keys`) and claim embeddings
+(`wiki_claim_vectors`) go with their alias or claim row (foreign keys with ON DELETE CASCADE); every
+process's caches drop the scope when the pass commits (domain/process_caches.py). The operator's
+corrections (aliases added or removed by hand, ignored names, promotion blocks, switches) are the
+operator's words, not a memory's: kept.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import text
@@ -36,15 +37,16 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from domain.aliases import normalize_alias
 from domain.evidence import Evidence, flat_values
 from store.claim_validity import settle_validity
-from store.claims import forget_evidence
 from store.forget import Radius
 
 
 @dataclass
-class RecordsCleared:
-    decisions_removed: int = 0
-    merge_records_changed: int = 0
-    marks_removed: int = 0
+class DerivedRecords:
+    """The records a pass clears: merge decisions deleted whole, operator merge records changed
+    (`moved` is the new record, None: deleted)."""
+
+    decision_ids: list[str] = field(default_factory=list)
+    merge_changes: list[tuple[str, dict[str, Any] | None]] = field(default_factory=list)
 
 
 def _words(values: Iterable[str | None]) -> set[str]:
@@ -64,19 +66,25 @@ class _Gone:
         return bool(self.words and _words(values) & self.words)
 
 
-async def clear_derived_records(conn: AsyncConnection, r: Radius, scope: dict[str, str], removed_pages: set[str],
-                                surviving: Sequence[str], keys_before: dict[str, set[str]],
-                                removed_alias_ids: Sequence[str]) -> RecordsCleared:
-    """Clear what other features derived from the pass's memories (the module's docstring says what).
-    `keys_before`: the claim keys each radius page had before the pass; `removed_alias_ids`: the
-    aliases the pass removed."""
+async def derived_records(conn: AsyncConnection, r: Radius, scope: dict[str, str], removed_pages: set[str],
+                          removed_alias_ids: Sequence[str]) -> DerivedRecords:
+    """What of the other features' records rests on the pass's memories (the module's docstring says
+    what), read-only: the preview counts it, the pass clears it (`clear_records`)."""
     gone = _Gone(r)
-    cleared = RecordsCleared()
-    cleared.decisions_removed = await _decisions(conn, r, scope, removed_pages, gone)
-    cleared.merge_records_changed = await _page_merges(conn, scope, removed_pages, set(removed_alias_ids), gone)
-    cleared.marks_removed = await _marks(conn, scope, surviving, keys_before, gone)
-    forget_evidence(scope["tenant"], scope["owner"], r.forgotten)
-    return cleared
+    return DerivedRecords(decision_ids=await _decisions(conn, r, scope, removed_pages, gone),
+                          merge_changes=await _page_merges(conn, scope, removed_pages, set(removed_alias_ids), gone))
+
+
+async def clear_records(conn: AsyncConnection, records: DerivedRecords) -> None:
+    if records.decision_ids:
+        await conn.execute(text("DELETE FROM wiki_merge_decisions WHERE id = ANY(CAST(:ids AS uuid[]))"),
+                           {"ids": records.decision_ids})
+    for merge_id, moved in records.merge_changes:
+        if moved is None:
+            await conn.execute(text("DELETE FROM wiki_page_merges WHERE id = CAST(:id AS uuid)"), {"id": merge_id})
+        else:
+            await conn.execute(text("UPDATE wiki_page_merges SET moved = CAST(:moved AS jsonb) WHERE id = CAST(:id AS uuid)"),
+                               {"id": merge_id, "moved": json.dumps(moved)})
 
 
 async def claim_keys_by_page(conn: AsyncConnection, page_ids: Sequence[str]) -> dict[str, set[str]]:
@@ -91,9 +99,9 @@ async def claim_keys_by_page(conn: AsyncConnection, page_ids: Sequence[str]) -> 
 
 
 async def _decisions(conn: AsyncConnection, r: Radius, scope: dict[str, str], removed_pages: set[str],
-                     gone: _Gone) -> int:
+                     gone: _Gone) -> list[str]:
     if not r.touched:
-        return 0
+        return []
     removed_refs = sorted(r.page_refs[p][0] for p in removed_pages if p in r.page_refs)
     patterns = [f"%{word}%" for word in sorted(gone.words)]
     rows = (await conn.execute(text("""
@@ -112,39 +120,35 @@ async def _decisions(conn: AsyncConnection, r: Radius, scope: dict[str, str], re
               if row.candidate in removed_pages or row.proposal in removed_refs
               or set(flat_values(row.evidence or {})) & r.touched
               or gone.holds(*row.proposal_names, row.detail, row.reason, *flat_values(row.evidence or {}))]
-    if doomed:
-        await conn.execute(text("DELETE FROM wiki_merge_decisions WHERE id = ANY(CAST(:ids AS uuid[]))"), {"ids": doomed})
-    return len(doomed)
+    return doomed
 
 
 async def _page_merges(conn: AsyncConnection, scope: dict[str, str], removed_pages: set[str],
-                       removed_aliases: set[str], gone: _Gone) -> int:
+                       removed_aliases: set[str], gone: _Gone) -> list[tuple[str, dict[str, Any] | None]]:
     rows = (await conn.execute(text("""
         SELECT id::text AS id, source_page_id::text AS source, target_page_id::text AS target, moved
         FROM wiki_page_merges WHERE tenant_id = :tenant AND owner_id = :owner
     """), scope)).all()
-    changed = 0
+    changes: list[tuple[str, dict[str, Any] | None]] = []
     for row in rows:
         if row.source in removed_pages or row.target in removed_pages:
-            await conn.execute(text("DELETE FROM wiki_page_merges WHERE id = CAST(:id AS uuid)"), {"id": row.id})
-            changed += 1
+            changes.append((row.id, None))
             continue
         moved: dict[str, Any] = dict(row.moved)
         kept = {key: [alias for alias in moved.get(key, [])
                       if alias.get("id") not in removed_aliases and not gone.holds(alias.get("alias"))]
                 for key in ("aliases_moved", "aliases_dropped")}
         if any(len(kept[key]) != len(moved.get(key, [])) for key in kept):
-            await conn.execute(text("UPDATE wiki_page_merges SET moved = CAST(:moved AS jsonb) WHERE id = CAST(:id AS uuid)"),
-                               {"id": row.id, "moved": json.dumps({**moved, **kept})})
-            changed += 1
-    return changed
+            changes.append((row.id, {**moved, **kept}))
+    return changes
 
 
-async def _marks(conn: AsyncConnection, scope: dict[str, str], surviving: Sequence[str],
-                 keys_before: dict[str, set[str]], gone: _Gone) -> int:
+async def clear_marks(conn: AsyncConnection, r: Radius, scope: dict[str, str], surviving: Sequence[str],
+                      keys_before: dict[str, set[str]]) -> int:
     """Marks naming a removed claim go; every claim of the surviving pages is given its validity again."""
     if not surviving:
         return 0
+    gone = _Gone(r)
     keys_after = await claim_keys_by_page(conn, surviving)
     marks = (await conn.execute(text("""
         SELECT page_id::text AS page_id, claim_key, replaced_key FROM wiki_claim_supersessions

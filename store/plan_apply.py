@@ -47,6 +47,7 @@ from messages.compile import ApplyBatchResult
 from store.claims import sync_claims
 from store.corrections import in_force, reapply_corrections
 from store.mention_pool import PoolRow, open_pool
+from store.mention_sightings import record_sightings
 from store.page_titles import retitle_by_attestation
 from store.plan_links import write_plan_links
 
@@ -382,6 +383,7 @@ class _OpenMention:
     samples: list[Any]
     suggested_type: str | None  # for an existing row, None keeps the stored one
     sightings: int = 0
+    seen_in: list[str] = field(default_factory=list)  # the memory of each sighting that names one
 
 
 async def _upsert_mentions(state: _Apply, mentions: list[MentionSighting], promoting: set[str]) -> None:
@@ -432,6 +434,8 @@ async def _upsert_mentions(state: _Apply, mentions: list[MentionSighting], promo
         if context is not None:
             open_row.samples = [context, *open_row.samples][:MAX_SAMPLE_CONTEXTS]
         open_row.sightings += 1
+        if mention.source_ref:
+            open_row.seen_in.append(mention.source_ref)
         state.result.unresolved_upserted += 1
     seen = [row for row in open_rows.values() if not row.is_new]
     if seen:
@@ -460,6 +464,7 @@ async def _upsert_mentions(state: _Apply, mentions: list[MentionSighting], promo
                "normalized": [normalized for normalized, _ in new],
                "types": [row.suggested_type for _, row in new], "sightings": [row.sightings for _, row in new],
                "samples": [json.dumps(row.samples) for _, row in new]})
+    await record_sightings(state.conn, [(str(row.id), ref) for row in open_rows.values() for ref in row.seen_in])
 
 
 async def _mention_homes(state: _Apply, mentions: list[MentionSighting], held: set[str],

@@ -9,7 +9,7 @@ links written in one statement, each pair once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -18,7 +18,13 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain import ids
-from domain.links import co_mention_context, co_mention_pairs, deterministic_link_context
+from domain.links import (
+    CO_MENTION_PREFIX,
+    DETERMINISTIC_PREFIX,
+    co_mention_context,
+    co_mention_pairs,
+    deterministic_link_context,
+)
 from domain.parents import (
     derive_parent_candidates,
     derive_parent_candidates_from_page_summaries,
@@ -54,9 +60,14 @@ class _Links:
     dropped_invalid_ids: int = 0
 
 
-async def insert_reference_links(conn: AsyncConnection, links: Iterable[Link]) -> set[tuple[str, str]]:
+async def insert_reference_links(conn: AsyncConnection, links: Iterable[Link],
+                                 planned_from: Sequence[str] = ()) -> set[tuple[str, str]]:
     """`reference` links in one statement; the (from, to) pairs it inserted. Self-links and pairs that
-    exist already are left out, and a pair listed twice is written with its first context."""
+    exist already are left out, and a pair listed twice is written with its first context.
+
+    Each link keeps the memories it rests on (`source_refs`, what a forget looks for): a co-mention
+    link the memory its context names, any other link with a context `planned_from`, the memories of
+    the plan that wrote it; none for a deterministic parent link (its context names pages only)."""
     contexts: dict[tuple[str, str], str | None] = {}
     for from_page, to_page, context in links:
         pair = (str(UUID(from_page)), str(UUID(to_page)))
@@ -65,15 +76,27 @@ async def insert_reference_links(conn: AsyncConnection, links: Iterable[Link]) -
     if not contexts:
         return set()
     rows = await conn.execute(text("""
-        INSERT INTO wiki_page_links (id, from_page_id, to_page_id, kind, context)
-        SELECT id, from_page_id, to_page_id, 'reference', context
-        FROM unnest(CAST(:ids AS uuid[]), CAST(:froms AS uuid[]), CAST(:tos AS uuid[]), CAST(:contexts AS text[]))
-            AS linked(id, from_page_id, to_page_id, context)
+        INSERT INTO wiki_page_links (id, from_page_id, to_page_id, kind, context, source_refs)
+        SELECT id, from_page_id, to_page_id, 'reference', context,
+               CASE WHEN refs = '' THEN NULL ELSE string_to_array(refs, ' ') END
+        FROM unnest(CAST(:ids AS uuid[]), CAST(:froms AS uuid[]), CAST(:tos AS uuid[]), CAST(:contexts AS text[]),
+                    CAST(:refs AS text[]))
+            AS linked(id, from_page_id, to_page_id, context, refs)
         ON CONFLICT (from_page_id, to_page_id, kind) DO NOTHING
         RETURNING from_page_id, to_page_id
     """), {"ids": [ids.link_id(UUID(f), UUID(t), "reference") for f, t in contexts],
-           "froms": [f for f, _ in contexts], "tos": [t for _, t in contexts], "contexts": list(contexts.values())})
+           "froms": [f for f, _ in contexts], "tos": [t for _, t in contexts], "contexts": list(contexts.values()),
+           "refs": [" ".join(link_sources(context, planned_from)) for context in contexts.values()]})
     return {(str(row.from_page_id), str(row.to_page_id)) for row in rows}
+
+
+def link_sources(context: str | None, planned_from: Sequence[str]) -> list[str]:
+    """The memories a new link rests on (see `insert_reference_links`)."""
+    if context and context.startswith(CO_MENTION_PREFIX):
+        return [context.removeprefix(CO_MENTION_PREFIX)]
+    if context and context.startswith(DETERMINISTIC_PREFIX):
+        return []
+    return [str(ref) for ref in planned_from]
 
 
 async def write_plan_links(conn: AsyncConnection, tenant: str, owner: str, plan: ResolvedPlan, *,
@@ -92,7 +115,8 @@ async def write_plan_links(conn: AsyncConnection, tenant: str, owner: str, plan:
     if deterministic_linking:
         parent_links = await _deterministic_parent_links(state, [UUID(m) for m in plan.memory_ids])
         co_mention_links = await _co_mention_links(state)
-    inserted = await insert_reference_links(conn, [*planner_links, *parent_links, *co_mention_links])
+    inserted = await insert_reference_links(conn, [*planner_links, *parent_links, *co_mention_links],
+                                            planned_from=[str(m) for m in plan.memory_ids])
     counted: set[tuple[str, str]] = set()
     return LinksWritten(planner=_newly_inserted(planner_links, inserted, counted),
                         deterministic=_newly_inserted(parent_links, inserted, counted),

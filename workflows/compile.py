@@ -66,6 +66,7 @@ with workflow.unsafe.imports_passed_through():
 from workflows.compile_batched_calls import BatchedModelCalls
 from workflows.compile_forget import ForgetBetweenBatches
 from workflows.compile_overlap import OverlappedBatches
+from workflows.compile_state import ForgetPreempted
 
 T = TypeVar("T")
 
@@ -229,7 +230,13 @@ class CompileWorkflow(OverlappedBatches, ForgetBetweenBatches, BatchedModelCalls
             promotions = list(self._promotions)
             if not batch.memory_ids and not promotions:
                 return None
-            await self._compile_batch(batch, promotions)
+            try:
+                await self._compile_batch(batch, promotions)
+            except ForgetPreempted:
+                # A forget stopped the wait for a Message Batch: it is served at the top of the loop, then
+                # what is left of this batch is read again from the cursor.
+                self._batch_waits.clear()
+                continue
             self._promotions = [m for m in self._promotions if m not in promotions]
             self._batches_done += 1
             self._metrics.batches = self._batches_done
@@ -267,7 +274,7 @@ class CompileWorkflow(OverlappedBatches, ForgetBetweenBatches, BatchedModelCalls
                 await self._resolve_write_apply(batch_no, plan, cursor, cursor_next)
             cursor = cursor_next
             self._cursor = cursor
-        self._metrics.records_read += count
+            self._metrics.records_read += end - start  # per part: a forget may stop the batch after one
 
     async def _resolve_write_apply(self, batch_no: int, plan_id: UUID, cursor: CursorPosition,
                                    cursor_next: CursorPosition) -> None:
@@ -327,7 +334,14 @@ class CompileWorkflow(OverlappedBatches, ForgetBetweenBatches, BatchedModelCalls
                     )
             return await self._answered(ask)
 
-        results = await asyncio.gather(*[write(i, key) for i, key in enumerate(tasks)])
+        writes = [asyncio.ensure_future(write(i, key)) for i, key in enumerate(tasks)]
+        try:
+            results = await asyncio.gather(*writes)
+        except ForgetPreempted:
+            for other in writes:  # none of them goes on past the forget
+                other.cancel()
+            await asyncio.gather(*writes, return_exceptions=True)
+            raise
         for result in results:
             self._metrics.section_writer_calls += 1
             self._metrics.add_usage(result.usage)
@@ -353,11 +367,21 @@ class CompileWorkflow(OverlappedBatches, ForgetBetweenBatches, BatchedModelCalls
         """Hubs, rollups and section promotion over what this run changed: plan, resolve, write, apply.
 
         Runs after the leaf batches of every run that read a memory. A failure is recorded in the
-        ledger (`aggregation_error`) and never undoes the leaf work, which is already committed.
+        ledger (`aggregation_error`) and never undoes the leaf work, which is already committed. A
+        forget arriving while it waits for a Message Batch is served, then the pass starts again.
         """
         if (self._metrics.records_read == 0 and not self._aggregate_after_forget) \
                 or not self._inp.options.aggregation_enabled:
             return
+        while True:
+            try:
+                await self._aggregate_once()
+                return
+            except ForgetPreempted:
+                self._batch_waits.clear()
+                await self._forget_if_pending()
+
+    async def _aggregate_once(self) -> None:
         self._phase = "aggregating"
         self._details("aggregation pass: hubs, rollups, section promotion")
         scope = self._inp.scope

@@ -15,11 +15,13 @@ Mixed into CompileWorkflow (`self` is the workflow).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Protocol, TypeVar
 
 from temporalio import workflow
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from activities.batches import MessageBatches
@@ -30,7 +32,7 @@ with workflow.unsafe.imports_passed_through():
         message_batch_poll_retry,
     )
 
-from workflows.compile_state import CompileState
+from workflows.compile_state import CompileState, ForgetPreempted
 
 
 class MaybeBatched(Protocol):
@@ -50,14 +52,32 @@ class BatchedModelCalls(CompileState):
         return self._batch_mode() and workflow.patched("batched_model_calls")
 
     async def _wait_for_message_batch(self, batch_id: str, summary: str) -> None:
-        """Poll the batch until it has ended (retries of the poll add no history events)."""
-        await workflow.execute_activity(
+        """Poll the batch until it has ended (retries of the poll add no history events).
+
+        From release 0.2.0 (patch `forget_everywhere`) a forget does not wait for a batch, which may take
+        a day: a forget arriving meanwhile stops the wait with `ForgetPreempted`, the batch in progress
+        is dropped and its memories read again once the forget is served (workflows/compile_forget.py)."""
+        preemptible = workflow.patched("forget_everywhere")
+        if preemptible and self._forget_pending:
+            raise ForgetPreempted()
+        poll = workflow.start_activity(
             MessageBatches.poll, PollBatchInput(batch_id=batch_id),
             start_to_close_timeout=MESSAGE_BATCH_POLL_ATTEMPT_TIMEOUT, schedule_to_close_timeout=MESSAGE_BATCH_POLL_BUDGET,
             task_queue=self._inp.options.llm_task_queue,
             retry_policy=message_batch_poll_retry(timedelta(seconds=self._inp.options.batch_poll_seconds)),
             summary=summary,
         )
+        if not preemptible:
+            await poll
+            return
+        await workflow.wait_condition(lambda: poll.done() or self._forget_pending)
+        if poll.done():
+            await poll  # its outcome, a failure included
+            return
+        poll.cancel()
+        with contextlib.suppress(asyncio.CancelledError, ActivityError):
+            await poll
+        raise ForgetPreempted()
 
     async def _answered(self, ask: Callable[[], Awaitable[R]]) -> R:
         """`ask()`'s result once its model call no longer waits in a Message Batch: each batch it names

@@ -7,19 +7,39 @@ compile is the scope's lock, so the pass never races a batch: it runs where no b
 pass, and the batches after it read only what is left. Steps: `forget.prepare` (claims the requests,
 stores each affected section's new body or writer task), `llm.rederive_section` for each section
 whose lines cite a touched memory and others (at most `section_writer_concurrency` at a time),
-then `forget.apply` (one transaction with its receipt; a retry returns the receipt). The surviving
-pages it changed, and the hubs of those it removed, go to the run's aggregation pass.
+then `forget.apply` (one transaction with its receipt; a retry returns the receipt), then, when the
+provider still holds Message Batches of the scope, `llm.erase_message_batches` cancels and deletes
+them and says so on the receipt. A forget arriving while the compile waits for a Message Batch stops
+that wait: the batch in progress is dropped (its requests are discarded by the pass and its batch
+deleted at the provider) and read again after the forget. The surviving pages it changed, and the
+hubs of those it removed, go to the run's aggregation pass.
 """
 
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
+from uuid import UUID
 
 from temporalio import workflow
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
+    from activities.batches import MessageBatches
     from activities.forget import Forgetting
-    from messages.forget import ForgetApplied, ForgetPassInput, ForgetPrepared, RederiveInput, RederiveResult
+    from messages.forget import (
+        EraseBatchesInput,
+        ForgetApplied,
+        ForgetPassInput,
+        ForgetPrepared,
+        RederiveInput,
+        RederiveResult,
+    )
+    from workflows.policies import (
+        MESSAGE_BATCH_POLL_BUDGET,
+        MODEL_CALL_ATTEMPT_TIMEOUT,
+        message_batch_poll_retry,
+    )
 
 from workflows.compile_state import CompileState
 
@@ -32,6 +52,9 @@ class ForgetBetweenBatches(CompileState):
         if not self._forget_pending or not workflow.patched("forget"):
             return
         self._forget_pending = False
+        # From 0.2.0 on (patch `forget_everywhere`), a forget also deletes the scope's Message Batches at
+        # the provider, and it no longer waits for a batch in progress (workflows/compile_batched_calls.py).
+        everywhere = workflow.patched("forget_everywhere")
         scope = self._inp.scope
         self._phase = "forgetting"
         self._details("forgetting memories: re-deriving the sections that cite them")
@@ -68,3 +91,22 @@ class ForgetBetweenBatches(CompileState):
             self._touched_pages.append(page_id)
         if applied.touched_page_ids:
             self._aggregate_after_forget = True
+        if everywhere and applied.provider_batch_ids:
+            await self._erase_provider_batches(pass_id, applied.provider_batch_ids)
+
+    async def _erase_provider_batches(self, pass_id: UUID, batch_ids: list[str]) -> None:
+        """Delete the scope's batches at the provider (canceled first while in progress, which may take a
+        while: the activity is retried at the poll interval until they have ended). A failure for good
+        leaves them on the receipt as not deleted, for the scope's next forget; the compile goes on."""
+        self._details(f"forgetting memories: deleting {len(batch_ids)} Message Batch(es) at the provider")
+        try:
+            await workflow.execute_activity_method(
+                MessageBatches.erase, EraseBatchesInput(scope=self._inp.scope, pass_id=pass_id, batch_ids=batch_ids),
+                start_to_close_timeout=MODEL_CALL_ATTEMPT_TIMEOUT, schedule_to_close_timeout=MESSAGE_BATCH_POLL_BUDGET,
+                # Heartbeats: a worker dying mid-attempt is noticed in seconds, and another deletes them.
+                heartbeat_timeout=timedelta(seconds=self._inp.options.heartbeat_timeout_seconds),
+                task_queue=self._inp.options.llm_task_queue,
+                retry_policy=message_batch_poll_retry(timedelta(seconds=self._inp.options.batch_poll_seconds)),
+                summary=f"forget: delete {len(batch_ids)} Message Batch(es) of the scope at the provider")
+        except ActivityError:
+            self._metrics.provider_erasures_failed += 1

@@ -22,6 +22,11 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+class ForgetPreempted(Exception):
+    """A forget arrived while the compile waited for a Message Batch: the batch in progress is dropped,
+    the forget served, and the batch's memories read again (raised and caught in workflow code only)."""
+
+
 class CompileState:
     """The compile workflow's run state, shared with the mixins that hold part of its loop."""
 

@@ -24,4 +24,6 @@ PATCHES: dict[str, Patch] = {
     "batched_model_calls": Patch(release="0.2.0", old_branch="a bulk compile's section writer, aggregation "
                                  "planner and merge judge calls stay interactive (only its leaf plans go "
                                  "through Message Batches)"),
+    "forget_everywhere": Patch(release="0.2.0", old_branch="a forget waits for a Message Batch in progress, "
+                               "and leaves the scope's batches at the provider"),
 }

@@ -23,7 +23,10 @@ pyproject.toml. One scope per scenario:
   ends the debounce at once;
 - `forget`: a compiled scope forgets a memory cited with others (`wiki memory forget`): the forget
   starts the scope's compile, which prepares the pass, re-derives the sections' lines, applies it and
-  runs the aggregation pass over the pages it changed.
+  runs the aggregation pass over the pages it changed;
+- `preempted_by_forget`: a bootstrap in batch mode waits for a Message Batch holding a memory when that
+  memory is forgotten: the wait stops, the forget is served and deletes the batch at the provider
+  (canceled first), and the batch's memories are planned again in a new batch.
 
 Faults come from a planner wrapped around the scripted one (keyed to memory ids, so each recording
 takes the same path every time). A released version's recordings are never re-recorded: they are what
@@ -352,6 +355,48 @@ async def forget(rec: Recorder) -> None:
     await rec.write_runs(tenant, "forget")
 
 
+async def preempted_by_forget(rec: Recorder) -> None:
+    tenant = "rec-forget-batch"
+    stored = await store_memories(rec.engine, tenant, OWNER, sample_memories(8, seed=4))
+    scope = ReadScope.of(tenant, OWNER)
+    async with _simulated(SimConfig(batch_processing_seconds=3600.0)) as sim:
+        settings = test_settings(WIKI_LLM="anthropic", ANTHROPIC_API_KEY=SIM_API_KEY, WIKI_RECORD_PAGE_SIZE=4,
+                                 WIKI_LLM_BATCH_POLL_SECONDS=0.1, WIKI_LLM_BATCH_WINDOW_SECONDS=0)
+        model_client = build_model_client(settings)
+        try:
+            async with build_worker(rec.client, rec.engine, settings, model_client=model_client):
+                handle = await signal_compile(rec.client, tenant, OWNER, trigger="bootstrap_import", settings=settings)
+                await poll(lambda: _some(sim.batches), timeout=60, what="the first Message Batch")
+                await forget_memories(rec.engine, scope, [str(stored.inserted[0])], rec.client, settings)
+                await poll(lambda: _some(sim.deleted_batches), timeout=60, what="the batch deleted at the provider")
+                sim.config.batch_processing_seconds = 0.0
+                for batch in sim.batches.values():
+                    batch.ready_at = 0.0  # the batches sent since are processed at once
+                await asyncio.wait_for(handle.result(), timeout=120)
+        finally:
+            await model_client.aclose()
+    await rec.write_runs(tenant, "preempted_by_forget")
+
+
+async def _some(items: object) -> bool:
+    return bool(items)
+
+
+@asynccontextmanager
+async def _simulated(config: SimConfig) -> AsyncIterator[ClaudeSimulator]:
+    """The Claude simulator, with the SDK aimed at it (ANTHROPIC_BASE_URL) for the block."""
+    async with ClaudeSimulator(config) as sim:
+        saved = os.environ.get("ANTHROPIC_BASE_URL")
+        os.environ["ANTHROPIC_BASE_URL"] = sim.base_url
+        try:
+            yield sim
+        finally:
+            if saved is None:
+                del os.environ["ANTHROPIC_BASE_URL"]
+            else:
+                os.environ["ANTHROPIC_BASE_URL"] = saved
+
+
 async def _debouncing(handle) -> bool:
     return (await handle.query("progress", result_type=Progress)).phase == "debouncing"
 
@@ -361,7 +406,7 @@ SCENARIOS: dict[str, Callable[[Recorder], Awaitable[None]]] = {
     "lint": lint, "small_compile": small_compile, "continued_as_new": continued_as_new, "plan_ahead": plan_ahead,
     "split_skip": split_skip, "resumed_after_rejection": resumed_after_rejection,
     "resumed_after_apply_rejected": resumed_after_apply_rejected, "message_batches": message_batches,
-    "late_wake": late_wake, "urgent_wake": urgent_wake, "forget": forget,
+    "late_wake": late_wake, "urgent_wake": urgent_wake, "forget": forget, "preempted_by_forget": preempted_by_forget,
 }
 
 

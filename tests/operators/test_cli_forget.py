@@ -4,6 +4,7 @@ forget is served by the scope's compile and its receipt shows in `wiki jobs`, ba
 from __future__ import annotations
 
 import json
+import re
 
 from temporalio.client import Client
 
@@ -50,3 +51,53 @@ async def test_bad_and_unknown_ids_are_refused_in_one_line(settings, engine):
     # Another scope's id is exactly an absent one.
     one_error_line(await wiki("memory", "forget", str(stored.inserted[0]), *scope("someone-else"), "--dry-run"), 1,
                    f"no memory {stored.inserted[0]} in someone-else/alice")
+
+
+def _counts(lines: str) -> list[str]:
+    """A report's lines with the names a receipt does not keep left out (the counts stay)."""
+    out = []
+    for line in lines.splitlines()[1:]:
+        line = line.strip()
+        if line.startswith(("the writer:", "cost:")):
+            continue
+        out.append(re.sub(r" \([^()]*(\([^()]*\)[^()]*)*\)", "", line))
+    return out
+
+
+async def test_forget_waits_for_its_receipt_which_says_what_the_dry_run_said(settings, client: Client, engine):
+    stored = await store_memories(engine, TENANT, "alice", [
+        franklin("Brisket at Franklin Barbecue with Sam.", 1), franklin("Back at Franklin Barbecue for beef ribs.", 2),
+        franklin("Franklin Barbecue sold out of the Wagyuzilla special by noon.", 3),
+        franklin("Franklin Barbecue's line wrapped around the block past the Smokeluxe sign.", 4)])
+    wagyu, smoke = str(stored.inserted[2]), str(stored.inserted[3])
+    async with running_worker(client, engine, settings):
+        await compile_scope(client, settings, TENANT, "alice")
+        dry = await wiki("memory", "forget", wagyu, *scope(TENANT), "--dry-run")
+        dry_json = json.loads((await wiki("memory", "forget", wagyu, *scope(TENANT), "--dry-run", "--json")).stdout)
+        waited = await wiki("memory", "forget", wagyu, *scope(TENANT), "--wait")
+        assert waited.exit_code == 0, waited.output
+        assert waited.stdout.startswith(f"forgotten, in {TENANT}/alice (receipt of request ")
+        # The same lines, the receipt's without the names of what it removed.
+        assert _counts(waited.stdout) == _counts(dry.stdout)
+        assert "Wagyuzilla" not in waited.stdout
+        again = json.loads((await wiki("memory", "forget", smoke, *scope(TENANT), "--wait", "--json")).stdout)
+        assert again["memories_forgotten"] == 1 and again["report"]["memory_ids"] == [smoke]
+        assert dry_json["claims_removed"] >= 1 and set(dry_json) == set(again["report"])
+    one_error_line(await wiki("memory", "forget", wagyu, *scope(TENANT), "--dry-run", "--wait"), 2,
+                   "--dry-run changes nothing")
+
+
+async def test_a_wait_that_runs_out_says_so_in_one_line_and_the_forget_still_happens(settings, client: Client, engine):
+    stored = await store_memories(engine, TENANT, "alice", [
+        franklin("Brisket at Franklin Barbecue with Sam.", 1), franklin("Back at Franklin Barbecue for beef ribs.", 2)])
+    async with running_worker(client, engine, settings):
+        await compile_scope(client, settings, TENANT, "alice")
+    # A worker whose every model call takes seconds: the pass outlasts a one-second wait.
+    slow = settings.model_copy(update={"scripted_latency_ms": 4000})
+    async with running_worker(client, engine, slow):
+        timed_out = await wiki("memory", "forget", str(stored.inserted[0]), *scope(TENANT), "--wait", "--timeout", "1")
+        one_error_line(timed_out, 1, "no receipt within 1 s for forget request ")
+        assert "still queued" in timed_out.stderr or "not deleted" in timed_out.stderr
+        await client.get_workflow_handle(compile_workflow_id(TENANT, "alice")).result()
+    jobs = json.loads((await wiki("jobs", "--tenant", TENANT, "--json")).stdout)
+    assert [row["metrics"]["memory_ids"] for row in jobs if row["kind"] == "forget"] == [[str(stored.inserted[0])]]

@@ -44,13 +44,14 @@ async def test_preview_lists_the_blast_radius_and_changes_nothing(api, engine):
         radius = response.json()
         # Memory 1 alone backs the notes section; the overview cites memories 0 and 1: re-derived.
         assert radius["memory_ids"] == [memories[1]]
-        assert [s["page"] for s in radius["sections_removed"]] == ["entity/franklin-barbecue"]
+        assert [s["name"].split(" · ")[0] for s in radius["sections_removed"]] == ["entity/franklin-barbecue"]
         assert radius["pages_removed"] == [] and radius["claims_removed"] == 1
-        assert [s["page"] for s in radius["sections_rederived"]] == ["entity/franklin-barbecue"]
+        assert [s["name"].split(" · ")[0] for s in radius["sections_rederived"]] == ["entity/franklin-barbecue"]
         many = await http.post("/v1/memories/forget", json={"memory_ids": memories, "dry_run": True},
                                headers=bearer(reader))
         assert many.status_code == 202, many.text
-        assert {p["page"] for p in many.json()["pages_removed"]} == {"entity/franklin-barbecue", "entity/austin-texas"}
+        assert {p["name"].split(" (")[0] for p in many.json()["pages_removed"]} == {"entity/franklin-barbecue",
+                                                                                   "entity/austin-texas"}
     assert await queued(engine) == []
 
 

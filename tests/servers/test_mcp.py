@@ -154,7 +154,7 @@ async def test_over_http_forget_previews_for_any_token_and_forgets_only_for_a_wr
     reader = await token_for(engine, "acme", rights="read")
     async with over_http(mcp_http, reader) as mcp:
         radius = data(await mcp.call_tool("forget", {"memory_ids": [moved], "dry_run": True}))
-        assert [p["page"] for p in radius["blast_radius"]["pages_removed"]] == ["entity/austin-texas"]
+        assert [p["name"].split(" (")[0] for p in radius["blast_radius"]["pages_removed"]] == ["entity/austin-texas"]
         refused = await mcp.call_tool("forget", {"memory_ids": [moved]})
     assert refused.is_error and "this read token cannot forget" in refused.content[0].text
     async with over_http(mcp_http, globex_token) as mcp:
