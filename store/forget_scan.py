@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from domain.claims import flat_values
+from domain.evidence import flat_values
 from domain.forget import GoneWords, surface_forms, word_tokens
 from domain.links import CO_MENTION_PREFIX, DETERMINISTIC_PREFIX, co_mention_context
 from store.llm_batches import HeldBatch, held_batches

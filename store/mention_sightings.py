@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from domain.claims import Evidence
+from domain.evidence import Evidence
 from domain.forget import names
 
 

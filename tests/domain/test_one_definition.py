@@ -28,6 +28,8 @@ NOT_A_SECOND_DEFINITION: dict[tuple[str, str], str] = {
     ("domain/name_key.py", "_LEGAL_ENGLISH"): "legal forms a name key drops, checked against cleanco's terms",
     ("planners/scripted/aggregation.py", "_ROLLUP_GROUPS"): "which kinds each rollup hub gathers",
     ("domain/closed_class.py", "HONORIFICS"): "titles: closed-class words the kinds vocabulary reads as people",
+    ("domain/fact_rules.py", "ATTRIBUTES"): "an attribute's phrasings: the nouns that state whom someone is "
+                                            "partnered with, read as a fact's wording, not as a page's kind",
 }
 # A literal is a second definition when it holds at least this many of a concept's words, making up
 # at least this share of it (a table of US states holds "in", "me", "oh" and "or" among fifty others).
