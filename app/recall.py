@@ -207,9 +207,17 @@ class _Answers:
         self.moment = moment
         self.dated = asks_when(question) or found.window is not None
         self.counts = asks_for_counts(question)
+        self.fused = {f.key: f for f in fused}
         self.fused_score = {f.key: f.score for f in fused}
         self.items: list[RecallItem] = []
         self.shown: set[str] = set()
+        self.answered_by: dict[str, RecallItem] = {}  # memory id -> the memory answer sent for it
+        # The page of the best-ranked claim citing each memory (a memory answer is shown on its page).
+        self.page_of: dict[str, str] = {}
+        for f in fused:
+            claim = claims.get(f.key[2:]) if f.key.startswith("c:") else None
+            for memory_id in (claim.sources + found.cited.get(claim.id, [])) if claim else ():
+                self.page_of.setdefault(memory_id, f"{claim.page_type}/{claim.page_slug}")
         self.seen_texts: set[str] = set()
         for item in fused:
             self._add(item)
@@ -227,20 +235,27 @@ class _Answers:
         text = _excerpt(memory.content, self.question)
         return with_dates(text, memory.occurred_at) if self.dated else text
 
-    def _signals(self, item: Fused) -> dict[str, int]:
+    @staticmethod
+    def _signals(*items: Fused | None) -> dict[str, int]:
+        """Each retriever's best rank of the answer (a claim answered by its memory has both's)."""
         signals: dict[str, int] = {}
-        for ranking, rank in item.ranks.items():
-            name = RETRIEVER_OF.get(ranking, ranking)
-            signals[name] = min(rank, signals.get(name, rank))
+        for item in items:
+            for ranking, rank in (item.ranks.items() if item else ()):
+                name = RETRIEVER_OF.get(ranking, ranking)
+                signals[name] = min(rank, signals.get(name, rank))
         return signals
 
     def _memory_item(self, memory_id: str, item: Fused, page: str | None) -> None:
         memory = self.texts[memory_id]
         self.shown.add(memory_id)
-        self.items.append(RecallItem(
-            kind="memory", id=memory_id, text=self.memory_text(memory), page=page,
+        own = self.fused.get(f"m:{memory_id}")
+        answer = RecallItem(
+            kind="memory", id=memory_id, text=self.memory_text(memory), page=page or self.page_of.get(memory_id),
             date=day_text(memory.occurred_at), occurred_at=memory.occurred_at,
-            uncompiled=memory_id in self.found.uncompiled, score=round(item.score, 6), signals=self._signals(item)))
+            uncompiled=memory_id in self.found.uncompiled, score=round(max(item.score, own.score if own else 0.0), 6),
+            signals=self._signals(item, own if own is not item else None))
+        self.answered_by[memory_id] = answer
+        self.items.append(answer)
 
     def _add(self, item: Fused) -> None:
         kind, key = item.key[:1], item.key[2:]
@@ -261,6 +276,10 @@ class _Answers:
             # An excerpt of its one memory: the memory says it all, and more.
             if best not in self.shown:
                 self._memory_item(best, item, page)
+            elif best in self.answered_by:  # sent already: the claim's page and retrievers join it
+                sent = self.answered_by[best]
+                sent.page = sent.page or page
+                sent.signals = {**self._signals(item), **(sent.signals or {})}
             return
         matching = [m for m in self.found.cited.get(claim.id, []) if m in self.texts]
         ids = list(dict.fromkeys([*([best] if best else []), *matching, *claim.sources]))[:MEMORY_IDS_SHOWN]
@@ -310,30 +329,51 @@ async def recall(db: Database, scope: ReadScope, question: str, max_tokens: int 
                  reserve: int = 0) -> RecallResult:
     """The answers to `question`, best first, in a body of at most `max_tokens` (every character sent
     counts, four characters a token) less `reserve` characters, saying how many did not fit."""
+    return (await recall_variants(db, scope, question, max_tokens, [tuning], as_of, min_confidence, without,
+                                  embedder, verbose, form, reserve))[0]
+
+
+async def recall_variants(db: Database, scope: ReadScope, question: str, max_tokens: int | None,
+                          tunings: list[Tuning], as_of: str | datetime | None = None,
+                          min_confidence: float | None = None, without: list[str] | str | None = None,
+                          embedder: Callable[[], Embedder] | None = None, verbose: bool = False,
+                          form: Form = "json", reserve: int = 0) -> list[RecallResult]:
+    """`recall` under each of `tunings` (the development eval's A/B): the retrievers run once per
+    neighbour share, the details are read once for all."""
     started = time.perf_counter()
     question = text_argument("question", question, MAX_QUESTION_CHARS)
     budget = budget_of(max_tokens)
     floor = min_confidence_of(min_confidence)
     moment = as_of_of(as_of)
     use = parse_retrievers(without)
+    head_size = min(200, 30 + budget * 4 // 60)
     async with connection(db) as conn:
-        found = await retrieve(conn, scope, question, use, moment, embedder, tuning)
-        fused = fuse(found.rankings, tuning)
-        # The fused head the budget could hold (an answer costs some 60 characters at the least).
-        head = fused[:min(200, 30 + budget * 4 // 60)]
+        retrieved: dict[float, Retrieved] = {}
+        for tuning in tunings:
+            if tuning.neighbours not in retrieved:
+                retrieved[tuning.neighbours] = await retrieve(conn, scope, question, use, moment, embedder, tuning)
+        runs = [(tuning, retrieved[tuning.neighbours], fuse(retrieved[tuning.neighbours].rankings, tuning))
+                for tuning in tunings]
+        heads = {f.key for _, _, fused in runs for f in fused[:head_size]}
         claims = await recall_reads.claim_details(conn, scope.tenant, scope.owner,
-                                                  [f.key[2:] for f in head if f.key.startswith("c:")], moment)
-        wanted = {f.key[2:] for f in head if f.key.startswith("m:")}
+                                                  sorted(k[2:] for k in heads if k.startswith("c:")), moment)
+        wanted = {k[2:] for k in heads if k.startswith("m:")}
         for claim in claims.values():
-            wanted.update([*found.cited.get(claim.id, [])[:MEMORY_IDS_SHOWN], *claim.sources[:1]])
+            for found in retrieved.values():
+                wanted.update(found.cited.get(claim.id, [])[:MEMORY_IDS_SHOWN])
+            wanted.update(claim.sources[:1])
         texts = await recall_reads.memory_texts(conn, scope.tenant, scope.owner, sorted(wanted))
-    answers = _Answers(question, found, head, claims, texts, floor, moment).items
-    beyond = len(fused) - len(head)
     took = round((time.perf_counter() - started) * 1000, 1)
-    body = _body(answers, budget, verbose, form, found, took, question, use, reserve)
-    chosen = [answers[i] for i in body.chosen]
-    return RecallResult(body=body.text, max_tokens=budget, tokens_used=body.tokens_used, results=chosen,
-                        left_out=body.left_out + beyond, time_window=found.window, took_ms=took)
+    results = []
+    for _, found, fused in runs:
+        head = fused[:head_size]
+        answers = _Answers(question, found, head, claims, texts, floor, moment).items
+        body = _body(answers, budget, verbose, form, found, took, question, use, reserve)
+        results.append(RecallResult(body=body.text, max_tokens=budget, tokens_used=body.tokens_used,
+                                    results=[answers[i] for i in body.chosen],
+                                    left_out=body.left_out + len(fused) - len(head), time_window=found.window,
+                                    took_ms=took))
+    return results
 
 
 def _body(answers: list[RecallItem], budget: int, verbose: bool, form: Form, found: Retrieved, took: float,

@@ -147,6 +147,13 @@ NOT_FOUND: Responses = {404: {"model": ErrorBody, "description": "Not in this to
 BAD_INPUT: Responses = {422: {"model": ErrorBody, "description": "Bad input"}}
 
 
+Budget = Annotated[int | None, _bound(
+    f"Budget for the whole response body, at 4 characters a token (default {recall_use.DEFAULT_MAX_TOKENS}).",
+    recall_use.MAX_MAX_TOKENS, recall_use.MIN_MAX_TOKENS)]
+Verbose = Annotated[bool, Query(description="Also each answer's section, kind, status, confidence, validity, "
+                                            "scores and retriever signals (they count in the budget).")]
+
+
 def _validation_sentence(error: RequestValidationError) -> str:
     problems = []
     for item in error.errors()[:3]:
@@ -275,24 +282,19 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
         pages the words name (a title or an alias) first."""
         return await search_pages(caller.conn or engine, caller.scope, q, limit, recall_use.embedder_for(settings))
 
-    budget = Annotated[int | None, _bound(
-        f"Budget for the whole response body, at 4 characters a token (default {recall_use.DEFAULT_MAX_TOKENS}).",
-        recall_use.MAX_MAX_TOKENS, recall_use.MIN_MAX_TOKENS)]
-    verbose = Annotated[bool, Query(description="Also each answer's section, kind, status, confidence, validity, "
-                                                "scores and retriever signals (they count in the budget).")]
     body_doc: dict[int | str, dict[str, Any]] = {200: {"model": recall_use.RecallBody, "description": "The answers, in a body of at most "
                                                                     "max_tokens × 4 characters."}}
 
     @api.get("/v1/recall", response_class=Response, responses=body_doc, tags=["read"])
     async def recall(caller: Authorised,
                      q: Annotated[str, _text("The question, in plain words.", recall_use.MAX_QUESTION_CHARS)],
-                     max_tokens: budget = None,
+                     max_tokens: Budget = None,
                      as_of: Annotated[str | None, Query(description="Only what was known by this ISO-8601 time.")]
                      = None,
                      min_confidence: MinConfidence = None,
                      without: Annotated[str | None, Query(description="Retrievers to switch off, comma-separated: "
                                                           + ", ".join(RETRIEVERS) + ".")] = None,
-                     verbose: verbose = False) -> Response:
+                     verbose: Verbose = False) -> Response:
         """The answers to the question, best first, in a body of at most `max_tokens` × 4 characters: claims
         (with the memory behind a condensed one) and memories no claim stands for, each with its text,
         page, date and memory ids; `left_out` says how many did not fit."""
@@ -301,8 +303,8 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
         return Response(found.body, media_type="application/json")
 
     @api.get("/v1/context", response_class=Response, responses=body_doc, tags=["read"])
-    async def context(caller: Authorised, max_tokens: budget = None, min_confidence: MinConfidence = None,
-                      verbose: verbose = False) -> Response:
+    async def context(caller: Authorised, max_tokens: Budget = None, min_confidence: MinConfidence = None,
+                      verbose: Verbose = False) -> Response:
         """The scope's most important current claims (confidence, corroboration, recency, hub pages), for
         an agent's system prompt, in a body of at most `max_tokens` × 4 characters."""
         found = await standing_context(caller.conn or engine, caller.scope, max_tokens, min_confidence, verbose)
