@@ -216,8 +216,9 @@ class _Answers:
         self.page_of: dict[str, str] = {}
         for f in fused:
             claim = claims.get(f.key[2:]) if f.key.startswith("c:") else None
-            for memory_id in (claim.sources + found.cited.get(claim.id, [])) if claim else ():
-                self.page_of.setdefault(memory_id, f"{claim.page_type}/{claim.page_slug}")
+            if claim is not None:
+                for memory_id in [*claim.sources, *found.cited.get(claim.id, [])]:
+                    self.page_of.setdefault(memory_id, f"{claim.page_type}/{claim.page_slug}")
         self.seen_texts: set[str] = set()
         for item in fused:
             self._add(item)

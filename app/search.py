@@ -3,7 +3,7 @@
 Agents have one ranking of a scope's words: recall's (app/recall_retrieve.py, fused by
 `domain.recall.fuse`). A search runs the same retrievers on its words, a word standing for any word
 it begins ("empan" finds "empanada"); each page scores the fused scores of its claims that rank and
-of the claims citing the memories that rank; a page the words name (its title or an alias, or a
+of the memories its sections cite that rank; a page the words name (its title or an alias, or a
 first name opening one) comes first, with the alias it matched. So the same words rank the same
 texts alike whether an agent asks `recall` or `search`.
 """
@@ -60,19 +60,18 @@ async def search(db: Database, scope: ReadScope, query: str, limit: int | None =
         fused = fuse(found.rankings, DEFAULT_TUNING)[:CANDIDATES]
         score = {f.key: f.score for f in fused}
         memories = [f.key[2:] for f in fused if f.key.startswith("m:")]
-        citing = await recall_reads.claims_citing(conn, scope.tenant, scope.owner, memories)
-        votes: dict[str, float] = {}
-        for f in fused:
-            if f.key.startswith("c:"):
-                votes[f.key[2:]] = votes.get(f.key[2:], 0.0) + f.score
-        for cite in citing:
-            votes[cite.claim_id] = votes.get(cite.claim_id, 0.0) + score[f"m:{cite.memory_id}"]
+        citing = await recall_reads.pages_citing(conn, scope.tenant, scope.owner, memories)
+        votes = {f.key[2:]: f.score for f in fused if f.key.startswith("c:")}
         claims = await recall_reads.claim_details(conn, scope.tenant, scope.owner, list(votes))
     pages: dict[str, _Page] = {}
     for claim in claims.values():
         page = pages.setdefault(claim.page_id, _Page(id=claim.page_id, type=claim.page_type, slug=claim.page_slug,
                                                      title=claim.page_title, summary=claim.page_summary))
         page.score += votes[claim.id]
+    for cite in citing:  # a memory that ranks votes for every page citing it
+        page = pages.setdefault(cite.page_id, _Page(id=cite.page_id, type=cite.type, slug=cite.slug, title=cite.title,
+                                                    summary=cite.summary))
+        page.score += score[f"m:{cite.memory_id}"]
     for named in found.named_pages:
         page = pages.setdefault(named.id, _Page(id=named.id, type=named.type, slug=named.slug, title=named.title,
                                                 summary=named.summary))

@@ -294,6 +294,29 @@ async def claims_citing(conn: AsyncConnection, tenant: str, owner: str, memory_i
             for r in rows]
 
 
+class PageCiting(BaseModel):
+    memory_id: str
+    page_id: str
+    type: str
+    slug: str
+    title: str
+    summary: str | None
+
+
+async def pages_citing(conn: AsyncConnection, tenant: str, owner: str, memory_ids: Sequence[str]) -> list[PageCiting]:
+    """The active pages of the scope whose sections cite each memory."""
+    if not memory_ids:
+        return []
+    rows = await conn.execute(text(f"""
+        SELECT DISTINCT src.source_ref AS memory_id, p.id::text AS page_id, p.type, p.slug, p.title, p.summary
+        FROM wiki_section_sources src JOIN wiki_page_sections s ON s.id = src.section_id
+        JOIN wiki_pages p ON p.id = s.page_id
+        WHERE src.source_ref = ANY(CAST(:ids AS text[])) AND src.source_kind = 'memory_unit' AND {_SCOPE}
+    """), {"tenant": tenant, "owner": owner, "ids": list(memory_ids)})
+    return [PageCiting(memory_id=r.memory_id, page_id=r.page_id, type=r.type, slug=r.slug, title=r.title,
+                       summary=r.summary) for r in rows]
+
+
 class MemoryText(BaseModel):
     id: str
     content: str
