@@ -57,6 +57,10 @@ INSTRUCTIONS = (
     "catch up with `changes_since`, add memories with `retain`, and forget them with `forget` (a user's "
     "\"forget that\": `forget` with dry_run first shows what it would touch)."
 )
+BUDGET_HELP = (f"Budget for the whole result, at 4 characters a token ({recall_use.MIN_MAX_TOKENS}-"
+               f"{recall_use.MAX_MAX_TOKENS}).")
+VERBOSE_HELP = ("Also each answer's section, kind, status, confidence, validity, scores and retriever signals "
+                "(they count in the budget).")
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 ScopeOf = Callable[[], ReadScope]
@@ -224,44 +228,38 @@ def build_server(engine: AsyncEngine, scope_of: ScopeOf, connect_temporal: Tempo
                                                  f"best first (1-{MAX_SEARCH_LIMIT}).")]
                      = reads.DEFAULT_SEARCH_LIMIT,
                      ) -> reads.SearchResult:
-        """Find the wiki pages holding the answers to some words (recall's ranking by page; pages the
-        words name first). Returns type, slug, title, summary and score per page."""
+        """Find the pages holding the answers to some words (recall's ranking by page, named pages
+        first): type, slug, title, summary and score per page."""
         return await guarded(search_pages(engine, scope_of(), query, limit, recall_use.embedder_for(settings)))
-
-    budget_help = (f"Budget for the whole result, at 4 characters a token ({recall_use.MIN_MAX_TOKENS}-"
-                   f"{recall_use.MAX_MAX_TOKENS}).")
-    verbose_help = ("Also each answer's section, kind, status, confidence, validity, scores and retriever "
-                    "signals (they count in the budget).")
 
     @tool(READ_ONLY)
     async def recall(question: Annotated[str, Field(description="The question, in plain words (at most "
                                                     f"{recall_use.MAX_QUESTION_CHARS} characters).")],
                      max_tokens: Annotated[int, Field(ge=recall_use.MIN_MAX_TOKENS, le=recall_use.MAX_MAX_TOKENS,
-                                                      description=budget_help)]
+                                                      description=BUDGET_HELP)]
                      = recall_use.DEFAULT_MAX_TOKENS,
                      as_of: Annotated[str | None, Field(description="Only what was known by this ISO-8601 time.")]
                      = None,
                      min_confidence: Annotated[float | None, Field(ge=0, le=1, description="Only claims at least "
                                                                    "this sure.")] = None,
-                     verbose: Annotated[bool, Field(description=verbose_help)] = False,
+                     verbose: Annotated[bool, Field(description=VERBOSE_HELP)] = False,
                      ) -> CallToolResult:
-        """Answer a question: the claims and memories that answer it best, each with text, page, date and
-        memory ids (a condensed claim with the memory behind it), in a result of at most max_tokens × 4
-        characters; says how many did not fit. Finds memories not compiled yet too."""
+        """Answer a question: the claims and memories that answer it best (text, page, date, memory ids),
+        in at most max_tokens × 4 characters; says how many did not fit."""
         found = await guarded(recall_use.recall(engine, scope_of(), question, max_tokens, as_of, min_confidence,
                                                 embedder=recall_use.embedder_for(settings), verbose=verbose))
         return CallToolResult(content=[TextContent(type="text", text=found.body)])
 
     @tool(READ_ONLY)
     async def context(max_tokens: Annotated[int, Field(ge=recall_use.MIN_MAX_TOKENS, le=recall_use.MAX_MAX_TOKENS,
-                                                       description=budget_help)]
+                                                       description=BUDGET_HELP)]
                       = recall_use.DEFAULT_MAX_TOKENS,
                       min_confidence: Annotated[float | None, Field(ge=0, le=1, description="Only claims at "
                                                                     "least this sure.")] = None,
-                      verbose: Annotated[bool, Field(description=verbose_help)] = False,
+                      verbose: Annotated[bool, Field(description=VERBOSE_HELP)] = False,
                       ) -> CallToolResult:
         """The wiki's most important current claims (sure, corroborated, recent, on hub pages), for a
-        system prompt, in a result of at most max_tokens × 4 characters."""
+        system prompt, in at most max_tokens × 4 characters."""
         found = await guarded(standing_context(engine, scope_of(), max_tokens, min_confidence, verbose))
         return CallToolResult(content=[TextContent(type="text", text=found.body)])
 
