@@ -48,6 +48,7 @@ chaos: $(STAMP)
 eval: $(STAMP)
 	$(BIN)/python -m evals
 	$(BIN)/python -m evals.recall_eval
+	$(BIN)/python -m evals.locomo_eval
 
 clean:
 	rm -rf $(VENV) .data

@@ -8,8 +8,10 @@ have cost. `tokens_used` is the body's own length in characters divided by four,
 
 Four characters a token is the documented rate. The project ships no tokenizer of the models an agent
 may use (Claude's is not published); measured with the one tokenizer the project does ship (LLaMA 2's,
-inside `wordllama`), recall's JSON bodies run at 2.9 to 3.3 characters a token, so an agent whose
-model tokenizes like it receives at most about 1.4 times `max_tokens` tokens (docs/agents.md).
+inside `wordllama`), compact bodies of LoCoMo answers ran at 2.2 to 2.9 characters a token (2.5 on
+average: UUIDs and JSON punctuation tokenize densely), so an agent whose model tokenizes like it
+receives about 1.6 times `max_tokens` tokens (docs/agents.md). A character count is what every
+client can check; the rate is the documented one.
 """
 
 from __future__ import annotations

@@ -131,12 +131,13 @@ class Baselines:
         self.index.index(self._tokens([m.content for m in memories]), show_progress=False)
         self.vectors = static_embedder().embed([m.content for m in memories])
 
-    def _tokens(self, texts: list[str]) -> Any:
-        return bm25s.tokenize(texts, stopwords=list(STOPWORDS), stemmer=self.stemmer, show_progress=False)
+    def _tokens(self, texts: list[str], ids: bool = True) -> Any:
+        return bm25s.tokenize(texts, stopwords=list(STOPWORDS), stemmer=self.stemmer, show_progress=False,
+                              return_ids=ids)
 
     def rankings(self, question: str) -> dict[str, list[int]]:
-        tokens = self._tokens([question])
-        scores = self.index.get_scores(tokens.ids[0]) if tokens.ids[0] else np.zeros(len(self.memories))
+        asked = self.index.get_tokens_ids(self._tokens([question], ids=False)[0])
+        scores = self.index.get_scores(asked) if asked else np.zeros(len(self.memories))
         lexical = [int(i) for i in np.argsort(-scores, kind="stable") if scores[i] > 0]
         similar = self.vectors @ static_embedder().embed([question], "query")[0]
         semantic = [int(i) for i in np.argsort(-similar, kind="stable")]
@@ -360,6 +361,7 @@ def main() -> None:
     parser.add_argument("--no-tuning", action="store_true", help="skip the grid and the ablation")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     results = asyncio.run(run(not args.no_tuning))
     if results is None:
         print("LoCoMo data not found: set LOCOMO_DIR, or put it in ../shared/data/locomo-dev/; nothing written")

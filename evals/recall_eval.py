@@ -26,17 +26,21 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+import bm25s
+import Stemmer
 from pydantic import BaseModel
-from rank_bm25 import BM25Okapi
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from activities.claim_vectors import embed_new_claims
-from app.reads import ReadScope, search
+from app.reads import ReadScope
 from app.recall import recall
+from app.search import search
 from app.worker import build_worker
 from domain.memory import MemoryIn
 from domain.recall import RETRIEVERS
+from domain.recall_body import Candidate, pack_json
+from domain.recall_dates import day_text, span_text
 from evals.recall_corpus import EvalQuestion, RecallCorpus, generate
 from evals.run import private_services
 from messages.compile import Scope
@@ -114,44 +118,49 @@ async def _recall_answers(engine: AsyncEngine, scope: ReadScope, questions: list
             result = await recall(engine, scope, question.question, budget, without=without, embedder=static_embedder)
             if budget == budgets[0]:
                 took.append((time.perf_counter() - started) * 1000)
-            reached, texts = [], [p.summary for p in result.pages]
+            reached, texts = [], []
             for item in result.results:
                 if item.kind == "claim":
-                    reached.append([s.id for s in item.sources] + [m.id for m in item.memories])
-                    texts += [item.text, *(m.text for m in item.memories),
-                              *(f"{s.occurred_at:%Y-%m-%d}" for s in item.sources if s.occurred_at)]
+                    reached.append([*(item.memories or []), *([item.memory.id] if item.memory else [])])
+                    texts += [item.text, item.date or "", *([item.memory.text, item.memory.date] if item.memory else [])]
                 else:
-                    reached.append([item.id])
-                    texts += [item.text, f"{item.occurred_at:%Y-%m-%d}"]
+                    reached.append([item.id or ""])
+                    texts += [item.text, item.date or ""]
             answers[budget].append(Returned(reached=reached, text="\n".join(texts)))
     return answers, took
 
 
-def _packed(items: list[tuple[list[str], str, str]], budget_chars: int) -> Returned:
-    """Items (memories reached, counted text, dates shown) best first while they fit."""
-    used, reached, texts = 0, [], []
-    for memories, counted, dates in items:
-        if used + len(counted) > budget_chars:
-            continue
-        used += len(counted)
-        reached.append(memories)
-        texts += [counted, dates]
-    return Returned(reached=reached, text="\n".join(texts))
+def _packed(items: list[tuple[list[str], dict]], max_tokens: int) -> Returned:
+    """Items (memories reached, the answer's compact JSON) best first, packed by recall's own rule: the
+    whole body within the budget."""
+    body = pack_json({"max_tokens": max_tokens}, [Candidate(item=item, text=item["text"]) for _, item in items],
+                     max_tokens)
+    chosen = [items[i] for i in body.chosen]
+    return Returned(reached=[memories for memories, _ in chosen],
+                    text="\n".join(f"{item['text']}\n{item.get('date', '')}" for _, item in chosen))
 
 
 def _bm25_answers(corpus: RecallCorpus, questions: list[EvalQuestion]) -> tuple[dict[int, list[Returned]], list[float]]:
-    index = BM25Okapi([_tokens(m.content) for m in corpus.memories])
+    stemmer = Stemmer.Stemmer("english")
+
+    def tokens(texts: list[str]):
+        return bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False, return_ids=False)
+
+    index = bm25s.BM25(method="lucene")
+    index.index(bm25s.tokenize([m.content for m in corpus.memories], stopwords="en", stemmer=stemmer,
+                               show_progress=False), show_progress=False)
     answers: dict[int, list[Returned]] = {b: [] for b in BUDGETS}
     took: list[float] = []
     for question in questions:
         started = time.perf_counter()
-        scores = index.get_scores(_tokens(question.question))
+        asked = index.get_tokens_ids(tokens([question.question])[0])
+        scores = index.get_scores(asked) if asked else [0.0] * len(corpus.memories)
         order = sorted(range(len(scores)), key=lambda i: -scores[i])[:200]
         took.append((time.perf_counter() - started) * 1000)
-        items = [([corpus.memories[i].id], corpus.memories[i].content, f"{corpus.memories[i].occurred_at:%Y-%m-%d}")
-                 for i in order if scores[i] > 0]
+        items = [([m.id], {"kind": "memory", "id": m.id, "date": day_text(m.occurred_at), "text": m.content})
+                 for m in (corpus.memories[i] for i in order if scores[i] > 0)]
         for budget in BUDGETS:
-            answers[budget].append(_packed(items, budget * 4))
+            answers[budget].append(_packed(items, budget))
     return answers, took
 
 
@@ -164,14 +173,16 @@ async def _search_answers(engine: AsyncEngine, scope: ReadScope,
         started = time.perf_counter()
         hits = (await search(engine, scope, question.question, 10)).hits
         took.append((time.perf_counter() - started) * 1000)
-        items: list[tuple[list[str], str, str]] = []
+        items: list[tuple[list[str], dict]] = []
         async with engine.connect() as conn:
             for hit in hits:
                 page_id = await _page_id(conn, scope, hit.type, hit.slug)
                 for claims in (await page_claims(conn, scope.tenant, scope.owner, page_id)).values():
-                    items += [(c.sources, c.text, f"{c.first_seen:%Y-%m-%d}" if c.first_seen else "") for c in claims]
+                    items += [(c.sources, {"kind": "claim", "text": c.text, "page": f"{hit.type}/{hit.slug}",
+                                           "date": span_text(c.first_seen, c.last_seen), "memories": c.sources[:3]})
+                              for c in claims]
         for budget in BUDGETS:
-            answers[budget].append(_packed(items, budget * 4))
+            answers[budget].append(_packed(items, budget))
     return answers, took
 
 

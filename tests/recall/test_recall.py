@@ -264,3 +264,24 @@ async def test_context_puts_sure_corroborated_recent_claims_first_within_the_bud
     tight = await context(engine, SCOPE, max_tokens=100)
     assert [r.text for r in tight.results] == ["Works at the harbour office."] and len(tight.body) <= 400
     assert tight.left_out == 1
+
+
+async def test_the_kept_indexes_follow_the_scope_revision_alone(engine):
+    """The one cache rule: recall's indexes are served under the scope's revision. A row written with
+    the revision's triggers off is not seen (nothing else says the scope changed); the next write
+    that moves the revision brings it in."""
+    def vans(result) -> list[str]:
+        return [r.text for r in result.results if "van" in r.text]
+
+    await remember(engine, "Parked the car on level 3.")
+    assert vans(await recall(engine, SCOPE, "Where is the car parked?")) == []
+    async with engine.begin() as conn:
+        from sqlalchemy import text
+
+        await conn.execute(text("SET LOCAL session_replication_role = replica"))  # triggers off
+        await conn.execute(text("""
+            INSERT INTO memory_units (id, tenant_id, owner_id, content) VALUES (gen_random_uuid(), :t, :o, :c)
+        """), {"t": TENANT, "o": OWNER, "c": "Parked the van by the car wash."})
+    assert vans(await recall(engine, SCOPE, "Where is the car parked?")) == []
+    await remember(engine, "Bought a new umbrella.")  # moves the revision
+    assert vans(await recall(engine, SCOPE, "Where is the car parked?")) == ["Parked the van by the car wash."]
