@@ -193,8 +193,8 @@ async def _vector_search(engine: AsyncEngine, questions: list[str]) -> dict:
     import numpy as np
 
     from app.recall_cache import indexes
-    from store.recall_reads import recall_state
     from planners.embeddings import cosine_ranking
+    from store.recall_reads import recall_state
 
     model = static_embedder()
     async with engine.connect() as conn:

@@ -44,7 +44,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import product
 from pathlib import Path
 from typing import Any
@@ -61,7 +61,7 @@ from app.recall import recall_variants
 from app.tokens import issue_token
 from app.worker import build_worker
 from domain.memory import MemoryIn
-from domain.recall import DEFAULT_TUNING, RETRIEVERS, Tuning
+from domain.recall import DEFAULT_TUNING, RANKINGS, RETRIEVERS, Tuning
 from domain.recall_body import Candidate, pack_json
 from domain.recall_dates import day_text
 from evals import locomo_data
@@ -238,6 +238,7 @@ async def evaluate(client, engine: AsyncEngine, conversations: list[Conversation
         for conversation, shape in product(conversations, SHAPES):
             scope, token = scopes[(conversation.sample_id, shape)]
             baselines = Baselines(conversation.memories[shape])
+            log.info("asking %s/%s over HTTP", conversation.sample_id, shape)
             for question in conversation.questions:
                 case = Case(conversation=conversation.sample_id, shape=shape, question=question,
                             evidence=conversation.evidence_memories(shape, question))
@@ -252,15 +253,18 @@ async def evaluate(client, engine: AsyncEngine, conversations: list[Conversation
                                                                            case.evidence, question.answer)
                 cases.append(case)
     if tune:
-        for case in cases:
+        # The grid and the ablation (each retriever's rankings left out of the fusion) in one call per
+        # question: the retrievers run once per neighbour share.
+        ablation = [replace(DEFAULT_TUNING, off=frozenset(RANKINGS[r])) for r in RETRIEVERS]
+        for number, case in enumerate(cases):
             scope, _ = scopes[(case.conversation, case.shape)]
-            variants = await recall_variants(engine, scope, case.question.question, TUNING_BUDGET, GRID,
-                                             embedder=static_embedder)
-            case.grid = [score(v.body, case.evidence, case.question.answer) for v in variants]
-            for retriever in RETRIEVERS:
-                alone = await recall_variants(engine, scope, case.question.question, TUNING_BUDGET, [DEFAULT_TUNING],
-                                              without=[retriever], embedder=static_embedder)
-                case.without[retriever] = score(alone[0].body, case.evidence, case.question.answer)
+            variants = await recall_variants(engine, scope, case.question.question, TUNING_BUDGET,
+                                             [*GRID, *ablation], embedder=static_embedder)
+            scored = [score(v.body, case.evidence, case.question.answer) for v in variants]
+            case.grid = scored[:len(GRID)]
+            case.without = dict(zip(RETRIEVERS, scored[len(GRID):], strict=True))
+            if number % 100 == 0:
+                log.info("tuning: %d of %d questions", number, len(cases))
     return _report(conversations, cases, compiles, latencies, tune)
 
 

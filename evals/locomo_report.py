@@ -52,7 +52,7 @@ def markdown(results: dict[str, Any]) -> str:
             lines.append(f"| {conversation} | " + " | ".join(f"{_f(v['found'])} / {_f(v['answered'])}"
                                                             for v in per_system.values()) + " |")
         if "without" in data:
-            lines += ["", "Recall with one retriever switched off, 500 tokens (in process):", "",
+            lines += ["", "Recall with one retriever left out of the fusion, 500 tokens (in process, shipped parameters):", "",
                       "| without | found | answer |", "|---|---|---|"]
             lines += [f"| {name} | {_f(v['found'])} | {_f(v['answered'])} |" for name, v in data["without"].items()]
         lines.append("")
