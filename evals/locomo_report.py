@@ -39,18 +39,8 @@ def markdown(results: dict[str, Any]) -> str:
                 f = per_budget[str(budget)]
                 lines.append(f"| {SYSTEM_NAMES[system]} | {budget} | {_f(f['found'])} | {_f(f['answered'])} | "
                              f"{_f(f['answered_all'])} | {f['mean_chars']} | {f['max_chars']} |")
-        lines += ["", "At 500 tokens, per category (found / answer):", "",
-                  "| category | " + " | ".join(SYSTEM_NAMES[s] for s in data["systems"]) + " |",
-                  "|---|" + "---|" * len(data["systems"])]
-        for category, per_system in data["per_category"].items():
-            lines.append(f"| {category} | " + " | ".join(f"{_f(v['found'])} / {_f(v['answered'])}"
-                                                        for v in per_system.values()) + " |")
-        lines += ["", "At 500 tokens, per conversation (found / answer):", "",
-                  "| conversation | " + " | ".join(SYSTEM_NAMES[s] for s in data["systems"]) + " |",
-                  "|---|" + "---|" * len(data["systems"])]
-        for conversation, per_system in data["per_conversation"].items():
-            lines.append(f"| {conversation} | " + " | ".join(f"{_f(v['found'])} / {_f(v['answered'])}"
-                                                            for v in per_system.values()) + " |")
+        lines += _breakdown("category", data["per_category"], list(data["systems"]))
+        lines += _breakdown("conversation", data["per_conversation"], list(data["systems"]))
         if "without" in data:
             lines += ["", "Recall with one retriever left out of the fusion, 500 tokens (in process, shipped parameters):", "",
                       "| without | found | answer |", "|---|---|---|"]
@@ -81,6 +71,15 @@ def markdown(results: dict[str, Any]) -> str:
                   + "."]
     lines.append("")
     return "\n".join(lines)
+
+
+def _breakdown(by: str, rows: dict[str, dict[str, Any]], systems: list[str]) -> list[str]:
+    lines = ["", f"At 500 tokens, per {by} (found / answer):", "",
+             f"| {by} | " + " | ".join(SYSTEM_NAMES[s] for s in systems) + " |", "|---|" + "---|" * len(systems)]
+    for name, per_system in rows.items():
+        lines.append(f"| {name} | " + " | ".join(f"{_f(v['found'])} / {_f(v['answered'])}"
+                                               for v in per_system.values()) + " |")
+    return lines
 
 
 def _pair(value: dict[str, float] | None) -> str:
