@@ -17,10 +17,31 @@ class MemoryToEmbed(BaseModel):
     text_key: str
 
 
+# A vector made this long after the newest change of the scope's memories is of their current text:
+# the embedding reads the texts and stores the vectors a moment later (well under this), so a change
+# it did not see would be newer. Closer than this, the texts themselves are compared.
+SETTLED_SECONDS = 5
+
+
 async def memories_without_vectors(conn: AsyncConnection, tenant: str, owner: str, model: str, dimensions: int,
                                    limit: int = 5_000) -> list[MemoryToEmbed]:
     """Memories of the scope with no vector by `model` at `dimensions` for their current text (new or
-    changed memories, and every memory once the settings name another model or size)."""
+    changed memories, and every memory once the settings name another model or size).
+
+    The compile asks after every batch, so first comes a check from indexes alone: as many vectors as
+    memories, the newest made well after the newest change of a memory, means none is missing."""
+    settled = (await conn.execute(text("""
+        SELECT (SELECT count(*) FROM memory_units WHERE tenant_id = :tenant AND owner_id = :owner)
+                 = (SELECT count(*) FROM wiki_memory_vectors WHERE tenant_id = :tenant AND owner_id = :owner
+                      AND model = :model AND dimensions = :dimensions)
+               AND coalesce((SELECT max(created_at) FROM wiki_memory_vectors WHERE tenant_id = :tenant
+                               AND owner_id = :owner AND model = :model AND dimensions = :dimensions), '-infinity')
+                   > coalesce((SELECT max(updated_at) FROM memory_units WHERE tenant_id = :tenant
+                                 AND owner_id = :owner), '-infinity') + make_interval(secs => :settled)
+    """), {"tenant": tenant, "owner": owner, "model": model, "dimensions": dimensions,
+           "settled": SETTLED_SECONDS})).scalar_one()
+    if settled:
+        return []
     rows = await conn.execute(text("""
         SELECT m.id::text AS id, m.content, md5(m.content) AS key FROM memory_units m
         LEFT JOIN wiki_memory_vectors v ON v.tenant_id = m.tenant_id AND v.owner_id = m.owner_id
