@@ -40,18 +40,23 @@ log = logging.getLogger(__name__)
 async def embed_new_claims(engine: AsyncEngine, scope: Scope, embedder: Callable[[], Embedder]) -> int:
     """Embed the scope's claims that lack an embedding of their current text, then its memories
     (`embed_new_memories`); how many claims were embedded."""
-    done = await _embed_missing(engine, scope, embedder, "claim", claims_without_vectors, store_claim_vectors)
-    await embed_new_memories(engine, scope, embedder)
+    done, failed = await _embed_missing(engine, scope, embedder, "claim", claims_without_vectors,
+                                        store_claim_vectors)
+    if not failed:  # a provider that just failed is not asked again in the same step
+        await embed_new_memories(engine, scope, embedder)
     return done
 
 
 async def embed_new_memories(engine: AsyncEngine, scope: Scope, embedder: Callable[[], Embedder]) -> int:
     """Embed the scope's memories that lack an embedding of their current text; how many were embedded."""
-    return await _embed_missing(engine, scope, embedder, "memory", memories_without_vectors, store_memory_vectors)
+    return (await _embed_missing(engine, scope, embedder, "memory", memories_without_vectors,
+                                 store_memory_vectors))[0]
 
 
 async def _embed_missing(engine: AsyncEngine, scope: Scope, embedder: Callable[[], Embedder], what: str,
-                         missing: Callable[..., Awaitable[Sequence[Any]]], store: Callable[..., Awaitable[None]]) -> int:
+                         missing: Callable[..., Awaitable[Sequence[Any]]],
+                         store: Callable[..., Awaitable[None]]) -> tuple[int, bool]:
+    """How many rows were embedded, and whether it stopped on a failure."""
     from planners.embeddings import to_bytes
 
     done = 0
@@ -61,7 +66,7 @@ async def _embed_missing(engine: AsyncEngine, scope: Scope, embedder: Callable[[
             async with engine.connect() as conn:
                 rows = await missing(conn, scope.tenant, scope.owner, model.model, model.dimensions, EMBED_CHUNK)
             if not rows:
-                return done
+                return done, False
             texts = [row.text for row in rows]
             vectors = await asyncio.to_thread(model.embed, texts) if model.remote else model.embed(texts)
             async with engine.begin() as conn:
@@ -69,7 +74,7 @@ async def _embed_missing(engine: AsyncEngine, scope: Scope, embedder: Callable[[
                             [to_bytes(v) for v in vectors])
             done += len(rows)
             if len(rows) < EMBED_CHUNK:
-                return done
+                return done, False
     except Exception as error:  # noqa: BLE001 - an embedding never fails the compile (see the docstring)
         log.warning("%s embeddings for %s/%s not made: %s", what, scope.tenant, scope.owner, error)
-        return done
+        return done, True

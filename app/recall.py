@@ -198,13 +198,15 @@ class _Answers:
     """The fused candidates as answers, in order, each memory and claim text sent once."""
 
     def __init__(self, question: str, found: Retrieved, fused: list[Fused], claims: dict[str, RecallClaimRow],
-                 texts: dict[str, MemoryText], floor: float, moment: datetime | None) -> None:
+                 texts: dict[str, MemoryText], floor: float, moment: datetime | None,
+                 validity: dict[str, str]) -> None:
         self.question = question
         self.found = found
         self.claims = claims
         self.texts = texts
         self.floor = floor
         self.moment = moment
+        self.validity = validity  # memory -> the validity of the claims citing it ("replaced": none holds)
         self.dated = asks_when(question) or found.window is not None
         self.counts = asks_for_counts(question)
         self.fused = {f.key: f for f in fused}
@@ -246,17 +248,28 @@ class _Answers:
                 signals[name] = min(rank, signals.get(name, rank))
         return signals
 
-    def _memory_item(self, memory_id: str, item: Fused, page: str | None) -> None:
+    def _memory_item(self, memory_id: str, item: Fused, page: str | None,
+                     claim: RecallClaimRow | None = None) -> None:
+        if self.validity.get(memory_id) == "replaced":
+            return  # every claim it supports was replaced by a newer fact: history, not an answer
         memory = self.texts[memory_id]
         self.shown.add(memory_id)
         own = self.fused.get(f"m:{memory_id}")
         answer = RecallItem(
             kind="memory", id=memory_id, text=self.memory_text(memory), page=page or self.page_of.get(memory_id),
             date=day_text(memory.occurred_at), occurred_at=memory.occurred_at,
-            uncompiled=memory_id in self.found.uncompiled, score=round(max(item.score, own.score if own else 0.0), 6),
+            uncompiled=memory_id in self.found.uncompiled, validity=self.validity.get(memory_id),
+            score=round(max(item.score, own.score if own else 0.0), 6),
             signals=self._signals(item, own if own is not item else None))
+        if claim is not None:
+            self._held(answer, claim)
         self.answered_by[memory_id] = answer
         self.items.append(answer)
+
+    @staticmethod
+    def _held(answer: RecallItem, claim: RecallClaimRow) -> None:
+        """A memory answering for its claim holds as the claim does (verbose shows it)."""
+        answer.validity, answer.valid_from, answer.valid_to = claim.validity, claim.valid_from, claim.valid_to
 
     def _add(self, item: Fused) -> None:
         kind, key = item.key[:1], item.key[2:]
@@ -276,10 +289,12 @@ class _Answers:
         if best is not None and claim.corroboration <= 1 and said.strip() and said in plain(self.texts[best].content):
             # An excerpt of its one memory: the memory says it all, and more.
             if best not in self.shown:
-                self._memory_item(best, item, page)
+                self._memory_item(best, item, page, claim)
             elif best in self.answered_by:  # sent already: the claim's page and retrievers join it
                 sent = self.answered_by[best]
                 sent.page = sent.page or page
+                if sent.valid_from is None:
+                    self._held(sent, claim)
                 sent.signals = {**self._signals(item), **(sent.signals or {})}
             return
         matching = [m for m in self.found.cited.get(claim.id, []) if m in self.texts]
@@ -364,11 +379,12 @@ async def recall_variants(db: Database, scope: ReadScope, question: str, max_tok
                 wanted.update(found.cited.get(claim.id, [])[:MEMORY_IDS_SHOWN])
             wanted.update(claim.sources[:1])
         texts = await recall_reads.memory_texts(conn, scope.tenant, scope.owner, sorted(wanted))
+        validity = await recall_reads.memory_validity(conn, scope.tenant, scope.owner, sorted(texts), moment)
     took = round((time.perf_counter() - started) * 1000, 1)
     results = []
     for _, found, fused in runs:
         head = fused[:head_size]
-        answers = _Answers(question, found, head, claims, texts, floor, moment).items
+        answers = _Answers(question, found, head, claims, texts, floor, moment, validity).items
         body = _body(answers, budget, verbose, form, found, took, question, use, reserve)
         results.append(RecallResult(body=body.text, max_tokens=budget, tokens_used=body.tokens_used,
                                     results=[answers[i] for i in body.chosen],

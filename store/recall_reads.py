@@ -317,6 +317,29 @@ async def pages_citing(conn: AsyncConnection, tenant: str, owner: str, memory_id
                        summary=r.summary) for r in rows]
 
 
+async def memory_validity(conn: AsyncConnection, tenant: str, owner: str, memory_ids: Sequence[str],
+                          as_of: datetime | None = None) -> dict[str, str]:
+    """For each of the memories a claim of an active page cites: the validity of the claims citing it
+    that hold now (or held at `as_of`), the most current first (current, disputed, superseded), or
+    "replaced" when none does (its fact changed since: an older value, never an answer). A memory no
+    claim cites is left out."""
+    if not memory_ids:
+        return {}
+    rows = await conn.execute(text(f"""
+        SELECT cs.memory_id, bool_or({CLAIM_HELD}) AS held,
+               min(CASE c.validity WHEN 'current' THEN 0 WHEN 'disputed' THEN 1 ELSE 2 END)
+                   FILTER (WHERE {CLAIM_HELD}) AS best
+        FROM wiki_claim_sources cs
+        JOIN wiki_section_claims c ON c.id = cs.claim_id JOIN wiki_page_sections s ON s.id = c.section_id
+        JOIN wiki_pages p ON p.id = s.page_id
+        WHERE cs.tenant_id = :tenant AND cs.owner_id = :owner AND cs.memory_id = ANY(CAST(:ids AS text[]))
+          AND {_SCOPE}
+        GROUP BY cs.memory_id
+    """), {"tenant": tenant, "owner": owner, "ids": list(memory_ids), "as_of": as_of, "history": False})
+    names = ("current", "disputed", "superseded")
+    return {r.memory_id: names[r.best] if r.held else "replaced" for r in rows}
+
+
 class MemoryText(BaseModel):
     id: str
     content: str
