@@ -37,7 +37,13 @@ def dumps(value: Any) -> str:
 
 
 def preview(text: str) -> str:
-    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS - 1].rstrip() + "…"
+    """The start of a text, at most PREVIEW_CHARS characters once written as JSON (escapes counted)."""
+    if len(dumps(text)) <= PREVIEW_CHARS:
+        return text
+    cut = text[:PREVIEW_CHARS]
+    while cut and len(dumps(cut + "…")) > PREVIEW_CHARS:
+        cut = cut[:-1]
+    return cut.rstrip() + "…"
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,9 @@ def pack_json(frame: dict[str, Any], candidates: Sequence[Candidate], max_tokens
         extra = option
         if len(body_of(tokens_for(budget), [], worst_left, extra)) * 2 <= budget:
             break
+    if verbose and len(body_of(tokens_for(budget), [], worst_left, extra)) * 2 > budget:
+        worst_left.pop("best", None)  # a tight budget sheds the preview too
+        verbose = False
     room = budget - len(body_of(tokens_for(budget), [], worst_left, extra))
     chosen = _choose(sizes, room, 1) if room > 0 else []
     kept = set(chosen)
