@@ -174,7 +174,7 @@ def _questions(rng: random.Random, records: list) -> list[EvalQuestion]:
         memory = r[2].content.rstrip(".")
         verb_phrase = memory[len(r[0]) + 1:]
         questions.append(EvalQuestion(kind="temporal", question=f"When did {r[0]} {_base(verb_phrase)}?",
-                                      answers=[f"{when:%Y-%m-%d}"], evidence=[r[2].id]))
+                                      answers=[f"{when.day} {when:%B %Y}"], evidence=[r[2].id]))
     by_month = _unique([r for r in records if r[1] != "paraphrase"],
                        lambda r: (r[0], r[2].occurred_at.year, r[2].occurred_at.month))
     for r in rng.sample(by_month, min(10, len(by_month))):
