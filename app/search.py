@@ -26,7 +26,7 @@ from app.reads import (
 )
 from app.recall import parse_retrievers
 from app.recall_retrieve import retrieve
-from domain.recall import DEFAULT_TUNING, fuse
+from domain.recall import DEFAULT_TUNING, SEMANTIC_RANKINGS, fuse
 from domain.search import MAX_SEARCH_LIMIT, normalize_search_terms
 from planners.embeddings import Embedder
 from store import recall_reads
@@ -57,7 +57,10 @@ async def search(db: Database, scope: ReadScope, query: str, limit: int | None =
     async with connection(db) as conn:
         found = await retrieve(conn, scope, query, parse_retrievers(None), None, embedder, DEFAULT_TUNING,
                                prefixes=True)
-        fused = fuse(found.rankings, DEFAULT_TUNING)[:CANDIDATES]
+        # A page is found by what its texts say, its names or its dates; the embeddings order those
+        # hits but never make one alone (every text has a nearest neighbour, "zebra" included).
+        fused = [f for f in fuse(found.rankings, DEFAULT_TUNING)
+                 if not set(f.ranks) <= SEMANTIC_RANKINGS][:CANDIDATES]
         score = {f.key: f.score for f in fused}
         memories = [f.key[2:] for f in fused if f.key.startswith("m:")]
         citing = await recall_reads.pages_citing(conn, scope.tenant, scope.owner, memories)
