@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import recall_cache
 from app.reads import ReadScope
+from domain.aliases import normalize_alias
 from domain.errors import StepFailed
 from domain.recall import Tuning, capitalised_words, question_name_keys, ranked
 from domain.time_window import Anchor, TimeWindow, time_window
@@ -128,8 +129,12 @@ async def retrieve(conn: AsyncConnection, scope: ReadScope, question: str, use: 
     named_pages: list[recall_reads.NamedPage] = []
     matching = {c: claim_scores.get(c, 0.0) + claim_evidence.get(c, 0.0) for c in {*claim_scores, *claim_evidence}}
     if "names" in use or "graph" in use:
+        # A search's whole query may open a name ("franklin" names Franklin Barbecue); a question's
+        # first names are its capitalised words.
+        whole = normalize_alias(question)
+        first_names = ([whole] if len(whole) >= 3 else []) if prefixes else capitalised_words(question)
         named_pages = await recall_reads.pages_for_names(conn, tenant, owner, question_name_keys(question),
-                                                         capitalised_words(question))
+                                                         first_names)
     named = [p.id for p in named_pages]
     # What orders the named and linked pages' claims: the best-matching claims with their scores.
     scored = [(c, matching[c]) for c in ranked(matching, recall_reads.MAX_SCORES_SENT)] if named else []
