@@ -91,8 +91,9 @@ def pack_json(frame: dict[str, Any], candidates: Sequence[Candidate], max_tokens
               extras: Sequence[dict[str, Any]] = (), verbose: bool = False, reserve: int = 0) -> Body:
     """`{**frame, "tokens_used", "results", "left_out", **extras}` holding the best candidates that
     fit in `max_tokens` with it. `extras` are tried richest first: the first whose frame leaves at
-    least half the budget for answers is kept (a verbose body sheds its details under a tight budget)."""
-    budget = max_tokens * CHARS_PER_TOKEN
+    least half the budget for answers is kept (a verbose body sheds its details under a tight budget).
+    `reserve`: characters the caller prints after the body (the CLI's final newline), kept out of it."""
+    budget = max_tokens * CHARS_PER_TOKEN - reserve
     sizes = [len(dumps(c.item)) for c in candidates]
     worst_left: dict[str, Any] = {"answers": len(candidates),
                                   "best_tokens": max((tokens_for(s) for s in sizes), default=0)}

@@ -29,11 +29,12 @@ def test_a_json_body_never_exceeds_its_budget_and_says_its_size(seed):
                                   "date": day_text(datetime(2023, 5, rng.randint(1, 31), tzinfo=UTC))}, text=text)
                   for text in (_text(rng, rng.choice([20, 200, 3000])) for _ in range(rng.randint(0, 60)))]
     for budget in (50, rng.randint(50, 400), rng.randint(400, 8000)):
-        for verbose in (False, True):
+        for verbose, reserve in ((False, 0), (True, 0), (False, 1), (True, 1)):
             extras = [{"retrievers": ["memories"], "took_ms": 12.5}] if verbose else []
-            body = pack_json({"max_tokens": budget}, candidates, budget, extras, verbose)
+            body = pack_json({"max_tokens": budget}, candidates, budget, extras, verbose, reserve)
             parsed = json.loads(body.text)
-            assert len(body.text) <= budget * 4 and parsed["tokens_used"] == math.ceil(len(body.text) / 4)
+            assert len(body.text) + reserve <= budget * 4
+            assert parsed["tokens_used"] == math.ceil(len(body.text) / 4)
             assert parsed["results"] == [candidates[i].item for i in body.chosen]
             assert parsed["left_out"]["answers"] == len(candidates) - len(body.chosen) == body.left_out
             # best first: an answer left out did not fit where it stood
