@@ -1,8 +1,9 @@
-"""Embeddings of new and changed claims, made inside the compile's own activities (after a batch's
-apply commits, and when a run finishes, for the aggregation pass's claims), so the workflow and its
-history do not change.
+"""Embeddings of new and changed claims and memories, made inside the compile's own activities (after
+a batch's apply commits, and when a run finishes, for the aggregation pass's claims), so the workflow
+and its history do not change. Every memory of the scope is embedded, compiled or not: recall ranks
+memories by meaning as well as claims.
 
-Incremental: only claims with no embedding of their current text by the configured model at the
+Incremental: only claims (and memories) with no embedding of their current text by the configured model at the
 configured size are embedded (`store.recall_reads.claims_without_vectors`), so an unchanged claim
 is never embedded twice, a retried activity does nothing more, and a change of model or size embeds
 every claim again (recall scores only the configured model's vectors, never a mix).
@@ -20,12 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from messages.compile import Scope
+from store.memory_vectors import memories_without_vectors, store_memory_vectors
 from store.recall_reads import claims_without_vectors, store_claim_vectors
 
 if TYPE_CHECKING:
@@ -36,7 +38,25 @@ log = logging.getLogger(__name__)
 
 
 async def embed_new_claims(engine: AsyncEngine, scope: Scope, embedder: Callable[[], Embedder]) -> int:
-    """Embed the scope's claims that lack an embedding of their current text; how many were embedded."""
+    """Embed the scope's claims that lack an embedding of their current text, then its memories
+    (`embed_new_memories`); how many claims were embedded."""
+    done, failed = await _embed_missing(engine, scope, embedder, "claim", claims_without_vectors,
+                                        store_claim_vectors)
+    if not failed:  # a provider that just failed is not asked again in the same step
+        await embed_new_memories(engine, scope, embedder)
+    return done
+
+
+async def embed_new_memories(engine: AsyncEngine, scope: Scope, embedder: Callable[[], Embedder]) -> int:
+    """Embed the scope's memories that lack an embedding of their current text; how many were embedded."""
+    return (await _embed_missing(engine, scope, embedder, "memory", memories_without_vectors,
+                                 store_memory_vectors))[0]
+
+
+async def _embed_missing(engine: AsyncEngine, scope: Scope, embedder: Callable[[], Embedder], what: str,
+                         missing: Callable[..., Awaitable[Sequence[Any]]],
+                         store: Callable[..., Awaitable[None]]) -> tuple[int, bool]:
+    """How many rows were embedded, and whether it stopped on a failure."""
     from planners.embeddings import to_bytes
 
     done = 0
@@ -44,18 +64,17 @@ async def embed_new_claims(engine: AsyncEngine, scope: Scope, embedder: Callable
         model = embedder()
         while True:
             async with engine.connect() as conn:
-                claims = await claims_without_vectors(conn, scope.tenant, scope.owner, model.model, model.dimensions,
-                                                      EMBED_CHUNK)
-            if not claims:
-                return done
-            texts = [c.text for c in claims]
+                rows = await missing(conn, scope.tenant, scope.owner, model.model, model.dimensions, EMBED_CHUNK)
+            if not rows:
+                return done, False
+            texts = [row.text for row in rows]
             vectors = await asyncio.to_thread(model.embed, texts) if model.remote else model.embed(texts)
             async with engine.begin() as conn:
-                await store_claim_vectors(conn, scope.tenant, scope.owner, model.model, model.dimensions, claims,
-                                          [to_bytes(v) for v in vectors])
-            done += len(claims)
-            if len(claims) < EMBED_CHUNK:
-                return done
+                await store(conn, scope.tenant, scope.owner, model.model, model.dimensions, rows,
+                            [to_bytes(v) for v in vectors])
+            done += len(rows)
+            if len(rows) < EMBED_CHUNK:
+                return done, False
     except Exception as error:  # noqa: BLE001 - an embedding never fails the compile (see the docstring)
-        log.warning("claim embeddings for %s/%s not made: %s", scope.tenant, scope.owner, error)
-        return done
+        log.warning("%s embeddings for %s/%s not made: %s", what, scope.tenant, scope.owner, error)
+        return done, True

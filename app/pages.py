@@ -20,11 +20,11 @@ from domain.claims import status_meanings
 from store import claim_validity, claims, wiki_admin, wiki_reads
 from store.claims import ClaimTotals, ClaimView, PageListing
 from store.wiki_admin import DeletedPage
-from store.wiki_reads import Backlink, CitingSection, MemoryView, PageView, SearchHit, SourceMemory
+from store.wiki_reads import Backlink, CitingSection, MemoryView, PageView, SourceMemory
 
 __all__ = ["Backlink", "CitingSection", "ClaimTotals", "ClaimView", "DeletedPage", "MemoryShown", "PageListing",
-           "PageWithSources", "SearchHit", "SourceMemory", "backlinks_of", "claim_totals", "delete_page", "disputed_claims",
-           "memory_shown", "page_list", "page_with_sources", "rejected_claims", "search", "sections_citing",
+           "PageWithSources", "SourceMemory", "backlinks_of", "claim_totals", "delete_page", "disputed_claims",
+           "memory_shown", "page_list", "page_with_sources", "rejected_claims", "sections_citing",
            "set_page_status", "unsure_pairs"]
 
 
@@ -42,11 +42,6 @@ class PageWithSources(PageView):
 
 class MemoryShown(MemoryView):
     cited_by: list[CitingSection]
-
-
-async def search(conn: AsyncConnection, tenant: str, owner: str, query: str, limit: int) -> list[SearchHit]:
-    """The scope's active pages matching the query, best first."""
-    return await wiki_reads.search_pages(conn, tenant, owner, query, limit)
 
 
 async def page_with_sources(conn: AsyncConnection, tenant: str, owner: str, page_type: str, slug: str, *,

@@ -34,7 +34,6 @@ from domain.related import (
     cone,
     rank_related,
 )
-from domain.search import MAX_SEARCH_LIMIT
 from store import agent_reads, scope_revisions, wiki_reads
 from store.agent_reads import CitedMemory, PageChange
 from store.claims import ClaimView, page_claims, page_has_history
@@ -189,20 +188,7 @@ def _text_argument(name: str, value: str, high: int) -> str:
 
 # Every surface (MCP, HTTP, the CLI) checks a text argument the same way, with the same sentence.
 text_argument = _text_argument
-
-
-# ------------------------------------------------------------------------------------------ search
-
-
-async def search(db: Database, scope: ReadScope, query: str, limit: int | None = None) -> SearchResult:
-    """Full-text search (plain and prefix) over title, summary and body, with a bonus for an alias match."""
-    query = _text_argument("query", query, MAX_QUERY_CHARS)
-    limit = _bounded("limit", limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)
-    async with connection(db) as conn:
-        hits = await wiki_reads.search_pages(conn, scope.tenant, scope.owner, query, limit)
-    return SearchResult(query=query, hits=[Hit(type=h.type, slug=h.slug, title=h.title, summary=h.summary,
-                                               score=round(h.score, 6), matched_alias=h.matched_alias)
-                                           for h in hits])
+bounded = _bounded
 
 
 # ------------------------------------------------------------------------------------------ pages

@@ -1,73 +1,62 @@
-"""`recall`: a question in, the claims that answer it out, packed into a token budget.
+"""`recall`: a question in, the answers out, best first, in a body the budget bounds as sent.
 
-Every retriever enumerates its candidates in full (store/recall_reads.py), each ranks them, the
-rankings are fused by reciprocal rank (domain.recall.fuse), duplicates (the same claim text on two
-pages) are dropped, and the result is packed best first into the budget. The retrievers:
+The wiki is an index over the memories behind it. Every retriever (app/recall_retrieve.py) ranks its
+candidates, claims and memories alike; the rankings are fused (`domain.recall.fuse`, weights chosen
+on a development set); then each candidate becomes an answer:
 
-- lexical: the claims' own words, every claim holding any of the question's words, BM25-scored;
-- evidence: the memories' words, BM25-scored; a matching memory ranks the claims citing it (most
-  specific first), and a claim that stands for several memories carries the ones that match best;
-- names: the names the question mentions, resolved to pages by their alias keys; their claims;
-- graph: the pages one link away from the named pages; their claims;
-- time: the window the question names against the claims' first/last seen and the memories' dates;
-- semantic: the question's embedding against the claims' (when the scope has vectors).
+- a claim that is an excerpt of its memory (the memory says all it says, and more) is answered by
+  that memory, with the claim's page;
+- a claim that condenses, summarises or paraphrases is answered with the memory that best answers
+  the question beside it (`memory`: its id, date and text);
+- a memory no claim stands for (cited by none, or not compiled yet) is an answer of its own;
+- a line that keeps the wiki's books (counts, spans, names seen together) is left out unless the
+  question asks about counts or frequency (domain/recall_lines.py);
+- the same memory, or the same claim text, is never sent twice.
 
-Memories retained and not compiled yet are searched too (by their words and dates) and returned as
-`uncompiled`, so an agent finds what it stored a second ago.
+The answers are then packed best first into `max_tokens` (domain/recall_body.py): the whole body
+counts, keys and ids included. The default shape is compact (per answer its text, date or span,
+page and memory ids); `verbose` adds the claim's section, kind, status, confidence, validity,
+retriever signals and scores.
 """
 
 from __future__ import annotations
 
 import functools
-import logging
+import re
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
-from typing import Annotated, Literal
+from datetime import datetime
+from typing import Any, Literal
 
-import numpy as np
 from pydantic import BaseModel, Field
-from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app import recall_cache
 from app.reads import BadInput, Database, ReadScope, connection, text_argument
-from domain.claims import status_meanings
-from domain.errors import StepFailed
+from app.recall_retrieve import Retrieved, Window, retrieve
+from domain.claims import UNVERIFIED, claim_mark, status_meanings
 from domain.memory import parse_instant
-from domain.name_words import question_names
-from domain.recall import (
-    RETRIEVERS,
-    Fused,
-    Packable,
-    fuse,
-    pack,
-    question_name_keys,
-    ranked,
-    text_cost,
-    tokens_for,
-)
-from domain.time_window import Anchor, TimeWindow, time_window
+from domain.recall import DEFAULT_TUNING, RETRIEVER_OF, RETRIEVERS, Fused, Tuning, fuse
+from domain.recall_body import Body, Candidate, pack_json, pack_lines
+from domain.recall_dates import day_text, span_text, with_dates
+from domain.recall_lines import asks_for_counts, asks_when, line_role
+from domain.sentences import split_sentences
 from planners.embedding_providers import provider_embedder
-from planners.embeddings import Embedder, cosine_ranking, static_embedder
+from planners.embeddings import Embedder, static_embedder
 from runtime.settings import Settings
 from store import recall_reads
-from store.recall_reads import RecallClaimRow
+from store.recall_reads import MemoryText, RecallClaimRow
 
-log = logging.getLogger(__name__)
 MAX_QUESTION_CHARS = 1_000
 DEFAULT_MAX_TOKENS = 500
-MIN_MAX_TOKENS = 20
+MIN_MAX_TOKENS = 50
 MAX_MAX_TOKENS = 8_000
-SOURCES_SHOWN = 20  # memory ids listed per claim (the rest are counted in `source_count`)
-CITED_SHOWN = 3  # best-matching cited memories a condensed claim may carry
-RANKED_PER_RETRIEVER = 300  # each ranking's head that enters the fusion
-PACKING_WINDOW = 200  # fused candidates considered for the budget, best first
-EVIDENCE_MEMORIES = 200  # best-matching memories whose citing claims the evidence ranking holds
+MEMORY_IDS_SHOWN = 3  # memory ids listed per claim, the best-matching first (`source_count` has them all)
+LONG_MEMORY_CHARS = 400  # a longer memory is sent as its sentences that best match the question
+Form = Literal["json", "text"]
 
 
 def embedder_for(settings: Settings) -> Callable[[], Embedder] | None:
     """The embedder WIKI_EMBEDDINGS names, made on first use and then kept (the compile embeds the
-    claims with it, recall the question), or None when it is `off`."""
+    claims and memories with it, recall the question), or None when it is `off`."""
     if settings.embeddings == "off":
         return None
     if settings.embeddings == "static":
@@ -75,94 +64,66 @@ def embedder_for(settings: Settings) -> Callable[[], Embedder] | None:
     return functools.cache(functools.partial(provider_embedder, settings))
 
 
-class RecallPage(BaseModel):
-    type: str
-    slug: str
-    title: str
+class AttachedMemory(BaseModel):
+    """The memory behind a condensed claim that best answers the question."""
 
-
-class RecallSource(BaseModel):
     id: str
+    date: str
+    text: str
+
+
+class RecallItem(BaseModel):
+    """One answer. Compact: kind, text, page, date, a claim's status (what was checked of it:
+    quoted, verified, derived or unverified) and the memory ids (`memories` for a claim, `id` for a
+    memory); a condensed claim also carries `memory`. The rest is sent only when verbose."""
+
+    kind: Literal["claim", "memory"]
+    id: str | None = None  # a memory's id
+    text: str
+    page: str | None = None  # type/slug of the page the answer is on
+    date: str | None = None  # the day ("7 May 2023"), or a claim's span ("7 May 2023 to 2 June 2023")
+    memories: list[str] | None = None  # a claim's memories, the best-matching first
+    memory: AttachedMemory | None = None
+    # verbose only
+    claim_id: str | None = None
+    section: str | None = None
+    heading: str | None = None
+    claim_kind: str | None = None
+    status: str | None = None
+    confidence: float | None = None
+    source_count: int | None = None
+    validity: str | None = None
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
     occurred_at: datetime | None = None
+    uncompiled: bool | None = None
+    score: float | None = None
+    signals: dict[str, int] | None = None
 
 
-class RecallMemory(BaseModel):
-    id: str
-    text: str
-    occurred_at: datetime
-    kind: Literal["cited", "uncompiled"]
-
-
-class RecalledClaim(BaseModel):
-    kind: Literal["claim"] = "claim"
-    text: str
-    page: RecallPage
-    section: str  # the section's id on the page (get_sources takes it)
-    heading: str
-    claim_kind: str  # fact, or derived (a line the compiler computed: a count, a span, a summary)
-    status: str  # quoted, verified, derived or unverified: `statuses` of the result says what each means
-    confidence: float | None  # None for a derived or unverified line
-    corroboration: int
-    first_seen: datetime | None
-    last_seen: datetime | None
-    # Whether it holds: current, or disputed (a rival value with no clear order); with as_of, a
-    # claim that held then may since be superseded. Valid from its earliest memory, until replaced.
-    validity: str
-    valid_from: datetime | None
-    valid_to: datetime | None
-    sources: list[RecallSource]  # best-matching first, at most SOURCES_SHOWN
-    source_count: int
-    memories: list[RecallMemory] = Field(default_factory=list)  # cited memories that best match
-    score: float
-    signals: dict[str, int]  # retriever -> this claim's rank in it
-
-
-class UncompiledHit(BaseModel):
-    kind: Literal["uncompiled"] = "uncompiled"
-    id: str
-    text: str
-    occurred_at: datetime
-    score: float
-    signals: dict[str, int]
-
-
-Answer = Annotated[RecalledClaim | UncompiledHit, Field(discriminator="kind")]
-
-
-class PageLine(BaseModel):
-    type: str
-    slug: str
-    title: str
-    summary: str
-
-
-class LeftOut(BaseModel):
-    """What the budget did not hold: never a silent drop of the best answer."""
-
-    answers: int  # candidates found and not returned
-    best: str | None = None  # the best-ranked answer left out, its text
-    best_tokens: int | None = None  # what it would have cost
-    memories: int = 0  # cited memories that did not fit under their claim
-
-
-class Window(BaseModel):
-    start: datetime | None
-    end: datetime | None
-    phrase: str
+COMPACT_FIELDS = frozenset({"kind", "id", "text", "page", "date", "status", "memories", "memory"})
 
 
 class RecallResult(BaseModel):
-    question: str
+    """What recall sent (`body`, exactly), and the same answers as objects for the CLI and tests."""
+
+    body: str
     max_tokens: int
-    tokens_used: int  # every text returned, four characters a token
-    results: list[Answer]
-    # What each status among the results means, in one line (domain/claims.py STATUS_MEANINGS).
-    statuses: dict[str, str] = Field(default_factory=dict)
-    pages: list[PageLine]
-    left_out: LeftOut
-    retrievers: list[str]
+    tokens_used: int
+    results: list[RecallItem]
+    left_out: int
     time_window: Window | None
     took_ms: float
+
+
+class RecallBody(BaseModel):
+    """The shape of the body sent over HTTP and MCP (for the API's schema)."""
+
+    max_tokens: int
+    tokens_used: int = Field(description="The body's length in characters over four, rounded up.")
+    results: list[RecallItem]
+    left_out: dict[str, Any] = Field(description="answers: how many found did not fit; best_tokens: what "
+                                                 "the best of them would cost; best (verbose): its text.")
 
 
 def parse_retrievers(without: list[str] | str | None) -> frozenset[str]:
@@ -192,7 +153,7 @@ def budget_of(max_tokens: int | None) -> int:
     return max_tokens
 
 
-def _as_of(value: str | datetime | None) -> datetime | None:
+def as_of_of(value: str | datetime | None) -> datetime | None:
     if value is None or isinstance(value, datetime):
         return value
     try:
@@ -201,229 +162,252 @@ def _as_of(value: str | datetime | None) -> datetime | None:
         raise BadInput(f"as_of must be an ISO-8601 time such as 2026-11-01T00:00:00Z ({error})") from None
 
 
-class _Retrieved(BaseModel):
-    rankings: dict[str, list[str]]
-    claim_scores: dict[str, float]
-    memory_scores: dict[str, float]
-    named_pages: list[recall_reads.NamedPage]
-    window: Window | None
-    cited: dict[str, list[str]]  # claim -> the memories it cites that match the question, best first
+_PLAIN = re.compile(r"[^\w]+")
+_DATE_PREFIX = re.compile(r"^\s*(?:[-*]\s+)?(?:\d{4}-\d{2}-\d{2}\s*:\s*)?")
+_WORD = re.compile(r"[^\W_]{3,}")
 
 
-async def _window(conn: AsyncConnection, scope: ReadScope, question: str, now: datetime,
-                  as_of: datetime | None) -> Window | None:
-    found = time_window(question, now)
-    if isinstance(found, TimeWindow):
-        return Window(start=found.start, end=found.end, phrase=found.phrase)
-    if isinstance(found, Anchor):
-        # "before the move": dated by the memory that best matches "the move".
-        memories = await recall_cache.texts(conn, scope.tenant, scope.owner, "memories")
-        scores = memories.index.bm25(await recall_reads.question_lexemes(conn, found.phrase), len(memories.index))
-        if as_of is not None:
-            scores = {m: v for m, v in scores.items() if (memories.happened.get(m) or as_of) <= as_of}
-        best = ranked(scores, 1)
-        if best and (at := memories.happened.get(best[0])) is not None:
-            return Window(start=None if found.side == "before" else at, end=at if found.side == "before" else None,
-                          phrase=f"{found.side} {found.phrase}")
-    return None
+def plain(text: str) -> str:
+    """Words only, folded: what two texts compare by (markup, punctuation and case aside)."""
+    return " " + _PLAIN.sub(" ", text.casefold()).strip() + " "
 
 
-async def _retrieve(conn: AsyncConnection, scope: ReadScope, question: str, use: frozenset[str],
-                    as_of: datetime | None, embedder: Callable[[], Embedder] | None) -> _Retrieved:
-    tenant, owner = scope.tenant, scope.owner
-    rankings: dict[str, list[str]] = {}
-    claim_scores: dict[str, float] = {}
-    model = embedder() if "semantic" in use and embedder is not None else None
-    state = await recall_reads.recall_state(conn, tenant, owner, question, model.model if model else "",
-                                            model.dimensions if model else 0)
-    lexemes = state.lexemes
-    if "lexical" in use:
-        claim_texts = await recall_cache.texts(conn, tenant, owner, "claims", state.claims)
-        claim_scores = claim_texts.index.bm25(lexemes, len(claim_texts.index))
-        rankings["lexical"] = [f"c:{c}" for c in ranked(claim_scores, RANKED_PER_RETRIEVER)]
-    memory_texts = await recall_cache.texts(conn, tenant, owner, "memories", state.memories)
-    memory_scores = memory_texts.index.bm25(lexemes, len(memory_texts.index))
-    if as_of is not None:
-        memory_scores = {m: v for m, v in memory_scores.items()
-                         if (when := memory_texts.happened.get(m)) is None or when <= as_of}
-    best_memories = ranked(memory_scores, EVIDENCE_MEMORIES)
-    citations = await recall_reads.claims_citing(conn, tenant, owner, best_memories)
-    claim_evidence: dict[str, float] = {}
-    by_memory: dict[str, list[str]] = {}
-    cited: dict[str, list[str]] = {}
-    for cite in sorted(citations, key=lambda c: (-memory_scores[c.memory_id], c.memory_id)):
-        by_memory.setdefault(cite.memory_id, []).append(cite.claim_id)
-        cited.setdefault(cite.claim_id, []).append(cite.memory_id)
-        claim_evidence[cite.claim_id] = max(claim_evidence.get(cite.claim_id, 0.0), memory_scores[cite.memory_id])
-    if "evidence" in use:
-        rankings["evidence"] = [f"c:{c}" for m in best_memories for c in by_memory.get(m, [])][:RANKED_PER_RETRIEVER]
-    uncompiled = set(await recall_reads.uncompiled_memories(conn, tenant, owner))
-    rankings["uncompiled"] = [f"m:{m}" for m in ranked({m: v for m, v in memory_scores.items() if m in uncompiled},
-                                                         RANKED_PER_RETRIEVER)]
-    named: list[str] = []
-    named_retrievers = "names" in use or "graph" in use
-    named_pages: list[recall_reads.NamedPage] = []
-    matching = {c: claim_scores.get(c, 0.0) + claim_evidence.get(c, 0.0) for c in {*claim_scores, *claim_evidence}}
-    if named_retrievers:
-        named_pages = await recall_reads.pages_for_names(conn, tenant, owner, question_name_keys(question),
-                                                         question_names(question))
-        named = [p.id for p in named_pages]
-    # What orders the named and linked pages' claims: the best-matching claims with their scores.
-    scored = [(c, matching[c]) for c in ranked(matching, recall_reads.MAX_SCORES_SENT)] if named else []
-    if "names" in use and named:
-        rankings["names"] = [f"c:{c}" for c in await recall_reads.claims_of_pages(
-            conn, tenant, owner, named, scored, RANKED_PER_RETRIEVER, as_of)]
-    if "graph" in use and named:
-        near = await recall_reads.linked_pages(conn, tenant, owner, named)
-        rankings["graph"] = [f"c:{c}" for c in await recall_reads.claims_of_pages(
-            conn, tenant, owner, near, scored, RANKED_PER_RETRIEVER, as_of)]
-    window = None
-    if "time" in use:
-        window = await _window(conn, scope, question, as_of or datetime.now(UTC), as_of)
-        if window is not None:
-            in_window = await recall_reads.claims_in_window(conn, tenant, owner, window.start, window.end)
-            memories = await recall_reads.memories_in_window(conn, tenant, owner, window.start, window.end)
-            dated_citations = await recall_reads.claims_citing(conn, tenant, owner, memories)
-            recency = {c: -i for i, c in enumerate(in_window)}
-            pool = list(dict.fromkeys([*in_window, *(c.claim_id for c in dated_citations)]))
-            pool.sort(key=lambda c: (-matching.get(c, 0.0), -recency.get(c, -10**9)))
-            rankings["time"] = [f"c:{c}" for c in pool[:RANKED_PER_RETRIEVER]]
-            dated = [m for m in memories if m in uncompiled]
-            dated.sort(key=lambda m: -memory_scores.get(m, 0.0))
-            rankings["uncompiled_time"] = [f"m:{m}" for m in dated[:RANKED_PER_RETRIEVER]]
-    if model is not None and state.vectors.count:
-        vectors = await recall_cache.vectors(conn, tenant, owner, model.model, model.dimensions, state.vectors)
-        query = await _question_vector(model, question) if vectors.ids else None
-        if query is not None:
-            rankings["semantic"] = [f"c:{c}" for c in cosine_ranking(query, vectors.ids, vectors.matrix,
-                                                                     RANKED_PER_RETRIEVER)]
-    return _Retrieved(rankings=rankings, claim_scores=claim_scores, memory_scores=memory_scores, named_pages=named_pages,
-                      window=window, cited=cited)
+def _excerpt(text: str, question: str) -> str:
+    """A long memory as its sentences that share most words with the question, in their order,
+    within LONG_MEMORY_CHARS (the best one alone, cut, when none fits)."""
+    if len(text) <= LONG_MEMORY_CHARS:
+        return text
+    wanted = {w.casefold() for w in _WORD.findall(question)}
+    sentences = list(split_sentences(text))
+    order = sorted(range(len(sentences)), key=lambda i: (-len(wanted & {w.casefold() for w in
+                                                                        _WORD.findall(sentences[i])}), i))
+    kept: list[int] = []
+    used = 0
+    for i in order:
+        if used + len(sentences[i]) + 2 <= LONG_MEMORY_CHARS:
+            kept.append(i)
+            used += len(sentences[i]) + 2
+    if not kept:
+        return sentences[order[0]][:LONG_MEMORY_CHARS - 1].rstrip() + "…" if sentences else text[:LONG_MEMORY_CHARS]
+    kept.sort()
+    parts = [sentences[kept[0]]]
+    for previous, index in zip(kept, kept[1:], strict=False):
+        parts.append(sentences[index] if index == previous + 1 else "… " + sentences[index])
+    return " ".join(parts) + (" …" if kept[-1] < len(sentences) - 1 else "")
 
 
-async def _question_vector(model: Embedder, question: str) -> np.ndarray | None:
-    """The question's embedding, or None when the provider cannot give it now: recall then answers
-    with its other retrievers rather than fail or keep the agent waiting."""
-    try:
-        return await recall_cache.question_vector(model, question)
-    except StepFailed as failure:
-        log.warning("recall answers without embeddings: %s", failure.message)
-        return None
+class _Answers:
+    """The fused candidates as answers, in order, each memory and claim text sent once."""
+
+    def __init__(self, question: str, found: Retrieved, fused: list[Fused], claims: dict[str, RecallClaimRow],
+                 texts: dict[str, MemoryText], floor: float, moment: datetime | None,
+                 validity: dict[str, str]) -> None:
+        self.question = question
+        self.found = found
+        self.claims = claims
+        self.texts = texts
+        self.floor = floor
+        self.moment = moment
+        self.validity = validity  # memory -> the validity of the claims citing it ("replaced": none holds)
+        self.dated = asks_when(question) or found.window is not None
+        self.counts = asks_for_counts(question)
+        self.fused = {f.key: f for f in fused}
+        self.fused_score = {f.key: f.score for f in fused}
+        self.items: list[RecallItem] = []
+        self.shown: set[str] = set()
+        self.answered_by: dict[str, RecallItem] = {}  # memory id -> the memory answer sent for it
+        # The page of the best-ranked claim citing each memory (a memory answer is shown on its page).
+        self.page_of: dict[str, str] = {}
+        for f in fused:
+            claim = claims.get(f.key[2:]) if f.key.startswith("c:") else None
+            if claim is not None:
+                for memory_id in [*claim.sources, *found.cited.get(claim.id, [])]:
+                    self.page_of.setdefault(memory_id, f"{claim.page_type}/{claim.page_slug}")
+        self.seen_texts: set[str] = set()
+        for item in fused:
+            self._add(item)
+
+    def best_memory(self, claim: RecallClaimRow) -> str | None:
+        """The claim's memory that best answers: the best fused, then the best by words, then its first."""
+        candidates = list(dict.fromkeys([*self.found.cited.get(claim.id, []), *claim.sources]))
+        candidates = [m for m in candidates if m in self.texts]
+        if not candidates:
+            return None
+        return max(candidates, key=lambda m: (self.fused_score.get(f"m:{m}", 0.0),
+                                              self.found.memory_scores.get(m, 0.0), -candidates.index(m)))
+
+    def memory_text(self, memory: MemoryText) -> str:
+        text = _excerpt(memory.content, self.question)
+        return with_dates(text, memory.occurred_at) if self.dated else text
+
+    @staticmethod
+    def _signals(*items: Fused | None) -> dict[str, int]:
+        """Each retriever's best rank of the answer (a claim answered by its memory has both's)."""
+        signals: dict[str, int] = {}
+        for item in items:
+            for ranking, rank in (item.ranks.items() if item else ()):
+                name = RETRIEVER_OF.get(ranking, ranking)
+                signals[name] = min(rank, signals.get(name, rank))
+        return signals
+
+    def _memory_item(self, memory_id: str, item: Fused, page: str | None,
+                     claim: RecallClaimRow | None = None) -> None:
+        if self.validity.get(memory_id) == "replaced":
+            return  # every claim it supports was replaced by a newer fact: history, not an answer
+        memory = self.texts[memory_id]
+        self.shown.add(memory_id)
+        own = self.fused.get(f"m:{memory_id}")
+        answer = RecallItem(
+            kind="memory", id=memory_id, text=self.memory_text(memory), page=page or self.page_of.get(memory_id),
+            date=day_text(memory.occurred_at), occurred_at=memory.occurred_at,
+            uncompiled=memory_id in self.found.uncompiled, validity=self.validity.get(memory_id),
+            score=round(max(item.score, own.score if own else 0.0), 6),
+            signals=self._signals(item, own if own is not item else None))
+        if claim is not None:
+            self._held(answer, claim)
+        self.answered_by[memory_id] = answer
+        self.items.append(answer)
+
+    @staticmethod
+    def _held(answer: RecallItem, claim: RecallClaimRow) -> None:
+        """A memory answering for its claim holds as the claim does (verbose shows it)."""
+        answer.validity, answer.valid_from, answer.valid_to = claim.validity, claim.valid_from, claim.valid_to
+
+    def _add(self, item: Fused) -> None:
+        kind, key = item.key[:1], item.key[2:]
+        if kind == "m":
+            if key in self.texts and key not in self.shown:
+                self._memory_item(key, item, None)
+            return
+        claim = self.claims.get(key)
+        if (claim is None or (self.floor > 0 and (claim.confidence or 0.0) < self.floor) or claim.text_key in self.seen_texts
+                or (self.moment and claim.first_seen and claim.first_seen > self.moment)
+                or (line_role(claim.text, claim.kind) == "bookkeeping" and not self.counts)):
+            return
+        self.seen_texts.add(claim.text_key)
+        page = f"{claim.page_type}/{claim.page_slug}"
+        best = self.best_memory(claim)
+        said = plain(_DATE_PREFIX.sub("", claim.text))
+        if best is not None and claim.corroboration <= 1 and said.strip() and said in plain(self.texts[best].content):
+            # An excerpt of its one memory: the memory says it all, and more.
+            if best not in self.shown:
+                self._memory_item(best, item, page, claim)
+            elif best in self.answered_by:  # sent already: the claim's page and retrievers join it
+                sent = self.answered_by[best]
+                sent.page = sent.page or page
+                if sent.valid_from is None:
+                    self._held(sent, claim)
+                sent.signals = {**self._signals(item), **(sent.signals or {})}
+            return
+        matching = [m for m in self.found.cited.get(claim.id, []) if m in self.texts]
+        ids = list(dict.fromkeys([*([best] if best else []), *matching, *claim.sources]))[:MEMORY_IDS_SHOWN]
+        attached = None
+        if best is not None and best not in self.shown and plain(self.texts[best].content) not in said:
+            memory = self.texts[best]
+            attached = AttachedMemory(id=best, date=day_text(memory.occurred_at), text=self.memory_text(memory))
+            self.shown.add(best)
+        text = claim.text
+        if self.dated and claim.first_seen is not None:
+            text = with_dates(text, claim.first_seen)
+        self.items.append(RecallItem(
+            kind="claim", text=text, page=page, date=span_text(claim.first_seen, claim.last_seen), memories=ids,
+            memory=attached, claim_id=claim.id, section=claim.section_slug, heading=claim.heading,
+            claim_kind=claim.kind, status=claim.status, confidence=claim.confidence,
+            source_count=claim.corroboration, validity=claim.validity, valid_from=claim.valid_from,
+            valid_to=claim.valid_to, score=round(item.score, 6), signals=self._signals(item)))
+
+
+def item_json(item: RecallItem, verbose: bool) -> dict[str, Any]:
+    dumped = item.model_dump(mode="json", exclude_none=True)
+    return dumped if verbose else {k: v for k, v in dumped.items() if k in COMPACT_FIELDS}
+
+
+def item_text(item: RecallItem) -> str:
+    """Everything an answer says in words: its text and its memory's."""
+    return item.text + (f" {item.memory.text}" if item.memory else "")
+
+
+def item_lines(rank: int, item: RecallItem) -> str:
+    """An answer for people (the CLI)."""
+    where = " · ".join(part for part in (item.page, item.date) if part)
+    if item.kind == "memory":
+        lines = [f"{rank:>2}. {item.text}", f"    memory {item.id}" + (f" · {where}" if where else "")
+                 + (" · not compiled yet" if item.uncompiled else "")]
+    else:
+        mark = claim_mark(item.status or UNVERIFIED, item.confidence)
+        lines = [f"{rank:>2}. {item.text}", f"    {where} · {mark} · memories {', '.join(item.memories or [])}"]
+    if item.memory:
+        lines.append(f"    memory {item.memory.id} · {item.memory.date}: {item.memory.text}")
+    return "\n".join(lines)
 
 
 async def recall(db: Database, scope: ReadScope, question: str, max_tokens: int | None = None,
                  as_of: str | datetime | None = None, min_confidence: float | None = None,
-                 without: list[str] | str | None = None,
-                 embedder: Callable[[], Embedder] | None = None) -> RecallResult:
-    """The claims (and uncompiled memories) that best answer `question`, best first, packed into
-    `max_tokens` (every text returned counts, four characters a token), with what did not fit."""
+                 without: list[str] | str | None = None, embedder: Callable[[], Embedder] | None = None,
+                 verbose: bool = False, form: Form = "json", tuning: Tuning = DEFAULT_TUNING,
+                 reserve: int = 0) -> RecallResult:
+    """The answers to `question`, best first, in a body of at most `max_tokens` (every character sent
+    counts, four characters a token) less `reserve` characters, saying how many did not fit."""
+    return (await recall_variants(db, scope, question, max_tokens, [tuning], as_of, min_confidence, without,
+                                  embedder, verbose, form, reserve))[0]
+
+
+async def recall_variants(db: Database, scope: ReadScope, question: str, max_tokens: int | None,
+                          tunings: list[Tuning], as_of: str | datetime | None = None,
+                          min_confidence: float | None = None, without: list[str] | str | None = None,
+                          embedder: Callable[[], Embedder] | None = None, verbose: bool = False,
+                          form: Form = "json", reserve: int = 0) -> list[RecallResult]:
+    """`recall` under each of `tunings` (the development eval's A/B): the retrievers run once per
+    neighbour share, the details are read once for all."""
     started = time.perf_counter()
     question = text_argument("question", question, MAX_QUESTION_CHARS)
     budget = budget_of(max_tokens)
     floor = min_confidence_of(min_confidence)
-    moment = _as_of(as_of)
+    moment = as_of_of(as_of)
     use = parse_retrievers(without)
-    budget_chars = budget * 4
+    head_size = min(200, 30 + budget * 4 // 60)
     async with connection(db) as conn:
-        found = await _retrieve(conn, scope, question, use, moment, embedder)
-        fused = fuse(found.rankings)
-        # The fused head the budget could hold (a claim costs some 30 characters at the least).
-        head = fused[:min(PACKING_WINDOW, 40 + budget_chars // 30)]
-        # Only claims that hold (or held at `moment`): an older value is history, never an answer.
+        retrieved: dict[float, Retrieved] = {}
+        for tuning in tunings:
+            if tuning.neighbours not in retrieved:
+                retrieved[tuning.neighbours] = await retrieve(conn, scope, question, use, moment, embedder, tuning)
+        runs = [(tuning, retrieved[tuning.neighbours], fuse(retrieved[tuning.neighbours].rankings, tuning))
+                for tuning in tunings]
+        heads = {f.key for _, _, fused in runs for f in fused[:head_size]}
         claims = await recall_reads.claim_details(conn, scope.tenant, scope.owner,
-                                                  [f.key[2:] for f in head if f.key.startswith("c:")], moment)
-        memory_ids = {f.key[2:] for f in head if f.key.startswith("m:")}
-        best_cited = {c.id: _best_cited(c, found.cited) for c in claims.values()}
-        memory_ids |= {m for cited in best_cited.values() for m in cited}
-        texts = await recall_reads.memory_texts(conn, scope.tenant, scope.owner, sorted(memory_ids))
-        pages = [PageLine(type=p.type, slug=p.slug, title=p.title, summary=p.summary)
-                 for p in found.named_pages[:2] if p.summary]
-        entries, skipped = _packables(head, claims, texts, best_cited, floor, moment)
-        page_lines = [p for p in pages if text_cost(p.title, p.summary) <= budget_chars // 6][:1]
-        reserved = sum(text_cost(p.title, p.summary) for p in page_lines)
-        packed = pack(entries.values(), budget_chars - reserved)
-        shown = {m for key in packed.chosen if key.startswith("c:")
-                 for m in _shown_sources(claims[key[2:]], found.cited)} - set(texts)
-        texts |= await recall_reads.memory_texts(conn, scope.tenant, scope.owner, sorted(shown))
-    by_key = {f.key: f for f in head}
-    results: list[RecalledClaim | UncompiledHit] = []
-    for key in packed.chosen:
-        item = by_key[key]
-        signals = {r: rank for r, rank in item.ranks.items() if not r.startswith("uncompiled")}
-        if key.startswith("c:"):
-            claim = claims[key[2:]]
-            results.append(_claim_answer(claim, item.score, signals, packed.extras.get(key, []), texts,
-                                         found.cited))
-        else:
-            memory = texts[key[2:]]
-            results.append(UncompiledHit(id=memory.id, text=memory.content, occurred_at=memory.occurred_at,
-                                         score=round(item.score, 6),
-                                         signals={("lexical" if r == "uncompiled" else "time"): rank
-                                                  for r, rank in item.ranks.items()}))
-    left = packed.left_out
-    best_left = entries[left[0]] if left else None
-    return RecallResult(
-        question=question, max_tokens=budget, tokens_used=tokens_for(packed.used_chars + reserved),
-        results=results, pages=page_lines,
-        left_out=LeftOut(answers=len(fused) - len(results) - skipped, memories=packed.extras_left_out,
-                         best=_answer_text(left[0], claims, texts) if left else None,
-                         best_tokens=tokens_for(best_left.cost) if best_left else None),
-        retrievers=[r for r in RETRIEVERS if r in use], time_window=found.window,
-        took_ms=round((time.perf_counter() - started) * 1000, 1),
-        statuses=status_meanings(r.status for r in results if isinstance(r, RecalledClaim)))
+                                                  sorted(k[2:] for k in heads if k.startswith("c:")), moment)
+        wanted = {k[2:] for k in heads if k.startswith("m:")}
+        for claim in claims.values():
+            for found in retrieved.values():
+                wanted.update(found.cited.get(claim.id, [])[:MEMORY_IDS_SHOWN])
+            wanted.update(claim.sources[:1])
+        texts = await recall_reads.memory_texts(conn, scope.tenant, scope.owner, sorted(wanted))
+        validity = await recall_reads.memory_validity(conn, scope.tenant, scope.owner, sorted(texts), moment)
+    took = round((time.perf_counter() - started) * 1000, 1)
+    results = []
+    for _, found, fused in runs:
+        head = fused[:head_size]
+        answers = _Answers(question, found, head, claims, texts, floor, moment, validity).items
+        body = _body(answers, budget, verbose, form, found, took, question, use, reserve)
+        results.append(RecallResult(body=body.text, max_tokens=budget, tokens_used=body.tokens_used,
+                                    results=[answers[i] for i in body.chosen],
+                                    left_out=body.left_out + len(fused) - len(head), time_window=found.window,
+                                    took_ms=took))
+    return results
 
 
-def _packables(head: list[Fused], claims: dict[str, RecallClaimRow], texts: dict, best_cited: dict[str, list[str]],
-               floor: float, moment: datetime | None) -> tuple[dict[str, Packable], int]:
-    """The fused head as items to pack, best first: claims under `floor` or first seen after `moment`
-    dropped, and a claim whose text another better-ranked claim already says."""
-    entries: dict[str, Packable] = {}
-    seen_texts: set[str] = set()
-    skipped = 0
-    for item in head:
-        kind, key = item.key[:1], item.key[2:]
-        if kind == "c":
-            claim = claims.get(key)
-            if (claim is None or (floor > 0 and (claim.confidence or 0.0) < floor) or claim.text_key in seen_texts
-                    or (moment and claim.first_seen and claim.first_seen > moment)):
-                skipped += 1
-                continue
-            seen_texts.add(claim.text_key)
-            entries[item.key] = Packable(key=item.key, cost=text_cost(claim.text, claim.page_title, claim.heading),
-                                         extras=[(m, text_cost(texts[m].content)) for m in best_cited[key]
-                                                 if m in texts])
-        elif key in texts:
-            entries[item.key] = Packable(key=item.key, cost=text_cost(texts[key].content))
-    return entries, skipped
-
-
-def _answer_text(key: str, claims: dict[str, RecallClaimRow], texts: dict) -> str:
-    return claims[key[2:]].text if key.startswith("c:") else texts[key[2:]].content
-
-
-def _best_cited(claim: RecallClaimRow, cited: dict[str, list[str]]) -> list[str]:
-    """A claim that stands for several memories (a count, a condensed line, a summary) carries the
-    cited memories that best match the question; a claim of one memory is that memory already."""
-    if claim.kind != "derived" and claim.corroboration < 2:
-        return []
-    return cited.get(claim.id, [])[:CITED_SHOWN]
-
-
-def _shown_sources(claim: RecallClaimRow, cited: dict[str, list[str]]) -> list[str]:
-    """The memories that match the question first, then the claim's first others."""
-    return list(dict.fromkeys([*cited.get(claim.id, []), *claim.sources]))[:SOURCES_SHOWN]
-
-
-def _claim_answer(claim: RecallClaimRow, score: float, signals: dict[str, int], cited: list[str], texts: dict,
-                  matching: dict[str, list[str]]) -> RecalledClaim:
-    return RecalledClaim(
-        text=claim.text, page=RecallPage(type=claim.page_type, slug=claim.page_slug, title=claim.page_title),
-        section=claim.section_slug, heading=claim.heading, claim_kind=claim.kind, status=claim.status,
-        confidence=claim.confidence, corroboration=claim.corroboration, first_seen=claim.first_seen,
-        last_seen=claim.last_seen, validity=claim.validity, valid_from=claim.valid_from, valid_to=claim.valid_to,
-        sources=[RecallSource(id=m, occurred_at=texts[m].occurred_at if m in texts else None)
-                 for m in _shown_sources(claim, matching)],
-        source_count=claim.corroboration,
-        memories=[RecallMemory(id=m, text=texts[m].content, occurred_at=texts[m].occurred_at, kind="cited")
-                  for m in cited],
-        score=round(score, 6), signals=signals)
+def _body(answers: list[RecallItem], budget: int, verbose: bool, form: Form, found: Retrieved, took: float,
+          question: str, use: frozenset[str], reserve: int) -> Body:
+    if form == "text":
+        return pack_lines(
+            lambda tokens, most: f"Recall {question[:80]!r}: {tokens} of {most} tokens, {took:.0f} ms",
+            [Candidate(item=item_lines(rank, a), text=item_text(a)) for rank, a in enumerate(answers, 1)],
+            budget, lambda left, best: (f"left out: {left} more answer{'s' if left != 1 else ''}"
+                                        + (f"; the best: {best}" if best else "")) if left else
+            ("" if answers else "nothing in this wiki answers it"), reserve)
+    extras = [{"statuses": status_meanings(a.status for a in answers if a.status),
+               "retrievers": [r for r in RETRIEVERS if r in use],
+               "time_window": found.window.model_dump(mode="json") if found.window else None,
+               "took_ms": took}] if verbose else []
+    return pack_json({"max_tokens": budget}, [Candidate(item=item_json(a, verbose), text=item_text(a))
+                                              for a in answers], budget, extras, verbose, reserve)

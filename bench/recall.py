@@ -193,12 +193,16 @@ async def _vector_search(engine: AsyncEngine, questions: list[str]) -> dict:
     (the embedded Postgres ships the extension; a cluster may not)."""
     import numpy as np
 
-    from app.recall_cache import vectors as kept_vectors
+    from app.recall_cache import indexes
     from planners.embeddings import cosine_ranking
+    from store.recall_reads import recall_state
 
     model = static_embedder()
     async with engine.connect() as conn:
-        kept = await kept_vectors(conn, TENANT, OWNER, model.model, model.dimensions)
+        state = await recall_state(conn, TENANT, OWNER, "")
+        found = (await indexes(conn, TENANT, OWNER, state.revision, model)).claim_vectors
+        assert found is not None
+        kept = found
     numpy_ms, pgvector_ms = [], []
     for question in questions:
         query = model.embed([question])[0]

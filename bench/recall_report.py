@@ -24,13 +24,14 @@ def rows(detail: dict) -> list[SummaryRow]:
 def section(detail: dict) -> list[str]:
     scope = detail["scope"]
     lines = [
-        "How fast `recall` answers a question on a large scope, and what embedding the claims costs.",
+        "How fast `recall` answers a question on a large scope, and what embedding the claims and memories costs.",
         "",
         f"**How.** `bench/recall.py`: the recall eval's generator at scale, {scope['memories']:,} plain-sentence "
         f"memories about {scope['pages']:,} people (three with thousands of memories each), written in SQL as a "
         f"compile leaves them: {scope['claims']:,} claims (one per memory, and a count line per page citing all "
-        f"its memories), two aliases per page, {scope['links']:,} links; every claim embedded by the static model "
-        f"({scope['embedded_claims']:,} claims in {scope['embed_seconds']:.2f} s). Each generated question is put "
+        f"its memories), two aliases per page, {scope['links']:,} links; every claim and every memory embedded by the "
+        f"static model ({scope['embedded_claims']:,} claims and the memories in {scope['embed_seconds']:.2f} s). "
+        "Each generated question is put "
         f"to `app.recall.recall` (what `GET /v1/recall` and MCP `recall` run) with a {detail['budget_tokens']}-token "
         "budget, one call after the other.",
         "",

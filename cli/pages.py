@@ -51,7 +51,8 @@ def search_command(
     json_output: JsonOption = False,
     wide: WideOption = False,
 ) -> None:
-    """Full-text search of the scope's active pages (title, summary, body; prefixes; alias bonus), best first."""
+    """The pages holding the answers to the words (recall's ranking grouped by page; a word may be a prefix;
+    pages the words name first), best first."""
     get_settings()
     tenant, owner = scope(tenant, owner)
     limit = in_range("limit", limit, 1, MAX_SEARCH_LIMIT)
@@ -61,7 +62,13 @@ def search_command(
         query = reads.text_argument("query", query, reads.MAX_QUERY_CHARS)
     except reads.BadInput as error:
         raise CliError(str(error), EXIT_USAGE) from None
-    hits = run(reading(lambda conn: pages.search(conn, tenant, owner, query, limit)))
+    from app.reads import ReadScope
+    from app.recall import embedder_for
+    from app.search import search
+
+    found = run(reading(lambda conn: search(conn, ReadScope.of(tenant, owner), query, limit,
+                                            embedder_for(get_settings()))))
+    hits = found.hits
     if json_output:
         print_json(hits)  # with each hit's score
     elif hits:

@@ -10,7 +10,8 @@ Question kinds:
   meaning connects them).
 
 Nothing here is tuned on: a seed draws the names, the facts and the questions; the held-out seed's
-corpus is never looked at while building recall.
+corpus is never looked at while building recall, and its paraphrases are written apart from the
+development seed's (a template the development seed tuned on never reaches the held-out one).
 """
 
 from __future__ import annotations
@@ -47,7 +48,9 @@ FILLER = ["{s} went for a long walk after dinner.", "{s} spent the evening tidyi
           "{s} did the weekly grocery shopping.", "{s} stayed in because of the rain.",
           "{s} tried a new stretching routine.", "{s} fixed the squeaky hallway door."]
 
-# (memory, question, answer): the question shares no content word with the memory.
+# (memory, question, answer): the question shares no content word with the memory. The development
+# seed's paraphrases; the held-out seeds get their own (HELD_OUT_PARAPHRASES), never seen in development.
+DEVELOPMENT_SEED = 11
 PARAPHRASES = [
     ("{s}'s violin was stolen on the tram.", "Whose musical instrument went missing during a commute?", "{s}"),
     ("{s} fractured a wrist while skiing.", "Who broke a bone on the slopes?", "{s}"),
@@ -61,6 +64,21 @@ PARAPHRASES = [
     ("{s} joined a choir at the community centre.", "Who sings with a group?", "{s}"),
     ("{s} passed the driving test on the third attempt.", "Who finally earned a licence to operate a car?", "{s}"),
     ("{s} sprained an ankle hiking near the glacier.", "Who hurt a foot on a mountain trail?", "{s}"),
+]
+HELD_OUT_PARAPHRASES = [
+    ("{s}'s laptop crashed the night before the deadline.", "Whose computer failed just before work was due?", "{s}"),
+    ("{s} ran a marathon in under four hours.", "Who completed a long-distance race quickly?", "{s}"),
+    ("{s} learned to knit scarves over the winter.", "Who picked up a yarn craft during the cold months?", "{s}"),
+    ("{s} got stung by a wasp at the picnic.", "Which person was hurt by an insect while eating outdoors?", "{s}"),
+    ("{s} volunteered at the food bank every Tuesday.", "Who gives free help handing out groceries weekly?", "{s}"),
+    ("{s} bought a telescope to watch the planets.", "Who purchased equipment for stargazing?", "{s}"),
+    ("{s} missed the flight because of traffic.", "Whose plane departed without them after a jam on the roads?",
+     "{s}"),
+    ("{s} renovated the bathroom with new tiles.", "Who remodelled a washroom?", "{s}"),
+    ("{s} adopted a tortoise from a neighbour.", "Who took in a slow reptile?", "{s}"),
+    ("{s} fainted during the summer heatwave.", "Who passed out when temperatures soared?", "{s}"),
+    ("{s} started composting kitchen scraps.", "Who turns food waste into soil?", "{s}"),
+    ("{s} lost a tooth playing hockey.", "Who had dental damage from an ice sport?", "{s}"),
 ]
 
 
@@ -117,7 +135,7 @@ def generate(seed: int, heavy: int = 3, light: int = 24, heavy_rounds: int = 12)
                 drafts.append((name, family, memory, question, answer))
             if index < heavy:
                 drafts += [(name, "filler", line.format(s=name), "", "") for line in rng.sample(FILLER, 6)]
-    for template, question, answer in PARAPHRASES:
+    for template, question, answer in (PARAPHRASES if seed == DEVELOPMENT_SEED else HELD_OUT_PARAPHRASES):
         name = rng.choice(names)
         drafts.append((name, "paraphrase", template.format(s=name), question, answer.format(s=name)))
     rng.shuffle(drafts)
@@ -156,7 +174,7 @@ def _questions(rng: random.Random, records: list) -> list[EvalQuestion]:
         memory = r[2].content.rstrip(".")
         verb_phrase = memory[len(r[0]) + 1:]
         questions.append(EvalQuestion(kind="temporal", question=f"When did {r[0]} {_base(verb_phrase)}?",
-                                      answers=[f"{when:%Y-%m-%d}"], evidence=[r[2].id]))
+                                      answers=[f"{when.day} {when:%B %Y}"], evidence=[r[2].id]))
     by_month = _unique([r for r in records if r[1] != "paraphrase"],
                        lambda r: (r[0], r[2].occurred_at.year, r[2].occurred_at.month))
     for r in rng.sample(by_month, min(10, len(by_month))):

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 from fastapi import Depends, FastAPI, Query, Request, Security
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, Field
@@ -31,7 +31,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app import reads
 from app import recall as recall_use
-from app.context import ContextResult
 from app.context import context as standing_context
 from app.conversations import ConversationSummary, retain_conversation_for_agent
 from app.forget import BlastRadius, ForgetQueued, forget_for_agent
@@ -44,6 +43,7 @@ from app.retain import (
     parse_memories,
     retain_for_agent,
 )
+from app.search import search as search_pages
 from domain.conversation import MAX_MESSAGES, ConversationIn
 from domain.memory import (
     MAX_METADATA_DEPTH,
@@ -53,6 +53,7 @@ from domain.memory import (
     json_outline_problem,
     parse_json,
 )
+from domain.recall import RETRIEVERS
 from domain.related import MAX_MAX_HOPS, MAX_RELATED_LIMIT
 from domain.search import MAX_SEARCH_LIMIT
 from domain.tokens import allows
@@ -147,6 +148,13 @@ UNAUTHORIZED: Responses = {401: {"model": ErrorBody, "description": "No bearer t
                 503: {"model": ErrorBody, "description": "Overloaded (see Retry-After)"}}
 NOT_FOUND: Responses = {404: {"model": ErrorBody, "description": "Not in this token's scope"}}
 BAD_INPUT: Responses = {422: {"model": ErrorBody, "description": "Bad input"}}
+
+
+Budget = Annotated[int | None, _bound(
+    f"Budget for the whole response body, at 4 characters a token (default {recall_use.DEFAULT_MAX_TOKENS}).",
+    recall_use.MAX_MAX_TOKENS, recall_use.MIN_MAX_TOKENS)]
+Verbose = Annotated[bool, Query(description="Also each answer's section, kind, status, confidence, validity, "
+                                            "scores and retriever signals (they count in the budget).")]
 
 
 def _validation_sentence(error: RequestValidationError) -> str:
@@ -296,38 +304,37 @@ def create_app(engine: AsyncEngine, connect_temporal: TemporalConnector, setting
                      q: Annotated[str, _text("Words; a word may be a prefix.", reads.MAX_QUERY_CHARS)],
                      limit: Annotated[int | None, _bound(f"Hits at most (default {reads.DEFAULT_SEARCH_LIMIT}).",
                                                         MAX_SEARCH_LIMIT)] = None) -> reads.SearchResult:
-        """Full-text search of the wiki's pages (plain and prefix matches, alias bonus), best first."""
-        return await reads.search(caller.conn or engine, caller.scope, q, limit)
+        """The pages holding the answers to the words, best first: recall's ranking grouped by page, the
+        pages the words name (a title or an alias) first."""
+        return await search_pages(caller.conn or engine, caller.scope, q, limit, recall_use.embedder_for(settings))
 
-    @api.get("/v1/recall", response_model=recall_use.RecallResult, tags=["read"])
+    body_doc: dict[int | str, dict[str, Any]] = {200: {"model": recall_use.RecallBody, "description": "The answers, in a body of at most "
+                                                                    "max_tokens × 4 characters."}}
+
+    @api.get("/v1/recall", response_class=Response, responses=body_doc, tags=["read"])
     async def recall(caller: Authorised,
                      q: Annotated[str, _text("The question, in plain words.", recall_use.MAX_QUESTION_CHARS)],
-                     max_tokens: Annotated[int | None, _bound(
-                         f"Budget for all text returned, at 4 characters a token (default "
-                         f"{recall_use.DEFAULT_MAX_TOKENS}).", recall_use.MAX_MAX_TOKENS, recall_use.MIN_MAX_TOKENS)]
-                     = None,
+                     max_tokens: Budget = None,
                      as_of: Annotated[str | None, Query(description="Only what was known by this ISO-8601 time.")]
                      = None,
                      min_confidence: MinConfidence = None,
                      without: Annotated[str | None, Query(description="Retrievers to switch off, comma-separated: "
-                                                          "lexical, evidence, names, graph, time, semantic.")]
-                     = None) -> recall_use.RecallResult:
-        """The claims that best answer the question, best first, packed into `max_tokens`, each with its
-        page, section, sources, confidence, first/last seen and ranking signals; memories not compiled yet
-        come as `uncompiled`; `left_out` says what did not fit."""
-        return await recall_use.recall(caller.conn or engine, caller.scope, q, max_tokens, as_of, min_confidence,
-                                       without, embedder=recall_use.embedder_for(settings))
+                                                          + ", ".join(RETRIEVERS) + ".")] = None,
+                     verbose: Verbose = False) -> Response:
+        """The answers to the question, best first, in a body of at most `max_tokens` × 4 characters: claims
+        (with the memory behind a condensed one) and memories no claim stands for, each with its text,
+        page, date and memory ids; `left_out` says how many did not fit."""
+        found = await recall_use.recall(caller.conn or engine, caller.scope, q, max_tokens, as_of, min_confidence,
+                                        without, embedder=recall_use.embedder_for(settings), verbose=verbose)
+        return Response(found.body, media_type="application/json")
 
-    @api.get("/v1/context", response_model=ContextResult, tags=["read"])
-    async def context(caller: Authorised,
-                      max_tokens: Annotated[int | None, _bound(
-                          f"Budget for all text returned, at 4 characters a token (default "
-                          f"{recall_use.DEFAULT_MAX_TOKENS}).", recall_use.MAX_MAX_TOKENS,
-                          recall_use.MIN_MAX_TOKENS)] = None,
-                      min_confidence: MinConfidence = None) -> ContextResult:
+    @api.get("/v1/context", response_class=Response, responses=body_doc, tags=["read"])
+    async def context(caller: Authorised, max_tokens: Budget = None, min_confidence: MinConfidence = None,
+                      verbose: Verbose = False) -> Response:
         """The scope's most important current claims (confidence, corroboration, recency, hub pages), for
-        an agent's system prompt, within `max_tokens`."""
-        return await standing_context(caller.conn or engine, caller.scope, max_tokens, min_confidence)
+        an agent's system prompt, in a body of at most `max_tokens` × 4 characters."""
+        found = await standing_context(caller.conn or engine, caller.scope, max_tokens, min_confidence, verbose)
+        return Response(found.body, media_type="application/json")
 
     @api.get("/v1/pages", response_model=reads.PageDocument, responses=NOT_FOUND, tags=["read"])
     async def page_by_name(caller: Authorised,

@@ -30,7 +30,6 @@ from starlette.types import ASGIApp
 
 from app import reads, tokens
 from app import recall as recall_use
-from app.context import ContextResult
 from app.context import context as standing_context
 from app.conversations import ConversationSummary, retain_conversation_for_agent
 from app.forget import BlastRadius, ForgetOutcome, forget_for_agent
@@ -42,6 +41,7 @@ from app.retain import (
     TemporalConnector,
     retain_for_agent,
 )
+from app.search import search as search_pages
 from domain.conversation import MAX_MESSAGES, MessageIn
 from domain.memory import MAX_CONTENT_BYTES, MAX_METADATA_BYTES, MemoryIn, RetainError, ScopeError
 from domain.related import MAX_MAX_HOPS, MAX_RELATED_LIMIT
@@ -60,6 +60,10 @@ INSTRUCTIONS = (
     "`retain_conversation`: each kept as a turn with its speaker), and forget them with `forget` (a user's "
     "\"forget that\": `forget` with dry_run first shows what it would touch)."
 )
+BUDGET_HELP = (f"Budget for the whole result, at 4 characters a token ({recall_use.MIN_MAX_TOKENS}-"
+               f"{recall_use.MAX_MAX_TOKENS}).")
+VERBOSE_HELP = ("Also each answer's section, kind, status, confidence, validity, scores and retriever signals "
+                "(they count in the budget).")
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 ScopeOf = Callable[[], ReadScope]
@@ -227,40 +231,40 @@ def build_server(engine: AsyncEngine, scope_of: ScopeOf, connect_temporal: Tempo
                                                  f"best first (1-{MAX_SEARCH_LIMIT}).")]
                      = reads.DEFAULT_SEARCH_LIMIT,
                      ) -> reads.SearchResult:
-        """Find wiki pages by words (title, summary, body; aliases rank first). Returns type, slug, title,
-        summary and score per page."""
-        return await guarded(reads.search(engine, scope_of(), query, limit))
+        """Find the pages holding the answers to some words (recall's ranking by page, named pages
+        first): type, slug, title, summary and score per page."""
+        return await guarded(search_pages(engine, scope_of(), query, limit, recall_use.embedder_for(settings)))
 
     @tool(READ_ONLY)
     async def recall(question: Annotated[str, Field(description="The question, in plain words (at most "
                                                     f"{recall_use.MAX_QUESTION_CHARS} characters).")],
                      max_tokens: Annotated[int, Field(ge=recall_use.MIN_MAX_TOKENS, le=recall_use.MAX_MAX_TOKENS,
-                                                      description="Budget for all text returned, at 4 characters "
-                                                                  f"a token ({recall_use.MIN_MAX_TOKENS}-"
-                                                                  f"{recall_use.MAX_MAX_TOKENS}).")]
+                                                      description=BUDGET_HELP)]
                      = recall_use.DEFAULT_MAX_TOKENS,
                      as_of: Annotated[str | None, Field(description="Only what was known by this ISO-8601 time.")]
                      = None,
                      min_confidence: Annotated[float | None, Field(ge=0, le=1, description="Only claims at least "
                                                                    "this sure.")] = None,
-                     ) -> recall_use.RecallResult:
-        """Answer a question: the claims that answer it best, with page, sources, dates and confidence,
-        within max_tokens; says what did not fit. Also finds memories not compiled yet."""
-        return await guarded(recall_use.recall(engine, scope_of(), question, max_tokens, as_of, min_confidence,
-                                               embedder=recall_use.embedder_for(settings)))
+                     verbose: Annotated[bool, Field(description=VERBOSE_HELP)] = False,
+                     ) -> CallToolResult:
+        """Answer a question: the claims and memories that answer it best (text, page, date, memory ids),
+        in at most max_tokens × 4 characters; says how many did not fit."""
+        found = await guarded(recall_use.recall(engine, scope_of(), question, max_tokens, as_of, min_confidence,
+                                                embedder=recall_use.embedder_for(settings), verbose=verbose))
+        return CallToolResult(content=[TextContent(type="text", text=found.body)])
 
     @tool(READ_ONLY)
     async def context(max_tokens: Annotated[int, Field(ge=recall_use.MIN_MAX_TOKENS, le=recall_use.MAX_MAX_TOKENS,
-                                                       description="Budget for all text returned, at 4 "
-                                                                   f"characters a token ({recall_use.MIN_MAX_TOKENS}-"
-                                                                   f"{recall_use.MAX_MAX_TOKENS}).")]
+                                                       description=BUDGET_HELP)]
                       = recall_use.DEFAULT_MAX_TOKENS,
                       min_confidence: Annotated[float | None, Field(ge=0, le=1, description="Only claims at "
                                                                     "least this sure.")] = None,
-                      ) -> ContextResult:
+                      verbose: Annotated[bool, Field(description=VERBOSE_HELP)] = False,
+                      ) -> CallToolResult:
         """The wiki's most important current claims (sure, corroborated, recent, on hub pages), for a
-        system prompt, within max_tokens."""
-        return await guarded(standing_context(engine, scope_of(), max_tokens, min_confidence))
+        system prompt, in at most max_tokens × 4 characters."""
+        found = await guarded(standing_context(engine, scope_of(), max_tokens, min_confidence, verbose))
+        return CallToolResult(content=[TextContent(type="text", text=found.body)])
 
     @tool(READ_ONLY)
     async def get_page(name: Annotated[str, Field(description="The page: TYPE/SLUG (entity/franklin-barbecue), "

@@ -8,8 +8,9 @@ the connection it reads the page with, then either replays the answer kept under
 or runs the route and keeps its answer under it. The answer is read after the revision, so it is at
 least as new as the revision it is kept under; a request that sees a newer revision never gets an
 older answer. Only reads whose answer depends on nothing but the stored wiki and the request are
-kept: a page by type and slug, search and changes (not related pages, whose recency moves with the
-clock, nor anything that shows memory text or memories not compiled yet). Entries are keyed by
+kept: a page by type and slug and changes (not related pages, whose recency moves with the clock,
+nor search and recall, which rank memories too and read recall's own indexes kept under the scope's
+revision, nor anything that shows memory text or memories not compiled yet). Entries are keyed by
 scope, path and query string, so a scope never sees another's answer, and the guard has checked the
 token, its rights and its rate before any lookup.
 """
@@ -27,9 +28,9 @@ from starlette.types import Message, Scope, Send
 from app.reads import ReadScope
 from domain.process_caches import register
 
-# GET routes whose answers are kept: a page by TYPE/SLUG (any window, confidence, as_of, history),
-# search and changes.
-CACHED_READS = re.compile(r"^/v1/(?:search|changes|pages/(?:entity|topic|decision)/[^/]+)$")
+# GET routes whose answers are kept: a page by TYPE/SLUG (any window, confidence, as_of, history) and
+# changes.
+CACHED_READS = re.compile(r"^/v1/(?:changes|pages/(?:entity|topic|decision)/[^/]+)$")
 # An answer larger than this share of the cache is not kept (it would push out many others).
 LARGEST_SHARE = 16
 

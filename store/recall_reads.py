@@ -2,9 +2,9 @@
 owner, active pages only.
 
 Full text: a question is split and stemmed by the database exactly as the claims and memories were
-(the stored `search_tsv`, migration 0010_recall); `text_version` and `text_rows` feed the
-per-process inverted index of app/recall_cache.py, which finds every text holding ANY of the
-question's lexemes (OR semantics) for `domain.recall.bm25`.
+(the stored `search_tsv`, migration 0010_recall); `text_rows` feed the per-process inverted index of
+app/recall_cache.py (`domain.text_index`, the product's one BM25), which scores every text holding
+ANY of the question's lexemes (OR semantics).
 """
 
 from __future__ import annotations
@@ -41,61 +41,54 @@ _TEXT_SOURCES = {
                "JOIN wiki_pages p ON p.id = s.page_id", "p.tenant_id = :tenant AND p.owner_id = :owner", "c"),
     "memories": ("memory_units c", "c.tenant_id = :tenant AND c.owner_id = :owner", "c"),
 }
-
-
-class TextVersion(BaseModel):
-    """What a scope's texts of one kind are at: how many, and the newest change."""
-
-    count: int
-    newest: datetime | None
-
-
-async def text_version(conn: AsyncConnection, tenant: str, owner: str, kind: TextKind) -> TextVersion:
-    source, scope, alias = _TEXT_SOURCES[kind]
-    row = (await conn.execute(text(f"SELECT count(*) AS n, max({alias}.updated_at) AS newest FROM {source} "
-                                   f"WHERE {scope}"), {"tenant": tenant, "owner": owner})).one()
-    return TextVersion(count=int(row.n), newest=row.newest)
+_VECTOR_TABLES = {"claims": ("wiki_claim_vectors", "claim_id"), "memories": ("wiki_memory_vectors", "memory_id")}
 
 
 class RecallState(BaseModel):
-    """What one recall needs to know first, in one round trip."""
+    """What one recall needs to know first, in one round trip: the question's lexemes and the scope's
+    revision (store/scope_revisions.py), which every kept index of the scope is keyed on."""
 
     lexemes: list[str]
-    claims: TextVersion
-    memories: TextVersion
-    vectors: TextVersion
+    revision: int
 
 
-async def recall_state(conn: AsyncConnection, tenant: str, owner: str, question: str, model: str,
-                       dimensions: int) -> RecallState:
-    """The question's lexemes and the scope's versions of its claims, memories and embeddings.
+async def recall_state(conn: AsyncConnection, tenant: str, owner: str, question: str) -> RecallState:
+    """The question's lexemes and the scope's revision, read before any of the scope's rows.
 
     It also has every later statement of the transaction planned for its own arguments: recall's
     reads take arrays whose sizes vary from one question to the next (three page ids, or three
     thousand scored claims), and a plan the server caches for "any array" after five runs of a
     statement can cost seconds (a nested loop over thousands of claims for each scored id)."""
+    row = (await conn.execute(text(f"""
+        SELECT set_config('plan_cache_mode', 'force_custom_plan', true) AS plans, q.wanted AS lexemes,
+               coalesce((SELECT revision FROM wiki_scope_revisions WHERE tenant_id = :tenant AND owner_id = :owner),
+                        0) AS revision
+        FROM ({_QUESTION_LEXEMES}) AS q
+    """), {"question": question, "tenant": tenant, "owner": owner})).one()
+    return RecallState(lexemes=list(row.lexemes), revision=int(row.revision))
+
+
+async def row_counts(conn: AsyncConnection, tenant: str, owner: str, model: str, dimensions: int) -> dict[str, int]:
+    """How many claims, memories and embeddings of each (by `model` at `dimensions`) the scope has:
+    an index kept across a change learns from them whether a row went away. Index-only scans."""
     claims_source, claims_scope, _ = _TEXT_SOURCES["claims"]
     row = (await conn.execute(text(f"""
-        SELECT set_config('plan_cache_mode', 'force_custom_plan', true) AS plans,
-               q.wanted AS lexemes, cl.n AS claims, cl.newest AS claims_newest, mem.n AS memories,
-               mem.newest AS memories_newest, vec.n AS vectors, vec.newest AS vectors_newest
-        FROM ({_QUESTION_LEXEMES}) AS q,
-             (SELECT count(*) AS n, max(c.updated_at) AS newest FROM {claims_source} WHERE {claims_scope}) AS cl,
-             (SELECT count(*) AS n, max(updated_at) AS newest FROM memory_units
-              WHERE tenant_id = :tenant AND owner_id = :owner) AS mem,
-             (SELECT count(*) AS n, max(created_at) AS newest FROM wiki_claim_vectors
-              WHERE tenant_id = :tenant AND owner_id = :owner AND model = :model AND dimensions = :dimensions) AS vec
-    """), {"question": question, "tenant": tenant, "owner": owner, "model": model, "dimensions": dimensions})).one()
-    return RecallState(lexemes=list(row.lexemes),
-                       claims=TextVersion(count=row.claims, newest=row.claims_newest),
-                       memories=TextVersion(count=row.memories, newest=row.memories_newest),
-                       vectors=TextVersion(count=row.vectors, newest=row.vectors_newest))
+        SELECT (SELECT count(*) FROM {claims_source} WHERE {claims_scope}) AS claims,
+               (SELECT count(*) FROM memory_units WHERE tenant_id = :tenant AND owner_id = :owner) AS memories,
+               (SELECT count(*) FROM wiki_claim_vectors WHERE tenant_id = :tenant AND owner_id = :owner
+                  AND model = :model AND dimensions = :dimensions) AS claim_vectors,
+               (SELECT count(*) FROM wiki_memory_vectors WHERE tenant_id = :tenant AND owner_id = :owner
+                  AND model = :model AND dimensions = :dimensions) AS memory_vectors
+    """), {"tenant": tenant, "owner": owner, "model": model, "dimensions": dimensions})).one()
+    return {"claims": int(row.claims), "memories": int(row.memories), "claim_vectors": int(row.claim_vectors),
+            "memory_vectors": int(row.memory_vectors)}
 
 
 class TextRow(BaseModel):
     id: str
     lexemes: str  # the stored tsvector's text form
     happened: datetime | None  # a memory's occurred_at
+    changed: datetime  # the row's updated_at
 
 
 async def text_rows(conn: AsyncConnection, tenant: str, owner: str, kind: TextKind,
@@ -104,10 +97,11 @@ async def text_rows(conn: AsyncConnection, tenant: str, owner: str, kind: TextKi
     source, scope, alias = _TEXT_SOURCES[kind]
     happened = "c.created_at" if kind == "memories" else "NULL::timestamptz"
     rows = await conn.execute(text(f"""
-        SELECT {alias}.id::text AS id, {alias}.search_tsv::text AS lexemes, {happened} AS happened FROM {source}
+        SELECT {alias}.id::text AS id, {alias}.search_tsv::text AS lexemes, {happened} AS happened,
+               {alias}.updated_at AS changed FROM {source}
         WHERE {scope} AND (CAST(:since AS timestamptz) IS NULL OR {alias}.updated_at >= CAST(:since AS timestamptz))
     """), {"tenant": tenant, "owner": owner, "since": changed_since})
-    return [TextRow(id=r.id, lexemes=r.lexemes, happened=r.happened) for r in rows]
+    return [TextRow(id=r.id, lexemes=r.lexemes, happened=r.happened, changed=r.changed) for r in rows]
 
 
 class RecallClaimRow(BaseModel):
@@ -301,6 +295,52 @@ async def claims_citing(conn: AsyncConnection, tenant: str, owner: str, memory_i
             for r in rows]
 
 
+class PageCiting(BaseModel):
+    memory_id: str
+    page_id: str
+    type: str
+    slug: str
+    title: str
+    summary: str | None
+
+
+async def pages_citing(conn: AsyncConnection, tenant: str, owner: str, memory_ids: Sequence[str]) -> list[PageCiting]:
+    """The active pages of the scope whose sections cite each memory."""
+    if not memory_ids:
+        return []
+    rows = await conn.execute(text(f"""
+        SELECT DISTINCT src.source_ref AS memory_id, p.id::text AS page_id, p.type, p.slug, p.title, p.summary
+        FROM wiki_section_sources src JOIN wiki_page_sections s ON s.id = src.section_id
+        JOIN wiki_pages p ON p.id = s.page_id
+        WHERE src.source_ref = ANY(CAST(:ids AS text[])) AND src.source_kind = 'memory_unit' AND {_SCOPE}
+    """), {"tenant": tenant, "owner": owner, "ids": list(memory_ids)})
+    return [PageCiting(memory_id=r.memory_id, page_id=r.page_id, type=r.type, slug=r.slug, title=r.title,
+                       summary=r.summary) for r in rows]
+
+
+async def memory_validity(conn: AsyncConnection, tenant: str, owner: str, memory_ids: Sequence[str],
+                          as_of: datetime | None = None) -> dict[str, str]:
+    """For each of the memories a claim of an active page cites: the validity of the claims citing it
+    that hold now (or held at `as_of`), the most current first (current, disputed, superseded), or
+    "replaced" when none does (its fact changed since: an older value, never an answer). A memory no
+    claim cites is left out."""
+    if not memory_ids:
+        return {}
+    rows = await conn.execute(text(f"""
+        SELECT cs.memory_id, bool_or({CLAIM_HELD}) AS held,
+               min(CASE c.validity WHEN 'current' THEN 0 WHEN 'disputed' THEN 1 ELSE 2 END)
+                   FILTER (WHERE {CLAIM_HELD}) AS best
+        FROM wiki_claim_sources cs
+        JOIN wiki_section_claims c ON c.id = cs.claim_id JOIN wiki_page_sections s ON s.id = c.section_id
+        JOIN wiki_pages p ON p.id = s.page_id
+        WHERE cs.tenant_id = :tenant AND cs.owner_id = :owner AND cs.memory_id = ANY(CAST(:ids AS text[]))
+          AND {_SCOPE}
+        GROUP BY cs.memory_id
+    """), {"tenant": tenant, "owner": owner, "ids": list(memory_ids), "as_of": as_of, "history": False})
+    names = ("current", "disputed", "superseded")
+    return {r.memory_id: names[r.best] if r.held else "replaced" for r in rows}
+
+
 class MemoryText(BaseModel):
     id: str
     content: str
@@ -351,25 +391,18 @@ async def important_claims(conn: AsyncConnection, tenant: str, owner: str, min_c
     return [_claim_row(row) for row in rows]
 
 
-async def vector_version(conn: AsyncConnection, tenant: str, owner: str, model: str, dimensions: int) -> TextVersion:
-    """How many embeddings of the scope's claims `model` made at `dimensions`, and the newest."""
-    row = (await conn.execute(text("""
-        SELECT count(*) AS n, max(created_at) AS newest FROM wiki_claim_vectors
-        WHERE tenant_id = :tenant AND owner_id = :owner AND model = :model AND dimensions = :dimensions
-    """), {"tenant": tenant, "owner": owner, "model": model, "dimensions": dimensions})).one()
-    return TextVersion(count=int(row.n), newest=row.newest)
-
-
-async def vector_rows(conn: AsyncConnection, tenant: str, owner: str, model: str, dimensions: int,
-                      made_since: datetime | None = None) -> list[tuple[str, bytes]]:
-    """The scope's claim embeddings by `model` at `dimensions` (made at or after `made_since`, when
-    given). A claim of an archived page is dropped later, when the answers' details are read."""
-    rows = await conn.execute(text("""
-        SELECT claim_id::text AS id, vector FROM wiki_claim_vectors
+async def vector_rows(conn: AsyncConnection, tenant: str, owner: str, kind: TextKind, model: str, dimensions: int,
+                      made_since: datetime | None = None) -> list[tuple[str, bytes, datetime]]:
+    """The scope's embeddings of `kind` by `model` at `dimensions` (made at or after `made_since`,
+    when given), with when each was made. A claim of an archived page is dropped later, when the
+    answers' details are read."""
+    table, column = _VECTOR_TABLES[kind]
+    rows = await conn.execute(text(f"""
+        SELECT {column}::text AS id, vector, created_at FROM {table}
         WHERE tenant_id = :tenant AND owner_id = :owner AND model = :model AND dimensions = :dimensions
           AND (CAST(:since AS timestamptz) IS NULL OR created_at >= CAST(:since AS timestamptz))
     """), {"tenant": tenant, "owner": owner, "model": model, "dimensions": dimensions, "since": made_since})
-    return [(r.id, bytes(r.vector)) for r in rows]
+    return [(r.id, bytes(r.vector), r.created_at) for r in rows]
 
 
 class ClaimText(BaseModel):

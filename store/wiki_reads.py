@@ -1,5 +1,5 @@
-"""The wiki's read surfaces: search, a page with its sections and sources, backlinks, and the
-reverse lookup from a memory to the sections citing it.
+"""The wiki's read surfaces: a page with its sections and sources, backlinks, and the reverse lookup
+from a memory to the sections citing it (search is recall's ranking grouped by page: app/search.py).
 
 Every query is scoped by tenant AND owner, and archived pages are invisible except where a caller
 asks for one by name (`include_archived`, for operators). The CLI uses these; an API can too.
@@ -16,25 +16,7 @@ from pydantic import BaseModel
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from domain.aliases import normalize_alias
-from domain.recall import question_name_keys
-from domain.search import clamp_search_limit, escape_like, normalize_search_terms
 from store.memories import turns_around
-
-# Above any text score (share of words <= 1, cover density < 1, half a prefix density): names first.
-ALIAS_MATCH_BONUS = 3.0
-PREFIX_RANK_WEIGHT = 0.5
-
-
-class SearchHit(BaseModel):
-    page_id: UUID
-    type: str
-    slug: str
-    title: str
-    summary: str | None
-    score: float
-    matched_alias: str | None
-    last_compiled_at: datetime | None
 
 
 class PageSection(BaseModel):
@@ -72,103 +54,6 @@ class CitingSection(BaseModel):
     page_title: str
     section_slug: str
     heading: str
-
-
-# Full-text search with OR semantics plus alias search, where:
-# - the query is split into words exactly like the indexed text (the same regexp_replace under the same
-#   locale) and stemmed by the same configuration, which also drops its stop words ("what", "did", "the"):
-#   a page matches when it holds ANY remaining word (or a word starting with one, for the prefix part),
-#   so a question finds the pages that share its important words;
-# - pages rank by the share of the query's words they hold, then by cover density (ts_rank_cd), a prefix
-#   match counting half;
-# - names come first: a page one of whose aliases is the whole query, or any run of one to four of its
-#   words (`domain.recall.question_name_keys`, the resolver's alias key) that is not all stop words, gets
-#   the alias bonus; an alias containing the whole query gets it too;
-# - a page matching several aliases appears once (with its best alias: the whole query first, then a
-#   run of its words, then the shortest alias);
-# - the pages matching the text are found through the GIN index on search_tsv first, and only they (and
-#   the alias hits) are ranked: one OR across the text and the alias join would scan every page of the
-#   scope. That lookup spells its prefix query out of the parameter with immutable functions only (the
-#   stripped tsvector's text with each 'lexeme' followed by :*), which the planner folds into a constant
-#   it can estimate and match against the index; read from a CTE it is an unknown value and a scan;
-# - matched pages, and the pages of alias hits, are fetched by primary key (a LATERAL subquery that
-#   OFFSET 0 keeps one): the planner cannot know the hits are few and would otherwise hash every page
-#   of the scope to join them.
-_SEARCH = """
-    WITH lexemes AS (
-        SELECT coalesce(array_agg(DISTINCT u.lexeme), '{}') AS wanted
-        FROM unnest(to_tsvector('english', regexp_replace(:query, '[^[:alnum:]]+', ' ', 'g'))) AS u
-    ), query AS (
-        SELECT wanted,
-               CASE WHEN cardinality(wanted) > 0 THEN to_tsquery('simple', array_to_string(wanted, ' | ')) END
-                   AS plain,
-               CASE WHEN cardinality(wanted) > 0
-                    THEN to_tsquery('simple', (SELECT string_agg(w || ':*', ' | ') FROM unnest(wanted) AS w)) END
-                   AS prefix,
-               -- one query per word: a page's share of the words is a few lookups in its sorted vector,
-               -- not a pass over every lexeme it holds
-               ARRAY(SELECT CAST(quote_literal(w) AS tsquery) FROM unnest(wanted) AS w) AS each_word
-        FROM lexemes
-    ), name_keys AS (
-        SELECT key FROM unnest(CAST(:keys AS text[])) AS key
-        WHERE numnode(plainto_tsquery('english', regexp_replace(key, '[^[:alnum:]]+', ' ', 'g'))) > 0
-    ), alias_hits AS (
-        -- the keys as an array: each condition an index scan (alias, trigram), so the planner knows few match
-        SELECT DISTINCT ON (a.page_id) a.page_id, a.alias
-        FROM wiki_page_aliases a
-        JOIN wiki_pages p ON p.id = a.page_id
-        WHERE p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
-          AND :needle <> '' AND (a.alias = :needle OR a.alias LIKE '%' || :needle_like || '%' ESCAPE '\\'
-                                 OR a.alias = ANY(ARRAY(SELECT key FROM name_keys)))
-        ORDER BY a.page_id, (a.alias = :needle) DESC, (a.alias IN (SELECT key FROM name_keys)) DESC,
-                 length(a.alias), a.alias
-    ), text_hits AS (
-        SELECT p.id FROM wiki_pages p
-        WHERE p.search_tsv @@ CASE WHEN length(to_tsvector('english', regexp_replace(:query, '[^[:alnum:]]+', ' ', 'g'))) > 0
-              THEN to_tsquery('simple', replace(strip(to_tsvector('english', regexp_replace(:query, '[^[:alnum:]]+', ' ',
-                                                                                           'g')))::text,
-                                                ''' ''', ''':* | ''') || ':*') END
-          AND p.tenant_id = :tenant AND p.owner_id = :owner AND p.status = 'active'
-    ), matched AS (
-        SELECT id FROM text_hits UNION SELECT page_id FROM alias_hits
-    )
-    SELECT p.id, p.type, p.slug, p.title, p.summary, p.last_compiled_at, ah.alias AS matched_alias,
-           CASE WHEN cardinality(q.wanted) > 0
-                THEN (SELECT count(*) FROM unnest(q.each_word) AS w WHERE p.search_tsv @@ w)::float8
-                     / cardinality(q.wanted) ELSE 0 END
-           + COALESCE(ts_rank_cd(p.search_tsv, q.plain, 1), 0)
-           + COALESCE(ts_rank_cd(p.search_tsv, q.prefix, 1), 0) * :prefix_weight
-           + CASE WHEN ah.page_id IS NOT NULL THEN :alias_bonus ELSE 0.0 END AS score
-    FROM matched m
-    CROSS JOIN LATERAL (SELECT * FROM wiki_pages p
-                        WHERE p.id = m.id AND p.tenant_id = :tenant AND p.owner_id = :owner
-                          AND p.status = 'active' OFFSET 0) AS p
-    CROSS JOIN query q
-    LEFT JOIN alias_hits ah ON ah.page_id = p.id
-    ORDER BY score DESC, p.last_compiled_at DESC NULLS LAST, p.id
-    LIMIT :limit
-"""
-
-
-async def search_pages(conn: AsyncConnection, tenant: str, owner: str, query: str,
-                       limit: int | None = None) -> list[SearchHit]:
-    """Active pages of the scope holding any of the query's words (stop words left out), ranked by the
-    share of its words they hold and their density, names and aliases first.
-
-    A query without a term of two letters or digits returns nothing: a shorter term matches too much to rank.
-    """
-    terms = normalize_search_terms(query)
-    if not terms:
-        return []
-    needle = normalize_alias(query)
-    rows = await conn.execute(text(_SEARCH), {
-        "tenant": tenant, "owner": owner, "query": query.strip(), "keys": question_name_keys(query),
-        "needle": needle, "needle_like": escape_like(needle), "prefix_weight": PREFIX_RANK_WEIGHT,
-        "alias_bonus": ALIAS_MATCH_BONUS, "limit": clamp_search_limit(limit),
-    })
-    return [SearchHit(page_id=row.id, type=row.type, slug=row.slug, title=row.title, summary=row.summary,
-                      score=float(row.score), matched_alias=row.matched_alias,
-                      last_compiled_at=row.last_compiled_at) for row in rows]
 
 
 async def find_page(conn: AsyncConnection, tenant: str, owner: str, page_type: str, slug: str, *,

@@ -14,7 +14,7 @@ Create Date: 2026-11-28
 from alembic import op
 
 revision = "0016_fact_intervals"
-down_revision = "0014_claim_statuses"
+down_revision = "0015_memory_vectors"
 branch_labels = None
 depends_on = None
 

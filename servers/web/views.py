@@ -34,7 +34,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app import reads, web_views
 from app.reads import BadInput, NotFound, ReadScope
+from app.recall import embedder_for
 from app.retain import CompileUnavailable, TemporalConnector
+from app.search import search as search_pages
 from app.tokens import scope_of_token
 from app.view_cache import ScopeViewCache
 from domain.claims import STATUS_MEANINGS, status_meanings
@@ -206,7 +208,8 @@ def add_web_views(api: FastAPI, engine: AsyncEngine, settings: Settings, counter
     async def search(request: Request, who: Signed, q: str = "") -> HTMLResponse:
         if not q.strip():
             return RedirectResponse("/", status_code=303, headers=SECURITY_HEADERS)  # type: ignore[return-value]
-        return await shown(request, who, "search.html", lambda: reads.search(who.conn, who.scope, q, 30), query=q)
+        return await shown(request, who, "search.html", lambda: search_pages(who.conn, who.scope, q, 30, embedder_for(settings)),
+                           query=q)
 
     @router.get("/wiki/{page_type}/{slug}", response_class=HTMLResponse)
     async def wiki_page(request: Request, who: Signed, page_type: str, slug: str) -> HTMLResponse:

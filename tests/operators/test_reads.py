@@ -1,113 +1,12 @@
-"""The read surfaces on seeded rows: search ranking, prefixes, aliases, Unicode; a page with its sections
-and sources; backlinks; the memory -> sections reverse lookup; scoping and archived pages."""
+"""The read surfaces on seeded rows: a page with its sections and sources; backlinks; the memory ->
+sections reverse lookup; scoping and archived pages (search: tests/recall/test_search.py)."""
 
 from __future__ import annotations
-
-import pytest
 
 from store import wiki_reads
 from tests.operators import helpers as db
 
 TENANT, OWNER = "reads", "alice"
-
-
-async def search(engine, query: str, limit: int | None = None, tenant: str = TENANT) -> list[wiki_reads.SearchHit]:
-    async with engine.connect() as conn:
-        return await wiki_reads.search_pages(conn, tenant, OWNER, query, limit)
-
-
-def slugs(hits) -> list[str]:
-    return [f"{h.type}/{h.slug}" for h in hits]
-
-
-@pytest.fixture
-async def wiki(engine):
-    pages = {
-        "franklin": await db.page(engine, TENANT, OWNER, "franklin-barbecue", title="Franklin Barbecue",
-                                  summary="Brisket in Austin.", body="## Notes\n\nBrisket, ribs and a long line."),
-        "la-barbecue": await db.page(engine, TENANT, OWNER, "la-barbecue", title="La Barbecue",
-                                     body="Barbecue barbecue barbecue: brisket and more barbecue."),
-        "empanadas": await db.page(engine, TENANT, OWNER, "el-gaucho", title="El Gaucho",
-                                   body="Empanadas de carne and chimichurri."),
-        "cafe": await db.page(engine, TENANT, OWNER, "cafe-ole", title="Café Olé", body="Café con leche on the terrace."),
-        "diner": await db.page(engine, TENANT, OWNER, "joes-diner", title="Joe's Diner", body="Pancakes.",
-                               days_old=3),
-        "archived": await db.page(engine, TENANT, OWNER, "old-barbecue", title="Old Barbecue", status="archived",
-                                  body="barbecue"),
-    }
-    await db.alias(engine, pages["franklin"], "franklin barbecue")
-    await db.alias(engine, pages["franklin"], "franklin bbq")
-    await db.alias(engine, pages["franklin"], "franklin's")
-    await db.alias(engine, pages["cafe"], "cafe ole")
-    await db.alias(engine, pages["diner"], "the 50% diner")
-    await db.page(engine, "other", OWNER, "franklin-barbecue", title="Franklin Barbecue", body="barbecue")
-    return pages
-
-
-async def test_plain_matches_rank_by_text_relevance(engine, wiki):
-    hits = await search(engine, "brisket")  # Franklin says it twice (summary and body), La Barbecue once
-    assert slugs(hits) == ["entity/franklin-barbecue", "entity/la-barbecue"]
-    assert hits[0].score > hits[1].score > 0
-    assert all(h.matched_alias is None for h in hits)
-
-
-async def test_an_alias_match_earns_the_bonus_and_outranks_text(engine, wiki):
-    hits = await search(engine, "franklin bbq")  # "bbq" is in no page's text, only in an alias
-    assert slugs(hits) == ["entity/franklin-barbecue"]
-    assert hits[0].matched_alias == "franklin bbq" and hits[0].score >= wiki_reads.ALIAS_MATCH_BONUS
-    # La Barbecue says "barbecue" five times, Franklin once; Franklin's alias contains it.
-    hits = await search(engine, "barbecue")
-    assert slugs(hits) == ["entity/franklin-barbecue", "entity/la-barbecue"]
-    assert hits[0].matched_alias == "franklin barbecue" and hits[1].matched_alias is None
-    assert hits[0].score - wiki_reads.ALIAS_MATCH_BONUS < hits[1].score
-
-
-async def test_a_page_with_several_matching_aliases_appears_once_with_its_best_alias(engine, wiki):
-    hits = await search(engine, "franklin")
-    assert slugs(hits) == ["entity/franklin-barbecue"]
-    assert hits[0].matched_alias == "franklin's"  # the shortest of the three containing "franklin"
-
-
-async def test_prefix_input_finds_the_whole_word(engine, wiki):
-    assert slugs(await search(engine, "empan")) == ["entity/el-gaucho"]
-    assert slugs(await search(engine, "chimi empan")) == ["entity/el-gaucho"]
-    assert await search(engine, "empanx") == []
-
-
-async def test_accented_and_unaccented_queries_both_find_the_page(engine, wiki):
-    assert slugs(await search(engine, "Café")) == ["entity/cafe-ole"]
-    hits = await search(engine, "cafe")
-    assert slugs(hits) == ["entity/cafe-ole"] and hits[0].matched_alias == "cafe ole"
-
-
-async def test_like_wildcards_in_the_query_are_literal(engine, wiki):
-    # "%" would match every alias as a LIKE pattern; it normalises away, and "50" must still match.
-    hits = await search(engine, "50%")
-    assert slugs(hits) == ["entity/joes-diner"] and hits[0].matched_alias == "the 50% diner"
-    assert await search(engine, "%") == []
-    assert await search(engine, "_") == []
-
-
-async def test_archived_pages_and_other_scopes_never_match(engine, wiki):
-    assert "entity/old-barbecue" not in slugs(await search(engine, "old barbecue"))
-    other = await search(engine, "barbecue", tenant="other")
-    assert slugs(other) == ["entity/franklin-barbecue"] and other[0].page_id != wiki["franklin"]
-
-
-async def test_empty_or_one_letter_queries_return_nothing(engine, wiki):
-    assert await search(engine, "   ") == []
-    assert await search(engine, "a") == []
-
-
-async def test_the_limit_is_at_most_fifty(engine):
-    for n in range(55):
-        await db.page(engine, TENANT, OWNER, f"taco-{n:02d}", title=f"Taco Stand {n}", body="tacos", days_old=n)
-    assert len(await search(engine, "taco")) == 20
-    assert len(await search(engine, "taco", limit=3)) == 3
-    hits = await search(engine, "taco", limit=500)
-    assert len(hits) == 50
-    # Equal scores: the most recently compiled first.
-    assert slugs(hits[:2]) == ["entity/taco-00", "entity/taco-01"]
 
 
 async def test_a_page_reads_with_sections_in_order_and_their_sources(engine):

@@ -22,6 +22,8 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
 
+from app.reads import ReadScope
+from app.search import search
 from app.worker import build_llm_worker, build_worker
 from chaos.faults import Journal, ThrottleStorm, model_activities
 from chaos.measure import cross_scope_rows, history_stats, ledger_rows, ledger_sum
@@ -32,7 +34,7 @@ from domain.memory import MemoryIn
 from messages.compile import compile_workflow_id
 from runtime.settings import Settings
 from store.memories import store_memories
-from store.wiki_reads import backlinks, find_page, search_pages, sections_citing
+from store.wiki_reads import backlinks, find_page, sections_citing
 from tests.compile.helpers import compile_scope, running_worker, sample_memories, test_settings, wiki_snapshot
 
 OWNER = "alice"
@@ -114,8 +116,9 @@ async def test_two_tenants_with_the_same_memories_share_no_row_and_no_read(clien
     async with engine.connect() as conn:
         for _, _, title in titles[first][:15]:
             for tenant in (first, second):
-                hits = await search_pages(conn, tenant, OWNER, title)
-                assert hits and {hit.page_id for hit in hits} <= page_ids[tenant], (tenant, title)
+                hits = (await search(conn, ReadScope.of(tenant, OWNER), title, 20)).hits
+                found = [await find_page(conn, tenant, OWNER, hit.type, hit.slug) for hit in hits]
+                assert hits and all(page is not None and page.id in page_ids[tenant] for page in found), (tenant, title)
         for page_type, slug, _ in titles[first][:15]:
             pages = {tenant: await find_page(conn, tenant, OWNER, page_type, slug) for tenant in (first, second)}
             assert {tenant: page.id in page_ids[tenant] for tenant, page in pages.items()} == {first: True, second: True}

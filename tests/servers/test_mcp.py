@@ -162,3 +162,25 @@ async def test_over_http_forget_previews_for_any_token_and_forgets_only_for_a_wr
         assert "no memory" in error_text(await mcp.call_tool("forget", {"memory_ids": [moved],
                                                                         "dry_run": True}))
     assert await db.rows(engine, "SELECT 1 FROM wiki_forget_requests") == []
+
+
+async def test_the_recall_result_never_exceeds_the_budget(mcp_http, engine):
+    """Random questions and budgets: recall's and context's result is one text, the body an HTTP client
+    gets, at most max_tokens × 4 characters, with nothing else beside it (no structured copy)."""
+    import math
+    import random
+
+    rng = random.Random(29)
+    words = ["brisket", "Franklin", "Austin", "line", "hours", "Sam", "moved", "March", "when", "who", "café", "🙂"]
+    async with over_http(mcp_http, await token_for(engine, "acme")) as mcp:
+        for _ in range(15):
+            budget = rng.choice([50, rng.randint(50, 300), rng.randint(300, 2000)])
+            verbose = rng.random() < 0.4
+            if rng.random() < 0.8:
+                result = await mcp.call_tool("recall", {"question": " ".join(rng.sample(words, rng.randint(1, 5))),
+                                                        "max_tokens": budget, "verbose": verbose})
+            else:
+                result = await mcp.call_tool("context", {"max_tokens": budget, "verbose": verbose})
+            assert not result.is_error and result.structured_content is None and len(result.content) == 1
+            body = result.content[0].text
+            assert len(body) <= budget * 4 and json.loads(body)["tokens_used"] == math.ceil(len(body) / 4)
