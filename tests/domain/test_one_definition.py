@@ -116,7 +116,7 @@ def test_no_second_literal_list_of_the_words_of_one_concept(home: str, vocabular
 CALLERS = {
     "domain/claim_terms.py": ("domain.name_words", "domain.closed_class"),
     "domain/recall.py": (),
-    "app/recall.py": ("domain.name_words",),
+    "app/recall_retrieve.py": ("domain.name_words",),
     "domain/name_key.py": ("domain.name_words", "domain.closed_class"),
     "domain/names.py": ("domain.kinds", "domain.closed_class"),
     "domain/facts.py": ("domain.closed_class",),
