@@ -8,7 +8,8 @@ memories give the same body, whatever the batches they came in, and nothing is a
 A log section (notes, highlights, a decision's context and consequences) becomes, in this order:
 - how many memories, and the span of days they cover;
 - what recurs: the names mentioned in at least two of them, most mentioned first ("Most mentioned"
-  on a topic, "Often together with" elsewhere), and lines that several memories say alike;
+  on a topic, "Often together with" elsewhere), and lines that several memories say alike (never a
+  line stating a value of a single-valued attribute: each saying of it stays a dated line);
 - the latest observations, newest first, each dated by the day the memory happened;
 - the lines stating a value of a single-valued attribute the latest left out (where someone lives,
   whom they work for: domain/facts.py), newest first, so the value and those it replaced stay.
@@ -177,10 +178,14 @@ def _mention_lines(subjects: list[Subject], title: str, *, topic: bool) -> list[
 
 
 def _recurring_lines(observations: list[_Observation]) -> tuple[set[str], list[str]]:
-    """Lines several memories say alike (the most repeated first), and the keys of those shown."""
+    """Lines several memories say alike (the most repeated first), and the keys of those shown.
+    A line stating a value of a single-valued attribute is never folded: each time it is said is an
+    assertion of its own, dated, so a value said again after another replaced it is a line (and a
+    claim) of its own, and a mark made on the earlier line still names a line of the page."""
     groups: dict[str, list[_Observation]] = {}
     for observation in observations:
-        groups.setdefault(observation.key, []).append(observation)
+        if fact_of(observation.text) is None:
+            groups.setdefault(observation.key, []).append(observation)
     repeated = [group for group in groups.values() if len(group) > 1]
     repeated.sort(key=lambda group: (-len(group), -group[-1].at.timestamp(), group[0].key))
     shown = repeated[:RECURRING_LINES]

@@ -176,6 +176,29 @@ async def test_a_value_that_comes_back_is_current_again_and_as_of_agrees_at_ever
         assert (lines == []) if holding is None else (len(lines) == 1 and holding in lines[0]), (day, lines)
 
 
+async def test_the_same_line_said_again_on_a_page_that_exists_holds_again(engine, client) -> None:
+    """The value comes back in the very words it was first said, on a page made earlier: each saying
+    is its own dated line, so the mark made when the value was replaced still names a line."""
+    owner = "o-same-words"
+    rounds = [[said("Caroline Reyes runs the book swap.", "2019-06-01T10:00:00Z"),
+               said("Caroline Reyes bakes bread on Sundays.", "2019-07-01T10:00:00Z"),
+               said("Caroline Reyes lives in Denver.", "2020-03-01T10:00:00Z")],
+              [said("She lives in Boston now.", "2023-03-01T10:00:00Z")],
+              [said("Caroline Reyes lives in Denver.", "2025-03-01T10:00:00Z")]]
+    settings = test_settings()
+    async with running_worker(client, engine, settings):
+        for memories in rounds:
+            await store_memories(engine, TENANT, owner, memories)
+            await compile_scope(client, settings, TENANT, owner)
+    for day, holding in [("2021-06-01", "Denver"), ("2024-06-01", "Boston"), ("2026-01-01", "Denver")]:
+        shown = await reads.get_page(engine, ReadScope.of(TENANT, owner), "Caroline Reyes", as_of=day)
+        lines = [c.text for s in shown.sections for c in s.claims if "Denver" in c.text or "Boston" in c.text]
+        assert len(lines) == 1 and holding in lines[0], (day, lines)
+    current = await reads.get_page(engine, ReadScope.of(TENANT, owner), "Caroline Reyes")
+    lines = [c.text for s in current.sections for c in s.claims if "Denver" in c.text or "Boston" in c.text]
+    assert lines == ["- 2025-03-01: Caroline Reyes lives in Denver."], lines
+
+
 PROBES = {
     # two accumulating facts of one verb each: both stay current, the lint names the pairs
     "shared verbs": ([("joined a pottery class", "2024-01-05"), ("became a volunteer", "2024-01-06")],
