@@ -16,7 +16,9 @@ def _segmenter() -> pysbd.Segmenter:
     return pysbd.Segmenter(language="en", clean=False)
 
 
-@functools.lru_cache(maxsize=8192)
+# Large enough for a section rebuilt from thousands of memories at each batch: a smaller cache
+# cycled through them and split every memory again each time.
+@functools.lru_cache(maxsize=65_536)
 def split_sentences(text: str) -> tuple[str, ...]:
     """The text's sentences in order, each stripped; empty ones dropped. Same text, same split."""
     parts: list[str] = []
