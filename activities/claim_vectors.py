@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from messages.compile import Scope
+from planners.cpu_pool import off_loop
 from store.recall_reads import claims_without_vectors, store_claim_vectors
 
 if TYPE_CHECKING:
@@ -49,7 +50,8 @@ async def embed_new_claims(engine: AsyncEngine, scope: Scope, embedder: Callable
             if not claims:
                 return done
             texts = [c.text for c in claims]
-            vectors = await asyncio.to_thread(model.embed, texts) if model.remote else model.embed(texts)
+            # A provider's call waits on the network; the static model computes: off the event loop either way.
+            vectors = await (asyncio.to_thread(model.embed, texts) if model.remote else off_loop(model.embed, texts))
             async with engine.begin() as conn:
                 await store_claim_vectors(conn, scope.tenant, scope.owner, model.model, model.dimensions, claims,
                                           [to_bytes(v) for v in vectors])

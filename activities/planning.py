@@ -33,6 +33,7 @@ from messages.compile import (
     WriteSectionInput,
     WriteSectionResult,
 )
+from planners.cpu_pool import off_loop
 from planners.port import Planner, PlanReply
 from store.claims import RejectedClaim, record_rejected_claims
 from store.compile_runs import database_now
@@ -209,7 +210,7 @@ class Planning:
         body, rejected = strip_wikilinks(reply.body), list[RejectedClaim]()
         if not self._planner.rewrites_from_sources and not reply.derived:
             # A model wrote this body: its own lines pass the grounding check (activities/writer_gate.py).
-            body, rejected = checked_draft(task, body, cited)
+            body, rejected = await off_loop(checked_draft, task, body, cited)  # CPU: off the event loop
         async with self._engine.begin() as conn:
             await store_section_draft(conn, request.plan_id, request.task_key, body)
             await record_writer_rejections(conn, scope, request.plan_id, rejected)

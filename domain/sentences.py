@@ -7,13 +7,20 @@ the splitting; a line break always ends a sentence, as a memory written one line
 from __future__ import annotations
 
 import functools
+import threading
 
 import pysbd
 
+# A Segmenter keeps the text it is splitting on itself, so two threads must never share one: the
+# worker splits memories on several threads at once (planners/cpu_pool.py).
+_local = threading.local()
 
-@functools.cache
+
 def _segmenter() -> pysbd.Segmenter:
-    return pysbd.Segmenter(language="en", clean=False)
+    segmenter = getattr(_local, "segmenter", None)
+    if segmenter is None:
+        segmenter = _local.segmenter = pysbd.Segmenter(language="en", clean=False)
+    return segmenter
 
 
 # Large enough for a section rebuilt from thousands of memories at each batch: a smaller cache
