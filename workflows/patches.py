@@ -24,4 +24,6 @@ PATCHES: dict[str, Patch] = {
     "batched_model_calls": Patch(release="0.2.0", old_branch="a bulk compile's section writer, aggregation "
                                  "planner and merge judge calls stay interactive (only its leaf plans go "
                                  "through Message Batches)"),
+    "writer_window": Patch(release="0.2.0", old_branch="a batch keeps up to section_writer_concurrency section "
+                           "writes in flight, whatever its worker runs at once (no compile.worker_capacity step)"),
 }
