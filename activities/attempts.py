@@ -44,8 +44,10 @@ class AttemptLedger(Interceptor):
 
 
 def cancellation_outcome(details: activity.ActivityCancellationDetails | None) -> str:
-    """timed_out when the server gave up on the attempt, else cancelled (asked for, or worker shutdown)."""
-    if details is not None and (details.timed_out or details.not_found):
+    """cancelled when the workflow asked (or the worker is shutting down); timed_out when the attempt
+    timed out, or the server no longer knows it (its heartbeat or start-to-close timeout passed and
+    the worker heard of it at its next heartbeat)."""
+    if details is not None and not details.cancel_requested and (details.timed_out or details.not_found):
         return "timed_out"
     return "cancelled"
 

@@ -172,15 +172,17 @@ def _worker_defaults(options: dict, engine: AsyncEngine, sizes: WorkerCapacity) 
 
 
 def build_worker(client: Client, engine: AsyncEngine, settings: Settings, *, task_queue: str | None = None,
-                 model_client=None, **worker_options) -> Worker:
+                 model_client=None, planner: Planner | None = None, **worker_options) -> Worker:
+    """The compile queue's worker; `planner` replaces the one the settings choose (tests, fault suites)."""
     cpu_pool.configure(settings.worker_cpu_threads or None)
+    planner = planner or build_planner(settings, model_client)
     return Worker(
         client,
         task_queue=task_queue or settings.task_queue,
         workflows=WORKFLOWS,
-        activities=activities_for(engine, settings, model_client),
+        activities=activities_for(engine, settings, planner=planner),
         graceful_shutdown_timeout=timedelta(seconds=30),
-        **_worker_defaults(worker_options, engine, worker_sizes(settings, model_client)),
+        **_worker_defaults(worker_options, engine, capacity_for(settings, planner)),
     )
 
 
