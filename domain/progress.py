@@ -43,7 +43,8 @@ def time_left_text(seconds: float | None) -> str:
     minutes = round(seconds / 60)
     if minutes < 60:
         return f"about {minutes} min left"
-    return f"about {minutes // 60} h {minutes % 60} min left"
+    hours, minutes = divmod(minutes, 60)
+    return f"about {hours} h {minutes} min left" if minutes else f"about {hours} h left"
 
 
 def progress_text(compiled: int | None, total: int | None, seconds_left: float | None,

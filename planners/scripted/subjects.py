@@ -140,6 +140,11 @@ class Subject:
         return list(self._spelling_counts)
 
     @property
+    def distinct_hint_aliases(self) -> list[str]:
+        """The aliases its hints gave, each once, first given first."""
+        return list(self._alias_order)
+
+    @property
     def title(self) -> str:
         """The best-attested spelling: the most frequent properly cased one (`best_attested` over the
         spellings, counted as they come)."""
@@ -185,7 +190,7 @@ class Subject:
     def variant_spellings(self, known: set[str]) -> list[str]:
         """Spellings and hint aliases, as written, whose normalised form is not in `known`."""
         variants: dict[str, str] = {}
-        for raw in [*self.distinct_spellings, *self._alias_order]:
+        for raw in [*self.distinct_spellings, *self.distinct_hint_aliases]:
             key = normalize_alias(raw)
             if key and key not in known and key not in variants:
                 variants[key] = raw
@@ -254,7 +259,7 @@ def hints_of(memory: MemoryRecord) -> list[Hint]:
 
 def side_of(subject: Subject, summary: str) -> MergeSide:
     """The subject as the resolution ladder compares it (its names each once: the side lists them so)."""
-    return subject_side(subject.title, subject.type, [*subject.distinct_spellings, *subject._alias_order], summary,
+    return subject_side(subject.title, subject.type, [*subject.distinct_spellings, *subject.distinct_hint_aliases], summary,
                         [s.memory.content for s in subject.sightings[:EVIDENCE_LINES]], subject.places)
 
 
