@@ -18,7 +18,7 @@ counts (activities/attempts.py) and, for regular activities, from the histories 
 Two smaller measurements explain the design's choices: where CPU-bound steps run
 (`offload`: 32 section rewrites of the 10,000-memory sample inline on the event loop, on threads,
 on processes: wall time and the loop's longest stall) and how many activities a worker runs per CPU
-(`slots`: BENCH_BOOTSTRAP_SWEEP_MEMORIES memories, 2,000 by default, compiled at 1, 2, 4 and 8 slots
+(`slots`: BENCH_BOOTSTRAP_SWEEP_MEMORIES memories, 1,000 by default, compiled at 1, 2, 4 and 8 slots
 per CPU).
 """
 
@@ -50,7 +50,7 @@ from sample.corpus import generate_sample
 from store.memories import store_memories
 
 MEMORIES = int(os.environ.get("BENCH_BOOTSTRAP_MEMORIES", "10000"))
-SWEEP_MEMORIES = int(os.environ.get("BENCH_BOOTSTRAP_SWEEP_MEMORIES", "2000"))
+SWEEP_MEMORIES = int(os.environ.get("BENCH_BOOTSTRAP_SWEEP_MEMORIES", "1000"))
 SWEEP_SLOTS_PER_CPU = (1, 2, 4, 8)
 OWNER = "eric"
 log = logging.getLogger("bench.bootstrap")

@@ -79,12 +79,24 @@ class Subject:
     sightings: list[Sighting] = field(default_factory=list)
     # Bumped by every change (add, absorb): what is derived from the subject can be kept per version.
     version: int = field(default=0, repr=False)
+    # Bumped only when what it is compared by changes (names, spellings, aliases, kind, cities, title).
+    shape: int = field(default=0, repr=False)
     _spelling_counts: dict[str, int] = field(default_factory=dict, repr=False)  # first seen first
     _alias_order: dict[str, None] = field(default_factory=dict, repr=False)
     _places: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)  # where -> first place
     _cities: set[str] = field(default_factory=set, repr=False)  # normalised cities of its places
 
     def add(self, memory_index: int, memory: MemoryRecord, hint: Hint) -> None:
+        before = self._shape_key()
+        self._add(memory_index, memory, hint)
+        if self._shape_key() != before:
+            self.shape += 1
+
+    def _shape_key(self) -> tuple:
+        return (len(self.names), len(self._spelling_counts), len(self._alias_order), self.kind, len(self._cities),
+                self.title)
+
+    def _add(self, memory_index: int, memory: MemoryRecord, hint: Hint) -> None:
         self.version += 1
         self.names |= hint.names()
         self.kind = self.kind or hint.kind
@@ -93,8 +105,12 @@ class Subject:
         # Sightings stay in memory order, one per memory, and memories are added in order: only the last
         # sighting can be this memory's (a scan only when called out of order).
         last = self.sightings[-1] if self.sightings else None
-        seen = None if last is None or last.memory_index < memory_index else next(
-            (s for s in self.sightings if s.memory_index == memory_index), None)
+        if last is None or last.memory_index < memory_index:
+            seen = None
+        elif last.memory_index == memory_index:
+            seen = last
+        else:
+            seen = next((s for s in self.sightings if s.memory_index == memory_index), None)
         if seen is not None:
             seen.take_roles(hint)
             self._note_roles(seen)
@@ -106,6 +122,7 @@ class Subject:
 
     def absorb(self, other: Subject) -> None:
         self.version += 1
+        self.shape += 1
         self.names |= other.names
         self.kind = self.kind or other.kind
         self.hint_aliases.extend(other.hint_aliases)
@@ -278,29 +295,39 @@ def _names_key(side: MergeSide) -> NamesKey:
 
 
 class _Probe:
-    """One name of one memory, as collect_subjects compares it with the subjects so far."""
+    """One name of one memory, as collect_subjects compares it with the subjects so far. Its side (with
+    the memory's evidence) is made only when a comparison needs more than the names."""
 
     def __init__(self, index: int, memory: MemoryRecord, hint: Hint) -> None:
-        subject = Subject(type=hint.type, kind=hint.kind)
-        subject.add(index, memory, hint)
+        self._index, self._memory, self._hint = index, memory, hint
         self.names = hint.names()
-        self.side = side_of(subject, hint.kind)
-        self.name_set = self.side.names()
-        self.key = _names_key(self.side)
+        # As side_of would give for a subject of this one sighting: its title is the hint's name.
+        aliases = tuple(dict.fromkeys(s for s in (hint.name, *hint.aliases) if s != hint.name))
+        self.key: NamesKey = (hint.type, hint.name, aliases, hint.kind)
         self.city = normalize_alias(str(place_of(memory).get("city") or "")) if hint.is_place else ""
+        self._side: tuple[MergeSide, NameSet] | None = None
+
+    def side(self) -> tuple[MergeSide, NameSet]:
+        if self._side is None:
+            subject = Subject(type=self._hint.type, kind=self._hint.kind)
+            subject.add(self._index, self._memory, self._hint)
+            side = side_of(subject, self._hint.kind)
+            self._side = (side, side.names())
+        return self._side
 
 
 class _Comparisons:
     """The ladder's comparisons of a memory's name with the subjects so far. A subject's side is made
     once per version, and the verdict on two name sets once per pair of them: the same names recur in
-    memory after memory."""
+    memory after memory. `judged` turns true when a comparison needed the memories' evidence."""
 
     def __init__(self) -> None:
         self._sides: dict[int, tuple[int, MergeSide, NameSet, NamesKey]] = {}
         self._verdicts: dict[tuple[NamesKey, NamesKey], Verdict] = {}
+        self.judged = False
 
     def same(self, probe: _Probe, subject: Subject) -> bool:
-        """`same_subject(probe.side, side_of(subject, subject.kind))`."""
+        """`same_subject(probe's side, side_of(subject, subject.kind))`."""
         kept = self._sides.get(id(subject))
         if kept is None or kept[0] != subject.version:
             side = side_of(subject, subject.kind)
@@ -309,11 +336,65 @@ class _Comparisons:
         pair = (probe.key, kept[3])
         verdict = self._verdicts.get(pair)
         if verdict is None:
-            verdict = self._verdicts[pair] = compare(probe.name_set, kept[2])
+            verdict = self._verdicts[pair] = compare(probe.side()[1], kept[2])
         if verdict.confident:
             return True
+        if not verdict.ambiguous:
+            return False
         # An ambiguous pair is judged on the memories' evidence, which differs from memory to memory.
-        return verdict.ambiguous and same_subject(probe.side, kept[1], (probe.name_set, kept[2]))
+        self.judged = True
+        seen, seen_names = probe.side()
+        return same_subject(seen, kept[1], (seen_names, kept[2]))
+
+
+class _Matches:
+    """The subjects each name matches, kept per name (its key, normalised names and place's city) and
+    brought up to date by comparing it again only with the subjects whose shape changed since (each
+    page type logs its subjects as they are created, absorbed or change what they are compared by):
+    most memories only add sightings to subjects whose names, spellings and cities they already hold.
+    A name whose comparison needed the memories' evidence (an ambiguous pair) is never kept."""
+
+    def __init__(self, comparisons: _Comparisons, of_type: dict[str, list[Subject]]) -> None:
+        self._comparisons = comparisons
+        self._of_type = of_type
+        self._log: dict[str, list[Subject]] = {}  # page type -> subjects changed, in order
+        self._order: dict[int, int] = {}  # id(subject) -> its creation number (`of_type` keeps that order)
+        self._kept: dict[tuple, tuple[_Probe, int, dict[int, Subject]]] = {}  # name -> (probe, log read, matched)
+
+    def created(self, subject: Subject) -> None:
+        self._order[id(subject)] = len(self._order)
+        self.changed(subject)
+
+    def changed(self, subject: Subject) -> None:
+        self._log.setdefault(subject.type, []).append(subject)
+
+    def _matches(self, probe: _Probe, subject: Subject) -> bool:
+        return not _elsewhere(subject.place_cities, probe.city) and bool(
+            subject.names & probe.names or self._comparisons.same(probe, subject))
+
+    def matching(self, probe: _Probe) -> list[Subject]:
+        page_type = probe.key[0]
+        log = self._log.get(page_type, [])
+        name = (probe.key, frozenset(probe.names), probe.city)
+        kept = self._kept.get(name)
+        self._comparisons.judged = False
+        if kept is None:
+            matched = {id(s): s for s in self._of_type.get(page_type, ()) if self._matches(probe, s)}
+        else:
+            first, read, matched = kept
+            alive = self._of_type.get(page_type, [])
+            alive_ids = {id(s) for s in alive} if read < len(log) else set()
+            for subject in {id(s): s for s in log[read:]}.values():
+                if id(subject) in alive_ids and self._matches(first, subject):
+                    matched[id(subject)] = subject
+                else:
+                    matched.pop(id(subject), None)
+        if self._comparisons.judged:
+            self._kept.pop(name, None)
+            # Judged on this memory's evidence: compared afresh, in order, and not kept.
+            return [s for s in self._of_type.get(page_type, ()) if self._matches(probe, s)]
+        self._kept[name] = (kept[0] if kept else probe, len(log), matched)
+        return sorted(matched.values(), key=lambda s: self._order[id(s)])
 
 
 def collect_subjects(memories: list[MemoryRecord]) -> list[Subject]:
@@ -323,12 +404,12 @@ def collect_subjects(memories: list[MemoryRecord]) -> list[Subject]:
     subjects: list[Subject] = []
     of_type: dict[str, list[Subject]] = {}  # the same subjects by type, in the same order
     comparisons = _Comparisons()  # keyed by id(): a subject stays alive in `subjects` or `absorbed`
+    matches = _Matches(comparisons, of_type)
     absorbed: list[Subject] = []
     for index, memory in enumerate(memories):
         for hint in hints_of(memory):
             probe = _Probe(index, memory, hint)
-            matching = [s for s in of_type.get(hint.type, ()) if not _elsewhere(s.place_cities, probe.city)
-                        and (s.names & probe.names or comparisons.same(probe, s))]
+            matching = matches.matching(probe)
             if matching:
                 subject = matching[0]
                 for other in matching[1:]:
@@ -336,9 +417,16 @@ def collect_subjects(memories: list[MemoryRecord]) -> list[Subject]:
                     subjects.remove(other)
                     of_type[other.type].remove(other)
                     absorbed.append(other)
+                    matches.changed(other)
+                if len(matching) > 1:
+                    matches.changed(subject)
             else:
                 subject = Subject(type=hint.type, kind=hint.kind)
                 subjects.append(subject)
                 of_type.setdefault(subject.type, []).append(subject)
+                matches.created(subject)
+            shape = subject.shape
             subject.add(index, memory, hint)
+            if subject.shape != shape:
+                matches.changed(subject)
     return sorted(subjects, key=lambda s: s.order)
