@@ -7,7 +7,13 @@ import string
 
 import pytest
 
-from app.capacity import LOCAL_ACTIVITY_SLOTS, MODEL_SLOTS, SCRIPTED_SLOTS_PER_CPU, SLOTS_BESIDE_WRITES, worker_capacity
+from app.capacity import (
+    LOCAL_ACTIVITY_SLOTS,
+    MODEL_SLOTS,
+    SCRIPTED_SLOTS_PER_CPU,
+    SLOTS_BESIDE_WRITES,
+    worker_capacity,
+)
 from app.worker import capacity_for
 from messages.compile import compile_workflow_id, scope_of_workflow_id
 from planners.claude_client import ModelClient

@@ -17,8 +17,8 @@ import pytest
 
 from domain.aliases import best_attested, normalize_alias
 from domain.context import MemoryRecord
-from domain.merge_questions import MergeSide
 from domain.memory import MemoryIn
+from domain.merge_questions import MergeSide
 from planners.scripted.matching import same_subject, subject_side
 from planners.scripted.subjects import Hint, Subject, collect_subjects, hints_of, place_of
 from sample.corpus import generate_sample
