@@ -207,7 +207,7 @@ async def test_the_lint_names_a_scope_whose_compile_retries_one_step(engine: Asy
     run_id = f"run-{uuid.uuid4()}"
     record = AttemptRecord(scope=scope, workflow_id=compile_workflow_id(tenant, owner), run_id=run_id,
                            activity_id="12", activity_type="llm.write_section", attempt=attempts,
-                           step=f"writing a section of {tenant}/{owner} (entity/austin#notes)")
+                           step=f"writing a section of {tenant}/{owner} (s3)")
     async with engine.begin() as conn:
         await record_run_started(conn, RunRecord(scope=scope, workflow_id=record.workflow_id, run_id=run_id,
                                                  trigger="admin", model_id="claude-haiku-4-5"))
