@@ -151,7 +151,8 @@ def worker_sizes(settings: Settings, model_client: ModelClient | None = None) ->
     """The sizes of this process's workers, for its engine's pool: every activity and local activity
     holds at most one connection, so the pool holds one for each (a smaller pool made activities
     queue for a connection until they timed out when many scopes compiled at once)."""
-    return capacity_for(settings, build_planner(settings, model_client))
+    # The planner build_planner would choose, without building it: the scripted one computes.
+    return worker_capacity(settings, cpu_bound=model_client is None and settings.llm == "scripted")
 
 
 def _worker_defaults(options: dict, engine: AsyncEngine, sizes: WorkerCapacity) -> dict:
