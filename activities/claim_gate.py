@@ -32,6 +32,7 @@ from domain.plan import LineSources, NewPage, NewSection, Plan, SectionUpdate
 from domain.plan_claims import lines_with_refs
 from domain.pricing import TokenCounts
 from messages.compile import Scope
+from planners.cpu_pool import off_loop
 from planners.port import Planner
 from store.claims import RejectedClaim
 from store.memories import load_memories
@@ -123,6 +124,18 @@ async def gate_plan(engine: AsyncEngine, judge: Planner | None, scope: Scope, pl
                   for ref in [*section.source_refs, *(r for line in section.line_sources for r in line.refs)]]
         memories = await load_memories(conn, scope.tenant, scope.owner, [r for r in wanted if _is_uuid(r.strip())])
     by_id = {str(m.id): m for m in memories}
+    lines, to_judge = await off_loop(_ground, sections, by_id)  # computed line by line: off the event loop
+    outcome = GateOutcome(plan=plan)
+    if judge is not None and judge.judges_claims and to_judge:
+        await _judge(judge, to_judge[:MAX_JUDGED_CLAIMS], by_id, model_id, outcome)
+    _rewrite_sections(lines, outcome, set(by_id))
+    return outcome
+
+
+def _ground(sections: list[tuple[NewSection | SectionUpdate, str, str, list[str]]],
+            by_id: dict[str, MemoryRecord]) -> tuple[list[_Line], list[_Line]]:
+    """The deterministic check of every line (a), each line's status and narrowed citations set; the
+    plan's lines, and those left for the judge."""
     evidence = {key: evidence_of(key, m.content, m.metadata, m.created_at) for key, m in by_id.items()}
     lines: list[_Line] = []
     for section, page, page_ref, page_names in sections:
@@ -130,7 +143,6 @@ async def gate_plan(engine: AsyncEngine, judge: Planner | None, scope: Scope, pl
             cited = [evidence[r.strip().lower()] for r in line.refs if r.strip().lower() in evidence]
             lines.append(_Line(section=section, page=page, page_ref=page_ref, names=page_names, line=line,
                                evidence=cited))
-    outcome = GateOutcome(plan=plan)
     rule = GATE_RULE
     to_judge: list[_Line] = []
     for item in lines:
@@ -148,10 +160,7 @@ async def gate_plan(engine: AsyncEngine, judge: Planner | None, scope: Scope, pl
         else:
             item.line.status = UNVERIFIED
             to_judge.append(item)
-    if judge is not None and judge.judges_claims and to_judge:
-        await _judge(judge, to_judge[:MAX_JUDGED_CLAIMS], by_id, model_id, outcome)
-    _rewrite_sections(lines, outcome, set(evidence))
-    return outcome
+    return lines, to_judge
 
 
 async def _judge(judge: Planner, items: list[_Line], memories: dict[str, MemoryRecord], model_id: str,

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from messages.compile import Scope
+from planners.cpu_pool import off_loop
 from store.memory_vectors import memories_without_vectors, store_memory_vectors
 from store.recall_reads import claims_without_vectors, store_claim_vectors
 
@@ -68,7 +69,8 @@ async def _embed_missing(engine: AsyncEngine, scope: Scope, embedder: Callable[[
             if not rows:
                 return done, False
             texts = [row.text for row in rows]
-            vectors = await asyncio.to_thread(model.embed, texts) if model.remote else model.embed(texts)
+            # A provider's call waits on the network; the static model computes: off the event loop either way.
+            vectors = await (asyncio.to_thread(model.embed, texts) if model.remote else off_loop(model.embed, texts))
             async with engine.begin() as conn:
                 await store(conn, scope.tenant, scope.owner, model.model, model.dimensions, rows,
                             [to_bytes(v) for v in vectors])

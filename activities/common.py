@@ -40,6 +40,7 @@ def as_application_error(error: StepFailed) -> ApplicationError:
 _DOING = {
     "compile.start_run": "opening the run's ledger row",
     "compile.finish_run": "closing the run's ledger row",
+    "compile.worker_capacity": "reporting what this worker runs at once",
     "llm.plan_batch": "planning a batch",
     "llm.write_section": "writing a section",
     "llm.submit_plan_batch": "submitting a plan to a Message Batch",

@@ -30,6 +30,7 @@ from messages.compile import (
     ResolvePlanResult,
     RunRecord,
 )
+from store.compile_attempts import attempt_counts
 from store.compile_runs import (
     advance_cursor,
     database_now,
@@ -40,7 +41,7 @@ from store.compile_runs import (
     rejected_writes_fail,
 )
 from store.corrections import is_paused
-from store.memories import Cursor, read_after
+from store.memories import Cursor, counts_at, read_after
 from store.merge_records import record_merge_decisions
 from store.name_index import index_new_aliases
 from store.page_matching import Judgement
@@ -85,14 +86,17 @@ class CompileSteps:
             # A paused scope (`wiki scope pause`) reads nothing: the run ends as drained, between
             # batches, and its memories wait behind the cursor until the scope is resumed.
             paused = await is_paused(conn, request.scope.tenant, request.scope.owner)
+            at = Cursor(updated_at=cursor.updated_at, record_id=cursor.record_id)
             records, positions = await read_after(
-                conn, request.scope.tenant, request.scope.owner,
-                Cursor(updated_at=cursor.updated_at, record_id=cursor.record_id), max(request.limit, 0),
+                conn, request.scope.tenant, request.scope.owner, at, max(request.limit, 0),
             ) if request.limit > 0 and not paused else ([], [])
+            # How far the scope's compile is (for a batch read ahead: once the batch before it is applied).
+            total, before = await counts_at(conn, request.scope.tenant, request.scope.owner, at)
         return BatchRef(
             cursor_from=cursor,
             memory_ids=[record.id for record in records],
             positions=[CursorPosition(updated_at=p.updated_at, record_id=p.record_id) for p in positions],
+            scope_memories=total, memories_before=before,
         )
 
     @activity.defn(name="compile.resolve_plan")
@@ -159,8 +163,12 @@ class CompileSteps:
             await embed_new_claims(self._engine, scope, self._embedder)
         async with self._engine.begin() as conn:
             duplicates = await duplicate_title_count(conn, scope)
+            # The work redone: the run's activity attempts that timed out, were cancelled or failed
+            # (activities/attempts.py; the workflow cannot see them, Temporal retries them unseen).
+            redone = {f"attempts_{outcome}": count
+                      for outcome, count in (await attempt_counts(conn, scope, request.run_id)).items()}
             facts = self._model_facts() if self._model_facts is not None else {}
             await record_run_finished(conn, scope, request.run_id, request.status,
-                                      {**request.metrics, **facts, "duplicate_candidates_count": duplicates},
+                                      {**request.metrics, **facts, "duplicate_candidates_count": duplicates, **redone},
                                       request.error)
         return FinishRunResult(duplicate_candidates_count=duplicates)

@@ -9,6 +9,10 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from domain.lint import RETRYING_ATTEMPTS
+from messages.compile import Scope
+from store.compile_attempts import RetriedStep, attempt_counts, retried_steps
+
 TITLES_PER_TYPE = 6
 
 
@@ -202,3 +206,25 @@ async def scope_report(engine: AsyncEngine, tenant: str, owner: str) -> ScopeRep
     report.parent_sections_updated = sum(int(r.metrics.get("parent_sections_updated", 0)) for r in report.ledger)
     report.sections_promoted = sum(int(r.metrics.get("sections_promoted", 0)) for r in report.ledger)
     return report
+
+
+@dataclass
+class RedoneWork:
+    """A run's activity attempts that did not complete (activities/attempts.py), and its steps retried
+    RETRYING_ATTEMPTS times or more."""
+
+    timed_out: int = 0
+    cancelled: int = 0
+    failed: int = 0
+    retrying: list[RetriedStep] = field(default_factory=list)
+
+    @property
+    def any(self) -> bool:
+        return bool(self.timed_out or self.cancelled or self.failed)
+
+
+async def redone_work(conn: AsyncConnection, tenant: str, owner: str, run_id: str) -> RedoneWork:
+    scope = Scope(tenant=tenant, owner=owner)
+    counts = await attempt_counts(conn, scope, run_id)
+    return RedoneWork(timed_out=counts["timed_out"], cancelled=counts["cancelled"], failed=counts["failed"],
+                      retrying=await retried_steps(conn, scope, run_id, RETRYING_ATTEMPTS))

@@ -21,15 +21,20 @@ from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 from temporalio.worker import PollerBehaviorAutoscaling, Worker
 
 from activities.aggregation import Aggregation
+from activities.attempts import AttemptLedger
 from activities.batches import MessageBatches
+from activities.capacity import Capacity
 from activities.compile_steps import CompileSteps
 from activities.deferred_calls import DeferredCalls
 from activities.forget import Forgetting
 from activities.lint import CompileWaker, Lint
 from activities.planning import Planning
 from app.cache_eviction import forgets_followed
+from app.capacity import WorkerCapacity, worker_capacity
 from app.recall import embedder_for
 from domain.pricing import flat_price
+from messages.compile import WorkerCapacityReport
+from planners import cpu_pool
 from planners.claude_client import ModelClient, ModelGateway
 from planners.claude_planner import ClaudePlanner
 from planners.openai_client import OpenAICompatibleClient
@@ -139,9 +144,17 @@ def compile_waker(settings: Settings) -> CompileWaker:
     return wake
 
 
+def capacity_for(settings: Settings, planner: Planner) -> WorkerCapacity:
+    """What a worker with this planner runs at once (app/capacity.py): the scripted planner computes."""
+    return worker_capacity(settings, cpu_bound=isinstance(planner, ScriptedPlanner))
+
+
 def activities_for(engine: AsyncEngine, settings: Settings, model_client: ModelGateway | None = None,
                    planner: Planner | None = None) -> list:
     planner = planner or build_planner(settings, model_client)
+    sizes = capacity_for(settings, planner)
+    capacity = Capacity(WorkerCapacityReport(activity_slots=sizes.activity_slots, section_writes=sizes.section_writes,
+                                             cpu_threads=sizes.cpu_threads))
     steps = CompileSteps(engine, embedder_for(settings), model_facts(planner))
     deferred = DeferredCalls(engine, settings.llm_batch_window_seconds)
     planning = Planning(engine, planner, deferred)
@@ -157,18 +170,28 @@ def activities_for(engine: AsyncEngine, settings: Settings, model_client: ModelG
         aggregation.plan, aggregation.resolve, aggregation.apply,
         lint.run_checks, lint.prune_ledger, lint.record, lint.wake_compiles,
         forgetting.prepare, forgetting.rederive_section, forgetting.apply,
+        capacity.report,
     ]
 
 
-# Activities a worker runs at once. Each may hold a database connection, so the engine's pool is
-# sized to match (runtime.database.create_engine): a smaller pool made activities queue for a
-# connection until they timed out when many scopes compiled at once.
-MAX_CONCURRENT_ACTIVITIES = 40
 HEARTBEAT_SEND_INTERVAL = timedelta(seconds=2)
 
 
-def _worker_defaults(options: dict) -> dict:
-    options.setdefault("max_concurrent_activities", MAX_CONCURRENT_ACTIVITIES)
+def worker_sizes(settings: Settings, model_client: ModelGateway | None = None) -> WorkerCapacity:
+    """The sizes of this process's workers, for its engine's pool: every activity and local activity
+    holds at most one connection, so the pool holds one for each (a smaller pool made activities
+    queue for a connection until they timed out when many scopes compiled at once)."""
+    # The planner build_planner would choose, without building it: the scripted one computes.
+    return worker_capacity(settings, cpu_bound=model_client is None and settings.llm == "scripted")
+
+
+def _worker_defaults(options: dict, engine: AsyncEngine, sizes: WorkerCapacity) -> dict:
+    # Sized to what this worker can serve (app/capacity.py), not a fixed count.
+    options.setdefault("max_concurrent_activities", sizes.activity_slots)
+    options.setdefault("max_concurrent_local_activities", sizes.local_activity_slots)
+    # Every compile activity attempt that times out, is cancelled or fails is written down (the ledger's
+    # attempts_* counts, the lint's retrying steps).
+    options["interceptors"] = [*options.get("interceptors", ()), AttemptLedger(engine)]
     # A batch schedules all its section writes at once: a fixed handful of pollers picked them up a
     # few at a time; autoscaling pollers follow the server's backlog.
     options.setdefault("activity_task_poller_behavior", PollerBehaviorAutoscaling())
@@ -180,14 +203,17 @@ def _worker_defaults(options: dict) -> dict:
 
 
 def build_worker(client: Client, engine: AsyncEngine, settings: Settings, *, task_queue: str | None = None,
-                 model_client=None, **worker_options) -> Worker:
+                 model_client=None, planner: Planner | None = None, **worker_options) -> Worker:
+    """The compile queue's worker; `planner` replaces the one the settings choose (tests, fault suites)."""
+    cpu_pool.configure(settings.worker_cpu_threads or None)
+    planner = planner or build_planner(settings, model_client)
     return Worker(
         client,
         task_queue=task_queue or settings.task_queue,
         workflows=WORKFLOWS,
-        activities=activities_for(engine, settings, model_client),
+        activities=activities_for(engine, settings, planner=planner),
         graceful_shutdown_timeout=timedelta(seconds=30),
-        **_worker_defaults(worker_options),
+        **_worker_defaults(worker_options, engine, capacity_for(settings, planner)),
     )
 
 
@@ -201,13 +227,14 @@ def build_llm_worker(client: Client, engine: AsyncEngine, settings: Settings, *,
     """
     if not settings.llm_task_queue:
         raise ConfigError("WIKI_LLM_TASK_QUEUE is not set: there is no model-call queue to serve")
+    cpu_pool.configure(settings.worker_cpu_threads or None)
     return Worker(
         client,
         task_queue=settings.llm_task_queue,
         activities=activities if activities is not None else activities_for(engine, settings, model_client),
         max_task_queue_activities_per_second=settings.llm_max_per_second,
         graceful_shutdown_timeout=timedelta(seconds=30),
-        **_worker_defaults(worker_options),
+        **_worker_defaults(worker_options, engine, worker_sizes(settings, model_client)),
     )
 
 
@@ -226,8 +253,8 @@ async def run_worker(settings: Settings | None = None, *, stop: asyncio.Event | 
         runtime = Runtime(telemetry=TelemetryConfig(
             metrics=PrometheusConfig(bind_address=f"{settings.metrics_host}:{settings.metrics_port}")))
     client = await connect(settings, runtime=runtime) if runtime else await connect(settings)
-    # Two workers (compile queue and model queue) may share this engine.
-    engine = create_engine(pool_size=MAX_CONCURRENT_ACTIVITIES)
+    # Two workers (compile queue and model queue) may share this engine: a connection for each slot of each.
+    engine = create_engine(pool_size=worker_sizes(settings).database_connections)
     await migrate(engine)
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench import (
+    bootstrap_report,
     cli_startup,
     cost_report,
     fairness_report,
@@ -27,6 +28,7 @@ from bench import (
     server_load_report,
     web_report,
 )
+from bench.bootstrap import measure_bootstrap
 from bench.candidates import measure_candidates
 from bench.cost_realistic import (
     measure_cost_part,
@@ -89,6 +91,8 @@ PARTS: tuple[Part, ...] = (
          fairness_report.headline, fairness_report.rows, fairness_report.section),
     Part("web", "The web view (every view on a 10,000-page scope; every page of the 700-memory sample)", measure_web,
          web_report.headline, web_report.rows, web_report.section),
+    Part("bootstrap", "Importing 10,000 memories in one compile", measure_bootstrap,
+         bootstrap_report.headline, bootstrap_report.rows, bootstrap_report.section),
 )
 BY_NAME = {part.name: part for part in PARTS}
 

@@ -14,7 +14,7 @@ import asyncio
 import signal
 from contextlib import AsyncExitStack
 
-from app.worker import MAX_CONCURRENT_ACTIVITIES, build_workers
+from app.worker import build_workers, worker_sizes
 from runtime.database import create_engine
 from runtime.priority import apply_tenant_rate_limit
 from runtime.settings import load_settings
@@ -26,7 +26,7 @@ async def run(stop: asyncio.Event) -> None:
     client = await connect(settings)
     await apply_tenant_rate_limit(client, settings)  # as `wiki worker` does at start-up
     # Two workers share this engine, as in app.worker.run_worker.
-    engine = create_engine(pool_size=MAX_CONCURRENT_ACTIVITIES)
+    engine = create_engine(pool_size=worker_sizes(settings).database_connections)
     try:
         async with AsyncExitStack() as running:
             for worker in build_workers(client, engine, settings):

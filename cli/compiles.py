@@ -26,6 +26,7 @@ from cli.common import (
 )
 from cli.output import MODEL_ONLY_METRICS, cost_text, out, print_workflow_location, table
 from cli.status import PROGRESS_POLL_SECONDS, progress_of
+from domain.progress import progress_text
 from messages.compile import Progress as CompileProgress
 from messages.compile import Trigger
 from runtime.settings import Settings, get_settings
@@ -36,9 +37,11 @@ WaitOption = Annotated[bool, typer.Option("--wait/--no-wait", help="Wait for the
 
 
 def _progress_line(progress: CompileProgress) -> str:
+    compiled = progress_text(progress.memories_compiled, progress.memories_total, progress.seconds_left,
+                             progress.memories_per_second)
     return (f"compiling: run {progress.run_no}, {progress.phase}, batch {progress.batches_done}, "
-            f"{progress.records_read} memories read, {progress.pages_created} pages created, "
-            f"cursor {progress.cursor}")
+            + (f"{compiled}, " if compiled else f"{progress.records_read} memories read, ")
+            + f"{progress.pages_created} pages created, cursor {progress.cursor}")
 
 
 async def wait_for_compile(handle: WorkflowHandle) -> dict[str, Any]:

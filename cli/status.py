@@ -24,7 +24,7 @@ from temporalio.client import WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from app.operations import reconcile_open_runs
-from app.scope_report import JobRow, ledger_rows, list_jobs, memory_counts
+from app.scope_report import JobRow, RedoneWork, ledger_rows, list_jobs, memory_counts, redone_work
 from cli.common import (
     EXIT_FAILURE,
     EXIT_USAGE,
@@ -41,6 +41,7 @@ from cli.common import (
 )
 from cli.output import Col, WideOption, cost_text, out, print_json, print_workflow_location, table
 from domain.memory import validate_scope_part
+from domain.progress import progress_text, time_left_text
 from messages.compile import Progress as CompileProgress
 from messages.compile import compile_workflow_id
 from runtime.settings import Settings, get_settings
@@ -80,9 +81,12 @@ def _starts_at(progress: CompileProgress) -> str:
 
 def _progress_table(progress: CompileProgress) -> Table:
     caps = progress.caps
+    compiled = progress_text(progress.memories_compiled, progress.memories_total, progress.seconds_left,
+                             progress.memories_per_second)
     rows = [
         ("run", f"{progress.run_no} (trigger {progress.trigger})"),
         ("phase", progress.phase),
+        *([("memories", compiled)] if compiled else []),
         *([("compiles at", _starts_at(progress))] if progress.debounce_until else []),
         ("cursor", progress.cursor),
         ("batches done", progress.batches_done),
@@ -127,6 +131,7 @@ class ScopeStatus:
     runs: int
     memories: int
     not_compiled: int
+    redone: RedoneWork | None = None  # the latest run's attempts that did not complete
 
 
 async def _scope_status(settings: Settings, tenant: str, owner: str) -> ScopeStatus:
@@ -141,8 +146,20 @@ async def _scope_status(settings: Settings, tenant: str, owner: str) -> ScopeSta
         async with engine.connect() as conn:
             ledger = await ledger_rows(conn, tenant, owner)
             memories, pending = await memory_counts(conn, tenant, owner)
+            redone = await redone_work(conn, tenant, owner, ledger[-1].run_id) if ledger else None
     return ScopeStatus(workflow_id, running, progress, ledger[-1] if ledger else None, len(ledger), memories,
-                       pending)
+                       pending, redone)
+
+
+def _print_redone(redone: RedoneWork | None) -> None:
+    """The work the latest run redid: attempts Temporal retried after a timeout, a cancellation or a failure."""
+    if redone is None or not redone.any:
+        return
+    out.print(f"activity attempts redone in the latest run: {redone.timed_out} timed out, {redone.cancelled} "
+              f"cancelled, {redone.failed} failed", soft_wrap=True)
+    for step in redone.retrying:
+        why = step.last_outcome.replace("_", " ") + (f" ({step.last_error})" if step.last_error else "")
+        out.print(f"retrying: {step.activity_type}, {step.step}: attempt {step.attempts} {why}", soft_wrap=True)
 
 
 def _print_status(status: ScopeStatus, settings: Settings, tenant: str, owner: str) -> None:
@@ -157,6 +174,7 @@ def _print_status(status: ScopeStatus, settings: Settings, tenant: str, owner: s
             out.print(f"error: {status.latest_run.error}", soft_wrap=True)
     elif not status.running:
         out.print(f"no compile has run for {tenant}/{owner} yet")
+    _print_redone(status.redone)
     out.print(f"memories stored: {status.memories}; not compiled yet: {status.not_compiled}")
     print_workflow_location(settings, status.workflow_id)
 
@@ -182,9 +200,11 @@ class _Backlog:
 def _watch_line(progress: CompileProgress | None) -> str:
     if progress is None:
         return "waiting for the workflow's progress"
+    left = time_left_text(progress.seconds_left)
+    left = f", {left}" if left else ""
     if get_settings().llm == "scripted":
-        return f"run {progress.run_no} {progress.phase}, batch {progress.batches_done}, scripted, no model cost"
-    return (f"run {progress.run_no} {progress.phase}, batch {progress.batches_done}, "
+        return f"run {progress.run_no} {progress.phase}, batch {progress.batches_done}{left}, scripted, no model cost"
+    return (f"run {progress.run_no} {progress.phase}, batch {progress.batches_done}{left}, "
             f"{progress.input_tokens + progress.output_tokens} tokens, ${progress.cost_usd:.4f}")
 
 

@@ -102,6 +102,7 @@ def trigram_similarity(a: str, b: str) -> float:
     return len(left & right) / len(union) if union else 0.0
 
 
+@functools.lru_cache(maxsize=65_536)  # pure; asked for every spelling of a subject each time its title is read
 def is_properly_cased(name: str) -> bool:
     """Whether a name is written with both capitals and small letters ("Contramar", "iPhone"), not
     shouted ("CONTRAMAR") nor typed in lower case ("zilker park"). A name without cased letters

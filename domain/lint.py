@@ -25,6 +25,11 @@ SCOPES_PER_PAGE = 100
 MAX_LISTED_SCOPES = 200
 # Lint covers every scope; its runs carry this as WikiTenant and WikiOwner.
 ALL_SCOPES = "*"
+# A compile step (one activity of an open run) whose attempts timed out, were cancelled or failed this
+# many times is retrying the same step (wiki_compile_attempts), counted when its latest such attempt
+# is this recent: the work is being redone rather than done.
+RETRYING_ATTEMPTS = 3
+RETRYING_WITHIN_HOURS = 24
 
 # Checks of the pages' provenance and bodies, reported by page as well as counted by scope:
 # - unsourced_sections: sections of active pages that cite no memory (provenance lost);
@@ -34,10 +39,11 @@ ALL_SCOPES = "*"
 PageCheck = Literal["unsourced_sections", "foreign_sources", "repeated_lines", "raw_html"]
 PAGE_CHECKS: tuple[PageCheck, ...] = ("unsourced_sections", "foreign_sources", "repeated_lines", "raw_html")
 LintCheck = Literal["broken_links", "duplicate_aliases", "duplicate_titles", "stale_pages", "oversize_pages",
-                    "promotion_candidates", "unsourced_sections", "foreign_sources", "repeated_lines", "raw_html"]
+                    "promotion_candidates", "retrying_steps", "unsourced_sections", "foreign_sources",
+                    "repeated_lines", "raw_html"]
 LintTrigger = Literal["schedule", "admin"]
 CHECKS: tuple[LintCheck, ...] = ("broken_links", "duplicate_aliases", "duplicate_titles", "stale_pages",
-                                 "oversize_pages", "promotion_candidates", *PAGE_CHECKS)
+                                 "oversize_pages", "promotion_candidates", "retrying_steps", *PAGE_CHECKS)
 # The pages listed per scope and page check, the most affected first; the counts have them all.
 MAX_PAGES_PER_CHECK = 20
 _CHECK_LABELS = {
@@ -47,6 +53,7 @@ _CHECK_LABELS = {
     "stale_pages": "stale pages",
     "oversize_pages": "oversize pages",
     "promotion_candidates": "promotion candidates",
+    "retrying_steps": "compile steps retrying",
     "unsourced_sections": "sections citing nothing",
     "foreign_sources": "citations of no memory of the scope",
     "repeated_lines": "repeated lines",
@@ -136,6 +143,7 @@ class ScopeLint(BaseModel):
     stale_pages: int = 0
     oversize_pages: int = 0
     promotion_candidates: int = 0
+    retrying_steps: int = 0
     unsourced_sections: int = 0
     foreign_sources: int = 0
     repeated_lines: int = 0
@@ -154,6 +162,7 @@ class LintTotals(BaseModel):
     stale_pages: int = 0
     oversize_pages: int = 0
     promotion_candidates: int = 0
+    retrying_steps: int = 0
     unsourced_sections: int = 0
     foreign_sources: int = 0
     repeated_lines: int = 0

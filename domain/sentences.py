@@ -7,16 +7,25 @@ the splitting; a line break always ends a sentence, as a memory written one line
 from __future__ import annotations
 
 import functools
+import threading
 
 import pysbd
 
+# A Segmenter keeps the text it is splitting on itself, so two threads must never share one: the
+# worker splits memories on several threads at once (planners/cpu_pool.py).
+_local = threading.local()
 
-@functools.cache
+
 def _segmenter() -> pysbd.Segmenter:
-    return pysbd.Segmenter(language="en", clean=False)
+    segmenter = getattr(_local, "segmenter", None)
+    if segmenter is None:
+        segmenter = _local.segmenter = pysbd.Segmenter(language="en", clean=False)
+    return segmenter
 
 
-@functools.lru_cache(maxsize=8192)
+# Large enough for a section rebuilt from thousands of memories at each batch: a smaller cache
+# cycled through them and split every memory again each time.
+@functools.lru_cache(maxsize=65_536)
 def split_sentences(text: str) -> tuple[str, ...]:
     """The text's sentences in order, each stripped; empty ones dropped. Same text, same split."""
     parts: list[str] = []

@@ -43,6 +43,17 @@ def compile_workflow_id(tenant: str, owner: str) -> str:
     return f"compile:{encode_scope_part(tenant)}:{encode_scope_part(owner)}"
 
 
+def decode_scope_part(part: str) -> str:
+    """The inverse of `encode_scope_part`: %3A back to ':' first (an encoded '%' is always %25), then %25."""
+    return part.replace("%3A", ":").replace("%25", "%")
+
+
+def scope_of_workflow_id(workflow_id: str) -> Scope:
+    """The scope a `compile_workflow_id` names."""
+    _, tenant, owner = workflow_id.split(":", 2)
+    return Scope(tenant=decode_scope_part(tenant), owner=decode_scope_part(owner))
+
+
 # The Int search attribute carrying a compile run's number (1, then +1 at each continue-as-new), so the
 # runs of one scope can be told apart in a list of workflows.
 WIKI_RUN_ATTRIBUTE = "WikiRun"
@@ -108,6 +119,10 @@ class CompileInput(BaseModel):
     pending_batch: SubmittedPlan | None = None
     # A forget or edit request is waiting in wiki_forget_requests for this scope's next pass.
     forget_pending: bool = False
+    # When this chain of runs read its first batch, and the scope's memories compiled then: the
+    # rate its progress estimate uses spans the whole chain, not one run.
+    import_started_at: datetime | None = None
+    compiled_at_import_start: int | None = None
 
 
 class WakeUp(BaseModel):
@@ -151,6 +166,10 @@ class BatchRef(BaseModel):
     memory_ids: list[UUID]
     # positions[i] is the cursor after memory_ids[i]; a split batch advances to its last part's end.
     positions: list[CursorPosition]
+    # The scope's memories, and those at or before `cursor_from` (compiled), when the batch was read:
+    # the compile's progress. None in histories recorded before they were counted.
+    scope_memories: int | None = None
+    memories_before: int | None = None
 
 
 class RunRecord(BaseModel):
@@ -321,6 +340,24 @@ class Progress(BaseModel):
     cost_usd: float
     # While debouncing: when the compile starts unless another retain arrives first.
     debounce_until: datetime | None = None
+    # The scope's memories compiled of its total, as of the last batch read and applied since, and
+    # the estimate of the time left at this chain's rate so far (domain/progress.py); None until known.
+    memories_compiled: int | None = None
+    memories_total: int | None = None
+    memories_per_second: float | None = None
+    seconds_left: float | None = None
+
+
+class CapacityInput(BaseModel):
+    scope: Scope
+
+
+class WorkerCapacityReport(BaseModel):
+    """What the worker that answered runs at once (app/capacity.py)."""
+
+    activity_slots: int
+    section_writes: int  # a batch's section writes it keeps in flight
+    cpu_threads: int = 1
 
 
 class AggregationPlanInput(BaseModel):

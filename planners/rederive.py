@@ -23,6 +23,7 @@ from domain.forget import RederiveLine, RederiveMemory, RederiveTask, offline_re
 from domain.pricing import TokenCounts, TokenUsage, estimate_tokens, priced
 from planners.claude_client import ModelGateway
 from planners.claude_planner import priced_error
+from planners.cpu_pool import off_loop
 from planners.memory_text import clean, first_sentence, truncate
 from planners.telling import telling_quote
 
@@ -123,11 +124,15 @@ class ScriptedRederiver:
     async def rederive(self, task: RederiveTask, model_id: str) -> RederiveReply:
         if self._latency:
             await asyncio.sleep(self._latency)
-        body = offline_body(task)
-        # Priced as Claude's call would be: the prompt it would be sent, the lines it would answer.
-        usage = TokenUsage(input_tokens=estimate_tokens(len(REDERIVE_SYSTEM) + len(build_rederive_prompt(task))),
-                           output_tokens=estimate_tokens(len(body)))
-        return RederiveReply(body=body, usage=priced(model_id, usage))
+        return await off_loop(_offline_reply, task, model_id)  # computed: off the event loop
+
+
+def _offline_reply(task: RederiveTask, model_id: str) -> RederiveReply:
+    body = offline_body(task)
+    # Priced as Claude's call would be: the prompt it would be sent, the lines it would answer.
+    usage = TokenUsage(input_tokens=estimate_tokens(len(REDERIVE_SYSTEM) + len(build_rederive_prompt(task))),
+                       output_tokens=estimate_tokens(len(body)))
+    return RederiveReply(body=body, usage=priced(model_id, usage))
 
 
 def parse_rederive_reply(task: RederiveTask, raw: str) -> dict[int, list[str]]:

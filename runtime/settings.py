@@ -147,6 +147,11 @@ class Settings(BaseSettings):
         10, ge=1, le=600, validation_alias=_env("WIKI_HEARTBEAT_TIMEOUT_SECONDS")
     )
 
+    # What one worker runs at once (app/capacity.py): activities (0: derived from its CPUs, its planner
+    # and WIKI_LLM_MAX_PER_SECOND) and the threads computing CPU-bound steps (0: one per CPU it may use).
+    worker_activity_slots: int = Field(0, ge=0, le=1000, validation_alias=_env("WIKI_WORKER_ACTIVITY_SLOTS"))
+    worker_cpu_threads: int = Field(0, ge=0, le=256, validation_alias=_env("WIKI_WORKER_CPU_THREADS"))
+
     # Connection pool of each process (worker, `wiki serve`, `wiki mcp`): steady connections, extra ones
     # under bursts, and how long a request waits for a connection before it is answered 503.
     db_pool_size: int = Field(10, ge=1, le=500, validation_alias=_env("WIKI_DB_POOL_SIZE"))

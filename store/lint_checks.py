@@ -18,6 +18,8 @@ from domain.lint import (
     MAX_PROMOTIONS_PER_SCOPE,
     NAMED_PER_CHECK,
     OVERSIZE_BODY_CHARS,
+    RETRYING_ATTEMPTS,
+    RETRYING_WITHIN_HOURS,
     STALE_DAYS,
     CheckCount,
     LintCheck,
@@ -30,6 +32,7 @@ from domain.lint import (
     RecordLintInput,
 )
 from domain.promotion import PROMOTION_MIN_SIGHTINGS, PROMOTION_WINDOW_DAYS
+from store.compile_attempts import prune_attempts
 
 # Each query returns (tenant, owner, count) for the scopes with at least one finding; _page() keeps the
 # scopes after the previous page's last one. Scope order is bytewise (COLLATE "C"), the order Python
@@ -78,6 +81,14 @@ _CHECK_QUERIES: dict[LintCheck, str] = {
                           AND w.owner_id = wiki_unresolved_mentions.owner_id AND w.paused_at IS NOT NULL)
           AND last_seen_at >= now() - make_interval(days => :within_days)
         GROUP BY tenant_id, owner_id
+    """,
+    # Steps of a compile still running whose attempts keep failing or timing out (activities/attempts.py).
+    "retrying_steps": """
+        SELECT a.tenant_id AS tenant, a.owner_id AS owner, count(DISTINCT (a.run_id, a.activity_id)) AS count
+        FROM wiki_compile_attempts a
+        JOIN wiki_compile_jobs j ON j.run_id = a.run_id AND j.status = 'running'
+        WHERE a.attempt >= :retrying_attempts AND a.recorded_at >= now() - make_interval(hours => :retrying_hours)
+        GROUP BY a.tenant_id, a.owner_id
     """,
 }
 # Page checks: (tenant, owner, page, count) for each active page with a finding. Their scope counts
@@ -152,7 +163,8 @@ _CANDIDATES = """
 """
 _THRESHOLDS = {"stale_days": STALE_DAYS, "oversize_chars": OVERSIZE_BODY_CHARS, "min_count": PROMOTION_MIN_SIGHTINGS,
                "within_days": PROMOTION_WINDOW_DAYS, "per_scope": MAX_PROMOTIONS_PER_SCOPE,
-               "pages_per_check": MAX_PAGES_PER_CHECK}
+               "pages_per_check": MAX_PAGES_PER_CHECK, "retrying_attempts": RETRYING_ATTEMPTS,
+               "retrying_hours": RETRYING_WITHIN_HOURS}
 
 
 def _page(query: str) -> str:
@@ -197,6 +209,7 @@ async def prune_ledger(engine: AsyncEngine, retention_days: int) -> int:
             DELETE FROM wiki_compile_jobs
             WHERE status <> 'running' AND kind <> 'forget' AND created_at < now() - make_interval(days => :days)
         """), {"days": retention_days})
+        await prune_attempts(conn, retention_days)
     return pruned.rowcount
 
 
@@ -270,6 +283,18 @@ _NAMED_QUERIES: dict[LintCheck, str] = {
         WHERE status = 'open' AND tenant_id = :tenant AND owner_id = :owner AND mention_count >= :min_count
           AND last_seen_at >= now() - make_interval(days => :within_days)
         ORDER BY mention_count DESC, last_seen_at DESC, alias
+    """,
+    "retrying_steps": """
+        SELECT ARRAY[a.activity_type] AS subject,
+               a.step || ': attempt ' || a.attempt || ', the last ' || replace(a.outcome, '_', ' ')
+               || coalesce(' (' || nullif(a.error_type, '') || ')', '') || ' at '
+               || to_char(a.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') || ' UTC' AS detail
+        FROM (SELECT DISTINCT ON (run_id, activity_id) * FROM wiki_compile_attempts
+              WHERE tenant_id = :tenant AND owner_id = :owner AND attempt >= :retrying_attempts
+                AND recorded_at >= now() - make_interval(hours => :retrying_hours)
+              ORDER BY run_id, activity_id, attempt DESC) a
+        JOIN wiki_compile_jobs j ON j.run_id = a.run_id AND j.status = 'running'
+        ORDER BY a.attempt DESC, a.activity_type, a.step
     """,
 }
 

@@ -216,6 +216,20 @@ async def read_after(
     return records, positions
 
 
+_COUNTS_SQL = """
+    SELECT count(*) AS total,
+           count(*) FILTER (WHERE (date_trunc('milliseconds', updated_at AT TIME ZONE 'UTC'), id)
+                                  <= (:since, :since_id)) AS before
+    FROM memory_units WHERE tenant_id = :tenant AND owner_id = :owner
+"""
+
+
+async def counts_at(conn: AsyncConnection, tenant: str, owner: str, cursor: Cursor) -> tuple[int, int]:
+    """(the scope's memories, those at or before `cursor` in keyset order): a compile's progress."""
+    row = (await conn.execute(text(_COUNTS_SQL), {"tenant": tenant, "owner": owner, **_cursor_params(cursor)})).one()
+    return int(row.total), int(row.before)
+
+
 async def load_memories(conn: AsyncConnection, tenant: str, owner: str,
                         ids: Sequence[uuid.UUID | str]) -> list[MemoryRecord]:
     """Memories of the scope by id, in the order asked, each once (ids of other scopes, and strings

@@ -66,6 +66,7 @@ with workflow.unsafe.imports_passed_through():
 from workflows.compile_batched_calls import BatchedModelCalls
 from workflows.compile_forget import ForgetBetweenBatches
 from workflows.compile_overlap import OverlappedBatches
+from workflows.compile_progress import ImportProgress
 from workflows.compile_state import ForgetPreempted
 
 T = TypeVar("T")
@@ -76,7 +77,7 @@ WIKI_RUN = SearchAttributeKey.for_int(WIKI_RUN_ATTRIBUTE)
 
 
 @workflow.defn(name="CompileWorkflow")
-class CompileWorkflow(OverlappedBatches, ForgetBetweenBatches, BatchedModelCalls):
+class CompileWorkflow(OverlappedBatches, ForgetBetweenBatches, BatchedModelCalls, ImportProgress):
     @workflow.init
     def __init__(self, inp: CompileInput) -> None:
         self._inp = inp
@@ -101,6 +102,7 @@ class CompileWorkflow(OverlappedBatches, ForgetBetweenBatches, BatchedModelCalls
         self._forget_pending = inp.forget_pending  # a forget request waits (workflows/compile_forget.py)
         self._aggregate_after_forget = False  # a forget changed pages: the aggregation pass runs for them
         self._batch_waits = {}  # Message Batch id -> the one wait for it (workflows/compile_batched_calls.py)
+        self._init_progress()  # memories compiled of the total, the section-write window (compile_progress.py)
 
     # ------------------------------------------------------------------ messages
 
@@ -137,6 +139,7 @@ class CompileWorkflow(OverlappedBatches, ForgetBetweenBatches, BatchedModelCalls
             output_tokens=self._metrics.output_tokens,
             cost_usd=self._metrics.cost_usd,
             debounce_until=self._debounce_until,
+            **self._progress_fields(),
         )
 
     def _details(self, now: str) -> None:
@@ -225,6 +228,7 @@ class CompileWorkflow(OverlappedBatches, ForgetBetweenBatches, BatchedModelCalls
                 summary=f"read batch {self._batches_done + 1} (up to {limit} memories)", local=True,
             )
             self._cursor = batch.cursor_from
+            self._note_batch(batch, at_cursor=True)
             if self._run_cursor_from is None:
                 self._run_cursor_from = batch.cursor_from
             promotions = list(self._promotions)
@@ -313,14 +317,14 @@ class CompileWorkflow(OverlappedBatches, ForgetBetweenBatches, BatchedModelCalls
         self._metrics.add_usage(judged.usage)
 
     async def _write_sections(self, plan_id: UUID, tasks: list[str], label: str) -> None:
-        """The section writer for each task, at most `section_writer_concurrency` at a time."""
+        """The section writer for each task, at most the run's window at a time (`_section_write_window`)."""
         if not tasks:
             return
         self._phase = "writing sections"
 
         # A sliding window: the next write starts as soon as any finishes (fixed groups would wait for
         # their slowest member, which made the model's critical path ~1.7x longer).
-        slots = asyncio.Semaphore(self._inp.options.caps.section_writer_concurrency)
+        slots = asyncio.Semaphore(await self._section_write_window())
         via_batch = self._calls_via_batch()
 
         async def write(index: int, key: str) -> WriteSectionResult:
@@ -443,6 +447,7 @@ class CompileWorkflow(OverlappedBatches, ForgetBetweenBatches, BatchedModelCalls
             run_no=self._inp.run_no + 1,
             pending_batch=self._pending_batch,
             forget_pending=self._forget_pending,
+            **self._progress_carried(),
         )
 
     async def _finish(self, status: str, error: str | None = None) -> None:

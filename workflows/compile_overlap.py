@@ -68,6 +68,7 @@ class OverlappedBatches(BatchPlanning):
                     CompileSteps.next_batch, NextBatchInput(scope=self._inp.scope, limit=limit),
                     summary=f"read batch {self._batches_done + 1} (up to {limit} memories)", local=True,
                 )
+                self._note_batch(batch, at_cursor=True)
                 promotions = list(self._promotions)
                 parts = None
             else:
@@ -153,6 +154,7 @@ class OverlappedBatches(BatchPlanning):
                 summary=f"read batch {batch_no} (up to {limit} memories) while batch {batch_no - 1} is written",
                 local=True,
             )
+            self._note_batch(following, at_cursor=False)
             remaining = [m for m in self._promotions if m not in promotions]
             if not following.memory_ids and not remaining:
                 return None

@@ -13,7 +13,7 @@ from uuid import UUID
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from messages.compile import CompileInput, CursorPosition, ResolvePlanResult, SubmittedPlan
+    from messages.compile import BatchRef, CompileInput, CursorPosition, ResolvePlanResult, SubmittedPlan
     from messages.run_metrics import RunMetrics
 
 if TYPE_CHECKING:
@@ -66,6 +66,8 @@ class CompileState:
         async def _judge_and_resolve(self, batch_no: int, plan_id: UUID) -> ResolvePlanResult: ...
 
         async def _write_sections(self, plan_id: UUID, tasks: list[str], label: str) -> None: ...
+
+        def _note_batch(self, batch: BatchRef, *, at_cursor: bool) -> None: ...
 
         async def _apply(self, batch_no: int, plan_id: UUID | None, cursor: CursorPosition,
                          cursor_next: CursorPosition) -> None: ...

@@ -26,4 +26,6 @@ PATCHES: dict[str, Patch] = {
                                  "through Message Batches)"),
     "forget_everywhere": Patch(release="0.2.0", old_branch="a forget waits for a Message Batch in progress, "
                                "and leaves the scope's batches at the provider"),
+    "writer_window": Patch(release="0.2.0", old_branch="a batch keeps up to section_writer_concurrency section "
+                           "writes in flight, whatever its worker runs at once (no compile.worker_capacity step)"),
 }

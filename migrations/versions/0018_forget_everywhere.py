@@ -21,7 +21,7 @@ Create Date: 2026-12-01
 from alembic import op
 
 revision = "0018_forget_everywhere"
-down_revision = "0016_fact_intervals"
+down_revision = "0017_compile_attempts"
 branch_labels = None
 depends_on = None
 

@@ -85,14 +85,15 @@ def recognised_page(subject: MergeSide, kind: str, pages: list[CandidatePage]) -
     return None
 
 
-def _same_thing(a: MergeSide, b: MergeSide, key: str) -> bool:
-    verdict = compare(a.names(), b.names())
+def _same_thing(a: MergeSide, b: MergeSide, key: str, names: tuple[NameSet, NameSet] | None = None) -> bool:
+    verdict = compare(*(names or (a.names(), b.names())))
     if verdict.confident:
         return True
     return verdict.ambiguous and scripted_judgement(MergeQuestion(
         key=key, rung=verdict.rung, detail=verdict.detail, proposal=a, candidate=b)).same
 
 
-def same_subject(hint: MergeSide, subject: MergeSide) -> bool:
-    """Whether a name seen in a memory is a subject already collected from the batch, under another name."""
-    return _same_thing(hint, subject, subject.title)
+def same_subject(hint: MergeSide, subject: MergeSide, names: tuple[NameSet, NameSet] | None = None) -> bool:
+    """Whether a name seen in a memory is a subject already collected from the batch, under another name.
+    `names`: the two sides' `names()`, when the caller keeps them (each parses its names once)."""
+    return _same_thing(hint, subject, subject.title, names)

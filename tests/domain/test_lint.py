@@ -124,7 +124,7 @@ def test_ledger_metrics_are_the_flat_totals():
     report.totals.ledger_rows_pruned = 2
     assert ledger_metrics(report) == {
         "ok": True, "scopes": 2, "broken_links": 3, "duplicate_aliases": 0, "duplicate_titles": 0, "stale_pages": 4,
-        "oversize_pages": 0, "promotion_candidates": 3, "unsourced_sections": 0, "foreign_sources": 0,
+        "oversize_pages": 0, "promotion_candidates": 3, "retrying_steps": 0, "unsourced_sections": 0, "foreign_sources": 0,
         "repeated_lines": 0, "raw_html": 0, "promotion_compiles_started": 0, "ledger_rows_pruned": 2}
 
 
