@@ -187,8 +187,9 @@ def worker_sizes(settings: Settings, model_client: ModelGateway | None = None) -
 
 def _worker_defaults(options: dict, engine: AsyncEngine, sizes: WorkerCapacity) -> dict:
     # Sized to what this worker can serve (app/capacity.py), not a fixed count.
-    options.setdefault("max_concurrent_activities", sizes.activity_slots)
-    options.setdefault("max_concurrent_local_activities", sizes.local_activity_slots)
+    if "tuner" not in options:  # a tuner (tests, a deployment's own) sizes every slot kind itself
+        options.setdefault("max_concurrent_activities", sizes.activity_slots)
+        options.setdefault("max_concurrent_local_activities", sizes.local_activity_slots)
     # Every compile activity attempt that times out, is cancelled or fails is written down (the ledger's
     # attempts_* counts, the lint's retrying steps).
     options["interceptors"] = [*options.get("interceptors", ()), AttemptLedger(engine)]

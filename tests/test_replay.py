@@ -22,6 +22,7 @@ from temporalio.worker import Replayer
 from app.worker import WORKFLOWS
 from tests.compile.helpers import compile_scope, retain_sample, running_worker, test_settings
 from tests.histories.releases import HISTORIES, ROOT, changelog_releases
+from tests.session_replay import product_histories
 
 RECORDINGS = sorted(HISTORIES.glob("*/*.json"))
 NEWEST_RELEASE = next(release.version for release in changelog_releases((ROOT / "CHANGELOG.md").read_text())
@@ -145,6 +146,6 @@ async def test_histories_of_this_session_replay(client, engine):
     async with running_worker(client, engine, settings):
         await compile_scope(client, settings, "replay", "alice")
     # Every workflow type the session ran (compiles and lint runs), not only this test's.
-    histories = client.list_workflows().map_histories()
+    histories = product_histories(client)
     results = await _replayer().replay_workflows(histories, raise_on_replay_failure=False)
     assert not results.replay_failures, results.replay_failures

@@ -238,7 +238,7 @@ async def test_the_issues_probes_through_the_compile(engine, client, probe: str)
 
 
 async def test_apply_refuses_and_counts_a_mark_to_a_newer_claim_or_another_page(engine, client) -> None:
-    from domain.claims import claim_key
+    from domain.claim_text import claim_key
     from domain.resolved_plan import ProposedClaim
     from store.claim_validity import settle_validity
 

@@ -103,8 +103,7 @@ async def gated_model_worker(client: Client, engine, settings, slots: OneSlotAtA
     tuner = WorkerTuner.create_composite(
         workflow_supplier=FixedSizeSlotSupplier(5), activity_supplier=slots,
         local_activity_supplier=FixedSizeSlotSupplier(5), nexus_supplier=FixedSizeSlotSupplier(1))
-    worker = build_llm_worker(client, engine, settings, tuner=tuner, max_concurrent_activities=None,
-                              interceptors=[order])
+    worker = build_llm_worker(client, engine, settings, tuner=tuner, interceptors=[order])
     async with worker:
         yield
         for _ in range(10):  # free any reservation still waiting, so the worker can shut down

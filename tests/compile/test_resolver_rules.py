@@ -60,9 +60,9 @@ def page(page_type: str, title: str, refs: list[str], aliases: tuple[str, ...] =
                           "source_refs": refs}]}
 
 
-def promotion(mention: str, page_type: str, title: str, refs: list[str]) -> dict[str, Any]:
+def promotion(mention: str, page_type: str, title: str, refs: list[str], body: str | None = None) -> dict[str, Any]:
     return {"mentionId": mention, "reason": "seen again", "type": page_type, "title": title,
-            "sections": [{"slug": "overview", "heading": "Overview", "body_md": f"Notes on {title}.",
+            "sections": [{"slug": "overview", "heading": "Overview", "body_md": body or f"Notes on {title}.",
                           "source_refs": refs}]}
 
 
@@ -110,8 +110,11 @@ async def test_a_promotion_needs_three_sightings_the_last_within_thirty_days(cli
         shown = Shown.read(user)
         prompts.append(shown)
         # Each promotion cites two of its sightings, except Almost There: this batch's memory, its third.
+        # Each section quotes the memory it cites first, so the claim judge has a line it can read.
         cites = {"Almost There": shown.memory_handles}
-        return empty_plan(promotions=[promotion(handle, "entity", name, cites.get(name, shown.sightings[name][:2]))
+        said = {"Almost There": TODAY}
+        return empty_plan(promotions=[promotion(handle, "entity", name, cites.get(name, shown.sightings[name][:2]),
+                                                said.get(name, "Sourdough at the bakery."))
                                       for name, handle in shown.mentions.items()])
 
     sim.answer_next("planner", promote_everything)
