@@ -3,8 +3,9 @@
 A model reads names off sentences: a run of capitalised words inside a sentence is a name ("lunch
 with Lena at Franklin Barbecue"); a capitalised word opening a sentence is a name only when the
 batch also writes it capitalised inside a sentence, when it is rare as a word (English word
-frequencies, the `wordfreq` package), when it is a first name (the `gender-guesser` package's list of
-first names) not common as a word, or when it leads a speaker's turn ("Caroline: ..."). Words
+frequencies, the `wordfreq` package) or a first name (the `gender-guesser` package's list of first
+names) not common as a word, and no word of the English lexicon (`lemminflect`'s: "Realizing",
+"Cherish" and "Lucky" open sentences as words), or when it leads a speaker's turn ("Caroline: ..."). Words
 that are capitalised by convention and name nothing a wiki keeps a page for (the pronoun "I", days,
 months) are never names.
 """
@@ -15,6 +16,7 @@ import re
 from collections.abc import Iterable
 
 import gender_guesser.detector
+from lemminflect import getAllLemmas
 from wordfreq import zipf_frequency
 
 _TOKEN = re.compile(r"[^\W\d_][\w'’&.-]*[\w]|[^\W\d_]|\d[\w.,:/-]*|[^\w\s]", re.UNICODE)
@@ -100,9 +102,11 @@ def names_in(text: str, known: set[str]) -> list[str]:
             words = words[:-1]
         if words:
             name = " ".join(words)
-            single_opening = opening and len(run) == 1 and not speaker
-            named = (not single_opening or name.lower() in known or zipf_frequency(name.lower(), "en") < RARE_WORD_ZIPF
-                     or is_first_name(name))
+            # "Realizing I ..." is one opening word once the pronoun is set aside
+            single_opening = opening and len(words) == 1 and not speaker
+            named = not single_opening or name.lower() in known or (
+                not getAllLemmas(name.lower()) and (zipf_frequency(name.lower(), "en") < RARE_WORD_ZIPF
+                                                    or is_first_name(name)))
             if named and name not in found:
                 found.append(name)
         opening = False

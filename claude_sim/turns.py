@@ -17,6 +17,7 @@ words and no verb a writer could keep); each kept sentence rewritten in the thir
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lemminflect import getAllLemmas
@@ -36,6 +37,10 @@ _GREETING_PHRASES = re.compile(
     r"night|day)|(?:many )?thanks(?: so much| a lot| again)?|thank you(?: so much| again| very much)?|thx|ty|"
     r"cheers|bye(?: for now)?|goodbye|see you(?: soon| later)?|talk (?:to you )?(?:soon|later)|take care|"
     r"congrats|congratulations|you'?re welcome|welcome)\b[,!.\s]*", re.IGNORECASE)
+_REACTION_WORD = re.compile(r"^(?:yeah|yes|yep|yup|wow|oh|aww|aw|ooh|haha|hah|lol|omg|well|so|ok|okay|hmm|ah|"
+                            r"oops|whoa|gosh|totally|absolutely|definitely|sure|no|nope)\b\s*[,!.]+\s*",
+                            re.IGNORECASE)
+_STAGE = re.compile(r"\[[^\]]*\]")
 CONFIRMATIONS = re.compile(r"^(?:yes|yeah|yep|yup|right|correct|exactly|indeed|absolutely|sure|true|"
                            r"that'?s (?:right|correct|true)|i (?:do|did|am|have))\b", re.IGNORECASE)
 _SENTENCES = re.compile(r"(?<=[.!?])[\"'”’)]*\s+(?=\S)")
@@ -117,36 +122,29 @@ class Turn:
         return self.said.role == "assistant"
 
 
-def strip_greeting(sentence: str, addressed: list[str]) -> str:
-    """The sentence without a greeting or thanks it opens with and the name that follows it ("Hey Mel!
-    I ..." -> "I ..."), nor a name it addresses at its start or end ("..., Mel!")."""
-    rest = sentence.strip()
+def strip_greeting(sentence: str, addresses: Callable[[str], bool]) -> str:
+    """The sentence without what only greets, thanks, reacts or addresses: a greeting or thanks it
+    opens with and the name after it ("Hey Mel! I ..." -> "I ..."), a reaction word set off by a comma
+    ("Yeah, ...", "Wow, ..."), a bracketed stage direction ("[shares a photo]"), and a name it
+    addresses at its start or end ("Mel, ...", "..., Mel!"); `addresses` tells a name of the person
+    spoken to."""
+    rest = _STAGE.sub("", sentence).strip()
     while True:
-        match = _GREETING_PHRASES.match(rest)
+        match = _GREETING_PHRASES.match(rest) or _REACTION_WORD.match(rest)
         if match is None or match.end() == 0:
             break
         tail = rest[match.end():]
-        cut = _address_at_start(tail, addressed, after_greeting=True)
-        rest = tail[cut:].lstrip(" ,!.:-")
-    rest = rest[_address_at_start(rest, addressed, after_greeting=False):].lstrip(" ,")
-    for name in addressed:
-        rest = re.sub(rf",\s*{re.escape(name)}\s*([.!?]*)$", r"\1", rest)
+        named = re.match(r"([A-Z][\w'’.-]*)(?:\s+[A-Z][\w'’.-]*)?(?=\s*[,!.?:]|\s*$)", tail)
+        cut = named.end() if named and (_GREETING_PHRASES.match(rest) or addresses(named.group(1))) and \
+            not set(_words(named.group(0))) & (FIRST_PERSON | SECOND_PERSON) else 0
+        rest = tail[cut:].lstrip(" ,!.:-—")
+    opening = re.match(r"([A-Z][\w'’.-]*)\s*[,!]\s*", rest)
+    if opening and addresses(opening.group(1)):
+        rest = rest[opening.end():]
+    closing = re.search(r",\s*([A-Z][\w'’.-]*)\s*([.!?]*)$", rest)
+    if closing and addresses(closing.group(1)):
+        rest = rest[:closing.start()] + closing.group(2)
     return rest.strip()
-
-
-def _address_at_start(text: str, addressed: list[str], *, after_greeting: bool) -> int:
-    """How many characters of `text` are a name it opens by addressing (0 when none): after a greeting
-    any capitalised name, else one of `addressed` set off by a comma."""
-    if after_greeting:
-        match = re.match(r"(?:[A-Z][\w'’.-]*)(?:\s+[A-Z][\w'’.-]*)?(?=\s*[,!.?:]|\s*$)", text)
-        if match and not set(_words(match.group(0))) & (FIRST_PERSON | SECOND_PERSON):
-            return match.end()
-        return 0
-    for name in addressed:
-        match = re.match(rf"{re.escape(name)}\s*[,!]", text)
-        if match:
-            return match.end()
-    return 0
 
 
 def _has_verb(words: list[str]) -> bool:
@@ -212,12 +210,12 @@ class Talk:
         return list(dict.fromkeys(t.said.speaker for t in self.turns if not t.assistant))
 
     def _read(self, turn: Turn) -> None:
-        addressed = [turn.addressee] if turn.addressee else []
-        if turn.addressee:
-            addressed += [turn.addressee.split()[0]]
+        def addresses(name: str) -> bool:
+            return turn.addressee is not None and names_same_person(name, turn.addressee)
+
         kept = []
         for sentence in sentences_of(turn.text):
-            rest = strip_greeting(sentence, addressed)
+            rest = strip_greeting(sentence, addresses)
             if rest and states_something(rest, self.names_of(rest, turn)):
                 kept.append(rest)
         turn.sentences = kept
@@ -276,7 +274,7 @@ class Talk:
             return
         if following.said.turn is not None and turn.said.turn is not None and following.said.turn != turn.said.turn + 1:
             return
-        if not CONFIRMATIONS.match(strip_greeting(following.text, [])):
+        if not CONFIRMATIONS.match(following.text.lstrip()):
             return
         about_user = [s for s in turn.sentences if set(_words(s)) & SECOND_PERSON]
         written = [third_person(s, turn.said.speaker, following.said.speaker) for s in about_user]
