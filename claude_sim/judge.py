@@ -22,6 +22,8 @@ It shares no code with the lying mode (claude_sim/lies.py), which writes the lie
 
 from __future__ import annotations
 
+import functools
+
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -79,6 +81,7 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text.replace("’", "'"))
 
 
+@functools.lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
     folded = _fold(word)
     for suffix in ("'s", "n't"):

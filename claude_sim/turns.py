@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from lemminflect import getAllLemmas
 from nicknames import NickNamer
+from wordfreq import zipf_frequency
 
 from claude_sim.names import inner_capitalised, names_in
 from claude_sim.reading import fold
@@ -40,6 +41,9 @@ _GREETING_PHRASES = re.compile(
 _REACTION_WORD = re.compile(r"^(?:yeah|yes|yep|yup|wow|oh|aww|aw|ooh|haha|hah|lol|omg|well|so|ok|okay|hmm|ah|"
                             r"oops|whoa|gosh|totally|absolutely|definitely|sure|no|nope)\b\s*[,!.]+\s*",
                             re.IGNORECASE)
+# Words this common (Zipf scale: "it", "just", "even", "always") are never a name on their own.
+_FUNCTION_WORD_ZIPF = 5.5
+_CONTRACTION = re.compile(r"['’](?:ve|re|ll|d|m|t)$", re.IGNORECASE)
 _STAGE = re.compile(r"\[[^\]]*\]")
 CONFIRMATIONS = re.compile(r"^(?:yes|yeah|yep|yup|right|correct|exactly|indeed|absolutely|sure|true|"
                            r"that'?s (?:right|correct|true)|i (?:do|did|am|have))\b", re.IGNORECASE)
@@ -232,13 +236,29 @@ class Talk:
     def names_of(self, sentence: str, turn: Turn) -> list[str]:
         """The names a sentence writes: those a reader finds, and any capitalised word that calls one
         of the conversation's speakers ("John and I went" to Jonathan), however common as a word."""
-        found = names_in(sentence, self.known)
         people = self.people(turn)
+        found = [kept for name in names_in(sentence, self.known) if (kept := self.trimmed(name, people))]
         for word in _WORD.findall(sentence):
             if word[:1].isupper() and word != "I" and word not in found and \
                     any(names_same_person(word, p) for p in people):
                 found.append(word)
         return found
+
+    @staticmethod
+    def trimmed(name: str, people: list[str]) -> str:
+        """A name as a reader keeps it: a run a word of speech runs into ("Yep John", "Go Jon") is the
+        speaker it ends with; one word as common as the commonest words ("It", "Just") or a contraction
+        ("There've") opening a clause is no name."""
+        words = name.split()
+        for start in range(1, len(words)):
+            rest = " ".join(words[start:])
+            if any(names_same_person(rest, p) for p in people) and getAllLemmas(words[0].lower()) or \
+                    words[0].lower() in _REACTION_OPENINGS | GREETINGS:
+                return rest if any(names_same_person(rest, p) for p in people) else name
+        if len(words) == 1 and not any(names_same_person(name, p) for p in people) and (
+                zipf_frequency(name.lower(), "en") >= _FUNCTION_WORD_ZIPF or _CONTRACTION.search(name)):
+            return ""
+        return name
 
     def named_in_full(self, line: str, turn: Turn) -> str:
         """The line with a speaker called by a nickname or first name written as the speaker is named."""
