@@ -23,13 +23,14 @@ It shares no code with the lying mode (claude_sim/lies.py), which writes the lie
 from __future__ import annotations
 
 import functools
-
 import re
 import unicodedata
 from dataclasses import dataclass
 
 import snowballstemmer
 from lemminflect import getAllLemmas
+
+from claude_sim.turns import as_told
 
 _STEMMER = snowballstemmer.stemmer("english")
 _WORD = re.compile(r"[^\W_][\w'’-]*", re.UNICODE)
@@ -226,6 +227,8 @@ def read(line: str, memories: list[str], page: str = "", days: list[str | None] 
     text, date, lead = _plain(line)
     if not memories:
         return Finding(False, "unsupported", "cites nothing")
+    # a turn read as what its speaker said ("I" the speaker, "you" the one spoken to)
+    memories = [as_told(m, line) for m in memories]
     cited = [_Memory(m, (days or [None] * len(memories))[i] if days else None) for i, m in enumerate(memories)]
     lead_words = " ".join(_fold(w) for w in _words(lead))
     if lead_words and not any(f" {lead_words} " in m.folded for m in cited) \

@@ -301,3 +301,33 @@ class Talk:
         turn.written = [w for w in written if w]
         turn.line = " ".join(turn.written)
         turn.refs = [turn.handle, following.handle] if turn.line else []
+
+
+# A turn as its text opens: a name (capitalised words) and ": ".
+_TURN = re.compile(r"^((?:[^\W\d_a-z][\w'’.-]*)(?: [^\W\d_a-z][\w'’.-]*){0,3}): (.+)$", re.DOTALL)
+
+
+def as_told(memory: str, line: str) -> str:
+    """A memory that is a turn ("Caroline: I'm proud of you, Mel!") as a reader checking `line` against
+    it understands it: its words in the third person, the speaker's for "I" and "my", the person the
+    line names (other than the speaker) for "you", any name of that person ("Mel") as the line writes
+    it, and what names no one as the speaker's saying ("Caroline said ..."). Any other memory as it is."""
+    match = _TURN.match(" ".join(memory.split()))
+    if match is None:
+        return memory
+    speaker, text = match.group(1), match.group(2)
+    others = [w for w in dict.fromkeys(_WORD.findall(line)) if w[:1].isupper() and w != "I" and
+              not names_same_person(w, speaker)]
+    addressee = next((w for w in others if getAllLemmas(w.lower()) == {} or _NICKNAMES.canonicals_of(w.lower())),
+                     others[0] if others else None)
+    for word in set(_WORD.findall(text)):
+        if word[:1].isupper() and addressee and word != addressee and names_same_person(word, addressee):
+            text = re.sub(rf"\b{re.escape(word)}\b", addressee, text)
+    told = []
+    for sentence in sentences_of(text):
+        words = set(_words(sentence))
+        if words & (FIRST_PERSON | SECOND_PERSON):
+            told.append(third_person(sentence, speaker, addressee) or sentence)
+        else:
+            told.append(f"{speaker} said {sentence}")
+    return f"{speaker}: {' '.join(told)}"

@@ -204,11 +204,10 @@ async def run(conversations: list[Conversation], scripted: bool = True) -> list[
             async with build_worker(client, engine, settings):
                 results += await asyncio.gather(*[_scope(client, engine, settings, c, shape)
                                                   for c in conversations for shape in SHAPES])
-        async with ClaudeSimulator(SimConfig()) as sim, through_simulator(sim.base_url) as (simulated, model_client):
-            async with build_worker(client, engine, simulated, model_client=model_client):
-                for conversation in conversations[:SIMULATED_CONVERSATIONS]:
-                    results.append(await _scope(client, engine, simulated, conversation, "conversation",
-                                                "simulated"))
+        async with ClaudeSimulator(SimConfig()) as sim, through_simulator(sim.base_url) as (simulated, model_client), \
+                build_worker(client, engine, simulated, model_client=model_client):
+            for conversation in conversations[:SIMULATED_CONVERSATIONS]:
+                results.append(await _scope(client, engine, simulated, conversation, "conversation", "simulated"))
         return results
 
 
