@@ -241,6 +241,10 @@ def read(line: str, memories: list[str], page: str = "", days: list[str | None] 
             continue
         if _clause_finding(text, memory, page).supported:
             return Finding(True)
+        # a line of several sentences, each of which the memory says, is supported as a whole
+        parts = [p for p in re.split(r"(?<=[.!?])\s+", text) if p.strip()]
+        if len(parts) > 1 and all(_clause_finding(part, memory, page).supported for part in parts):
+            return Finding(True)
     order = ("negation", "roles", "generalisation", "number", "invented", "unsupported")
     findings = [_clause_finding(text, memory, page) for memory in cited]
     worst = min(findings, key=lambda f: order.index(f.kind) if f.kind in order else len(order))

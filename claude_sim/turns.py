@@ -316,13 +316,14 @@ def as_told(memory: str, line: str) -> str:
     if match is None:
         return memory
     speaker, text = match.group(1), match.group(2)
-    others = [w for w in dict.fromkeys(_WORD.findall(line)) if w[:1].isupper() and w != "I" and
-              not names_same_person(w, speaker)]
-    addressee = next((w for w in others if getAllLemmas(w.lower()) == {} or _NICKNAMES.canonicals_of(w.lower())),
-                     others[0] if others else None)
+    others = [n for n in names_in(line, set()) if not names_same_person(n, speaker) and n != speaker]
+    capitalised = {w for w in _WORD.findall(text) if w[:1].isupper() and w != "I"}
+    # the person spoken to: one the turn calls by another name ("Mei" for Mei Lin), else one it never names
+    called = [o for o in others if any(w != o and names_same_person(w, o) for w in capitalised)]
+    addressee = called[0] if called else next((o for o in others if o not in text), None)
     for word in set(_WORD.findall(text)):
         if word[:1].isupper() and addressee and word != addressee and names_same_person(word, addressee):
-            text = re.sub(rf"\b{re.escape(word)}\b", addressee, text)
+            text = re.sub(rf"\b{re.escape(word)}\b(?! {re.escape(addressee.split()[-1])})", addressee, text)
     told = []
     for sentence in sentences_of(text):
         words = set(_words(sentence))
@@ -330,4 +331,4 @@ def as_told(memory: str, line: str) -> str:
             told.append(third_person(sentence, speaker, addressee) or sentence)
         else:
             told.append(f"{speaker} said {sentence}")
-    return f"{speaker}: {' '.join(told)}"
+    return " ".join(told)

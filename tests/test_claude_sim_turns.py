@@ -18,7 +18,7 @@ import pytest
 from nicknames import NickNamer
 
 from app.worker import build_model_client
-from claude_sim import ClaudeSimulator, brain
+from claude_sim import ClaudeSimulator, brain, judge
 from claude_sim.third_person import third_person
 from domain.context import MemoryRecord, PlannerContext
 from planners.claude_planner import ClaudePlanner
@@ -262,3 +262,30 @@ async def test_through_the_sdk_the_planner_gets_third_person_lines_citing_the_tu
         for index in cited:
             for fact in talk[index].facts:
                 assert fact in body or talk[index].speaker != page.title and page.title not in fact
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_simulated_judge_reads_a_turn_as_its_speaker_said_it(seed) -> None:
+    """The claim judge accepts the third-person lines a turn gives (the speaker for "I", the other for
+    "you") and rejects the same line said of the other speaker."""
+    rng = random.Random(500 + seed)
+    talk = conversation(rng, 20)
+    memories = records(talk)
+    answer, ids = simulated_plan(memories)
+    by_id = {str(m.id): m for m in memories}
+    honest = rejected = swapped = caught = 0
+    for page in answer["new_pages"]:
+        for lines, refs in sections(page):
+            for line, ref in zip([x for x in lines if not x.startswith("=")], refs, strict=False):
+                memory = by_id[ids[ref]]
+                said = line.split(": ", 1)[1]
+                honest += 1
+                rejected += 0 if judge.read(said, [memory.content], page["title"]).supported else 1
+                speaker = memory.speaker or ""
+                other = next(s.speaker for s in talk if s.speaker != speaker)
+                if said.startswith(f"{speaker} ") and other not in said:
+                    swapped += 1
+                    lie = said.replace(speaker, other)
+                    caught += 0 if judge.read(lie, [memory.content], page["title"]).supported else 1
+    assert honest and rejected <= 0.05 * honest, (rejected, honest)
+    assert swapped and caught == swapped
