@@ -200,7 +200,8 @@ def _clause_finding(clause: str, memory: _Memory, page: str) -> Finding:
             if mine in stems and theirs in memory.stems and mine not in memory.stems:
                 return Finding(False, "negation", f"{mine} for {theirs}")
     actor = _actor(clause)
-    actors = {a for sentence in memory.sentences if (a := _actor(sentence))}
+    # who acts in the sentence that says it; any sentence's actor when that one names none
+    actors = {a for a in [_actor(nearest)] if a} or {a for sentence in memory.sentences if (a := _actor(sentence))}
     if actor and actors and actor not in actors and f" {actor} " in memory.folded:
         return Finding(False, "roles", f"{actor} acts where {', '.join(sorted(actors))} does")
     names = [f" {_fold(name)} " for name in dict.fromkeys(_names(clause, page))]

@@ -325,7 +325,11 @@ def as_told(memory: str, line: str) -> str:
         if word[:1].isupper() and addressee and word != addressee and names_same_person(word, addressee):
             text = re.sub(rf"\b{re.escape(word)}\b(?! {re.escape(addressee.split()[-1])})", addressee, text)
     told = []
-    for sentence in sentences_of(text):
+    for said in sentences_of(text):
+        # what only greets or addresses someone says nothing to check a line against
+        sentence = strip_greeting(said, lambda name: addressee is not None and names_same_person(name, addressee))
+        if not sentence or sentence.rstrip("\"'”’) ").endswith("?"):
+            continue
         words = set(_words(sentence))
         if words & (FIRST_PERSON | SECOND_PERSON):
             told.append(third_person(sentence, speaker, addressee) or sentence)
