@@ -8,10 +8,12 @@ about, citing the turns it comes from; greetings, thanks, questions and reaction
 speaker is one subject however addressed; an assistant's turn is no fact about the user unless the
 user's next turn confirms it, and then the line cites both.
 
-So, per turn: its sentences (a leading greeting or thanks and the name it addresses cut off), minus
-questions and reactions (a sentence with no first-person word, no "you" and no name, or only a few
-words and no verb a writer could keep); each kept sentence rewritten in the third person
-(claude_sim/third_person.py); the turn's line is those sentences joined, dated by the turn.
+So, per turn: its sentences (greetings, thanks, reaction words, stage directions and the names they
+address cut off), minus questions and reactions (no verb; or no first- or second-person word and no
+name, and short or opening as reactions do); each kept sentence in the third person
+(claude_sim/third_person.py), one about the person spoken to alone dropped (praise is no fact), one
+about others reported ("Caroline said the kids loved it."); the turn's line is those sentences joined,
+dated by the turn. `as_told` reads a cited turn the same way for the claim judge.
 """
 
 from __future__ import annotations
@@ -30,9 +32,8 @@ from claude_sim.third_person import FIRST_PERSON, SECOND_PERSON, third_person
 
 # The closed classes a reader recognises: openings that greet, thank or take leave, and answers that
 # confirm what was just said.
-GREETINGS = frozenset({"hey", "hi", "hello", "hiya", "howdy", "yo", "greetings", "morning", "evening", "bye",
-                       "goodbye", "cheers", "thanks", "thank", "thx", "ty", "welcome", "congrats",
-                       "congratulations", "sup", "hola", "ciao", "dear", "good", "see", "talk", "take"})
+GREETINGS = frozenset({"hey", "hi", "hello", "hiya", "howdy", "yo", "greetings", "bye", "goodbye", "cheers",
+                       "thanks", "thank", "thx", "ty", "congrats", "congratulations", "sup", "hola", "ciao"})
 _GREETING_PHRASES = re.compile(
     r"^(?:(?:hey|hi|hello|hiya|howdy|yo|greetings|hola|ciao|sup)(?: there)?|good (?:morning|afternoon|evening|"
     r"night|day)|(?:many )?thanks(?: so much| a lot| again)?|thank you(?: so much| again| very much)?|thx|ty|"
@@ -208,10 +209,6 @@ class Talk:
         for talk in self.by_conversation.values():
             for turn, following in zip(talk, talk[1:], strict=False):
                 self._confirm(turn, following)
-
-    def speakers(self) -> list[str]:
-        """Every person who speaks (the assistant's turns say nothing of themselves a page keeps)."""
-        return list(dict.fromkeys(t.said.speaker for t in self.turns if not t.assistant))
 
     def _read(self, turn: Turn) -> None:
         def addresses(name: str) -> bool:

@@ -22,7 +22,8 @@ dev server, a worker), then measured:
 - **memories cited**: the share of the scope's memories that a section of an active page cites (target for
   observations: at least 0.95);
 - **first-person lines**: of the lines on active pages, those still in a speaker's own words ("I", "my",
-  "me", "we", "our": a line a reader cannot attribute) or opening with a greeting or thanks.
+  "me", "we", "our": a line a reader cannot attribute) or opening with a greeting or thanks;
+- **rejected lines**: the lines the verification gate kept out (in the results file).
 
 Then the first conversation's `conversation` shape is compiled once more through the anthropic SDK and the
 Claude simulator (claude_sim/, reached at its base URL; planner `simulated`), the model path reading each
@@ -90,6 +91,7 @@ class ScopeFigures(BaseModel):
     cited: int
     lines: int = 0
     first_person_lines: int = 0
+    rejected_lines: int = 0  # lines the verification gate kept out
     compile_seconds: float
 
     @property
@@ -160,6 +162,9 @@ async def _figures(engine: AsyncEngine, tenant: str, speakers: tuple[str, ...]) 
             "SELECT count(DISTINCT s.source_ref) FROM wiki_section_sources s "
             "JOIN wiki_page_sections ps ON ps.id = s.section_id JOIN wiki_pages p ON p.id = ps.page_id "
             "WHERE p.tenant_id = :t AND p.owner_id = :o AND p.status = 'active'"), {"t": tenant, "o": OWNER})).scalar()
+        rejected = (await conn.execute(text(
+            "SELECT count(*) FROM wiki_rejected_claims WHERE tenant_id = :t AND owner_id = :o"),
+            {"t": tenant, "o": OWNER})).scalar()
         lines = (await conn.execute(text(
             "SELECT c.text FROM wiki_section_claims c JOIN wiki_page_sections s ON s.id = c.section_id "
             "JOIN wiki_pages p ON p.id = s.page_id WHERE p.tenant_id = :t AND p.owner_id = :o "
@@ -175,7 +180,8 @@ async def _figures(engine: AsyncEngine, tenant: str, speakers: tuple[str, ...]) 
                      if all(is_interjection(word) for word in normalize_alias(page.title).split() or ["x"])]
     own_words = [line for line in lines if _FIRST_PERSON.search(line) or _GREETING.match(_DATED.sub("", line))]
     return {"pages": len(pages), "pages_per_speaker": per_speaker, "interjection_pages": interjections,
-            "cited": int(cited or 0), "lines": len(lines), "first_person_lines": len(own_words)}
+            "cited": int(cited or 0), "lines": len(lines), "first_person_lines": len(own_words),
+            "rejected_lines": int(rejected or 0)}
 
 
 async def _scope(client: Any, engine: AsyncEngine, settings: Any, conversation: Conversation,
