@@ -20,7 +20,6 @@ import asyncio
 import json
 import math
 import os
-import threading
 import time
 import uuid
 from collections import deque
@@ -102,7 +101,6 @@ class _Reply:
 class ClaudeSimulator:
     def __init__(self, config: SimConfig | None = None) -> None:
         self.config = config or SimConfig()
-        self._brain_lock = threading.Lock()
         self.cache = PromptCache()
         self.limiter = RateLimiter(self.config.limits)
         self.faults: deque[Fault] = deque()
@@ -320,10 +318,7 @@ class ClaudeSimulator:
             call.status = 429
             return self._throttled(bedrock, math.ceil(wait))
         script = self.scripts.get(kind)
-        # The brain reads in a thread: a simulator serving in the same process as a worker must not
-        # hold its event loop (heartbeats, database calls) for as long as a long request takes to read.
-        reply = await asyncio.to_thread(self._answer_alone, kind, user, body, fault.kind if fault else None,
-                                        script.popleft() if script else None)
+        reply = self._answer(kind, user, body, fault.kind if fault else None, script.popleft() if script else None)
         usage.output_tokens = tokens(reply.output_text)
         call.reply_text = reply.output_text
         if usage.output_tokens > body["max_tokens"]:
@@ -339,12 +334,6 @@ class ClaudeSimulator:
         call.usage = Usage(**{**usage.as_dict(), "output_tokens": 1}) if broken else usage
         return Response(200, self._stream_headers(bedrock),
                         stream=self._events(bedrock, model_id, reply, usage, broken))
-
-    def _answer_alone(self, kind: str, user: str, body: dict[str, Any], fault: str | None,
-                      script: Callable[[str], Any] | None) -> _Reply:
-        """`_answer`, one call at a time (the liar keeps its order and its record)."""
-        with self._brain_lock:
-            return self._answer(kind, user, body, fault, script)
 
     def _answer(self, kind: str, user: str, body: dict[str, Any], fault: str | None,
                 script: Callable[[str], Any] | None) -> _Reply:
