@@ -22,12 +22,15 @@ It shares no code with the lying mode (claude_sim/lies.py), which writes the lie
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
 
 import snowballstemmer
 from lemminflect import getAllLemmas
+
+from claude_sim.turns import as_told
 
 _STEMMER = snowballstemmer.stemmer("english")
 _WORD = re.compile(r"[^\W_][\w'’-]*", re.UNICODE)
@@ -79,6 +82,7 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text.replace("’", "'"))
 
 
+@functools.lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
     folded = _fold(word)
     for suffix in ("'s", "n't"):
@@ -196,7 +200,8 @@ def _clause_finding(clause: str, memory: _Memory, page: str) -> Finding:
             if mine in stems and theirs in memory.stems and mine not in memory.stems:
                 return Finding(False, "negation", f"{mine} for {theirs}")
     actor = _actor(clause)
-    actors = {a for sentence in memory.sentences if (a := _actor(sentence))}
+    # who acts in the sentence that says it; any sentence's actor when that one names none
+    actors = {a for a in [_actor(nearest)] if a} or {a for sentence in memory.sentences if (a := _actor(sentence))}
     if actor and actors and actor not in actors and f" {actor} " in memory.folded:
         return Finding(False, "roles", f"{actor} acts where {', '.join(sorted(actors))} does")
     names = [f" {_fold(name)} " for name in dict.fromkeys(_names(clause, page))]
@@ -223,6 +228,8 @@ def read(line: str, memories: list[str], page: str = "", days: list[str | None] 
     text, date, lead = _plain(line)
     if not memories:
         return Finding(False, "unsupported", "cites nothing")
+    # a turn read as what its speaker said ("I" the speaker, "you" the one spoken to)
+    memories = [as_told(m, line) for m in memories]
     cited = [_Memory(m, (days or [None] * len(memories))[i] if days else None) for i, m in enumerate(memories)]
     lead_words = " ".join(_fold(w) for w in _words(lead))
     if lead_words and not any(f" {lead_words} " in m.folded for m in cited) \
@@ -234,6 +241,10 @@ def read(line: str, memories: list[str], page: str = "", days: list[str | None] 
         if date is not None and memory.day and date not in memory.dates:
             continue
         if _clause_finding(text, memory, page).supported:
+            return Finding(True)
+        # a line of several sentences, each of which the memory says, is supported as a whole
+        parts = [p for p in re.split(r"(?<=[.!?])\s+", text) if p.strip()]
+        if len(parts) > 1 and all(_clause_finding(part, memory, page).supported for part in parts):
             return Finding(True)
     order = ("negation", "roles", "generalisation", "number", "invented", "unsupported")
     findings = [_clause_finding(text, memory, page) for memory in cited]

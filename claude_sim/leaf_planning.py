@@ -32,6 +32,7 @@ from typing import Any
 from claude_sim.leaf_reading import Conventions, LeafRequest, Memory, Page
 from claude_sim.names import first_sentence, inner_capitalised, names_in
 from claude_sim.reading import fold, kebab
+from claude_sim.turns import Turn, names_same_person, read_turns
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'“(])")
 _LOG_PURPOSE = ("observations", "bullets", "what followed", "situation")
@@ -96,8 +97,34 @@ def _humanize(word: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def collect(memories: list[Memory]) -> list[Subject]:
+def _person(subjects: _Subjects, memory: str, name: str, written: str = "") -> None:
+    """A speaker as a subject: one however written (their full name, first name or a nickname)."""
+    aliases = [name.split()[0]] + ([written] if written else [])
+    subject = subjects.add(memory, name, "entity", kind="person", aliases=aliases)
+    if subject is not None and written and fold(written) != fold(name):
+        subject.spellings[written] += 0  # an alias the page keeps, never its title
+
+
+def _turn_subjects(subjects: _Subjects, memory: str, turn: Turn, people: list[str], names: list[str]) -> None:
+    """Whom a turn's line is about: its speaker (or, for an assistant's turn the user confirmed, the
+    user), and whoever its stating sentences name, a speaker however they are called."""
+    if not turn.line:
+        return
+    about = turn.addressee if turn.assistant else turn.said.speaker
+    if about:
+        _person(subjects, memory, about)
+    for name in names:
+        person = next((p for p in people if names_same_person(name, p)), None)
+        if person is not None:
+            _person(subjects, memory, person, name)
+        else:
+            subjects.add(memory, name, "entity")
+
+
+def collect(memories: list[Memory], turns: dict[str, Turn] | None = None) -> list[Subject]:
     known = inner_capitalised(m.text for m in memories)
+    turns = read_turns(memories) if turns is None else turns
+    people = list(dict.fromkeys(t.said.speaker for t in turns.values() if not t.assistant))
     subjects = _Subjects()
     for memory in memories:
         meta = memory.metadata
@@ -126,7 +153,10 @@ def collect(memories: list[Memory]) -> list[Subject]:
             trip = subjects.add(memory.handle, journal["title"], "topic", kind="trip", metadata=True)
             if trip is not None:
                 trip.role = "trip"
-        if entities is None:
+        turn = turns.get(memory.handle)
+        if turn is not None:
+            _turn_subjects(subjects, memory.handle, turn, people, turn.names)
+        elif entities is None:
             for name in names_in(memory.text, known):
                 subjects.add(memory.handle, name, "entity")
     return subjects.all
@@ -194,6 +224,7 @@ class Planner:
         self.request = request
         self.conventions = request.conventions
         self.by_handle = {m.handle: m for m in request.memories}
+        self.turns = read_turns(request.memories)
         self.updates: dict[str, dict[str, Any]] = {}
         self.new_pages: list[dict[str, Any]] = []
         self.held: list[dict[str, Any]] = []
@@ -227,6 +258,16 @@ class Planner:
     def lines(self, subject: Subject) -> tuple[list[str], list[str]]:
         lines, refs = [], []
         for handle in subject.memories:
+            turn = self.turns.get(handle)
+            if turn is not None:
+                # a turn's line: what it states in the third person, citing it (and, for an assistant's
+                # turn the user confirmed, the confirming turn)
+                about = turn.addressee if turn.assistant else turn.said.speaker
+                naming = [w for w in turn.written if _names_it(w, subject)]
+                said = turn.line if fold(about or "") in subject.names or not naming else " ".join(naming)
+                lines.append(f"- {self.by_handle[handle].day}: {said}")
+                refs += turn.refs
+                continue
             line, quoted = record_line(self.by_handle[handle], subject, self.conventions)
             lines.append(line)
             if not quoted:
@@ -350,9 +391,11 @@ class Planner:
             spelling = next((s for s in subject.spellings if fold(s) in fold(memory.text) or handle
                              in subject.from_metadata), subject.title)
             entry: dict[str, Any] = {"name": spelling, "type": subject.type, "ref": handle}
-            said = sentences(memory.text)
+            turn = self.turns.get(handle)
+            said = turn.sentences if turn is not None and turn.sentences else sentences(memory.text)
             naming = next((s for s in said if _names_it(s, subject)), said[0] if said else "")
-            if not self.conventions.omit_held_quote or (said and naming != said[0]):
+            first = sentences(memory.text)[:1]
+            if not self.conventions.omit_held_quote or (naming and [naming] != first):
                 entry["quote"] = naming
             self.held.append(entry)
 
@@ -425,7 +468,7 @@ class Planner:
 def plan(request: LeafRequest) -> dict[str, Any]:
     """The compact reply a careful model writes for this request."""
     planner = Planner(request)
-    subjects = collect(request.memories)
+    subjects = collect(request.memories, planner.turns)
     for subject in subjects:
         planner.place(subject)
     planner.lint_promotions()

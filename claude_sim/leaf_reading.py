@@ -59,6 +59,7 @@ class Memory:
     happened: str  # ISO 8601, as shown
     text: str
     metadata: dict[str, Any]
+    said_by: dict[str, Any] | None = None  # a turn's speaker, role, conversation and position
 
     @property
     def day(self) -> str:
@@ -251,7 +252,11 @@ def _memory(head: str, shared: dict[str, dict[str, Any]]) -> Memory:
     entities = metadata.get("entities")
     if isinstance(entities, list):
         metadata["entities"] = [_entity(row) for row in entities]
-    return Memory(handle=_handle(head, "m"), happened=str(f["happened"]), text=str(f["text"]), metadata=metadata)
+    said_by = f.get("said_by")
+    if said_by is not None and not (isinstance(said_by, dict) and isinstance(said_by.get("speaker"), str)):
+        raise Confused(f"a turn whose said_by names no speaker: {head[:60]!r}")
+    return Memory(handle=_handle(head, "m"), happened=str(f["happened"]), text=str(f["text"]), metadata=metadata,
+                  said_by=said_by)
 
 
 def _entity(row: Any) -> dict[str, Any]:

@@ -3,7 +3,9 @@
 A model reads names off sentences: a run of capitalised words inside a sentence is a name ("lunch
 with Lena at Franklin Barbecue"); a capitalised word opening a sentence is a name only when the
 batch also writes it capitalised inside a sentence, when it is rare as a word (English word
-frequencies, the `wordfreq` package), or when it leads a speaker's turn ("Caroline: ..."). Words
+frequencies, the `wordfreq` package) or a first name (the `gender-guesser` package's list of first
+names) not common as a word, and no word of the English lexicon (`lemminflect`'s: "Realizing",
+"Cherish" and "Lucky" open sentences as words), or when it leads a speaker's turn ("Caroline: ..."). Words
 that are capitalised by convention and name nothing a wiki keeps a page for (the pronoun "I", days,
 months) are never names.
 """
@@ -13,6 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+import gender_guesser.detector
+from lemminflect import getAllLemmas
 from wordfreq import zipf_frequency
 
 _TOKEN = re.compile(r"[^\W\d_][\w'’&.-]*[\w]|[^\W\d_]|\d[\w.,:/-]*|[^\w\s]", re.UNICODE)
@@ -21,6 +25,14 @@ _CONNECTORS = frozenset({"of", "de", "la", "del", "da", "du", "des", "di", "van"
 _NEVER = frozenset(["i", "i'm", "i've", "i'd", "i'll", "im", "ok", "okay", "mr", "mrs", "ms", "dr", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december", "today", "tomorrow", "yesterday", "hey", "hi", "hello", "wow", "oh", "yeah", "yes", "no", "thanks"])
 # A one-word opening rarer than this (Zipf scale) is taken as a name even when seen only there.
 RARE_WORD_ZIPF = 3.0
+# A first name as common as a word from this Zipf value on ("Will", "May", "Hope") opens a sentence as a word.
+FIRST_NAME_WORD_ZIPF = 5.0
+_FIRST_NAMES = gender_guesser.detector.Detector()
+
+
+def is_first_name(word: str) -> bool:
+    """A first name by the list, and not as common as the words it might also be."""
+    return _FIRST_NAMES.get_gender(word) != "unknown" and zipf_frequency(word.lower(), "en") < FIRST_NAME_WORD_ZIPF
 
 
 def _tokens(text: str) -> list[str]:
@@ -90,8 +102,11 @@ def names_in(text: str, known: set[str]) -> list[str]:
             words = words[:-1]
         if words:
             name = " ".join(words)
-            single_opening = opening and len(run) == 1 and not speaker
-            named = not single_opening or name.lower() in known or zipf_frequency(name.lower(), "en") < RARE_WORD_ZIPF
+            # "Realizing I ..." is one opening word once the pronoun is set aside
+            single_opening = opening and len(words) == 1 and not speaker
+            named = not single_opening or name.lower() in known or (
+                not getAllLemmas(name.lower()) and (zipf_frequency(name.lower(), "en") < RARE_WORD_ZIPF
+                                                    or is_first_name(name)))
             if named and name not in found:
                 found.append(name)
         opening = False
