@@ -136,7 +136,7 @@ def _ground(sections: list[tuple[NewSection | SectionUpdate, str, str, list[str]
             by_id: dict[str, MemoryRecord]) -> tuple[list[_Line], list[_Line]]:
     """The deterministic check of every line (a), each line's status and narrowed citations set; the
     plan's lines, and those left for the judge."""
-    evidence = {key: evidence_of(key, m.content, m.metadata, m.created_at) for key, m in by_id.items()}
+    evidence = {key: evidence_of(key, m.content, m.metadata, m.created_at, m.participants) for key, m in by_id.items()}
     lines: list[_Line] = []
     for section, page, page_ref, page_names in sections:
         for line in lines_with_refs(_body(section), section.source_refs, section.line_sources):

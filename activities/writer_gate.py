@@ -47,7 +47,7 @@ class CheckedDraft:
 
 def checked_draft(task: SectionTask, body: str, cited: list[MemoryRecord]) -> tuple[str, list[RejectedClaim]]:
     """The draft without the writer's ungrounded lines, and those lines as rejected claims."""
-    memories = [evidence_of(str(m.id), m.content, m.metadata, m.created_at) for m in cited]
+    memories = [evidence_of(str(m.id), m.content, m.metadata, m.created_at, m.participants) for m in cited]
     checked = check_written_body(body, [task.existing_body, task.proposed_body], memories, [task.page_title])
     rejected = [RejectedClaim(page_ref=task.page_id, section_slug=task.slug, text=r.text,
                               cited=[str(m.id) for m in cited], stage="grounding", reason=r.reason)
@@ -63,7 +63,7 @@ async def judged_draft(judge: Planner, task: SectionTask, body: str, cited: list
     if not judge.judges_claims:
         return out
     shown = {claim_key(line) for text in (task.existing_body, task.proposed_body) for line in body_lines(text)}
-    evidence = [evidence_of(str(m.id), m.content, m.metadata, m.created_at) for m in cited]
+    evidence = [evidence_of(str(m.id), m.content, m.metadata, m.created_at, m.participants) for m in cited]
     own = [line for line in body_lines(body) if claim_key(line) not in shown
            and not quoted_in(line, evidence) and not derived_holds(line, evidence)]
     if not own:

@@ -26,6 +26,9 @@ class MemoryRecord(BaseModel):
     speaker_role: str | None = None
     conversation: str | None = None
     position: int | None = None
+    # Everyone who speaks in the turn's conversation (the speaker among them): a turn is said to
+    # them, so its "you" and "we" name them.
+    participants: list[str] = Field(default_factory=list)
 
 
 class CandidateSection(BaseModel):

@@ -47,6 +47,10 @@ class Evidence:
     runs: frozenset[str] = frozenset()
     # Its metadata values, normalised (an address line states one of them).
     values: frozenset[str] = frozenset()
+    # A turn's conversation's speakers, normalised, each whole and word by word: a line may name
+    # whom a turn's "I", "you" and "we" stand for ("Caroline is proud of Melanie" from Caroline's
+    # "I'm proud of you" to Melanie).
+    participants: frozenset[str] = frozenset()
 
 
 def flat_values(value: Any) -> Iterable[str]:
@@ -87,7 +91,7 @@ def sentence_runs(content: str) -> frozenset[str]:
 
 
 def evidence_of(memory_id: str, content: str, metadata: dict[str, Any] | None,
-                happened: datetime | date | None) -> Evidence:
+                happened: datetime | date | None, participants: Iterable[str] = ()) -> Evidence:
     values = list(flat_values(metadata or {}))
     raw = " ".join([content, *values])
     dates = set(DATE.findall(raw))
@@ -101,4 +105,14 @@ def evidence_of(memory_id: str, content: str, metadata: dict[str, Any] | None,
                     happened=happened if isinstance(happened, datetime) else None,
                     labels=frozenset(key for key in map(normalize_alias, metadata_keys(metadata or {})) if key),
                     runs=sentence_runs(content),
-                    values=frozenset(v for v in map(normalize_alias, values) if v))
+                    values=frozenset(v for v in map(normalize_alias, values) if v),
+                    participants=_participant_names(participants))
+
+
+def _participant_names(participants: Iterable[str]) -> frozenset[str]:
+    names: set[str] = set()
+    for name in map(normalize_alias, participants):
+        if name:
+            names.add(name)
+            names.update(name.split())
+    return frozenset(names)

@@ -61,7 +61,7 @@ APPLY_RULE = GroundingRule(caller="apply")
 
 
 def _name_in(name: str, evidence: Evidence) -> bool:
-    return name in evidence.words or f" {name} " in evidence.text
+    return name in evidence.words or f" {name} " in evidence.text or name in evidence.participants
 
 
 def _names_text(page_names: Iterable[str]) -> str:

@@ -196,10 +196,17 @@ def _cursor_params(cursor: Cursor) -> dict[str, Any]:
     return {"since": since, "since_id": cursor.record_id or _NIL}
 
 
+# Everyone who speaks in a turn's conversation (none for a memory that is no turn).
+_PARTICIPANTS = """ARRAY(SELECT DISTINCT o.speaker FROM memory_units o
+    WHERE o.tenant_id = m.tenant_id AND o.owner_id = m.owner_id AND o.conversation_id = m.conversation_id
+      AND o.speaker IS NOT NULL) AS participants"""
+
+
 def _record(row: Any) -> MemoryRecord:
     return MemoryRecord(id=row.id, content=row.content, metadata=row.metadata or {}, created_at=row.created_at,
                         updated_at=row.updated_at, speaker=row.speaker, speaker_role=row.speaker_role,
-                        conversation=row.conversation_id, position=row.position)
+                        conversation=row.conversation_id, position=row.position,
+                        participants=list(getattr(row, "participants", None) or []))
 
 
 async def read_after(
@@ -241,7 +248,7 @@ async def load_memories(conn: AsyncConnection, tenant: str, owner: str,
     rows = (
         await conn.execute(
             text(
-                f"SELECT {_COLUMNS} FROM memory_units "
+                f"SELECT {_COLUMNS}, {_PARTICIPANTS} FROM memory_units m "
                 "WHERE tenant_id = :tenant AND owner_id = :owner AND id = ANY(:ids)"
             ),
             {"tenant": tenant, "owner": owner, "ids": ids},
