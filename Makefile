@@ -57,6 +57,7 @@ eval: $(STAMP)
 	$(BIN)/python -m evals.recall_eval
 	$(BIN)/python -m evals.conversations_eval
 	$(BIN)/python -m evals.calibration
+	$(BIN)/python -m evals.page_coverage
 
 clean:
 	rm -rf $(VENV) .data
