@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from domain.aliases import normalize_alias, trigram_similarity
+from domain.content_words import content_words
 from domain.context import MemoryRecord
 from domain.line_formats import (
     MOST_MENTIONED_LABEL,
@@ -43,12 +44,20 @@ from domain.line_formats import (
 )
 from domain.name_words import KnownNames
 from planners.memory_text import as_utc, memory_date, sentence, sentences, truncate
+from planners.scripted.extractive import Line, choose, merged_lines
 from planners.scripted.subjects import Subject, collect_subjects
+from planners.section_edits import SECTION_BUDGET_CHARS
 from planners.telling import telling_quote
 
-LATEST_OBSERVATIONS = 5
+# The newest lines a condensed section always keeps (lines_that_stay).
+LATEST_OBSERVATIONS = 3
 MOST_MENTIONED = 5
-RECURRING_LINES = 3
+# The share of the section bound the chosen lines may fill: the rest is headroom for a writer's edit.
+LINES_SHARE = 0.9
+# A condensed section says its memories in at most this share of their characters, and may always
+# take FLOOR_CHARS (a few lines): a wiki is a digest of its memories, not a copy.
+CONDENSED_SHARE = 0.35
+FLOOR_CHARS = 480
 LATEST_VISIT_DAYS = 3
 SETTING_KINDS = ("city", "trip")
 # A name this close to the page's own title is the page itself under another spelling.
@@ -61,6 +70,9 @@ RATIONALE_SECTION = "rationale"
 
 _REASON_MARKER = re.compile(r"\b(because|since|so that|in order to|to avoid)\b", re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
+_BOLD = re.compile(r"\*\*([^*]+)\*\*")
+# What a link adds to a bold name besides its slug: brackets, parentheses and "/wiki/<type>/".
+LINK_DRESSING = len("[]()/wiki/entity/")
 
 
 def reason_clause(content: str) -> str:
@@ -101,6 +113,12 @@ class _Observation:
         return _SPACES.sub(" ", self.text.casefold()).strip()
 
 
+def linked_size(line: str) -> int:
+    """The length of a line once the apply step links its bold names to their pages
+    ("**Lena**" -> "[**Lena**](/wiki/entity/lena)"): what it takes of the section bound."""
+    return len(line) + sum(len(name) + LINK_DRESSING for name in _BOLD.findall(line))
+
+
 def _in_order(memories: Sequence[MemoryRecord]) -> list[MemoryRecord]:
     distinct = {str(memory.id): memory for memory in memories}
     return sorted(distinct.values(), key=lambda memory: (as_utc(memory.created_at), str(memory.id)))
@@ -138,9 +156,8 @@ def log_body(memories: Sequence[MemoryRecord], title: str, *, leads: bool = Fals
         lines.append(span_line(len(ordered), observations[0].day, observations[-1].day))
     if names:
         lines += _mention_lines(subjects, title, topic=leads)
-    shown, recurring = _recurring_lines([o for o in observations if o.text])
-    lines += recurring
-    lines += _latest_lines([o for o in observations if o.text and o.key not in shown])
+    room = _room(ordered) - sum(linked_size(line) + 1 for line in lines)
+    lines += _said_lines(ordered, observations, room)
     return "\n".join(lines)
 
 
@@ -169,27 +186,45 @@ def _mention_lines(subjects: list[Subject], title: str, *, topic: bool) -> list[
     return [mentions_line(MOST_MENTIONED_LABEL if topic else OFTEN_TOGETHER_LABEL, [(name, count) for count, name in ranked])]
 
 
-def _recurring_lines(observations: list[_Observation]) -> tuple[set[str], list[str]]:
-    """Lines several memories say alike (the most repeated first), and the keys of those shown."""
-    groups: dict[str, list[_Observation]] = {}
-    for observation in observations:
-        groups.setdefault(observation.key, []).append(observation)
-    repeated = [group for group in groups.values() if len(group) > 1]
-    repeated.sort(key=lambda group: (-len(group), -group[-1].at.timestamp(), group[0].key))
-    shown = repeated[:RECURRING_LINES]
-    lines = [recurring_line(group[-1].text, len(group), group[0].day, group[-1].day) for group in shown]
-    return {group[0].key for group in shown}, lines
+def _room(memories: Sequence[MemoryRecord]) -> int:
+    """The characters a log section's body may take: CONDENSED_SHARE of what its memories say (at
+    least FLOOR_CHARS), within LINES_SHARE of the section bound."""
+    said = sum(len(memory.content) for memory in memories)
+    return int(min(SECTION_BUDGET_CHARS * LINES_SHARE, max(FLOOR_CHARS, CONDENSED_SHARE * said)))
 
 
-def _latest_lines(observations: list[_Observation]) -> list[str]:
-    lines: list[str] = []
-    for observation in sorted(observations, key=lambda o: (o.at, o.memory_id), reverse=True):
-        line = dated_line(observation.day, observation.text)
-        if line not in lines:  # two memories of one day saying the same thing make one line
-            lines.append(line)
-        if len(lines) == LATEST_OBSERVATIONS:
-            break
-    return lines
+def lines_that_stay(observations: Sequence[_Observation]) -> list[str]:
+    """The memories (by id) whose lines a condensed section keeps whatever else it chooses: the
+    newest LATEST_OBSERVATIONS, so a section always shows its latest news. The one place to add a
+    kind of line that must stay (a current fact, whatever its date)."""
+    newest = sorted((o for o in observations if o.text), key=lambda o: (o.at, o.memory_id), reverse=True)
+    return [o.memory_id for o in newest[:LATEST_OBSERVATIONS]]
+
+
+def _said_lines(memories: Sequence[MemoryRecord], observations: Sequence[_Observation], room: int) -> list[str]:
+    """The lines that together say the most of the memories within `room` characters
+    (planners/scripted/extractive.py), lines that say the same thing merged into one that counts them;
+    newest first."""
+    candidates = merged_lines([o.text for o in observations])
+    if not candidates:
+        return []
+    rendered = [_rendered(line, observations) for line in candidates]
+    staying = set(lines_that_stay(observations))
+    must = [index for index, line in enumerate(candidates)
+            if any(observations[m].memory_id in staying for m in line.members)]
+    must.sort(key=lambda index: (-observations[candidates[index].members[-1]].at.timestamp(), index))
+    chosen = choose(candidates, [content_words(memory.content) for memory in memories], room,
+                    must_stay=must, cost_of=[linked_size(text) + 1 for text in rendered])
+    newest_first = sorted(chosen, key=lambda index: (observations[candidates[index].members[-1]].at,
+                                                     candidates[index].members[-1]), reverse=True)
+    return [rendered[index] for index in newest_first]
+
+
+def _rendered(line: Line, observations: Sequence[_Observation]) -> str:
+    first, last = observations[line.members[0]], observations[line.members[-1]]
+    if len(line.members) > 1:
+        return recurring_line(line.text, len(line.members), first.day, last.day)
+    return dated_line(last.day, line.text)
 
 
 # --------------------------------------------------------------------------- visits
