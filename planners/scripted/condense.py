@@ -157,7 +157,7 @@ def log_body(memories: Sequence[MemoryRecord], title: str, *, leads: bool = Fals
     if names:
         lines += _mention_lines(subjects, title, topic=leads)
     room = _room(ordered) - sum(linked_size(line) + 1 for line in lines)
-    lines += _said_lines(ordered, observations, room)
+    lines += _said_lines(ordered, observations, room, own=content_words(title))
     return "\n".join(lines)
 
 
@@ -201,10 +201,12 @@ def lines_that_stay(observations: Sequence[_Observation]) -> list[str]:
     return [o.memory_id for o in newest[:LATEST_OBSERVATIONS]]
 
 
-def _said_lines(memories: Sequence[MemoryRecord], observations: Sequence[_Observation], room: int) -> list[str]:
+def _said_lines(memories: Sequence[MemoryRecord], observations: Sequence[_Observation], room: int,
+                own: frozenset[str]) -> list[str]:
     """The lines that together say the most of the memories within `room` characters
     (planners/scripted/extractive.py), lines that say the same thing merged into one that counts them;
-    newest first."""
+    newest first. The words of the page's own title (`own`) are not what a memory says of it: every
+    line of the page would hold them."""
     candidates = merged_lines([o.text for o in observations])
     if not candidates:
         return []
@@ -213,7 +215,8 @@ def _said_lines(memories: Sequence[MemoryRecord], observations: Sequence[_Observ
     must = [index for index, line in enumerate(candidates)
             if any(observations[m].memory_id in staying for m in line.members)]
     must.sort(key=lambda index: (-observations[candidates[index].members[-1]].at.timestamp(), index))
-    chosen = choose(candidates, [content_words(memory.content) for memory in memories], room,
+    said = [(words - own) or words for words in (content_words(memory.content) for memory in memories)]
+    chosen = choose(candidates, said, room,
                     must_stay=must, cost_of=[linked_size(text) + 1 for text in rendered])
     newest_first = sorted(chosen, key=lambda index: (observations[candidates[index].members[-1]].at,
                                                      candidates[index].members[-1]), reverse=True)
