@@ -112,6 +112,21 @@ def coverage(scope: str, kind: str, memories: dict[str, str], snapshot: Snapshot
                          largest_section=largest, sections_over_budget=over, pages=pages)
 
 
+# `--dump DIR`: each conversation's compiled pages as markdown, to read them (never into the repository).
+DUMP: dict[str, Path | None] = {"dir": None}
+
+
+def _dump(path: Path, snapshot: Snapshot) -> None:
+    parts = []
+    for page in snapshot.active():
+        parts += [f"# {page.title}", "", page.summary or "", ""]
+        for section in page.sections:
+            parts += [f"## {section.heading} ({len(section.sources)} memories, {len(section.body_md)} chars)", "",
+                      section.body_md, ""]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(parts))
+
+
 async def _conversation(client: Any, engine: AsyncEngine, settings: Any, conversation: Conversation) -> ScopeCoverage:
     tenant = f"{conversation.sample_id}-observations"
     memories = [MemoryIn(id=uuid.UUID(m.id), content=m.content, occurred_at=m.occurred_at)
@@ -122,7 +137,10 @@ async def _conversation(client: Any, engine: AsyncEngine, settings: Any, convers
     await handle.result()
     seconds = time.monotonic() - started
     texts = {str(m.resolved_id(tenant, OWNER)).lower(): m.content for m in memories}
-    result = coverage(conversation.sample_id, "conversation", texts, await read_snapshot(engine, tenant, OWNER))
+    snapshot = await read_snapshot(engine, tenant, OWNER)
+    if DUMP["dir"] is not None:
+        _dump(DUMP["dir"] / f"{conversation.sample_id}.md", snapshot)
+    result = coverage(conversation.sample_id, "conversation", texts, snapshot)
     result.compile_seconds = round(seconds, 1)
     log.info("%s: said %.1f%%, size %.1f%%, largest section %d", conversation.sample_id, 100 * result.said_share,
              100 * result.size_ratio, result.largest_section)
@@ -195,7 +213,9 @@ def render(results: list[ScopeCoverage], missing: str | None) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, help="write the results here only (no docs page)")
+    parser.add_argument("--dump", type=Path, help="write each conversation's pages as markdown into this folder")
     args = parser.parse_args()
+    DUMP["dir"] = args.dump
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     missing = None
     try:

@@ -45,6 +45,7 @@ from domain.line_formats import (
 from domain.name_words import KnownNames
 from planners.memory_text import as_utc, memory_date, sentence, sentences, truncate
 from planners.scripted.extractive import Line, choose, merged_lines
+from planners.scripted.known_now import known_now
 from planners.scripted.subjects import Subject, collect_subjects
 from planners.section_edits import SECTION_BUDGET_CHARS
 from planners.telling import telling_quote
@@ -157,7 +158,7 @@ def log_body(memories: Sequence[MemoryRecord], title: str, *, leads: bool = Fals
     if names:
         lines += _mention_lines(subjects, title, topic=leads)
     room = _room(ordered) - sum(linked_size(line) + 1 for line in lines)
-    lines += _said_lines(ordered, observations, room, own=content_words(title))
+    lines += _said_lines(ordered, observations, room, title)
     return "\n".join(lines)
 
 
@@ -193,34 +194,43 @@ def _room(memories: Sequence[MemoryRecord]) -> int:
     return int(min(SECTION_BUDGET_CHARS * LINES_SHARE, max(FLOOR_CHARS, CONDENSED_SHARE * said)))
 
 
-def lines_that_stay(observations: Sequence[_Observation]) -> list[str]:
-    """The memories (by id) whose lines a condensed section keeps whatever else it chooses: the
-    newest LATEST_OBSERVATIONS, so a section always shows its latest news. The one place to add a
-    kind of line that must stay (a current fact, whatever its date)."""
+def lines_that_stay(observations: Sequence[_Observation], title: str) -> tuple[list[str], list[str]]:
+    """The memories (by id) whose lines a condensed section keeps whatever else it chooses: those that
+    say what is known now of its subject (planners/scripted/known_now.py: where they live, what they
+    do, the people and animals in their life), which open the section, and the newest
+    LATEST_OBSERVATIONS, so a section always shows its latest news. The one place to add a kind of
+    line that must stay."""
+    opening = [observations[position].memory_id for position in known_now([o.text for o in observations], title)]
     newest = sorted((o for o in observations if o.text), key=lambda o: (o.at, o.memory_id), reverse=True)
-    return [o.memory_id for o in newest[:LATEST_OBSERVATIONS]]
+    return opening, [o.memory_id for o in newest[:LATEST_OBSERVATIONS]]
 
 
 def _said_lines(memories: Sequence[MemoryRecord], observations: Sequence[_Observation], room: int,
-                own: frozenset[str]) -> list[str]:
-    """The lines that together say the most of the memories within `room` characters
-    (planners/scripted/extractive.py), lines that say the same thing merged into one that counts them;
-    newest first. The words of the page's own title (`own`) are not what a memory says of it: every
-    line of the page would hold them."""
+                title: str) -> list[str]:
+    """What is known now, then the lines that together say the most of the memories within `room`
+    characters (planners/scripted/extractive.py), lines that say the same thing merged into one that
+    counts them, newest first. The words of the page's own title are not what a memory says of it:
+    every line of the page would hold them."""
     candidates = merged_lines([o.text for o in observations])
     if not candidates:
         return []
     rendered = [_rendered(line, observations) for line in candidates]
-    staying = set(lines_that_stay(observations))
-    must = [index for index, line in enumerate(candidates)
-            if any(observations[m].memory_id in staying for m in line.members)]
-    must.sort(key=lambda index: (-observations[candidates[index].members[-1]].at.timestamp(), index))
+    opening_ids, newest_ids = lines_that_stay(observations, title)
+
+    def holding(memory_id: str) -> int | None:
+        return next((index for index, line in enumerate(candidates)
+                     if any(observations[m].memory_id == memory_id for m in line.members)), None)
+
+    opening = list(dict.fromkeys(i for i in map(holding, opening_ids) if i is not None))
+    newest = [i for i in dict.fromkeys(map(holding, newest_ids)) if i is not None and i not in opening]
+    own = content_words(title)
     said = [(words - own) or words for words in (content_words(memory.content) for memory in memories)]
-    chosen = choose(candidates, said, room,
-                    must_stay=must, cost_of=[linked_size(text) + 1 for text in rendered])
-    newest_first = sorted(chosen, key=lambda index: (observations[candidates[index].members[-1]].at,
-                                                     candidates[index].members[-1]), reverse=True)
-    return [rendered[index] for index in newest_first]
+    chosen = choose(candidates, said, room, must_stay=[*opening, *newest],
+                    cost_of=[linked_size(text) + 1 for text in rendered])
+    rest = sorted((index for index in chosen if index not in opening),
+                  key=lambda index: (observations[candidates[index].members[-1]].at, candidates[index].members[-1]),
+                  reverse=True)
+    return [rendered[index] for index in [*opening, *rest]]
 
 
 def _rendered(line: Line, observations: Sequence[_Observation]) -> str:
