@@ -47,6 +47,7 @@ from planners.memory_text import as_utc, memory_date, sentence, sentences, trunc
 from planners.scripted.extractive import Line, choose, merged_lines
 from planners.scripted.known_now import known_now
 from planners.scripted.subjects import Subject, collect_subjects
+from planners.scripted.themes import THEME_SLUGS
 from planners.section_edits import SECTION_BUDGET_CHARS
 from planners.telling import telling_quote
 
@@ -94,7 +95,7 @@ def condensed_body(page_type: str, slug: str, title: str, memories: Sequence[Mem
         return visits_body(memories)
     if slug == RATIONALE_SECTION and page_type == "decision":
         return log_body(memories, title, line_of=lambda memory: reason_clause(memory.content), names=False)
-    if slug in LOG_SECTIONS.get(page_type, ()):
+    if slug in LOG_SECTIONS.get(page_type, ()) or (page_type == "entity" and slug in THEME_SLUGS):
         return log_body(memories, title, leads=page_type == "topic")
     return None
 
