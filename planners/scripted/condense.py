@@ -51,14 +51,16 @@ from planners.scripted.themes import THEME_SLUGS
 from planners.section_edits import SECTION_BUDGET_CHARS
 from planners.telling import telling_quote
 
-# The newest lines a condensed section always keeps (lines_that_stay).
+# The newest lines a condensed section keeps first, room allowing (lines_that_stay).
 LATEST_OBSERVATIONS = 3
 MOST_MENTIONED = 5
 # The share of the section bound the chosen lines may fill: the rest is headroom for a writer's edit.
 LINES_SHARE = 0.9
 # A condensed section says its memories in at most this share of their characters, and may always
-# take FLOOR_CHARS (a few lines): a wiki is a digest of its memories, not a copy.
-CONDENSED_SHARE = 0.35
+# take FLOOR_CHARS (a few lines): a wiki is a digest of its memories, not a copy. A theme section of a
+# person's page has no floor: the page's notes have one, and a dozen themes each with a floor would
+# make the page a copy of its memories again.
+CONDENSED_SHARE = 0.3
 FLOOR_CHARS = 480
 LATEST_VISIT_DAYS = 3
 SETTING_KINDS = ("city", "trip")
@@ -95,7 +97,9 @@ def condensed_body(page_type: str, slug: str, title: str, memories: Sequence[Mem
         return visits_body(memories)
     if slug == RATIONALE_SECTION and page_type == "decision":
         return log_body(memories, title, line_of=lambda memory: reason_clause(memory.content), names=False)
-    if slug in LOG_SECTIONS.get(page_type, ()) or (page_type == "entity" and slug in THEME_SLUGS):
+    if page_type == "entity" and slug in THEME_SLUGS:
+        return log_body(memories, title, names=False, floor=0)
+    if slug in LOG_SECTIONS.get(page_type, ()):
         return log_body(memories, title, leads=page_type == "topic")
     return None
 
@@ -140,7 +144,7 @@ def _is_own(subject: Subject, title: str) -> bool:
 
 
 def log_body(memories: Sequence[MemoryRecord], title: str, *, leads: bool = False, names: bool = True,
-             line_of: Callable[[MemoryRecord], str] | None = None) -> str:
+             line_of: Callable[[MemoryRecord], str] | None = None, floor: int = FLOOR_CHARS) -> str:
     ordered = _in_order(memories)
     if not ordered:
         return ""
@@ -158,7 +162,7 @@ def log_body(memories: Sequence[MemoryRecord], title: str, *, leads: bool = Fals
         lines.append(span_line(len(ordered), observations[0].day, observations[-1].day))
     if names:
         lines += _mention_lines(subjects, title, topic=leads)
-    room = _room(ordered) - sum(linked_size(line) + 1 for line in lines)
+    room = _room(ordered, floor) - sum(linked_size(line) + 1 for line in lines)
     lines += _said_lines(ordered, observations, room, title)
     return "\n".join(lines)
 
@@ -188,19 +192,19 @@ def _mention_lines(subjects: list[Subject], title: str, *, topic: bool) -> list[
     return [mentions_line(MOST_MENTIONED_LABEL if topic else OFTEN_TOGETHER_LABEL, [(name, count) for count, name in ranked])]
 
 
-def _room(memories: Sequence[MemoryRecord]) -> int:
+def _room(memories: Sequence[MemoryRecord], floor: int) -> int:
     """The characters a log section's body may take: CONDENSED_SHARE of what its memories say (at
-    least FLOOR_CHARS), within LINES_SHARE of the section bound."""
+    least `floor`), within LINES_SHARE of the section bound."""
     said = sum(len(memory.content) for memory in memories)
-    return int(min(SECTION_BUDGET_CHARS * LINES_SHARE, max(FLOOR_CHARS, CONDENSED_SHARE * said)))
+    return int(min(SECTION_BUDGET_CHARS * LINES_SHARE, max(floor, CONDENSED_SHARE * said)))
 
 
 def lines_that_stay(observations: Sequence[_Observation], title: str) -> tuple[list[str], list[str]]:
     """The memories (by id) whose lines a condensed section keeps whatever else it chooses: those that
     say what is known now of its subject (planners/scripted/known_now.py: where they live, what they
-    do, the people and animals in their life), which open the section, and the newest
-    LATEST_OBSERVATIONS, so a section always shows its latest news. The one place to add a kind of
-    line that must stay."""
+    do, the people and animals in their life), which open the section; and the newest
+    LATEST_OBSERVATIONS, taken first while they fit, so a section shows its latest news. The one
+    place to add a kind of line that must stay."""
     opening = [observations[position].memory_id for position in known_now([o.text for o in observations], title)]
     newest = sorted((o for o in observations if o.text), key=lambda o: (o.at, o.memory_id), reverse=True)
     return opening, [o.memory_id for o in newest[:LATEST_OBSERVATIONS]]
@@ -226,7 +230,7 @@ def _said_lines(memories: Sequence[MemoryRecord], observations: Sequence[_Observ
     newest = [i for i in dict.fromkeys(map(holding, newest_ids)) if i is not None and i not in opening]
     own = content_words(title)
     said = [(words - own) or words for words in (content_words(memory.content) for memory in memories)]
-    chosen = choose(candidates, said, room, must_stay=[*opening, *newest],
+    chosen = choose(candidates, said, room, must_stay=opening, first=newest,
                     cost_of=[linked_size(text) + 1 for text in rendered])
     rest = sorted((index for index in chosen if index not in opening),
                   key=lambda index: (observations[candidates[index].members[-1]].at, candidates[index].members[-1]),

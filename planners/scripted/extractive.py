@@ -9,7 +9,8 @@ words, domain/content_words.py) for the fewest characters:
 1. lines that say the same thing are one candidate: two lines with nearly the same content words and
    the same numbers (a memory repeated, barely reworded) merge into one line that counts them all
    ("… (3 times, …)"); the section cites every one of them;
-2. the lines that must stay are taken first, whatever they cost (`must_stay`: the newest news);
+2. the lines that must stay are taken first, whatever they cost (`must_stay`: what is known now of
+   the subject), then those to take first while they fit (`first`: the newest news);
 3. then, greedily, the candidate that says the most memories not yet said per character it costs
    (the budgeted maximum-coverage greedy, which is within a constant of the best choice), a line that
    only adds new words breaking ties, until the budget is spent or no candidate says anything more.
@@ -75,8 +76,9 @@ def _numbers(text: str) -> list[str]:
 
 
 def choose(lines: Sequence[Line], memory_words: Sequence[frozenset[str]], budget: int, *,
-           must_stay: Sequence[int] = (), cost_of: Sequence[int] | None = None) -> list[int]:
-    """The indices of `lines` to keep, in the order chosen: those in `must_stay` first, then greedily
+           must_stay: Sequence[int] = (), first: Sequence[int] = (), cost_of: Sequence[int] | None = None) -> list[int]:
+    """The indices of `lines` to keep, in the order chosen: those in `must_stay` first, whatever they
+    cost, then those of `first` that fit within `budget`, then greedily
     the line that says the most memories not yet said (`memory_words`, each memory's content words)
     per character (`cost_of`, by default the text's length plus a line's dressing) within `budget`
     characters. Stops when no line left says a memory more or adds a word of a memory not yet said."""
@@ -116,6 +118,9 @@ def choose(lines: Sequence[Line], memory_words: Sequence[frozenset[str]], budget
 
     for index in must_stay:
         if index not in chosen:
+            take(index)
+    for index in first:
+        if index not in chosen and spent + costs[index] <= budget:
             take(index)
     left = [index for index in range(len(lines)) if index not in chosen]
     while left:
