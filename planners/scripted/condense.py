@@ -5,11 +5,16 @@ rewrites a section from every memory it cites (those cited before and the new on
 functions. A body is therefore a function of the set of memories the section cites: the same
 memories give the same body, whatever the batches they came in, and nothing is appended twice.
 
-A log section (notes, highlights, a decision's context and consequences) becomes, in this order:
+A log section (notes, highlights, a decision's context and consequences, a person's theme
+sections) becomes, in this order:
 - how many memories, and the span of days they cover;
 - what recurs: the names mentioned in at least two of them, most mentioned first ("Most mentioned"
-  on a topic, "Often together with" elsewhere), and lines that several memories say alike;
-- the latest observations, newest first, each dated by the day the memory happened.
+  on a topic, "Often together with" elsewhere);
+- what is known now of the page's subject, whatever its date (planners/scripted/known_now.py);
+- the memories' own lines that together say the most of them within the section's room
+  (planners/scripted/extractive.py), lines several memories say alike merged into one that counts
+  them, the newest first, each dated by the day its memory happened. `lines_that_stay` is where the
+  lines a section always keeps are chosen.
 A visits section becomes the number of visits with their span, visits by month and the latest
 days; a rationale, the reasons given, counted and dated like a log.
 
@@ -73,7 +78,6 @@ VISITS_SECTION = "visits"
 RATIONALE_SECTION = "rationale"
 
 _REASON_MARKER = re.compile(r"\b(because|since|so that|in order to|to avoid)\b", re.IGNORECASE)
-_SPACES = re.compile(r"\s+")
 _BOLD = re.compile(r"\*\*([^*]+)\*\*")
 # What a link adds to a bold name besides its slug: brackets, parentheses and "/wiki/<type>/".
 LINK_DRESSING = len("[]()/wiki/entity/")
@@ -113,10 +117,6 @@ class _Observation:
     at: datetime
     day: str
     text: str  # the line, with its lead; "" when the memory gives no line
-
-    @property
-    def key(self) -> str:
-        return _SPACES.sub(" ", self.text.casefold()).strip()
 
 
 def linked_size(line: str) -> int:
