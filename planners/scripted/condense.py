@@ -63,10 +63,11 @@ MOST_MENTIONED = 5
 LINES_SHARE = 0.9
 # A condensed section says its memories in at most this share of their characters, and may always
 # take FLOOR_CHARS (a few lines): a wiki is a digest of its memories, not a copy. A theme section of a
-# person's page has no floor: the page's notes have one, and a dozen themes each with a floor would
-# make the page a copy of its memories again.
+# person's page has a lower floor (a line or two): the page's notes have the full one, and a dozen
+# themes each with it would make the page a copy of its memories again.
 CONDENSED_SHARE = 0.3
 FLOOR_CHARS = 480
+THEME_FLOOR_CHARS = 240
 LATEST_VISIT_DAYS = 3
 SETTING_KINDS = ("city", "trip")
 # A name this close to the page's own title is the page itself under another spelling.
@@ -102,7 +103,7 @@ def condensed_body(page_type: str, slug: str, title: str, memories: Sequence[Mem
     if slug == RATIONALE_SECTION and page_type == "decision":
         return log_body(memories, title, line_of=lambda memory: reason_clause(memory.content), names=False)
     if page_type == "entity" and slug in THEME_SLUGS:
-        return log_body(memories, title, names=False, floor=0)
+        return log_body(memories, title, names=False, floor=THEME_FLOOR_CHARS)
     if slug in LOG_SECTIONS.get(page_type, ()):
         return log_body(memories, title, leads=page_type == "topic")
     return None

@@ -56,3 +56,10 @@ def test_a_themed_page_splits_its_memories_into_bounded_sections_citing_each_mem
         body = condensed_body("entity", slug, name, group) or ""
         assert body and sum(linked_size(line) + 1 for line in body.splitlines()) <= SECTION_BUDGET_CHARS
     assert log_groups(memories, "notes", person=False) == [("notes", memories)]
+
+
+def test_a_theme_section_of_one_memory_says_it() -> None:
+    memory = _memory(0, "Keoni moved into a house by the harbour with a garden for the kids and a shed for tools.")
+
+    assert condensed_body("entity", "home", "Keoni", [memory]) == (
+        "- 2025-01-01: Keoni moved into a house by the harbour with a garden for the kids and a shed for tools.")
