@@ -107,6 +107,8 @@ def coverage(scope: str, kind: str, memories: dict[str, str], snapshot: Snapshot
         pages.append(PageFigures(title=page.title, cited=len(cited), said=len(page_said), chars=chars,
                                  largest_section=biggest))
     pages.sort(key=lambda p: (-p.cited, p.title))
+    if kind == "conversation":  # the data is never copied into the repository: no titles from it
+        pages = [page.model_copy(update={"title": f"page {n}"}) for n, page in enumerate(pages, 1)]
     return ScopeCoverage(scope=scope, kind=kind, memories=len(memories), said=len(said),
                          memory_chars=sum(len(text) for text in memories.values()), wiki_chars=wiki_chars,
                          largest_section=largest, sections_over_budget=over, pages=pages)
