@@ -163,8 +163,9 @@ def log_body(memories: Sequence[MemoryRecord], title: str, *, leads: bool = Fals
         lines.append(span_line(len(ordered), observations[0].day, observations[-1].day))
     if names:
         lines += _mention_lines(subjects, title, topic=leads)
-    room = _room(ordered, floor) - sum(linked_size(line) + 1 for line in lines)
-    lines += _said_lines(ordered, observations, room, title)
+    header = sum(linked_size(line) + 1 for line in lines)
+    lines += _said_lines(ordered, observations, _room(ordered, floor) - header, title,
+                         bound=int(SECTION_BUDGET_CHARS * LINES_SHARE) - header)
     return "\n".join(lines)
 
 
@@ -212,11 +213,11 @@ def lines_that_stay(observations: Sequence[_Observation], title: str) -> tuple[l
 
 
 def _said_lines(memories: Sequence[MemoryRecord], observations: Sequence[_Observation], room: int,
-                title: str) -> list[str]:
+                title: str, *, bound: int) -> list[str]:
     """What is known now, then the lines that together say the most of the memories within `room`
     characters (planners/scripted/extractive.py), lines that say the same thing merged into one that
     counts them, newest first. The words of the page's own title are not what a memory says of it:
-    every line of the page would hold them."""
+    every line of the page would hold them. `bound`: the characters the lines may never pass."""
     candidates = merged_lines([o.text for o in observations])
     if not candidates:
         return []
@@ -227,7 +228,11 @@ def _said_lines(memories: Sequence[MemoryRecord], observations: Sequence[_Observ
         return next((index for index, line in enumerate(candidates)
                      if any(observations[m].memory_id == memory_id for m in line.members)), None)
 
-    opening = list(dict.fromkeys(i for i in map(holding, opening_ids) if i is not None))
+    opening: list[int] = []
+    for index in dict.fromkeys(i for i in map(holding, opening_ids) if i is not None):
+        # what is known now stays whatever the room, never past the section's bound
+        if sum(linked_size(rendered[i]) + 1 for i in [*opening, index]) <= bound:
+            opening.append(index)
     newest = [i for i in dict.fromkeys(map(holding, newest_ids)) if i is not None and i not in opening]
     own = content_words(title)
     said = [(words - own) or words for words in (content_words(memory.content) for memory in memories)]

@@ -9,8 +9,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from domain.context import MemoryRecord
-from planners.scripted.condense import log_body
+from planners.scripted.condense import linked_size, log_body
 from planners.scripted.known_now import known_now
+from planners.section_edits import SECTION_BUDGET_CHARS
 
 _NAMES = ("Ilse", "Tomasz", "Amara", "Keoni", "Saoirse", "Dmitri", "Yuki", "Ines")
 _PLACES = ("Tromsø", "Valparaíso", "Cluj", "Hobart", "Ghent", "Oaxaca")
@@ -57,3 +58,20 @@ def test_a_fact_said_once_long_ago_opens_the_section_of_a_busy_page() -> None:
     lines = log_body(memories, "Ines").splitlines()
 
     assert lines[1] == "- 2025-01-01: Ines lives in Ghent."
+
+
+def test_what_is_known_now_never_passes_the_section_bound() -> None:
+    base = datetime(2025, 1, 1, tzinfo=UTC)
+    long = " and ".join(["a very long clause about the weather and the hills"] * 4)
+    relations = ("sister", "brother", "mother", "father", "aunt", "uncle", "cousin", "dog", "cat")
+    contents = [f"Ines went out with her {relation}, {long}." for relation in relations]
+    contents += [f"Ines lives in Ghent, {long}.", f"Ines works at Acme, {long}.", f"Ines works as a welder, {long}.",
+                 f"Ines is married to Tomasz, {long}.", f"Ines's phone number is 555 0199, {long}.",
+                 f"Ines's email address is changed to ines at example, {long}."]
+    memories = [MemoryRecord(id=uuid.UUID(int=n + 1), content=text, metadata={}, created_at=base + timedelta(days=n),
+                             updated_at=base) for n, text in enumerate(contents)]
+
+    assert len(known_now([m.content for m in memories], "Ines")) >= 8  # about as much as the bound holds
+    body = log_body(memories, "Ines")
+
+    assert sum(linked_size(line) + 1 for line in body.splitlines()) <= SECTION_BUDGET_CHARS
