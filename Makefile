@@ -59,6 +59,7 @@ eval: $(STAMP)
 	$(BIN)/python -m evals.calibration
 	$(BIN)/python -m evals.locomo_eval
 	$(BIN)/python -m evals.supersession_eval
+	$(BIN)/python -m evals.page_coverage
 
 clean:
 	rm -rf $(VENV) .data

@@ -3,9 +3,10 @@
 Section writer: the prompt shows the body's numbered lines, the planner's proposed lines, the source
 records and a budget in characters; the system prompt asks for edits ("replace", "insert",
 "delete") to the numbered lines. The answer inserts the proposed lines the body lacks after its last
-line; when the body would pass the budget it first folds the oldest lines into one summary line
-(their count and the first words of the latest), down to half the budget, as the prompt asks. A
-condense-only call (the new lines already appended) only folds.
+line; when the body would pass the budget it condenses, as the prompt asks: it first deletes the
+lines the other lines already say (the most repeated first), then, if the body is still over half
+the budget, folds the oldest lines left into one summary line (their count and the first words of the
+latest). A condense-only call (the new lines already appended) only condenses.
 
 Re-deriver: for each line marked `*`, the memories it still rests on are shown; the answer keeps the
 line when they still say it (read by the simulated judge, claude_sim/judge.py), else writes it again
@@ -50,22 +51,58 @@ def written_section(system: str, user: str) -> dict[str, Any]:
     new = [] if condense_only else list(dict.fromkeys(
         line.strip() for line in proposed.splitlines() if line.strip() and line.strip() not in present))
     merged = existing + new
-    folded = 0
-    if len("\n".join(merged)) > budget:
-        while len("\n".join(merged[folded:])) > budget // 2 - 120 and folded < len(merged) - 1:
-            folded += 2 if folded == 0 else 1
+    target = budget // 2 - 120
+    over = _size(merged, set()) > budget
+    dropped = _repeated(merged, target) if over else set()
+    remaining = [i for i in range(len(merged)) if i not in dropped]
+    folded: list[int] = []
+    while over and _size(merged, dropped | set(folded)) > target and len(folded) < len(remaining) - 1:
+        # at least two lines go into one summary line (one line folded into one saves nothing)
+        folded += remaining[len(folded):len(folded) + (2 if not folded else 1)]
     edits: list[dict[str, Any]] = []
-    if folded and existing:
-        last = min(folded, len(existing))
-        edits.append({"op": "replace", "line": 1, "text": _summary_line(merged[:folded])})
-        if last >= 2:
-            edits.append({"op": "delete", "line": 2, **({"to": last} if last > 2 else {})})
-        kept_new = merged[max(folded, len(existing)):]
-    else:
-        kept_new = new
+    summary_at = next((i for i in folded if i < len(existing)), None)
+    for i in range(len(existing)):
+        if i == summary_at:
+            edits.append({"op": "replace", "line": i + 1, "text": _summary_line([merged[j] for j in folded])})
+        elif i in dropped or i in folded:
+            edits.append({"op": "delete", "line": i + 1})
+    if folded and summary_at is None:
+        edits.append({"op": "insert", "line": 0, "text": _summary_line([merged[j] for j in folded])})
+    kept_new = [merged[i] for i in range(len(existing), len(merged)) if i not in dropped and i not in folded]
     if kept_new:
         edits.append({"op": "insert", "line": len(existing), "text": "\n".join(kept_new)})
     return {"edits": edits}
+
+
+_WORD = re.compile(r"[a-z][a-z'-]{3,}")
+
+
+def _words(line: str) -> set[str]:
+    return set(_WORD.findall(line.lower()))
+
+
+def _size(lines: list[str], gone: set[int]) -> int:
+    return len("\n".join(line for i, line in enumerate(lines) if i not in gone))
+
+
+def _repeated(lines: list[str], target: int) -> set[int]:
+    """As the prompt asks, the lines the other kept lines already say (at least half of their words
+    of four letters or more), the most repeated first, until the body is down to `target`; a count
+    line ("- 12 memories, …") is kept."""
+    gone: set[int] = set()
+    while _size(lines, gone) > target:
+        best, share = None, 0.5
+        for i, line in enumerate(lines):
+            words = _words(line)
+            if i in gone or not words or re.match(r"^- \d+ (?:new )?memor", line):
+                continue
+            others = set().union(*(_words(other) for j, other in enumerate(lines) if j != i and j not in gone))
+            if len(words & others) / len(words) >= share:
+                best, share = i, len(words & others) / len(words)
+        if best is None:
+            break
+        gone.add(best)
+    return gone
 
 
 def _summary_line(lines: list[str]) -> str:

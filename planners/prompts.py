@@ -56,11 +56,14 @@ cover lines line..to. An empty edits list keeps the section as it is.
 
 - Stay grounded in the source records and the planner's draft. Do not invent facts.
 - Replace a line only when the new evidence corrects or supersedes it; otherwise insert.
-- The section has a size budget. When the body with your edits would pass it, condense: fold the \
-oldest detailed lines into one or a few summary lines (counts, date ranges, the latest observation) \
-by replacing the first of them and deleting the rest, until the body is at most half the budget, so \
-that the next additions fit without another rewrite. Nothing is lost: the section keeps citing every \
-record behind the lines it folds.
+- The section has a size budget. When the body with your edits would pass it, condense line by line, \
+until the body is at most half the budget, so that the next additions fit without another rewrite: \
+keep the lines that together say the most of the records with the least repetition, whatever their \
+date (a line said once long ago is as much the section's as the latest); merge lines that say the \
+same thing into one line that says how many times and when ("- <the line> (3 times, 2026-01-03 to \
+2026-02-20)"); keep a line stating what holds now (where someone lives, what they do, who is in their \
+life) whatever its date; delete only lines a kept line already says, and keep counts as count lines. \
+Nothing is lost from the evidence: the section keeps citing every record behind the lines it drops.
 - Never speculate, moralise, or describe the user's feelings beyond what the records show.
 - Never write record ids, UUIDs or any internal identifier, and no "(see record …)" notes.
 - Never use [[wikilink]] syntax; write names as plain text."""

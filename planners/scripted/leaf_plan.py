@@ -1,18 +1,15 @@
 """The scripted planner and section writer: plans from structured hints, with no model.
 
-It stands in for Claude so the whole product runs offline (demo, tests, benchmarks) with the same
-output every time. It reads the hints the memory store keeps in each memory's metadata (entities
-with their type, kind and aliases; the place with its city; the journal), or for a memory whose
-metadata lists no entities the names its text mentions (planners/text_entities.py), and produces the planner
-contract (`domain.plan.Plan`) so that every branch of the apply path gets exercised: page updates
-with new aliases, new pages, unresolved mentions, promotions, page links, and (through spelling
-variants it does not collapse itself) new-page proposals that the database resolver merges.
+It stands in for Claude so the whole product runs offline with the same output every time. It reads
+each memory's metadata hints (entities, place, journal) or, without them, the names its text gives
+(planners/text_entities.py), and produces the planner contract (`domain.plan.Plan`): page updates
+with new aliases, new pages, unresolved mentions, promotions, page links, and new-page proposals
+the database resolver merges. A person's page has a section per theme (planners/scripted/themes.py).
 
 Sections are condensed, never appended to (planners/scripted/condense.py): a new page's sections
-are written from the memories of its batch (and the held sightings of a promoted mention), and the
-writer rebuilds a section from every memory it cites. A section therefore cites exactly the
-memories it was written from. Titles take the best-attested spelling: the most frequent properly
-cased one.
+are written from the memories of its batch (and a promoted mention's held sightings), and the writer
+rebuilds a section from every memory it cites, so it cites exactly what it was written from. Titles
+take the best-attested spelling: the most frequent properly cased one.
 
 Determinism rules: subjects are visited in memory order, then name order; nothing iterates a set;
 no clock is read (the 30-day window is measured from when the newest memory of the batch happened).
@@ -28,6 +25,7 @@ from typing import Any
 from domain.aliases import best_attested, is_properly_cased, normalize_alias, slugify_title
 from domain.context import CandidatePage, MemoryRecord, OpenMention, PlannerContext
 from domain.guards import unlinkify
+from domain.kinds import is_person_kind
 from domain.line_formats import address_line, count_line, dated_line, visited_on_line
 from domain.plan import (
     NewPage,
@@ -57,6 +55,7 @@ from planners.scripted.held_mentions import matching_mention
 from planners.scripted.matching import fits, recognised_page
 from planners.scripted.subjects import Sighting, Subject, collect_subjects, known_names, side_of
 from planners.scripted.supersession import mark_plan
+from planners.scripted.themes import THEME_SLUGS, is_themed, log_groups, theme_heading
 from planners.telling import telling_quote
 from planners.templates import section_template
 
@@ -156,7 +155,7 @@ def _refs(memories: list[MemoryRecord]) -> list[str]:
 
 def _heading(page_type: str, slug: str) -> str:
     template = section_template(page_type, slug)
-    return template.heading if template else humanize(slug)
+    return template.heading if template else (theme_heading(slug) or humanize(slug))
 
 
 def _new_section(page_type: str, slug: str, body: str, refs: list[str]) -> NewSection | None:
@@ -183,6 +182,7 @@ class _SectionDraft:
     # The lead section (overview, summary): the summary itself where the page takes its summary from it
     # (promotions), else only what the summary does not say already, and no lead section when that is nothing.
     lead: str | None = None
+    themes: list[tuple[str, list[MemoryRecord]]] = field(default_factory=list)  # a person's, by theme
 
 
 def _build_sections(page_type: str, title: str, draft: _SectionDraft) -> list[NewSection]:
@@ -207,28 +207,28 @@ def _build_sections(page_type: str, title: str, draft: _SectionDraft) -> list[Ne
         candidates = [
             _new_section(page_type, "overview", lead, draft.summary_refs),
             log,
+            *(_condensed(page_type, slug, title, memories) for slug, memories in draft.themes),
             _condensed(page_type, "visits", title, draft.visits),
         ]
     return [section for section in candidates if section is not None]
 
 
 def _draft_from_subject(subject: Subject, page_type: str, title: str) -> _SectionDraft:
-    return _SectionDraft(
-        summary=_summary_of(subject, page_type, title),
-        summary_refs=subject.memory_ids,
-        notes=_section_memories(subject),
-        visits=_visit_memories(subject),
-        rationale=_reason_memories(subject),
-    )
+    logs = _log_memories(subject, page_type, [])
+    return _SectionDraft(summary=_summary_of(subject, page_type, title), summary_refs=subject.memory_ids,
+                         notes=logs[0][1] if logs and logs[0][0] not in THEME_SLUGS else [],
+                         visits=_visit_memories(subject), rationale=_reason_memories(subject),
+                         themes=[(slug, memories) for slug, memories in logs if slug in THEME_SLUGS])
+
+
+def _log_memories(subject: Subject, page_type: str, sections: list[tuple[str, str]]) -> list[tuple[str, list[MemoryRecord]]]:
+    return log_groups(_section_memories(subject), UPDATE_SECTION_BY_TYPE[page_type], person=page_type == "entity"
+                      and is_person_kind(subject.kind) and is_themed(sections, len(subject.sightings)))
 
 
 def _merge_bullets(bullets: list[Bullet]) -> tuple[str, list[str]]:
     """Distinct lines in order and the ids of every memory behind a line (held quotes only)."""
     return "\n".join(unique(line for line, _ in bullets)), unique(ref for _, ref in bullets if ref)
-
-
-def _dated_line(memory: MemoryRecord) -> str:
-    return dated_line(memory_date(memory), telling_quote(memory.content) or "mentioned.")
 
 
 def _proposal(memories: list[MemoryRecord], line: Callable[[MemoryRecord], str]) -> str:
@@ -327,7 +327,8 @@ class _PlanDraft:
 
     def _update_page(self, subject: Subject, page: CandidatePage) -> None:
         pending = self.updates.setdefault(str(page.id), _PendingUpdate(page))
-        pending.add(UPDATE_SECTION_BY_TYPE[page.type], _section_memories(subject))
+        for slug, memories in _log_memories(subject, page.type, [(s.slug, s.body_md) for s in page.sections]):
+            pending.add(slug, memories)
         visits = _visit_memories(subject)
         if page.type == "entity" and visits:
             pending.add("visits", visits)
@@ -521,7 +522,8 @@ class _PlanDraft:
             sections = [
                 SectionUpdate(
                     slug=slug,
-                    proposed_body_md=_proposal(memories, _visit_line if slug == "visits" else _dated_line),
+                    proposed_body_md=_proposal(memories, _visit_line if slug == "visits" else lambda m: dated_line(
+                        memory_date(m), telling_quote(m.content) or "mentioned.")),
                     # Every memory of the batch about the page is cited, even one that says what the page
                     # already says: the writer rebuilds the section from all it cites.
                     source_refs=_refs(memories),

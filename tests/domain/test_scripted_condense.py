@@ -9,7 +9,7 @@ from typing import Any
 
 from domain.context import MemoryRecord
 from domain.resolved_plan import SectionTask
-from planners.scripted.condense import LATEST_OBSERVATIONS, condensed_body, log_body, visits_body
+from planners.scripted.condense import condensed_body, log_body, visits_body
 from planners.scripted.leaf_plan import scripted_rewrite_section, scripted_write_section
 
 BASE = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -47,21 +47,23 @@ def franklin_memories() -> list[MemoryRecord]:
     ]
 
 
-def test_a_log_section_says_how_many_what_recurs_and_the_latest() -> None:
+def test_a_log_section_says_how_many_what_recurs_and_what_its_memories_say() -> None:
     body = condensed_body("entity", "notes", "Franklin Barbecue", franklin_memories())
 
     assert body == (
         "- 9 memories, 2026-03-01 to 2026-04-22.\n"
         "- Often together with: **Lena** (2).\n"
-        "- Dinner at Franklin Barbecue. (3 times, 2026-03-01 to 2026-04-11)\n"
         "- 2026-04-22: Beans at Franklin Barbecue.\n"
         "- 2026-04-22: Pulled pork at Franklin Barbecue.\n"
         "- 2026-04-21: Sausage at Franklin Barbecue.\n"
         "- 2026-04-20: Turkey at Franklin Barbecue.\n"
-        "- 2026-04-05: Ribs at Franklin Barbecue with Lena."
+        "- Dinner at Franklin Barbecue. (3 times, 2026-03-01 to 2026-04-11)\n"
+        "- 2026-03-04: Brisket at Franklin Barbecue with Lena."
     )
     # The page itself, in any spelling, is not something it is "together with".
     assert "**Franklin Barbecue**" not in body and "**franklin barbecue**" not in body
+    # "Ribs … with Lena" is not "Brisket … with Lena": lines that differ in a thing are never merged.
+    assert "(2 times" not in body
 
 
 def test_the_body_is_a_function_of_the_set_of_memories() -> None:
@@ -89,7 +91,7 @@ def test_a_city_page_leads_each_line_with_its_place_in_its_best_attested_spellin
                     "- 2026-03-01: **Franklin Barbecue**: Dinner at franklin barbecue.")
 
 
-def test_no_line_repeats_and_the_latest_are_capped() -> None:
+def test_no_line_repeats_and_the_newest_stay() -> None:
     memories = [memory(n, "Dinner at Uchi." if n % 2 else f"Course {n} at Uchi.", n // 3, **at("Uchi"))
                 for n in range(1, 30)]
 
@@ -97,22 +99,23 @@ def test_no_line_repeats_and_the_latest_are_capped() -> None:
     lines = body.splitlines()
 
     assert len(lines) == len(set(lines))
-    assert sum(line.startswith("- 2026-") for line in lines) == LATEST_OBSERVATIONS
+    # The fifteen dinners are one line that counts them; the courses differ by their number, never merged.
+    assert "- Dinner at Uchi. (15 times, 2026-03-01 to 2026-03-10)" in lines
+    assert "- 2026-03-10: Course 28 at Uchi." in lines
+    assert not any("Course" in line and "times" in line for line in lines)
 
 
-def test_two_memories_of_one_day_saying_the_same_make_one_latest_line() -> None:
+def test_memories_saying_the_same_make_one_line_that_counts_them() -> None:
     memories = [memory(1, "Coffee.", 0, **at("Jo's")), memory(2, "Coffee.", 0, **at("Jo's")),
                 memory(3, "Tea.", 1, **at("Jo's")), memory(4, "Tea.", 2, **at("Jo's")),
                 memory(5, "Cake.", 3, **at("Jo's")), memory(6, "Cake.", 4, **at("Jo's")),
                 memory(7, "Soup.", 5, **at("Jo's")), memory(8, "Soup.", 5, **at("Jo's"))]
 
-    # Three groups recur (the latest first at equal counts); the fourth, two memories of one day saying
-    # the same, is one latest line.
     assert log_body(memories, "Jo's") == ("- 8 memories, 2026-03-01 to 2026-03-06.\n"
                                           "- Soup. (2 times, on 2026-03-06)\n"
                                           "- Cake. (2 times, 2026-03-04 to 2026-03-05)\n"
                                           "- Tea. (2 times, 2026-03-02 to 2026-03-03)\n"
-                                          "- 2026-03-01: Coffee.")
+                                          "- Coffee. (2 times, on 2026-03-01)")
 
 
 def test_visits_are_counted_by_month_with_the_latest_days() -> None:
