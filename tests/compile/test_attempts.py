@@ -40,6 +40,7 @@ from store.compile_runs import record_run_finished, record_run_started
 from store.lint_checks import check_scopes, named_findings
 from tests.compile.helpers import compile_scope, ledger, retain_sample, running_worker
 from tests.compile.helpers import test_settings as settings_for
+from tests.session_replay import PROBE_QUEUE_PREFIX
 
 HEARTBEAT_TIMEOUT = timedelta(seconds=1)
 
@@ -105,7 +106,7 @@ async def _rows(engine: AsyncEngine, run_id: str) -> list[tuple[str, int, str, s
 
 async def test_failed_timed_out_and_cancelled_attempts_are_recorded_once_each(client: Client, engine: AsyncEngine):
     steps = Steps()
-    queue = f"tq-{uuid.uuid4()}"
+    queue = f"{PROBE_QUEUE_PREFIX}{uuid.uuid4()}"  # a probe: the session's replay leaves it out
     workflow_id = compile_workflow_id("attempts", f"o-{uuid.uuid4().hex[:8]}")
     async with Worker(client, task_queue=queue, workflows=[AttemptsCheck], activities=[steps.flaky, steps.long],
                       interceptors=[AttemptLedger(engine)]):

@@ -243,3 +243,17 @@ def test_the_scripted_planner_marks_in_the_direction_of_the_dates(seed: int) -> 
         assert marked == {line: ([], [stored])}, marked
     else:  # an ending dated before the value it ends is no replacement either way
         assert marked in ({}, {line: ([], [stored])}), marked
+
+
+def test_a_summary_line_and_its_dated_note_are_one_assertion_not_rival_values() -> None:
+    """A page's overview line and the dated note stating the same value, both marked as replacing the
+    older value, hold together: the same statement at the same moment is no dispute."""
+    old, new = datetime(2020, 1, 11, tzinfo=UTC), datetime(2020, 7, 15, tzinfo=UTC)
+    claims = [DatedClaim("hawks", "2020-01-11 she plays for the hawks", old, (old,)),
+              DatedClaim("lead", "caroline reyes now plays for the comets", new, (new,)),
+              DatedClaim("note", "2020-07-15 caroline reyes now plays for the comets", new, (new,))]
+    marks = [("caroline reyes now plays for the comets", "2020-01-11 she plays for the hawks"),
+             ("2020-07-15 caroline reyes now plays for the comets", "2020-01-11 she plays for the hawks")]
+    found = standings(claims, marks)
+    assert (found["lead"].validity, found["note"].validity, found["hawks"].validity) == (
+        "current", "current", "superseded")
