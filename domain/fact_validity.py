@@ -79,8 +79,7 @@ _DATE_LEAD = re.compile(r"^\d{4}-\d{2}(?:-\d{2})?\s+")
 
 
 def statement_key(key: str) -> str:
-    """What a claim key states, without the date a dated line puts before it: a page's summary line
-    and its dated note saying the same value are one assertion, not rival values of one moment."""
+    """What a claim key states, without the date a dated line puts before it."""
     return _DATE_LEAD.sub("", key)
 
 
@@ -89,7 +88,7 @@ def standings(claims: Sequence[DatedClaim], marks: Iterable[tuple[str, str]]) ->
     and the moments its memories happened."""
     out: dict[str, Standing] = {}
     for members in _groups(claims, marks):
-        if len({statement_key(m.key) for m in members}) < 2:
+        if len({m.key for m in members}) < 2:
             out.update({m.id: Standing("current", intervals=((m.valid_from, None),)) for m in members})
             continue
         out.update(_group_standings(members))
@@ -101,10 +100,10 @@ def _group_standings(members: list[DatedClaim]) -> dict[str, Standing]:
     asserted: dict[datetime, set[str]] = {}
     for member in members:
         for moment in member.moments:
-            asserted.setdefault(moment, set()).add(statement_key(member.key))
+            asserted.setdefault(moment, set()).add(member.key)
     first_claim: dict[str, str] = {}
     for member in sorted(members, key=lambda m: (m.moments[:1], m.id)):
-        first_claim.setdefault(statement_key(member.key), member.id)
+        first_claim.setdefault(member.key, member.id)
     # Walk the moments in order: the keys asserted at a moment hold from it until a moment asserts
     # other keys (a key asserted again while it holds goes on holding).
     intervals: dict[str, list[list[datetime | None]]] = {}
@@ -122,15 +121,16 @@ def _group_standings(members: list[DatedClaim]) -> dict[str, Standing]:
         holding = now
     out: dict[str, Standing] = {}
     for member in members:
-        said = statement_key(member.key)
-        spans = tuple((start, end) for start, end in intervals.get(said, []))
+        spans = tuple((start, end) for start, end in intervals.get(member.key, []))
         if not member.moments:
             out[member.id] = Standing("disputed", intervals=((None, None),))
-        elif said in holding:
-            disputed = len(holding) > 1 or undated
+        elif member.key in holding:
+            # Lines holding together are a dispute only when they state different things: a page's
+            # summary line and its dated note saying one value are one assertion.
+            disputed = len({statement_key(key) for key in holding}) > 1 or undated
             out[member.id] = Standing("disputed" if disputed else "current", intervals=spans)
         else:
-            out[member.id] = Standing("superseded", spans[-1][1], ended_by.get(said), spans)
+            out[member.id] = Standing("superseded", spans[-1][1], ended_by.get(member.key), spans)
     return out
 
 
