@@ -22,6 +22,7 @@ recomputed (`counts_of`). A term that fails is named in the rejection's reason.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -61,7 +62,12 @@ APPLY_RULE = GroundingRule(caller="apply")
 
 
 def _name_in(name: str, evidence: Evidence) -> bool:
-    return name in evidence.words or f" {name} " in evidence.text or name in evidence.participants
+    return (name in evidence.words or f" {name} " in evidence.text
+            or _POSSESSIVE.sub("", name) in evidence.participants)
+
+
+# A possessive ending: "Melanie's kids" names Melanie, one of the turn's speakers.
+_POSSESSIVE = re.compile(r"['’]s$")
 
 
 def _names_text(page_names: Iterable[str]) -> str:

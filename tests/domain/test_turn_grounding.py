@@ -16,7 +16,9 @@ FIRST_NAMES = ["Caroline", "Melanie", "Priya", "Tomasz", "Aiko", "Oluwaseun", "M
 TURNS = [("I'm so proud of you!", "{a} is proud of {b}."),
          ("You really helped me with the move.", "{b} helped {a} with the move."),
          ("We went hiking last weekend.", "{a} and {b} went hiking."),
-         ("Thanks for the book you lent me.", "{b} lent {a} a book.")]
+         ("Thanks for the book you lent me.", "{b} lent {a} a book."),
+         ("Your kids are lovely.", "{b}'s kids are lovely."),
+         ("My sister visited you.", "{a}'s sister visited {b}.")]
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -35,7 +37,8 @@ def test_a_line_may_name_the_speakers_of_its_turn_and_nobody_else(seed: int) -> 
         # An opening word is a name only when the name rule says so; the line still goes to the judge.
         assert check.outcome == "judge", invented
     else:
-        assert check.outcome == "rejected" and check.missing == [stranger.lower()], invented
+        assert check.outcome == "rejected" and [m.removesuffix("'s") for m in check.missing] == [
+            stranger.lower()], invented
     # Without the conversation's speakers, the one spoken to is not in the turn's words (where a name
     # stands inside the line: an opening word is a name only when the name rule says so).
     alone = [evidence_of("m1", turn, {}, None)]
