@@ -53,7 +53,7 @@ from claude_sim import ClaudeSimulator, SimConfig
 from domain.aliases import normalize_alias
 from domain.memory import MemoryIn
 from evals.fact_changes import Chain, Lives, Statement, generate
-from evals.run import private_services
+from evals.run import private_services, through_simulator
 from runtime.settings import Settings
 from runtime.temporal_client import signal_compile
 from store.claims import CLAIM_HELD
@@ -63,7 +63,6 @@ log = logging.getLogger("evals.supersession")
 SEEDS = (11, 7919)  # the development seed, and one never looked at while writing the rules
 RESULTS_PATH = Path(__file__).with_name("supersession_results.json")
 DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "SUPERSESSION_EVAL.md"
-SIM_KEY = "sim-anthropic-key"
 
 
 class Scores(BaseModel):
@@ -267,20 +266,10 @@ async def _mode(mode: str) -> AsyncIterator[tuple[Settings, Any]]:
         finally:
             await client.aclose()
         return
-    async with ClaudeSimulator(SimConfig()) as sim:
-        before = os.environ.get("ANTHROPIC_BASE_URL")
-        os.environ["ANTHROPIC_BASE_URL"] = sim.base_url  # the SDK's own setting: the product never knows
-        settings = Settings(WIKI_LLM="anthropic", ANTHROPIC_API_KEY=SIM_KEY, WIKI_DEBOUNCE_SECONDS=0,
-                            WIKI_TASK_QUEUE=queue, WIKI_AGGREGATION_PASS_ENABLED=False)
-        client = build_model_client(settings)
-        try:
-            yield settings, client
-        finally:
-            await client.aclose()
-            if before is None:
-                os.environ.pop("ANTHROPIC_BASE_URL", None)
-            else:
-                os.environ["ANTHROPIC_BASE_URL"] = before
+    # The SDK reaches the simulator through its own base-URL setting: the product never knows.
+    async with ClaudeSimulator(SimConfig()) as sim, \
+            through_simulator(sim.base_url, WIKI_TASK_QUEUE=queue, WIKI_AGGREGATION_PASS_ENABLED=False) as chosen:
+        yield chosen
 
 
 async def measure(client: Client, engine: AsyncEngine, lives: Lives, mode: str, order: str) -> Scores:
