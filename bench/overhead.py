@@ -36,7 +36,6 @@ from claude_sim import ClaudeSimulator, SimConfig
 from domain.memory import MemoryIn
 from runtime.database import create_engine
 from runtime.settings import Settings
-from runtime.temporal_client import signal_compile
 from sample.corpus import generate_sample
 from store.memories import store_memories as retain
 
@@ -252,14 +251,7 @@ async def compile_sample_with(services: Services, latency_ms: int, tenant: str, 
             await retain(setup_engine, tenant, owner, memories)
             async with build_worker(services.client, worker_engine, settings, interceptors=[timer],
                                     model_client=model_client):
-                cpu = services.cpu_account()
-                cpu.start()
-                started = time.monotonic()
-                handle = await signal_compile(services.client, tenant, owner, trigger=trigger,  # type: ignore[arg-type]
-                                              settings=settings)
-                await handle.result()
-                wall = time.monotonic() - started
-                cpu_seconds = cpu.stop()
+                wall, cpu_seconds = await services.timed_compile(tenant, owner, trigger, settings)
             runs = await ledger_rows(setup_engine, tenant, owner)
             wiki_counts = await _wiki_counts(setup_engine, tenant, owner)
             wiki_digest = await _wiki_digest(setup_engine, tenant, owner)
