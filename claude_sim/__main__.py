@@ -34,17 +34,6 @@ def _environment(provider: str, url: str, config: SimConfig) -> dict[str, str]:
     return env
 
 
-async def _serve(port: int, config: SimConfig) -> None:
-    simulator = ClaudeSimulator(config)
-    url = await simulator.start(port)
-    print(f"Claude simulator on {url} (ANTHROPIC_BASE_URL / ANTHROPIC_BEDROCK_BASE_URL); "
-          f"API key {next(iter(config.api_keys))!r}", flush=True)
-    try:
-        await asyncio.Event().wait()
-    finally:
-        await simulator.stop()
-
-
 async def _run(provider: str, command: list[str], config: SimConfig) -> int:
     simulator = ClaudeSimulator(config)
     url = await simulator.start()
@@ -84,7 +73,9 @@ def main(argv: list[str] | None = None) -> int:
         config.lies = args.lies
     if args.action == "serve":
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(_serve(args.port, config))
+            asyncio.run(ClaudeSimulator(config).serve_until_cancelled(
+                args.port, lambda url: f"Claude simulator on {url} (ANTHROPIC_BASE_URL / ANTHROPIC_BEDROCK_BASE_URL); "
+                                       f"API key {next(iter(config.api_keys))!r}"))
         return 0
     return asyncio.run(_run(args.provider, args.command, config))
 

@@ -37,17 +37,6 @@ def _config(args: argparse.Namespace) -> SimConfig:
     return config
 
 
-async def _serve(port: int, config: SimConfig) -> None:
-    simulator = OpenAISimulator(config)
-    url = await simulator.start(port)
-    print(f"OpenAI-compatible fake ({config.profile.name}) on {url} (WIKI_OPENAI_BASE_URL); models: "
-          f"{', '.join(sorted(config.models))}", flush=True)
-    try:
-        await asyncio.Event().wait()
-    finally:
-        await simulator.stop()
-
-
 async def _run(command: list[str], config: SimConfig, model: str) -> int:
     simulator = OpenAISimulator(config)
     await simulator.start()
@@ -85,7 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     config = _config(args)
     if args.action == "serve":
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(_serve(args.port, config))
+            asyncio.run(OpenAISimulator(config).serve_until_cancelled(
+                args.port, lambda url: f"OpenAI-compatible fake ({config.profile.name}) on {url} (WIKI_OPENAI_BASE_URL); "
+                                       f"models: {', '.join(sorted(config.models))}"))
         return 0
     return asyncio.run(_run(args.command, config, args.model))
 
