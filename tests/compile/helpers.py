@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import time
 import uuid
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -110,3 +114,17 @@ async def poll(check, *, timeout: float, what: str, every: float = 0.05, error: 
         if time.monotonic() > deadline:
             raise error(f"timed out after {timeout:.0f}s waiting for {what}")
         await asyncio.sleep(every)
+
+
+@contextmanager
+def own_process(args: list[str], log_path: Path, **popen: Any) -> Iterator[subprocess.Popen]:
+    """`args` as a separate process writing its output to `log_path`, killed (if still alive) and reaped
+    on the way out, however the block ends."""
+    with log_path.open("ab") as log:
+        process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, **popen)
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=30)

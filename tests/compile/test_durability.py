@@ -38,6 +38,7 @@ from tests.compile.helpers import (
     compile_scope,
     ledger,
     ledger_total,
+    own_process,
     poll,
     retain_sample,
     running_worker,
@@ -112,15 +113,8 @@ async def retain_and_compile(client: Client, engine: AsyncEngine, settings: Sett
 @contextmanager
 def worker_process(env: dict[str, str], log_path: Path) -> Iterator[subprocess.Popen]:
     """`python worker.py` as a separate process, always killed on the way out."""
-    with log_path.open("ab") as log:
-        process = subprocess.Popen([sys.executable, "worker.py"], cwd=PROJECT_DIR, env={**os.environ, **env},
-                                   stdout=log, stderr=subprocess.STDOUT)
-    try:
+    with own_process([sys.executable, "worker.py"], log_path, cwd=PROJECT_DIR, env={**os.environ, **env}) as process:
         yield process
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(timeout=30)
 
 
 async def sections_being_written(engine: AsyncEngine, tenant: str, owner: str) -> bool:
