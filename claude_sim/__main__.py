@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
 import sys
 
@@ -72,11 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.lies is not None:
         config.lies = args.lies
     if args.action == "serve":
-        with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(ClaudeSimulator(config).serve_until_cancelled(
-                args.port, lambda url: f"Claude simulator on {url} (ANTHROPIC_BASE_URL / ANTHROPIC_BEDROCK_BASE_URL); "
-                                       f"API key {next(iter(config.api_keys))!r}"))
-        return 0
+        return ClaudeSimulator(config).serve_until_interrupted(
+            args.port, lambda url: f"Claude simulator on {url} (ANTHROPIC_BASE_URL / ANTHROPIC_BEDROCK_BASE_URL); "
+                                   f"API key {next(iter(config.api_keys))!r}")
     return asyncio.run(_run(args.provider, args.command, config))
 
 

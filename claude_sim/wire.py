@@ -164,13 +164,18 @@ class SimulatedService:
     async def stop(self) -> None:
         await self._http.stop()
 
-    async def serve_until_cancelled(self, port: int, banner: Callable[[str], str]) -> None:
-        """Serve on `port`, printing `banner(base URL)` once it listens, until the task is cancelled."""
-        print(banner(await self.start(port)), flush=True)
-        try:
-            await asyncio.Event().wait()
-        finally:
-            await self.stop()
+    def serve_until_interrupted(self, port: int, banner: Callable[[str], str]) -> int:
+        """Serve on `port`, printing `banner(base URL)` once it listens, until Ctrl-C; the exit code."""
+        async def serve() -> None:
+            print(banner(await self.start(port)), flush=True)
+            try:
+                await asyncio.Event().wait()
+            finally:
+                await self.stop()
+
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(serve())
+        return 0
 
     async def __aenter__(self) -> Self:
         await self.start()

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
 import sys
 
@@ -73,11 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     config = _config(args)
     if args.action == "serve":
-        with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(OpenAISimulator(config).serve_until_cancelled(
-                args.port, lambda url: f"OpenAI-compatible fake ({config.profile.name}) on {url} (WIKI_OPENAI_BASE_URL); "
-                                       f"models: {', '.join(sorted(config.models))}"))
-        return 0
+        return OpenAISimulator(config).serve_until_interrupted(
+            args.port, lambda url: f"OpenAI-compatible fake ({config.profile.name}) on {url} (WIKI_OPENAI_BASE_URL); "
+                                   f"models: {', '.join(sorted(config.models))}")
     return asyncio.run(_run(args.command, config, args.model))
 
 
