@@ -57,6 +57,7 @@ from domain.context import MemoryRecord
 from domain.conversation import ConversationIn, conversation_turns
 from domain.memory import MemoryIn
 from evals.locomo_data import Conversation, LocomoMissing, load
+from evals.metrics import share
 from evals.run import eval_settings, private_services, through_simulator
 from planners.scripted.turns import TurnReading
 from planners.text_entities import read_names
@@ -96,11 +97,11 @@ class ScopeFigures(BaseModel):
 
     @property
     def read_share(self) -> float:
-        return self.names_read / self.names_naming if self.names_naming else 1.0
+        return share(self.names_read, self.names_naming, 1.0)
 
     @property
     def cited_share(self) -> float:
-        return self.cited / self.memories if self.memories else 1.0
+        return share(self.cited, self.memories, 1.0)
 
 
 def _memories(conversation: Conversation, shape: str) -> list[MemoryIn]:

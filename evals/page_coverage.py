@@ -42,6 +42,7 @@ from domain.content_words import content_words, says
 from domain.memory import MemoryIn
 from evals.corpus import generate
 from evals.locomo_data import Conversation, LocomoMissing, load
+from evals.metrics import share
 from evals.run import eval_settings, evaluate, private_services
 from evals.snapshot import Snapshot, read_snapshot
 from planners.section_edits import SECTION_BUDGET_CHARS
@@ -80,11 +81,11 @@ class ScopeCoverage(BaseModel):
 
     @property
     def said_share(self) -> float:
-        return self.said / self.memories if self.memories else 1.0
+        return share(self.said, self.memories, 1.0)
 
     @property
     def size_ratio(self) -> float:
-        return self.wiki_chars / self.memory_chars if self.memory_chars else 0.0
+        return share(self.wiki_chars, self.memory_chars, 0.0)
 
 
 def coverage(scope: str, kind: str, memories: dict[str, str], snapshot: Snapshot) -> ScopeCoverage:

@@ -53,6 +53,7 @@ from claude_sim import ClaudeSimulator, SimConfig
 from domain.aliases import normalize_alias
 from domain.memory import MemoryIn
 from evals.fact_changes import Chain, Lives, Statement, generate
+from evals.metrics import share
 from evals.run import private_services, through_simulator
 from runtime.settings import Settings
 from runtime.temporal_client import signal_compile
@@ -92,15 +93,15 @@ class Scores(BaseModel):
 
     @property
     def recall(self) -> float:
-        return self.caught / self.changes if self.changes else 1.0
+        return share(self.caught, self.changes, 1.0)
 
     @property
     def precision(self) -> float:
-        return self.retired_rightly / self.retired_claims if self.retired_claims else 1.0
+        return share(self.retired_rightly, self.retired_claims, 1.0)
 
     @property
     def as_of_accuracy(self) -> float:
-        return self.as_of_right / self.as_of_checks if self.as_of_checks else 1.0
+        return share(self.as_of_right, self.as_of_checks, 1.0)
 
     def summary(self) -> dict[str, Any]:
         return {**self.model_dump(), "recall": round(self.recall, 4), "precision": round(self.precision, 4),
