@@ -35,9 +35,9 @@ from temporalio.api.enums.v1 import EventType
 from app.capacity import SCRIPTED_SLOTS_PER_CPU
 from bench.fairness import start_worker_process, stop_worker_process
 from bench.offload import measure_offload
-from bench.overhead import ledger_rows
 from bench.provenance import load_average
 from bench.services import Services
+from chaos.measure import ledger_rows
 from claude_sim import ClaudeSimulator, SimConfig
 from domain.memory import MemoryIn
 from planners.cpu_pool import available_cpus
