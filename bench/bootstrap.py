@@ -27,7 +27,6 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
-import time
 import uuid
 from pathlib import Path
 
@@ -36,16 +35,15 @@ from temporalio.api.enums.v1 import EventType
 from app.capacity import SCRIPTED_SLOTS_PER_CPU
 from bench.fairness import start_worker_process, stop_worker_process
 from bench.offload import measure_offload
-from bench.overhead import ledger_rows
 from bench.provenance import load_average
 from bench.services import Services
+from chaos.measure import ledger_rows
 from claude_sim import ClaudeSimulator, SimConfig
 from domain.memory import MemoryIn
 from planners.cpu_pool import available_cpus
 from runtime.database import create_engine
 from runtime.history_events import local_activity
 from runtime.settings import Settings
-from runtime.temporal_client import signal_compile
 from sample.corpus import generate_sample
 from store.memories import store_memories
 
@@ -100,15 +98,8 @@ async def import_once(services: Services, name: str, memories: list[MemoryIn], e
             await store_memories(engine, tenant, OWNER, memories)
             process = await start_worker_process(env, Path(tempfile.gettempdir()) / f"wiki-bench-boot-{run_tag}.log")
             try:
-                cpu = services.cpu_account(worker=process.pid)
                 load_start = load_average()
-                cpu.start()
-                started = time.monotonic()
-                handle = await signal_compile(services.client, tenant, OWNER, trigger=trigger,  # type: ignore[arg-type]
-                                              settings=settings)
-                await handle.result()
-                wall = time.monotonic() - started
-                cpu_seconds = cpu.stop()
+                wall, cpu_seconds = await services.timed_compile(tenant, OWNER, trigger, settings, worker=process.pid)
                 load_end = load_average()
                 peak = peak_memory_mib(process.pid)
             finally:

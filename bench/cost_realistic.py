@@ -23,9 +23,10 @@ import uuid
 from app.worker import build_model_client, build_worker
 from bench.growth_counts import plan_counts, writer_counts
 from bench.history import PLAN, ChainAnalysis
-from bench.overhead import bench_environment, bench_settings, compile_sample, ledger_rows
+from bench.overhead import bench_environment, bench_settings, compile_sample
 from bench.plan_tokens import plan_token_parts
 from bench.services import Services
+from chaos.measure import ledger_rows
 from claude_sim import ClaudeSimulator, SimConfig
 from domain.memory import MemoryIn
 from domain.pricing import TokenUsage, cost_usd, price_for

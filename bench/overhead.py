@@ -32,11 +32,11 @@ from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, 
 from app.worker import build_model_client, build_worker
 from bench.history import ChainAnalysis
 from bench.services import Services
+from chaos.measure import ledger_rows
 from claude_sim import ClaudeSimulator, SimConfig
 from domain.memory import MemoryIn
 from runtime.database import create_engine
 from runtime.settings import Settings
-from runtime.temporal_client import signal_compile
 from sample.corpus import generate_sample
 from store.memories import store_memories as retain
 
@@ -252,14 +252,7 @@ async def compile_sample_with(services: Services, latency_ms: int, tenant: str, 
             await retain(setup_engine, tenant, owner, memories)
             async with build_worker(services.client, worker_engine, settings, interceptors=[timer],
                                     model_client=model_client):
-                cpu = services.cpu_account()
-                cpu.start()
-                started = time.monotonic()
-                handle = await signal_compile(services.client, tenant, owner, trigger=trigger,  # type: ignore[arg-type]
-                                              settings=settings)
-                await handle.result()
-                wall = time.monotonic() - started
-                cpu_seconds = cpu.stop()
+                wall, cpu_seconds = await services.timed_compile(tenant, owner, trigger, settings)
             runs = await ledger_rows(setup_engine, tenant, owner)
             wiki_counts = await _wiki_counts(setup_engine, tenant, owner)
             wiki_digest = await _wiki_digest(setup_engine, tenant, owner)
@@ -275,14 +268,6 @@ async def compile_sample_with(services: Services, latency_ms: int, tenant: str, 
                          activity_seconds=timer.seconds,
                          ledger=totals, wiki_counts=wiki_counts, wiki_digest=wiki_digest, cpu_seconds=cpu_seconds,
                          duplicate_candidates_count=runs[-1]["metrics"].get("duplicate_candidates_count", 0))
-
-
-async def ledger_rows(engine: AsyncEngine, tenant: str, owner: str) -> list[dict]:
-    async with engine.connect() as conn:
-        rows = await conn.execute(text(
-            "SELECT workflow_id, run_id, status, metrics FROM wiki_compile_jobs WHERE tenant_id = :t AND owner_id = :o "
-            "ORDER BY started_at, run_id"), {"t": tenant, "o": owner})
-        return [dict(row._mapping) for row in rows]
 
 
 async def _wiki_counts(engine: AsyncEngine, tenant: str, owner: str) -> dict[str, int]:

@@ -11,13 +11,13 @@ ANTHROPIC_BASE_URL, which the bench points at its Claude simulator: the simulato
 from __future__ import annotations
 
 import asyncio
-import signal
 from contextlib import AsyncExitStack
 
 from app.worker import build_workers, worker_sizes
 from runtime.database import create_engine
 from runtime.priority import apply_tenant_rate_limit
 from runtime.settings import load_settings
+from runtime.signals import until_signalled
 from runtime.temporal_client import connect
 
 
@@ -38,14 +38,7 @@ async def run(stop: asyncio.Event) -> None:
 
 
 def main() -> None:
-    async def go() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, stop.set)
-        await run(stop)
-
-    asyncio.run(go())
+    asyncio.run(until_signalled(run))
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import tempfile
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -23,6 +24,8 @@ from bench.cpu import CpuAccount, find_process
 from runtime.database import engine_for, execute_as_admin, migrate
 from runtime.devservices import EmbeddedPostgres, fairness_args, free_port, temporal_cli_path
 from runtime.search_attributes import ALL_SEARCH_ATTRIBUTES
+from runtime.settings import Settings
+from runtime.temporal_client import signal_compile
 
 TEMPLATE_DB = "bench_template"
 _database_numbers = itertools.count(1)
@@ -46,6 +49,18 @@ class Services:
         port = self.temporal_address.rsplit(":", 1)[1]
         trees = {"postgres": self.postgres.pid(), "temporal": find_process("start-dev", f"--port {port}")}
         return CpuAccount(trees={name: pid for name, pid in {**trees, **more_trees}.items() if pid})
+
+    async def timed_compile(self, tenant: str, owner: str, trigger: str, settings: Settings,
+                            **more_trees: int) -> tuple[float, float]:
+        """Signal one compile of the scope and wait for its result: (wall seconds, CPU seconds of the
+        services, this process and `more_trees` over that time)."""
+        cpu = self.cpu_account(**more_trees)
+        cpu.start()
+        started = time.monotonic()
+        handle = await signal_compile(self.client, tenant, owner, trigger=trigger,  # type: ignore[arg-type]
+                                      settings=settings)
+        await handle.result()
+        return time.monotonic() - started, cpu.stop()
 
     @asynccontextmanager
     async def fresh_database(self, template_url: str | None = None) -> AsyncIterator[str]:

@@ -128,9 +128,10 @@ def isolation_breaches(counts: dict[str, int]) -> int:
 
 
 async def ledger_rows(engine: AsyncEngine, tenant: str, owner: str) -> list[dict[str, Any]]:
+    """A scope's compile runs in the ledger, oldest first (the fault suite's and the benchmarks')."""
     async with engine.connect() as conn:
         rows = await conn.execute(text("""
-            SELECT run_id, trigger, status, metrics, error FROM wiki_compile_jobs
+            SELECT workflow_id, run_id, trigger, status, metrics, error FROM wiki_compile_jobs
             WHERE tenant_id = :t AND owner_id = :o ORDER BY started_at, run_id
         """), {"t": tenant, "o": owner})
         return [dict(row._mapping) for row in rows]

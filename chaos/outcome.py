@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 
@@ -30,6 +31,14 @@ class Outcome:
         if not condition:
             self.details.append(f"FAILED: {failure}")
         return condition
+
+    def conclude(self, passed: list[bool], started: float, verdict: str) -> Outcome:
+        """Passed when every check passed, `verdict` then saying what held (else the failures do), and
+        the seconds since `started` (time.monotonic)."""
+        self.passed = all(passed)
+        self.outcome = verdict if self.passed else "; ".join(self.failures)
+        self.seconds = time.monotonic() - started
+        return self
 
     @property
     def failures(self) -> list[str]:

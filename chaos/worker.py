@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import signal
 import sys
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -24,6 +23,7 @@ from app.worker import build_llm_worker, build_worker
 from chaos.faults import Journal, ThrottleStorm, model_activities
 from runtime.database import create_engine
 from runtime.settings import ConfigError, load_settings
+from runtime.signals import until_signalled
 from runtime.temporal_client import connect
 
 log = logging.getLogger("chaos.worker")
@@ -51,18 +51,10 @@ async def run(stop: asyncio.Event) -> None:
         await engine.dispose()
 
 
-async def _main() -> None:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
-    await run(stop)
-
-
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        asyncio.run(_main())
+        asyncio.run(until_signalled(run))
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)

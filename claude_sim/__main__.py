@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
 import sys
 
@@ -32,17 +31,6 @@ def _environment(provider: str, url: str, config: SimConfig) -> dict[str, str]:
     else:
         env.update(ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY=next(iter(config.api_keys)))
     return env
-
-
-async def _serve(port: int, config: SimConfig) -> None:
-    simulator = ClaudeSimulator(config)
-    url = await simulator.start(port)
-    print(f"Claude simulator on {url} (ANTHROPIC_BASE_URL / ANTHROPIC_BEDROCK_BASE_URL); "
-          f"API key {next(iter(config.api_keys))!r}", flush=True)
-    try:
-        await asyncio.Event().wait()
-    finally:
-        await simulator.stop()
 
 
 async def _run(provider: str, command: list[str], config: SimConfig) -> int:
@@ -83,9 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.lies is not None:
         config.lies = args.lies
     if args.action == "serve":
-        with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(_serve(args.port, config))
-        return 0
+        return ClaudeSimulator(config).serve_until_interrupted(
+            args.port, lambda url: f"Claude simulator on {url} (ANTHROPIC_BASE_URL / ANTHROPIC_BEDROCK_BASE_URL); "
+                                   f"API key {next(iter(config.api_keys))!r}")
     return asyncio.run(_run(args.provider, args.command, config))
 
 

@@ -41,7 +41,7 @@ from claude_sim.faults import Fault, miscopy
 from claude_sim.framing import bedrock_chunk, bedrock_exception, sse
 from claude_sim.lies import ENV_LIES, Liar, Lie
 from claude_sim.validation import Invalid, check_api_headers, check_body, count_breakpoints
-from claude_sim.wire import Request, Response, SimulatedService
+from claude_sim.wire import Request, Response, SimulatedService, pace
 
 CHUNK_TOKENS = 16  # output tokens per streamed delta
 PING_EVERY_SECONDS = 5.0
@@ -273,7 +273,7 @@ class ClaudeSimulator(SimulatedService, BatchRoutes):
         call.status = 200
         if not streamed:
             call.usage = usage
-            await self._pace(usage.output_tokens)
+            await pace(self.config.ttft_seconds, self.config.output_tokens_per_second, usage.output_tokens)
             return self._whole(bedrock, model_id, reply, usage)
         broken = fault.kind if fault and fault.kind in ("stall", "stream_error") else None
         call.usage = Usage(**{**usage.as_dict(), "output_tokens": 1}) if broken else usage
@@ -338,13 +338,6 @@ class ClaudeSimulator(SimulatedService, BatchRoutes):
         response.headers.update(self.limiter.headers())
         response.headers["retry-after"] = str(max(1, seconds))
         return response
-
-    async def _pace(self, output_tokens: int) -> None:
-        seconds = self.config.ttft_seconds
-        if self.config.output_tokens_per_second > 0:
-            seconds += output_tokens / self.config.output_tokens_per_second
-        if seconds > 0:
-            await asyncio.sleep(seconds)
 
     def _stream_headers(self, bedrock: bool) -> dict[str, str]:
         if bedrock:

@@ -135,6 +135,16 @@ async def _write_response(writer: asyncio.StreamWriter, response: Response) -> N
     await writer.drain()
 
 
+async def pace(ttft_seconds: float, output_tokens_per_second: float, output_tokens: int) -> None:
+    """Wait as long as the simulated model takes to answer whole: its time to first token, then
+    `output_tokens` at its output rate (0: the rest at once)."""
+    seconds = ttft_seconds
+    if output_tokens_per_second > 0:
+        seconds += output_tokens / output_tokens_per_second
+    if seconds > 0:
+        await asyncio.sleep(seconds)
+
+
 class SimulatedService:
     """What every simulated provider shares: its HTTP server on a free local port, the async context
     manager that starts and stops it, and the queue of faults the next matching calls get (each
@@ -153,6 +163,19 @@ class SimulatedService:
 
     async def stop(self) -> None:
         await self._http.stop()
+
+    def serve_until_interrupted(self, port: int, banner: Callable[[str], str]) -> int:
+        """Serve on `port`, printing `banner(base URL)` once it listens, until Ctrl-C; the exit code."""
+        async def serve() -> None:
+            print(banner(await self.start(port)), flush=True)
+            try:
+                await asyncio.Event().wait()
+            finally:
+                await self.stop()
+
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(serve())
+        return 0
 
     async def __aenter__(self) -> Self:
         await self.start()

@@ -137,6 +137,15 @@ async def reading(work: Callable[[AsyncConnection], Coroutine[Any, Any, T]]) -> 
         return await work(conn)
 
 
+def read_found(work: Callable[[AsyncConnection], Coroutine[Any, Any, T | None]], missing: str) -> T:
+    """`work`'s answer on a connection of the configured database; None (what it looks up is not
+    there) is the error `missing`."""
+    found = run(reading(work))
+    if found is None:
+        raise CliError(missing)
+    return found
+
+
 async def change(function: Callable[..., Coroutine[Any, Any, T]], *args: Any) -> T:
     """`function(conn, *args)` in one transaction of the configured database."""
     async with database() as engine, engine.begin() as conn:

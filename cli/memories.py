@@ -22,7 +22,7 @@ from cli.common import (
     database,
     handled,
     parse_memory_id,
-    reading,
+    read_found,
     require_worker,
     run,
     scope,
@@ -171,9 +171,8 @@ def memory_show(memory: MemoryArgument, tenant: TenantOption, owner: OwnerOption
     tenant, owner = scope(tenant, owner)
     memory_id = parse_memory_id(memory)
 
-    shown = run(reading(lambda conn: pages.memory_shown(conn, tenant, owner, memory_id)))
-    if shown is None:
-        raise CliError(f"no memory {memory_id} in {tenant}/{owner}")
+    shown = read_found(lambda conn: pages.memory_shown(conn, tenant, owner, memory_id),
+                       f"no memory {memory_id} in {tenant}/{owner}")
     if json_output:
         print_json(shown)
     else:
@@ -194,9 +193,8 @@ def memory_pages(
     tenant, owner = scope(tenant, owner)
     memory_id = parse_memory_id(memory)
 
-    sections = run(reading(lambda conn: pages.sections_citing(conn, tenant, owner, memory_id)))
-    if sections is None:
-        raise CliError(f"no memory {memory_id} in {tenant}/{owner}")
+    sections = read_found(lambda conn: pages.sections_citing(conn, tenant, owner, memory_id),
+                          f"no memory {memory_id} in {tenant}/{owner}")
     if json_output:
         print_json(sections)
     elif sections:

@@ -24,6 +24,7 @@ from cli.common import (
     confirm,
     handled,
     in_range,
+    read_found,
     reading,
     run,
     scope,
@@ -198,9 +199,8 @@ def page_backlinks(page_ref: PageArgument, tenant: TenantOption, owner: OwnerOpt
     get_settings()
     tenant, owner = scope(tenant, owner)
     page_type, slug = _resolved_ref(tenant, owner, page_ref)
-    links = run(reading(lambda conn: pages.backlinks_of(conn, tenant, owner, page_type, slug)))
-    if links is None:
-        raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
+    links = read_found(lambda conn: pages.backlinks_of(conn, tenant, owner, page_type, slug),
+                       f"no page {page_type}/{slug} in {tenant}/{owner}")
     if json_output:
         print_json(links)
     elif links:
@@ -306,9 +306,8 @@ def page_merges_command(page_ref: PageArgument, tenant: TenantOption, owner: Own
     get_settings()
     tenant, owner = scope(tenant, owner)
     page_type, slug = _resolved_ref(tenant, owner, page_ref)
-    record = run(reading(lambda conn: pages_merges.page_resolution(conn, tenant, owner, page_type, slug)))
-    if record is None:
-        raise CliError(f"no page {page_type}/{slug} in {tenant}/{owner}")
+    record = read_found(lambda conn: pages_merges.page_resolution(conn, tenant, owner, page_type, slug),
+                        f"no page {page_type}/{slug} in {tenant}/{owner}")
     if json_output:
         print_json(record)
         return

@@ -134,9 +134,9 @@ class PruneLedgerInput(BaseModel):
     retention_days: int = LEDGER_RETENTION_DAYS
 
 
-class ScopeLint(BaseModel):
-    tenant: str
-    owner: str
+class CheckCounts(BaseModel):
+    """One count per check of CHECKS: a scope's findings, and the totals of a run over every scope."""
+
     broken_links: int = 0
     duplicate_aliases: int = 0
     duplicate_titles: int = 0  # the ledger's duplicate_candidates_count
@@ -148,25 +148,27 @@ class ScopeLint(BaseModel):
     foreign_sources: int = 0
     repeated_lines: int = 0
     raw_html: int = 0
+
+
+# The leading fields of ScopeLint and LintTotals: listed after CheckCounts among the bases, so pydantic
+# puts them first and the stored and recorded JSON keeps its order (these models travel through history).
+class _ScopeKey(BaseModel):
+    tenant: str
+    owner: str
+
+
+class _ScopesCounted(BaseModel):
+    scopes: int = 0
+
+
+class ScopeLint(CheckCounts, _ScopeKey):
     promotion_mention_ids: list[UUID] = Field(default_factory=list)
     # Provenance and body problems by page (type/slug), the most affected first within each check.
     problem_pages: list[PageProblem] = Field(default_factory=list)
     compile_started: bool = False
 
 
-class LintTotals(BaseModel):
-    scopes: int = 0
-    broken_links: int = 0
-    duplicate_aliases: int = 0
-    duplicate_titles: int = 0
-    stale_pages: int = 0
-    oversize_pages: int = 0
-    promotion_candidates: int = 0
-    retrying_steps: int = 0
-    unsourced_sections: int = 0
-    foreign_sources: int = 0
-    repeated_lines: int = 0
-    raw_html: int = 0
+class LintTotals(CheckCounts, _ScopesCounted):
     promotion_compiles_started: int = 0
     ledger_rows_pruned: int = 0
 

@@ -83,21 +83,24 @@ DEFAULT_WEIGHTS = ScoreWeights()
 
 
 @dataclass(frozen=True, slots=True)
-class Candidate:
-    """A page of the cone with what scoring needs: its hop count, text and last change."""
+class Reached:
+    """A page of the cone as the walk reached it: how many hops away, and along which direction."""
 
     id: str
     hops: int
     direction: Literal["out", "in", "both"]
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate(Reached):
+    """A page of the cone with what scoring needs: its hop count, text and last change."""
+
     text: str
     changed_at: datetime | None
 
 
 @dataclass(frozen=True, slots=True)
-class ScoredCandidate:
-    id: str
-    hops: int
-    direction: Literal["out", "in", "both"]
+class ScoredCandidate(Reached):
     influence: float
     text_relevance: float
     recency: float

@@ -43,7 +43,7 @@ from domain.claims import DERIVED, UNVERIFIED
 from domain.markup import safe_markdown
 from domain.memory import MemoryIn
 from evals.locomo_data import Conversation, LocomoMissing, load
-from evals.run import private_services, through_simulator
+from evals.run import private_services, publish, through_simulator
 from runtime.settings import Settings
 from runtime.temporal_client import signal_compile
 from store.memories import store_memories
@@ -179,11 +179,8 @@ def main() -> None:
     result = asyncio.run(run(conversations, args.lie))
     text_out = json.dumps(result, indent=2)
     print(text_out)
-    if args.out is not None:
-        args.out.write_text(text_out + "\n")
-        return
-    (ROOT / "evals" / "calibration_results.json").write_text(text_out + "\n")
-    (ROOT / "docs" / "CALIBRATION_EVAL.md").write_text(markdown(result) + "\n")
+    publish(result, args.out, ROOT / "evals" / "calibration_results.json", ROOT / "docs" / "CALIBRATION_EVAL.md",
+            lambda stored: markdown(stored) + "\n")
 
 
 if __name__ == "__main__":

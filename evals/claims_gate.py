@@ -25,7 +25,6 @@ import argparse
 import asyncio
 import json
 import logging
-import os
 import re
 import uuid
 from collections import Counter
@@ -37,7 +36,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
 
-from app.worker import build_model_client, build_worker
+from app.worker import build_worker
 from claude_sim import ClaudeSimulator, SimConfig, claim_judge_wire
 from claude_sim.lies import KINDS
 from claude_sim.reading import Confused
@@ -45,13 +44,11 @@ from domain.memory import MemoryIn
 from domain.pricing import TokenUsage, cost_usd
 from evals import locomo_data
 from evals.corpus import generate
-from evals.run import private_services
-from runtime.settings import Settings
+from evals.run import private_services, through_simulator
 from runtime.temporal_client import signal_compile
 from store.memories import store_memories
 
 log = logging.getLogger("evals.claims_gate")
-SIM_KEY = "sim-anthropic-key"
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "evals" / "claims_gate.json"
 PAGE = ROOT / "docs" / "CLAIMS_GATE.md"
@@ -150,22 +147,13 @@ async def measure(client: Client, engine: AsyncEngine, corpus: str, memories: li
                   lie_share: float, seed: int) -> GateRun:
     tenant = f"gate-{uuid.uuid4().hex[:8]}"
     async with ClaudeSimulator(SimConfig(lies=lie_share, lie_seed=seed)) as sim:
-        settings = Settings(WIKI_LLM="anthropic", ANTHROPIC_API_KEY=SIM_KEY, WIKI_DEBOUNCE_SECONDS=0,
-                            WIKI_AGGREGATION_PASS_ENABLED=False, WIKI_TASK_QUEUE=f"gate-{uuid.uuid4()}")
-        before = os.environ.get("ANTHROPIC_BASE_URL")
-        os.environ["ANTHROPIC_BASE_URL"] = sim.base_url  # the SDK's own setting: the product never knows
-        model_client = build_model_client(settings)
-        try:
+        # The SDK reaches the simulator through its own base-URL setting: the product never knows.
+        async with through_simulator(sim.base_url, WIKI_AGGREGATION_PASS_ENABLED=False,
+                                     WIKI_TASK_QUEUE=f"gate-{uuid.uuid4()}") as (settings, model_client):
             await store_memories(engine, tenant, owner, memories)
             async with build_worker(client, engine, settings, model_client=model_client):
                 handle = await signal_compile(client, tenant, owner, trigger="admin", settings=settings)
                 await handle.result()
-        finally:
-            await model_client.aclose()
-            if before is None:
-                os.environ.pop("ANTHROPIC_BASE_URL", None)
-            else:
-                os.environ["ANTHROPIC_BASE_URL"] = before
         served, rejected = await _outcomes(engine, tenant, owner)
         rejected_keys = {_key(line) for line in rejected}
         kinds = {kind: KindResult() for kind in KINDS}

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import logging
 import re
 import time
@@ -57,7 +56,8 @@ from domain.context import MemoryRecord
 from domain.conversation import ConversationIn, conversation_turns
 from domain.memory import MemoryIn
 from evals.locomo_data import Conversation, LocomoMissing, load
-from evals.run import eval_settings, private_services, through_simulator
+from evals.metrics import share
+from evals.run import eval_settings, private_services, publish, through_simulator
 from planners.scripted.turns import TurnReading
 from planners.text_entities import read_names
 from runtime.temporal_client import signal_compile
@@ -96,11 +96,11 @@ class ScopeFigures(BaseModel):
 
     @property
     def read_share(self) -> float:
-        return self.names_read / self.names_naming if self.names_naming else 1.0
+        return share(self.names_read, self.names_naming, 1.0)
 
     @property
     def cited_share(self) -> float:
-        return self.cited / self.memories if self.memories else 1.0
+        return share(self.cited, self.memories, 1.0)
 
 
 def _memories(conversation: Conversation, shape: str) -> list[MemoryIn]:
@@ -272,10 +272,9 @@ def main() -> None:
         return
     results = asyncio.run(run(conversations, scripted=not args.simulated_only))
     payload = [r.model_dump() | {"read_share": r.read_share, "cited_share": r.cited_share} for r in results]
-    (args.out or RESULTS).write_text(json.dumps(payload, indent=2) + "\n")
-    if args.out is None:
-        PAGE.write_text(render(results))
-    print(render(results))
+    page = render(results)
+    publish(payload, args.out, RESULTS, PAGE, lambda _: page)
+    print(page)
 
 
 if __name__ == "__main__":

@@ -66,7 +66,7 @@ from domain.recall_body import Candidate, pack_json
 from domain.recall_dates import day_text
 from evals import locomo_data
 from evals.locomo_data import CATEGORIES, SHAPES, Conversation, LocomoMissing, Question, Shape
-from evals.run import private_services
+from evals.run import private_services, publish
 from planners.embeddings import static_embedder
 from runtime.devservices import free_port
 from runtime.settings import Settings
@@ -370,16 +370,13 @@ def main() -> None:
     if results is None:
         print("LoCoMo data not found: set LOCOMO_DIR, or put it in ../shared/data/locomo-dev/; nothing written")
         return
-    text = json.dumps(results, indent=1)
-    if args.out:
-        args.out.write_text(text + "\n")
-        return
-    root = Path(__file__).resolve().parents[1]
-    (root / "evals" / "locomo_results.json").write_text(text + "\n")
     from evals.locomo_report import markdown
 
-    (root / "docs" / "RECALL_LOCOMO.md").write_text(markdown(results))
-    print(markdown(results))
+    root = Path(__file__).resolve().parents[1]
+    shown = publish(results, args.out, root / "evals" / "locomo_results.json", root / "docs" / "RECALL_LOCOMO.md",
+                    markdown, indent=1)
+    if shown is not None:
+        print(shown)
 
 
 if __name__ == "__main__":

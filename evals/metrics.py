@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from itertools import combinations
+from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -43,7 +44,7 @@ class Ratio(BaseModel):
 
     @property
     def value(self) -> float | None:
-        return self.hits / self.total if self.total else None
+        return share(self.hits, self.total, None)
 
     def add(self, hits: int, total: int) -> None:
         self.hits += hits
@@ -80,6 +81,14 @@ class TenantMetrics(BaseModel):
     secret_leaks: int
     titles_not_best_attested: list[str]
     broken_links: int
+
+
+Empty = TypeVar("Empty", float, None)
+
+
+def share(part: float, whole: float, empty: Empty) -> float | Empty:
+    """`part` as a share of `whole`; `empty` when there is no whole (what a figure of nothing reads as)."""
+    return part / whole if whole else empty
 
 
 def thing_names(thing: Thing, written: set[str]) -> set[str]:

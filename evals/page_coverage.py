@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import logging
 import time
 import uuid
@@ -42,7 +41,8 @@ from domain.content_words import content_words, says
 from domain.memory import MemoryIn
 from evals.corpus import generate
 from evals.locomo_data import Conversation, LocomoMissing, load
-from evals.run import eval_settings, evaluate, private_services
+from evals.metrics import share
+from evals.run import eval_settings, evaluate, private_services, publish
 from evals.snapshot import Snapshot, read_snapshot
 from planners.section_edits import SECTION_BUDGET_CHARS
 from runtime.temporal_client import signal_compile
@@ -80,11 +80,11 @@ class ScopeCoverage(BaseModel):
 
     @property
     def said_share(self) -> float:
-        return self.said / self.memories if self.memories else 1.0
+        return share(self.said, self.memories, 1.0)
 
     @property
     def size_ratio(self) -> float:
-        return self.wiki_chars / self.memory_chars if self.memory_chars else 0.0
+        return share(self.wiki_chars, self.memory_chars, 0.0)
 
 
 def coverage(scope: str, kind: str, memories: dict[str, str], snapshot: Snapshot) -> ScopeCoverage:
@@ -228,10 +228,9 @@ def main() -> None:
         conversations = []
     results = asyncio.run(run(conversations))
     payload = [r.model_dump() | {"said_share": r.said_share, "size_ratio": r.size_ratio} for r in results]
-    (args.out or RESULTS).write_text(json.dumps(payload, indent=2) + "\n")
-    if args.out is None:
-        PAGE.write_text(render(results, missing))
-    print(render(results, missing))
+    page = render(results, missing)
+    publish(payload, args.out, RESULTS, PAGE, lambda _: page)
+    print(page)
 
 
 if __name__ == "__main__":

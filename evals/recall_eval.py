@@ -42,7 +42,7 @@ from domain.recall import RETRIEVERS
 from domain.recall_body import Candidate, pack_json
 from domain.recall_dates import day_text, span_text
 from evals.recall_corpus import EvalQuestion, RecallCorpus, generate
-from evals.run import private_services
+from evals.run import private_services, publish
 from messages.compile import Scope
 from planners.embeddings import static_embedder
 from runtime.settings import Settings
@@ -305,14 +305,12 @@ def main() -> None:
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     results = asyncio.run(run(tuple(int(s) for s in args.seeds.split(","))))
-    text = json.dumps(results, indent=2)
-    if args.out:
-        args.out.write_text(text + "\n")
-        return
     root = Path(__file__).resolve().parents[1]
-    (root / "evals" / "recall_results.json").write_text(text + "\n")
-    (root / "docs" / "RECALL_EVAL.md").write_text(markdown(json.loads(text)))
-    print(markdown(json.loads(text)))
+    # The page reads the results as they are stored (JSON's lists and string keys).
+    shown = publish(json.loads(json.dumps(results)), args.out, root / "evals" / "recall_results.json",
+                    root / "docs" / "RECALL_EVAL.md", markdown)
+    if shown is not None:
+        print(shown)
 
 
 if __name__ == "__main__":

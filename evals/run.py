@@ -12,10 +12,11 @@ planner), the way `wiki compile` and `wiki rebuild` do. For each tenant:
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -145,3 +146,17 @@ async def through_simulator(base_url: str, **settings: Any) -> AsyncIterator[tup
             os.environ.pop("ANTHROPIC_BASE_URL", None)
         else:
             os.environ["ANTHROPIC_BASE_URL"] = before
+
+
+def publish(results: Any, out: Path | None, results_path: Path, page_path: Path,
+            page: Callable[[Any], str], indent: int = 2) -> str | None:
+    """An eval's results as JSON: to `out` alone when given (None back), else to `results_path` with
+    its docs page `page(results)` at `page_path` (the page back, for the terminal)."""
+    text = json.dumps(results, indent=indent) + "\n"
+    if out is not None:
+        out.write_text(text)
+        return None
+    results_path.write_text(text)
+    shown = page(results)
+    page_path.write_text(shown)
+    return shown

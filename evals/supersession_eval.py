@@ -53,7 +53,8 @@ from claude_sim import ClaudeSimulator, SimConfig
 from domain.aliases import normalize_alias
 from domain.memory import MemoryIn
 from evals.fact_changes import Chain, Lives, Statement, generate
-from evals.run import private_services
+from evals.metrics import share
+from evals.run import private_services, through_simulator
 from runtime.settings import Settings
 from runtime.temporal_client import signal_compile
 from store.claims import CLAIM_HELD
@@ -63,7 +64,6 @@ log = logging.getLogger("evals.supersession")
 SEEDS = (11, 7919)  # the development seed, and one never looked at while writing the rules
 RESULTS_PATH = Path(__file__).with_name("supersession_results.json")
 DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "SUPERSESSION_EVAL.md"
-SIM_KEY = "sim-anthropic-key"
 
 
 class Scores(BaseModel):
@@ -93,15 +93,15 @@ class Scores(BaseModel):
 
     @property
     def recall(self) -> float:
-        return self.caught / self.changes if self.changes else 1.0
+        return share(self.caught, self.changes, 1.0)
 
     @property
     def precision(self) -> float:
-        return self.retired_rightly / self.retired_claims if self.retired_claims else 1.0
+        return share(self.retired_rightly, self.retired_claims, 1.0)
 
     @property
     def as_of_accuracy(self) -> float:
-        return self.as_of_right / self.as_of_checks if self.as_of_checks else 1.0
+        return share(self.as_of_right, self.as_of_checks, 1.0)
 
     def summary(self) -> dict[str, Any]:
         return {**self.model_dump(), "recall": round(self.recall, 4), "precision": round(self.precision, 4),
@@ -267,20 +267,10 @@ async def _mode(mode: str) -> AsyncIterator[tuple[Settings, Any]]:
         finally:
             await client.aclose()
         return
-    async with ClaudeSimulator(SimConfig()) as sim:
-        before = os.environ.get("ANTHROPIC_BASE_URL")
-        os.environ["ANTHROPIC_BASE_URL"] = sim.base_url  # the SDK's own setting: the product never knows
-        settings = Settings(WIKI_LLM="anthropic", ANTHROPIC_API_KEY=SIM_KEY, WIKI_DEBOUNCE_SECONDS=0,
-                            WIKI_TASK_QUEUE=queue, WIKI_AGGREGATION_PASS_ENABLED=False)
-        client = build_model_client(settings)
-        try:
-            yield settings, client
-        finally:
-            await client.aclose()
-            if before is None:
-                os.environ.pop("ANTHROPIC_BASE_URL", None)
-            else:
-                os.environ["ANTHROPIC_BASE_URL"] = before
+    # The SDK reaches the simulator through its own base-URL setting: the product never knows.
+    async with ClaudeSimulator(SimConfig()) as sim, \
+            through_simulator(sim.base_url, WIKI_TASK_QUEUE=queue, WIKI_AGGREGATION_PASS_ENABLED=False) as chosen:
+        yield chosen
 
 
 async def measure(client: Client, engine: AsyncEngine, lives: Lives, mode: str, order: str) -> Scores:

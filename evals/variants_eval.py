@@ -25,6 +25,7 @@ from temporalio.client import Client
 from app.worker import build_worker
 from domain.aliases import normalize_alias
 from domain.memory import MemoryIn
+from evals.metrics import share
 from evals.run import eval_settings
 from evals.snapshot import Snapshot, read_snapshot
 from evals.variants import VariantCorpus, generate
@@ -44,19 +45,19 @@ class FamilyScore(BaseModel):
 
     @property
     def surfaces_merged(self) -> float | None:
-        return self.merged / self.surfaces if self.surfaces else None
+        return share(self.merged, self.surfaces, None)
 
     @property
     def candidate_recall(self) -> float | None:
-        return self.candidates / self.surfaces if self.surfaces else None
+        return share(self.candidates, self.surfaces, None)
 
     @property
     def precision(self) -> float | None:
-        return self.correct_pairs / self.predicted_pairs if self.predicted_pairs else None
+        return share(self.correct_pairs, self.predicted_pairs, None)
 
     @property
     def recall(self) -> float | None:
-        return self.found_pairs / self.true_pairs if self.true_pairs else None
+        return share(self.found_pairs, self.true_pairs, None)
 
 
 class VariantScore(BaseModel):

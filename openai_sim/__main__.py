@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
 import sys
 
@@ -35,17 +34,6 @@ def _config(args: argparse.Namespace) -> SimConfig:
     if args.api_key:
         config.api_keys = {args.api_key}
     return config
-
-
-async def _serve(port: int, config: SimConfig) -> None:
-    simulator = OpenAISimulator(config)
-    url = await simulator.start(port)
-    print(f"OpenAI-compatible fake ({config.profile.name}) on {url} (WIKI_OPENAI_BASE_URL); models: "
-          f"{', '.join(sorted(config.models))}", flush=True)
-    try:
-        await asyncio.Event().wait()
-    finally:
-        await simulator.stop()
 
 
 async def _run(command: list[str], config: SimConfig, model: str) -> int:
@@ -84,9 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     config = _config(args)
     if args.action == "serve":
-        with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(_serve(args.port, config))
-        return 0
+        return OpenAISimulator(config).serve_until_interrupted(
+            args.port, lambda url: f"OpenAI-compatible fake ({config.profile.name}) on {url} (WIKI_OPENAI_BASE_URL); "
+                                   f"models: {', '.join(sorted(config.models))}")
     return asyncio.run(_run(args.command, config, args.model))
 
 

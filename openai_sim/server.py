@@ -28,7 +28,7 @@ import numpy as np
 
 from claude_sim import ClaudeSimulator
 from claude_sim import SimConfig as ClaudeConfig
-from claude_sim.wire import Request, Response, SimulatedService
+from claude_sim.wire import Request, Response, SimulatedService, pace
 from openai_sim.brain_adapter import claude_answer
 from openai_sim.faults import Fault
 from openai_sim.profiles import PROFILES, ServerProfile
@@ -186,7 +186,8 @@ class OpenAISimulator(SimulatedService):
         usage = {"prompt_tokens": call.prompt_tokens, "completion_tokens": call.completion_tokens,
                  "total_tokens": call.prompt_tokens + call.completion_tokens}
         if not streamed:
-            await self._pace(call.completion_tokens)
+            await pace(self.config.ttft_seconds, self.config.output_tokens_per_second,
+                       call.completion_tokens)
             return _json(200, _completion(model, reply, usage))
         include = bool((body.get("stream_options") or {}).get("include_usage")) and self.config.profile.usage_in_stream
         return Response(200, {"content-type": "text/event-stream"},
@@ -220,13 +221,6 @@ class OpenAISimulator(SimulatedService):
             call.status = 500
             return _error(500, "llama runner process has terminated: signal: killed", "server_error")
         return None
-
-    async def _pace(self, output_tokens: int) -> None:
-        seconds = self.config.ttft_seconds
-        if self.config.output_tokens_per_second > 0:
-            seconds += output_tokens / self.config.output_tokens_per_second
-        if seconds > 0:
-            await asyncio.sleep(seconds)
 
     async def _events(self, model: str, reply: _Reply, usage: dict[str, int] | None,
                       fault: Fault | None) -> AsyncIterator[bytes]:

@@ -92,22 +92,22 @@ class Handles(BaseModel):
         def refs(values: list[str]) -> list[str]:
             return [look(self.memories, value) for value in values]
 
-        def cite_lines(section: NewSection | SectionUpdate) -> None:
+        def cite(section: NewSection | SectionUpdate) -> None:
+            """The section's memories, and each line's, by id."""
+            section.source_refs = refs(section.source_refs)
             for line in section.line_sources:
                 line.refs = [self.memories.get(value.strip().lower(), value) for value in line.refs]
 
         def new_page(page: NewPage) -> None:
             page.source_refs = refs(page.source_refs)
             for new_section in page.sections:
-                new_section.source_refs = refs(new_section.source_refs)
-                cite_lines(new_section)
+                cite(new_section)
 
         out = plan.model_copy(deep=True)
         for update in out.pageUpdates:
             update.pageId = look(self.pages, update.pageId)
             for section in update.sections:
-                section.source_refs = refs(section.source_refs)
-                cite_lines(section)
+                cite(section)
         for page in out.newPages:
             new_page(page)
         # An aggregation plan's parts (a leaf plan leaves them empty).
@@ -120,8 +120,7 @@ class Handles(BaseModel):
         for promotion in out.promotions:
             promotion.mentionId = look(self.mentions, promotion.mentionId)
             for new_section in promotion.sections:
-                new_section.source_refs = refs(new_section.source_refs)
-                cite_lines(new_section)
+                cite(new_section)
         for mention in out.unresolvedMentions:
             if mention.source_ref:
                 mention.source_ref = look(self.memories, mention.source_ref)

@@ -65,19 +65,21 @@ async def resolve_aggregation(conn: AsyncConnection, tenant: str, owner: str, pl
     named = [u.pageId for u in plan.parentSectionUpdates] + [u.pageId for u in plan.sectionPromotions]
     parents = await scope_pages_by_id(
         conn, res, [page_id.strip().lower() for page_id in named if is_valid_uuid(page_id.strip())])
+
+    def parent_named(page_id: str) -> Any:
+        """The scope's page the plan names as a parent; a name of no such page is dropped and counted."""
+        parent = parents.get(page_id.strip().lower())
+        if parent is None:
+            outcome.dropped_invalid_ids += 1
+        return parent
+
     claimed: dict[str, set[str]] = {}
     for update in plan.parentSectionUpdates:
-        parent = parents.get(update.pageId.strip().lower())
-        if parent is None:
-            outcome.dropped_invalid_ids += 1
-            continue
-        await _resolve_rollup(conn, res, parent, update, claimed, aggregations, outcome)
+        if (parent := parent_named(update.pageId)) is not None:
+            await _resolve_rollup(conn, res, parent, update, claimed, aggregations, outcome)
     for promotion in plan.sectionPromotions:
-        parent = parents.get(promotion.pageId.strip().lower())
-        if parent is None:
-            outcome.dropped_invalid_ids += 1
-            continue
-        await _resolve_section_promotion(conn, res, parent, promotion, aggregations, hierarchy, outcome)
+        if (parent := parent_named(promotion.pageId)) is not None:
+            await _resolve_section_promotion(conn, res, parent, promotion, aggregations, hierarchy, outcome)
     outcome.section_tasks = list(res.tasks)
     outcome.dropped_invalid_ids += res.result.dropped_invalid_ids
     return res.resolved_plan(plan.pageLinks, hierarchy=hierarchy, aggregations=aggregations), outcome

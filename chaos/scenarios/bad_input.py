@@ -290,12 +290,9 @@ async def run(suite: Suite) -> Outcome:
         outcome.check(isolation_breaches(breaches) == 0, f"rows cross scopes: {breaches}"),
         outcome.check(owners_copy == [existing.content], "the other tenant's memory under the reused id changed"),
     ]
-    outcome.passed = all(passed)
-    outcome.outcome = (f"all {len(cases)} rejected with a clear message and the right exit code, nothing stored; "
-                       "hostile content stored verbatim and compiled safely" if outcome.passed
-                       else "; ".join(outcome.failures))
-    outcome.seconds = time.monotonic() - started
-    return outcome
+    return outcome.conclude(passed, started,
+                            f"all {len(cases)} rejected with a clear message and the right exit code, nothing stored; "
+                            "hostile content stored verbatim and compiled safely")
 
 
 async def _stored_contents(engine: AsyncEngine) -> list[str]:

@@ -139,8 +139,5 @@ async def run(suite: Suite) -> Outcome:
         outcome.check(isolation_breaches(breaches) == 0, f"rows cross scopes: {breaches}"),
         outcome.check(min(pages.values()) > 0, "a scope got no pages"),
     ]
-    outcome.passed = all(passed)
-    outcome.outcome = ("every memory of every scope compiled exactly once; no wake-up lost; no cross-scope row"
-                       if outcome.passed else "; ".join(outcome.failures))
-    outcome.seconds = time.monotonic() - started
-    return outcome
+    return outcome.conclude(passed, started,
+                            "every memory of every scope compiled exactly once; no wake-up lost; no cross-scope row")

@@ -128,9 +128,6 @@ async def run(suite: Suite) -> Outcome:
     outcome.rows_lost = garbage.diff.lost + lossy.diff.lost
     outcome.rows_duplicated = garbage.diff.duplicated + lossy.diff.duplicated
     outcome.llm_calls_wasted = sum(run_.judged.wasted_of_journal(run_.model_calls) for run_ in runs.values())
-    outcome.passed = all(passed)
-    outcome.outcome = ("never fatal; every bad id dropped and counted; nothing written outside the scope; "
-                       "garbage-only output gives the reference wiki" if outcome.passed
-                       else "; ".join(outcome.failures))
-    outcome.seconds = time.monotonic() - started
-    return outcome
+    return outcome.conclude(passed, started,
+                            "never fatal; every bad id dropped and counted; nothing written outside the scope; "
+                            "garbage-only output gives the reference wiki")

@@ -113,9 +113,6 @@ async def run(suite: Suite) -> Outcome:
         outcome.check(not leaked, f"the attacker's wiki holds the other tenant's {leaked}"),
         outcome.check(dropped >= foreign_ops, f"{foreign_ops} foreign writes ordered, {dropped} counted as dropped"),
     ]
-    outcome.passed = all(passed)
-    outcome.outcome = ("everything the obeying model ordered outside its scope was dropped and counted; "
-                       "the other tenant's wiki is unchanged; nothing leaked" if outcome.passed
-                       else "; ".join(outcome.failures))
-    outcome.seconds = time.monotonic() - started
-    return outcome
+    return outcome.conclude(passed, started,
+                            "everything the obeying model ordered outside its scope was dropped and counted; "
+                            "the other tenant's wiki is unchanged; nothing leaked")

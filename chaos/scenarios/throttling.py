@@ -110,8 +110,5 @@ async def run(suite: Suite) -> Outcome:
         outcome.check(outcome.llm_calls_wasted == 0, "model calls were made whose answer was not used"),
         outcome.check(judged.isolated, f"rows cross scopes: {judged.breaches}"),
     ]
-    outcome.passed = all(passed)
-    outcome.outcome = ("compile completed; every Retry-After honoured; nothing written twice; wiki identical"
-                       if outcome.passed else "; ".join(outcome.failures))
-    outcome.seconds = time.monotonic() - started
-    return outcome
+    return outcome.conclude(passed, started,
+                            "compile completed; every Retry-After honoured; nothing written twice; wiki identical")

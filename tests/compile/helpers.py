@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import time
 import uuid
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
 
 from app.worker import build_worker
+from chaos.measure import ledger_rows
 from domain.memory import MemoryIn
 from runtime.settings import Settings
 from runtime.temporal_client import live_pollers, signal_compile
@@ -87,12 +92,8 @@ async def wiki_snapshot(engine: AsyncEngine, tenant: str, owner: str) -> dict[st
     return snapshot
 
 
-async def ledger(engine: AsyncEngine, tenant: str, owner: str) -> list[dict]:
-    async with engine.connect() as conn:
-        rows = await conn.execute(text(
-            "SELECT trigger, status, metrics, error FROM wiki_compile_jobs WHERE tenant_id = :t AND owner_id = :o "
-            "ORDER BY started_at, run_id"), {"t": tenant, "o": owner})
-        return [dict(row._mapping) for row in rows]
+# A scope's compile runs in the ledger, oldest first: the fault suite's reader, so the tests read what it reads.
+ledger = ledger_rows
 
 
 def ledger_total(rows: list[dict], key: str) -> float:
@@ -110,3 +111,17 @@ async def poll(check, *, timeout: float, what: str, every: float = 0.05, error: 
         if time.monotonic() > deadline:
             raise error(f"timed out after {timeout:.0f}s waiting for {what}")
         await asyncio.sleep(every)
+
+
+@contextmanager
+def own_process(args: list[str], log_path: Path, **popen: Any) -> Iterator[subprocess.Popen]:
+    """`args` as a separate process writing its output to `log_path`, killed (if still alive) and reaped
+    on the way out, however the block ends."""
+    with log_path.open("ab") as log:
+        process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, **popen)
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=30)

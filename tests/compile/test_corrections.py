@@ -50,6 +50,12 @@ async def cited_by(engine, owner: str, memory: MemoryIn) -> set[str]:
     return {row.slug for row in found}
 
 
+async def retained_and_compiled(client, engine, settings, owner: str, memories: list[MemoryIn]) -> None:
+    """The memories stored in the corrections tenant, then compiled: how most tests here begin."""
+    await store_memories(engine, TENANT, owner, memories)
+    await compile_scope(client, settings, TENANT, owner)
+
+
 async def rebuilt(client, engine, settings, tenant: str, owner: str) -> None:
     _, handle = await rebuild_scope(client, engine, settings, tenant, owner)
     await handle.result()
@@ -60,12 +66,10 @@ async def test_an_alias_added_by_hand_brings_its_name_to_the_page_and_survives_c
     settings = test_settings()
     lexi = person("Lexi brought homemade salsa.", 5, {"name": "Lexi", "type": "entity", "kind": "person"})
     async with running_worker(client, engine, settings):
-        await store_memories(engine, TENANT, owner, BASE)
-        await compile_scope(client, settings, TENANT, owner)
+        await retained_and_compiled(client, engine, settings, owner, BASE)
         done = await corrections.add_alias(engine, at, "Alexandra Reyes", "Lexi")
         assert "'lexi'" in done.done
-        await store_memories(engine, TENANT, owner, [lexi])
-        await compile_scope(client, settings, TENANT, owner)
+        await retained_and_compiled(client, engine, settings, owner, [lexi])
         assert await cited_by(engine, owner, lexi) == {"alexandra-reyes"}  # the alias won: no held "Lexi"
         assert not await one(engine, "SELECT 1 FROM wiki_unresolved_mentions WHERE owner_id = :o AND status = 'open'",
                              o=owner)
@@ -82,13 +86,11 @@ async def test_an_alias_removed_by_hand_stays_removed_through_compile_and_rebuil
     owner, at = "o-unalias", ReadScope.of(TENANT, "o-unalias")
     settings = test_settings()
     async with running_worker(client, engine, settings):
-        await store_memories(engine, TENANT, owner, BASE)
-        await compile_scope(client, settings, TENANT, owner)
+        await retained_and_compiled(client, engine, settings, owner, BASE)
         assert "alex reyes" in await aliases_of(engine, owner, "alexandra-reyes")
         await corrections.remove_alias(engine, at, "entity/alexandra-reyes", "Alex Reyes")
         assert "alex reyes" not in await aliases_of(engine, owner, "alexandra-reyes")
-        await store_memories(engine, TENANT, owner, [person("Alexandra Reyes ran a half marathon.", 6)])
-        await compile_scope(client, settings, TENANT, owner)
+        await retained_and_compiled(client, engine, settings, owner, [person("Alexandra Reyes ran a half marathon.", 6)])
         assert "alex reyes" not in await aliases_of(engine, owner, "alexandra-reyes")
         await rebuilt(client, engine, settings, TENANT, owner)
     left = await aliases_of(engine, owner, "alexandra-reyes")
@@ -100,8 +102,7 @@ async def test_an_ignored_name_is_never_promoted_nor_held_open_through_compile_a
     settings = test_settings()
     zorblax = {"name": "Zorblax", "type": "entity", "kind": "project"}
     async with running_worker(client, engine, settings):
-        await store_memories(engine, TENANT, owner, [*BASE, person("Started the Zorblax prototype.", 3, zorblax)])
-        await compile_scope(client, settings, TENANT, owner)
+        await retained_and_compiled(client, engine, settings, owner, [*BASE, person("Started the Zorblax prototype.", 3, zorblax)])
         assert await one(engine, "SELECT 1 FROM wiki_unresolved_mentions WHERE owner_id = :o AND status = 'open' "
                                  "AND alias_normalized = 'zorblax'", o=owner)
         assert (await corrections.ignore_mention(engine, at, "Zorblax")).changed == 1
@@ -130,12 +131,10 @@ async def test_a_paused_scope_stores_retains_and_compiles_nothing_until_resumed(
     owner, at = "o-pause", ReadScope.of(TENANT, "o-pause")
     settings = test_settings()
     async with running_worker(client, engine, settings):
-        await store_memories(engine, TENANT, owner, BASE)
-        await compile_scope(client, settings, TENANT, owner)
+        await retained_and_compiled(client, engine, settings, owner, BASE)
         await corrections.set_paused(engine, at, True)
         later = person("Alexandra Reyes adopted a cat.", 9)
-        await store_memories(engine, TENANT, owner, [later])
-        await compile_scope(client, settings, TENANT, owner)
+        await retained_and_compiled(client, engine, settings, owner, [later])
         assert await cited_by(engine, owner, later) == set()
         assert (await ledger(engine, TENANT, owner))[-1]["metrics"].get("records_processed", 0) == 0
         with pytest.raises(OperationRefused, match="paused"):
@@ -158,8 +157,7 @@ async def test_rolled_back_deterministic_links_stay_gone_through_compile_and_reb
     query = ("SELECT l.context FROM wiki_page_links l JOIN wiki_pages p ON p.id = l.from_page_id WHERE p.owner_id = :o "
              "AND (l.context LIKE 'deterministic:%' OR l.context LIKE 'co!_mention:%' ESCAPE '!')")
     async with running_worker(client, engine, settings):
-        await store_memories(engine, TENANT, owner, [*BASE, *visits[:2]])
-        await compile_scope(client, settings, TENANT, owner)
+        await retained_and_compiled(client, engine, settings, owner, [*BASE, *visits[:2]])
         assert await one(engine, query, o=owner), "the corpus makes deterministic links"
         dropped = (await corrections.rollback_deterministic_links(engine, at)).changed
         assert dropped > 0 and not await one(engine, query, o=owner)

@@ -14,7 +14,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
@@ -38,6 +38,7 @@ from tests.compile.helpers import (
     compile_scope,
     ledger,
     ledger_total,
+    own_process,
     poll,
     retain_sample,
     running_worker,
@@ -112,15 +113,8 @@ async def retain_and_compile(client: Client, engine: AsyncEngine, settings: Sett
 @contextmanager
 def worker_process(env: dict[str, str], log_path: Path) -> Iterator[subprocess.Popen]:
     """`python worker.py` as a separate process, always killed on the way out."""
-    with log_path.open("ab") as log:
-        process = subprocess.Popen([sys.executable, "worker.py"], cwd=PROJECT_DIR, env={**os.environ, **env},
-                                   stdout=log, stderr=subprocess.STDOUT)
-    try:
+    with own_process([sys.executable, "worker.py"], log_path, cwd=PROJECT_DIR, env={**os.environ, **env}) as process:
         yield process
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(timeout=30)
 
 
 async def sections_being_written(engine: AsyncEngine, tenant: str, owner: str) -> bool:
@@ -331,12 +325,19 @@ async def test_a_bootstrap_import_reads_up_to_the_bootstrap_record_cap(client, e
 # --------------------------------------------------------------------------- 5. progress and visibility
 
 
-async def test_progress_is_queryable_and_the_run_is_findable_by_tenant(client, engine):
+@asynccontextmanager
+async def compiling(client, engine, *, latency_ms: int, memories: int):
+    """A new scope's sample of `memories` compiling at `latency_ms` a scripted call, 20 records a batch:
+    (tenant, owner, settings, the compile's handle) while the worker runs."""
     tenant, owner = new_scope()
-    settings = settings_for(WIKI_SCRIPTED_LATENCY_MS=50, WIKI_RECORD_PAGE_SIZE=20, **UNCAPPED)
-    assert await retain_sample(engine, tenant, owner, 60) == 60
+    settings = settings_for(WIKI_SCRIPTED_LATENCY_MS=latency_ms, WIKI_RECORD_PAGE_SIZE=20, **UNCAPPED)
+    assert await retain_sample(engine, tenant, owner, memories) == memories
     async with running_worker(client, engine, settings):
-        handle = await signal_compile(client, tenant, owner, trigger="admin", settings=settings)
+        yield tenant, owner, settings, await signal_compile(client, tenant, owner, trigger="admin", settings=settings)
+
+
+async def test_progress_is_queryable_and_the_run_is_findable_by_tenant(client, engine):
+    async with compiling(client, engine, latency_ms=50, memories=60) as (tenant, owner, settings, handle):
 
         async def progress_after_a_batch() -> Progress | None:
             progress = await handle.query("progress", result_type=Progress)
@@ -396,11 +397,7 @@ async def test_an_urgent_wake_up_ends_a_retain_debounce_at_once(client, engine, 
 
 
 async def test_a_pending_activity_says_what_it_does_in_its_heartbeat(client, engine):
-    tenant, owner = new_scope()
-    settings = settings_for(WIKI_SCRIPTED_LATENCY_MS=3000, WIKI_RECORD_PAGE_SIZE=20, **UNCAPPED)
-    assert await retain_sample(engine, tenant, owner, 20) == 20
-    async with running_worker(client, engine, settings):
-        handle = await signal_compile(client, tenant, owner, trigger="admin", settings=settings)
+    async with compiling(client, engine, latency_ms=3000, memories=20) as (tenant, owner, settings, handle):
 
         async def planning_details() -> list[str]:
             pending = (await handle.describe()).raw_description.pending_activities

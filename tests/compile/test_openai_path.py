@@ -27,6 +27,7 @@ from store.memories import store_memories
 from tests.compile.helpers import (
     compile_scope,
     ledger,
+    own_process,
     poll,
     running_worker,
     sample_memories,
@@ -109,16 +110,9 @@ def free_port() -> int:
 @contextmanager
 def fake_server(port: int, log: Path) -> Iterator[subprocess.Popen]:
     """The fake as its own process on `port`, answering once it listens; killed on exit if alive."""
-    with log.open("ab") as out:
-        process = subprocess.Popen([sys.executable, "-m", "openai_sim", "serve", "--port", str(port), "--model", MODEL],
-                                   cwd=PROJECT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   env={**os.environ, "PYTHONPATH": str(PROJECT)})
-    try:
+    with own_process([sys.executable, "-m", "openai_sim", "serve", "--port", str(port), "--model", MODEL], log,
+                     cwd=PROJECT, stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(PROJECT)}) as process:
         yield process
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(timeout=30)
 
 
 async def listening(port: int) -> bool:

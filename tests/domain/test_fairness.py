@@ -22,7 +22,8 @@ from domain.fairness import (
 from domain.memory import SCOPE_PATTERN
 from messages.compile import Trigger
 from runtime.priority import compile_priority, lint_priority
-from runtime.settings import ConfigError, Settings, load_settings
+from runtime.settings import Settings
+from tests.settings_helpers import refused
 
 TENANT_ALPHABET = string.ascii_letters + string.digits + "_.:@-"
 
@@ -69,17 +70,11 @@ def test_generated_weight_settings_parse_or_fail_in_one_sentence():
 
 
 def test_a_bad_weight_setting_stops_start_up_naming_the_variable(monkeypatch):
-    monkeypatch.setenv("WIKI_FAIRNESS_TENANT_WEIGHTS", "acme=fast")
-    with pytest.raises(ConfigError, match="^invalid configuration: WIKI_FAIRNESS_TENANT_WEIGHTS: "):
-        load_settings()
-    monkeypatch.setenv("WIKI_FAIRNESS_TENANT_WEIGHTS", "")
-    monkeypatch.setenv("WIKI_FAIRNESS_WEIGHT", "0")
-    with pytest.raises(ConfigError, match="WIKI_FAIRNESS_WEIGHT"):
-        load_settings()
-    monkeypatch.setenv("WIKI_FAIRNESS_WEIGHT", "1")
-    monkeypatch.setenv("WIKI_LLM_TENANT_MAX_PER_SECOND", "2")
-    with pytest.raises(ConfigError, match="WIKI_LLM_TASK_QUEUE must be set when WIKI_LLM_TENANT_MAX_PER_SECOND"):
-        load_settings()
+    refused(monkeypatch, "^invalid configuration: WIKI_FAIRNESS_TENANT_WEIGHTS: ",
+            WIKI_FAIRNESS_TENANT_WEIGHTS="acme=fast")
+    refused(monkeypatch, "WIKI_FAIRNESS_WEIGHT", WIKI_FAIRNESS_TENANT_WEIGHTS="", WIKI_FAIRNESS_WEIGHT="0")
+    refused(monkeypatch, "WIKI_LLM_TASK_QUEUE must be set when WIKI_LLM_TENANT_MAX_PER_SECOND",
+            WIKI_FAIRNESS_WEIGHT="1", WIKI_LLM_TENANT_MAX_PER_SECOND="2")
 
 
 def test_a_compile_starts_with_its_trigger_priority_its_tenant_key_and_weight():
@@ -118,6 +113,4 @@ def test_the_tenant_limit_is_the_explicit_one_else_a_share_of_the_queue_rate_wit
 
 @pytest.mark.parametrize("value", ["0", "1.5", "-0.2", "nan", "most"])
 def test_a_tenant_quota_share_outside_zero_to_one_is_refused_naming_the_variable(monkeypatch, value):
-    monkeypatch.setenv("WIKI_LLM_TENANT_QUOTA_SHARE", value)
-    with pytest.raises(ConfigError, match="WIKI_LLM_TENANT_QUOTA_SHARE"):
-        load_settings()
+    refused(monkeypatch, "WIKI_LLM_TENANT_QUOTA_SHARE", WIKI_LLM_TENANT_QUOTA_SHARE=value)

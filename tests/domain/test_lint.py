@@ -147,3 +147,9 @@ def test_provenance_problems_are_reported_by_page_in_their_scope():
         ("entity/uchi", "foreign_sources", 1)]
     assert (report.totals.unsourced_sections, report.totals.foreign_sources) == (3, 1)
     assert "3 sections citing nothing, 1 citations of no memory of the scope" in summary_line(report)
+
+
+def test_the_counts_a_scope_and_the_totals_share_are_one_per_check():
+    assert tuple(lint.CheckCounts.model_fields) == lint.CHECKS
+    assert list(lint.LintTotals.model_fields)[0] == "scopes"
+    assert list(lint.ScopeLint.model_fields)[:2] == ["tenant", "owner"]

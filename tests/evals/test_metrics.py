@@ -56,3 +56,10 @@ def test_identity_rows_ignore_archived_pages() -> None:
     archived.status = "archived"
     assert rows_for_identity(Snapshot(pages=[live, archived], links=[], mentions=[])) == \
         rows_for_identity(Snapshot(pages=[live], links=[], mentions=[]))
+
+
+def test_a_share_of_nothing_reads_as_the_figure_the_eval_chose():
+    from evals.metrics import share
+
+    assert share(3, 4, 1.0) == 0.75
+    assert share(0, 0, 1.0) == 1.0 and share(5, 0, 0.0) == 0.0 and share(0, 0, None) is None

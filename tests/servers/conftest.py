@@ -21,6 +21,14 @@ def server_settings() -> Settings:
     return Settings(WIKI_TASK_QUEUE=f"tq-{uuid.uuid4()}", WIKI_LLM="scripted", WIKI_DEBOUNCE_SECONDS=0)
 
 
+def connecting(client):
+    """The `connect` a server takes: it hands out the test's own Temporal client."""
+    async def connect():
+        return client
+
+    return connect
+
+
 @asynccontextmanager
 async def serving(app, host: str = "127.0.0.1") -> AsyncIterator[str]:
     """`app` served by uvicorn at http://host:port until the block ends."""

@@ -16,8 +16,8 @@ from runtime.database import engine_for
 from runtime.settings import Settings
 from servers.http_api import create_app
 from store.api_tokens import scope_of_token
-from tests.servers.conftest import serving
-from tests.servers.wiki import seed_scope, token_for
+from tests.servers.conftest import connecting, serving
+from tests.servers.wiki import seed_scope, seed_tenants, token_for
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -39,13 +39,9 @@ async def tight_api(database_url, client: Client, server_settings):
     settings = tight_settings(WIKI_TASK_QUEUE=server_settings.task_queue)
     engine = engine_for(database_url, pool_size=4, max_overflow=0, pool_timeout=5)
     try:
-        await seed_scope(engine, "acme")
-        await seed_scope(engine, "globex")
+        await seed_tenants(engine)
         tokens = await token_for(engine, "acme", rights="write"), await token_for(engine, "globex", rights="read")
-        async def connect() -> Client:
-            return client
-
-        async with serving(create_app(engine, connect, settings)) as base:
+        async with serving(create_app(engine, connecting(client), settings)) as base:
             yield base, *tokens
     finally:
         await engine.dispose()
@@ -89,10 +85,7 @@ async def test_every_route_works_on_a_pool_of_one_connection(database_url, clien
         await seed_scope(engine, "acme")
         token = await token_for(engine, "acme", rights="write")
 
-        async def connect() -> Client:
-            return client
-
-        async with serving(create_app(engine, connect, settings)) as base, \
+        async with serving(create_app(engine, connecting(client), settings)) as base, \
                 httpx.AsyncClient(base_url=base, timeout=30, headers=bearer(token)) as http:
             retained = await http.post("/v1/memories", json={"memories": [{"content": "One connection is enough."}]})
             assert retained.status_code == 202, retained.text

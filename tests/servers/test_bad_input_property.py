@@ -15,6 +15,7 @@ from temporalio.client import Client
 
 from runtime.settings import Settings
 from servers.http_api import create_app
+from tests.servers.conftest import connecting
 from tests.servers.wiki import seed_scope, token_for
 
 EDGE_VALUES = [
@@ -69,12 +70,9 @@ async def api_client(engine, client: Client, server_settings):
     await seed_scope(engine, "acme")
     token = await token_for(engine, "acme", rights="write")
 
-    async def connect() -> Client:
-        return client
-
     generous = Settings(WIKI_TASK_QUEUE=server_settings.task_queue, WIKI_HTTP_RATE_PER_SECOND=10_000,
                         WIKI_HTTP_RATE_BURST=10_000)
-    transport = httpx.ASGITransport(app=create_app(engine, connect, generous))
+    transport = httpx.ASGITransport(app=create_app(engine, connecting(client), generous))
     async with httpx.AsyncClient(transport=transport, base_url="http://api", timeout=30,
                                  headers={"Authorization": f"Bearer {token}"}) as http:
         yield http

@@ -10,8 +10,8 @@ from temporalio.client import Client
 
 from servers.corrections_api import ROUTES
 from servers.http_api import create_app
-from tests.servers.conftest import serving
-from tests.servers.wiki import OWNER, seed_scope, token_for
+from tests.servers.conftest import connecting, serving
+from tests.servers.wiki import OWNER, seed_tenants, token_for
 
 BODIES = {
     "/v1/corrections/aliases": {"page": "Sam", "alias": "Samwise"},
@@ -24,15 +24,11 @@ BODIES = {
 
 @pytest.fixture
 async def api(engine, client: Client, server_settings):
-    await seed_scope(engine, "acme")
-    await seed_scope(engine, "globex")
-
-    async def connect() -> Client:
-        return client
+    await seed_tenants(engine)
 
     tokens = {rights: await token_for(engine, "acme", rights=rights) for rights in ("read", "write", "operator")}
     tokens["globex"] = await token_for(engine, "globex", rights="operator")
-    async with serving(create_app(engine, connect, server_settings)) as base:
+    async with serving(create_app(engine, connecting(client), server_settings)) as base:
         yield base, tokens
 
 

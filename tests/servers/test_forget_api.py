@@ -9,22 +9,18 @@ from temporalio.client import Client
 
 from servers.http_api import create_app
 from tests.operators import helpers as db
-from tests.servers.conftest import serving
-from tests.servers.wiki import seed_scope, token_for
+from tests.servers.conftest import connecting, serving
+from tests.servers.wiki import seed_tenants, token_for
 
 
 @pytest.fixture
 async def api(engine, client: Client, server_settings):
     """(base URL, acme's memories, acme writer, acme reader, globex writer)."""
-    acme = await seed_scope(engine, "acme")
-    await seed_scope(engine, "globex")
-
-    async def connect() -> Client:
-        return client
+    acme = (await seed_tenants(engine))["acme"]
 
     tokens = (await token_for(engine, "acme"), await token_for(engine, "acme", rights="read"),
               await token_for(engine, "globex"))
-    async with serving(create_app(engine, connect, server_settings)) as base:
+    async with serving(create_app(engine, connecting(client), server_settings)) as base:
         yield base, acme.memories, *tokens
 
 

@@ -90,21 +90,14 @@ async def test_a_lane_sheds_at_once_when_its_queue_is_full_and_after_its_timeout
 
 
 def test_settings_that_would_queue_in_the_pool_are_refused_naming_the_variables(monkeypatch):
-    from runtime.settings import ConfigError, load_settings
+    from runtime.settings import load_settings
+    from tests.settings_helpers import refused
 
-    monkeypatch.setenv("WIKI_DB_POOL_SIZE", "4")
-    monkeypatch.setenv("WIKI_DB_POOL_OVERFLOW", "0")
-    monkeypatch.setenv("WIKI_HTTP_MAX_IN_FLIGHT", "5")
-    with pytest.raises(ConfigError, match="WIKI_HTTP_MAX_IN_FLIGHT must be at most WIKI_DB_POOL_SIZE"):
-        load_settings()
-    monkeypatch.setenv("WIKI_HTTP_MAX_IN_FLIGHT", "4")
-    monkeypatch.setenv("WIKI_HTTP_MAX_CONCURRENT_RETAINS", "8")
-    with pytest.raises(ConfigError, match="WIKI_HTTP_MAX_CONCURRENT_RETAINS must be at most"):
-        load_settings()
-    monkeypatch.setenv("WIKI_HTTP_MAX_CONCURRENT_RETAINS", "1")
-    monkeypatch.setenv("WIKI_HTTP_RATE_BURST", "0")
-    with pytest.raises(ConfigError, match="WIKI_HTTP_RATE_BURST"):
-        load_settings()
+    refused(monkeypatch, "WIKI_HTTP_MAX_IN_FLIGHT must be at most WIKI_DB_POOL_SIZE",
+            WIKI_DB_POOL_SIZE="4", WIKI_DB_POOL_OVERFLOW="0", WIKI_HTTP_MAX_IN_FLIGHT="5")
+    refused(monkeypatch, "WIKI_HTTP_MAX_CONCURRENT_RETAINS must be at most",
+            WIKI_HTTP_MAX_IN_FLIGHT="4", WIKI_HTTP_MAX_CONCURRENT_RETAINS="8")
+    refused(monkeypatch, "WIKI_HTTP_RATE_BURST", WIKI_HTTP_MAX_CONCURRENT_RETAINS="1", WIKI_HTTP_RATE_BURST="0")
     monkeypatch.delenv("WIKI_HTTP_RATE_BURST")
     assert load_settings().metrics_host == "127.0.0.1"  # the worker's metrics stay on loopback unless asked
 

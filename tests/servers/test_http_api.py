@@ -14,21 +14,17 @@ from temporalio.client import Client
 from runtime.settings import Settings
 from servers.http_api import create_app
 from store.api_tokens import revoke_token
-from tests.servers.conftest import serving
-from tests.servers.wiki import OWNER, seed_scope, token_for
+from tests.servers.conftest import connecting, serving
+from tests.servers.wiki import OWNER, seed_tenants, token_for
 
 
 @pytest.fixture
 async def api(engine, client: Client, server_settings):
     """(base URL, acme token, globex token) of a running API over two seeded tenants."""
-    await seed_scope(engine, "acme")
-    await seed_scope(engine, "globex")
-
-    async def connect() -> Client:
-        return client
+    await seed_tenants(engine)
 
     tokens = (await token_for(engine, "acme"), await token_for(engine, "globex"))
-    async with serving(create_app(engine, connect, server_settings)) as base:
+    async with serving(create_app(engine, connecting(client), server_settings)) as base:
         yield base, *tokens
 
 

@@ -16,8 +16,8 @@ from temporalio.client import Client as TemporalClient
 
 from servers.mcp_server import TokenScopes, build_server, http_app, scope_from_token
 from tests.operators import helpers as db
-from tests.servers.conftest import serving
-from tests.servers.wiki import OWNER, seed_scope, token_for
+from tests.servers.conftest import connecting, serving
+from tests.servers.wiki import OWNER, seed_tenants, token_for
 
 TOOLS = {"recall", "context", "search", "get_page", "get_sources", "related", "changes_since", "retain",
          "retain_conversation", "forget"}
@@ -35,8 +35,7 @@ def error_text(result) -> str:
 
 
 async def test_stdio_server_serves_its_scope_to_the_sdk_client(engine, database_url, tmp_path):
-    await seed_scope(engine, "acme")
-    await seed_scope(engine, "globex")
+    await seed_tenants(engine)
     await db.page(engine, "globex", OWNER, "globex-only", title="Globex Only")
     env = {**os.environ, "DATABASE_URL": database_url, "TEMPORAL_ADDRESS": "127.0.0.1:9",
            "WIKI_DATA_DIR": str(tmp_path / "data")}
@@ -88,13 +87,9 @@ async def test_stdio_refuses_a_missing_scope(database_url, tmp_path):
 
 @pytest.fixture
 async def mcp_http(engine, client: TemporalClient, server_settings):
-    await seed_scope(engine, "acme")
-    await seed_scope(engine, "globex")
+    await seed_tenants(engine)
 
-    async def connect() -> TemporalClient:
-        return client
-
-    server = build_server(engine, scope_from_token, connect, server_settings, token_verifier=TokenScopes(engine))
+    server = build_server(engine, scope_from_token, connecting(client), server_settings, token_verifier=TokenScopes(engine))
     async with serving(http_app(server, "127.0.0.1", engine, server_settings)) as base:
         yield f"{base}/mcp"
 

@@ -24,6 +24,11 @@ class Seeded:
     sections: dict[str, uuid.UUID] = field(default_factory=dict)
 
 
+async def seed_tenants(engine: AsyncEngine) -> dict[str, Seeded]:
+    """Both tenants seeded, by tenant: the isolation tests need the same names on either side."""
+    return {tenant: await seed_scope(engine, tenant) for tenant in TENANTS}
+
+
 async def seed_scope(engine: AsyncEngine, tenant: str) -> Seeded:
     """The same page names in every tenant; the text says which tenant it belongs to."""
     seeded = Seeded()
