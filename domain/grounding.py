@@ -22,7 +22,6 @@ recomputed (`counts_of`). A term that fails is named in the rejection's reason.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -32,6 +31,7 @@ from domain.claim_text import plain_text
 from domain.closed_class import JOINING_WORDS
 from domain.evidence import DATE, Evidence
 from domain.line_formats import emphasised_names, without_note
+from domain.name_words import possessive_free
 
 
 @dataclass(frozen=True)
@@ -63,11 +63,8 @@ APPLY_RULE = GroundingRule(caller="apply")
 
 def _name_in(name: str, evidence: Evidence) -> bool:
     return (name in evidence.words or f" {name} " in evidence.text
-            or _POSSESSIVE.sub("", name) in evidence.participants)
-
-
-# A possessive ending: "Melanie's kids" names Melanie, one of the turn's speakers.
-_POSSESSIVE = re.compile(r"['’]s$")
+            # "Melanie's kids" names Melanie, one of the turn's speakers.
+            or possessive_free(name) in evidence.participants)
 
 
 def _names_text(page_names: Iterable[str]) -> str:

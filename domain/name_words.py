@@ -362,7 +362,8 @@ _SENTENCE_END = frozenset(".!?;")
 _DATE = re.compile(r"\b\d{4}-\d{2}(?:-\d{2})?\b")
 
 
-def _possessive_free(token: str) -> str:
+def possessive_free(token: str) -> str:
+    """A name without its possessive ending ("Melanie's" -> "Melanie")."""
     return re.sub(r"['’]s?$", "", token) if len(token) > 2 else token
 
 
@@ -380,7 +381,7 @@ def capitalised_names(text: str, *, opening: bool = True) -> list[str]:
             continue
         if token[:1].isupper() and not token[:1].isdigit():
             following = tokens[n + 1] if n + 1 < len(tokens) else ""
-            if not opening or following[:1].isupper() or is_name_alone(_possessive_free(token)):
+            if not opening or following[:1].isupper() or is_name_alone(possessive_free(token)):
                 out.append(token)
         opening = False
     return [word for word in out if normalize_alias(word) not in FUNCTION_WORDS]
@@ -398,7 +399,7 @@ def opening_words(text: str, *, opening: bool = True) -> list[str]:
             continue
         following = tokens[n + 1] if n + 1 < len(tokens) else ""
         if opening and token[:1].isupper() and not following[:1].isupper() \
-                and not is_name_alone(_possessive_free(token)):
+                and not is_name_alone(possessive_free(token)):
             key = normalize_alias(token)
             if key and key not in FUNCTION_WORDS and not key.isdigit():
                 found.append(key)
@@ -416,6 +417,6 @@ def question_names(question: str) -> list[str]:
     words = _WORD.findall(question)
     return list(dict.fromkeys(
         normalize_alias(w) for i, w in enumerate(words)
-        if w[:1].isupper() and len(w) >= 3 and (i > 0 or is_name_alone(_possessive_free(w)))
-        and name_prior(_possessive_free(w)) != "closed"))
+        if w[:1].isupper() and len(w) >= 3 and (i > 0 or is_name_alone(possessive_free(w)))
+        and name_prior(possessive_free(w)) != "closed"))
 

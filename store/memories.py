@@ -196,17 +196,11 @@ def _cursor_params(cursor: Cursor) -> dict[str, Any]:
     return {"since": since, "since_id": cursor.record_id or _NIL}
 
 
-# Everyone who speaks in a turn's conversation (none for a memory that is no turn).
-_PARTICIPANTS = """ARRAY(SELECT DISTINCT o.speaker FROM memory_units o
-    WHERE o.tenant_id = m.tenant_id AND o.owner_id = m.owner_id AND o.conversation_id = m.conversation_id
-      AND o.speaker IS NOT NULL) AS participants"""
-
-
-def _record(row: Any) -> MemoryRecord:
+def _record(row: Any, participants: list[str] | None = None) -> MemoryRecord:
     return MemoryRecord(id=row.id, content=row.content, metadata=row.metadata or {}, created_at=row.created_at,
                         updated_at=row.updated_at, speaker=row.speaker, speaker_role=row.speaker_role,
                         conversation=row.conversation_id, position=row.position,
-                        participants=list(getattr(row, "participants", None) or []))
+                        participants=participants or [])
 
 
 async def read_after(
@@ -248,14 +242,29 @@ async def load_memories(conn: AsyncConnection, tenant: str, owner: str,
     rows = (
         await conn.execute(
             text(
-                f"SELECT {_COLUMNS}, {_PARTICIPANTS} FROM memory_units m "
+                f"SELECT {_COLUMNS} FROM memory_units "
                 "WHERE tenant_id = :tenant AND owner_id = :owner AND id = ANY(:ids)"
             ),
             {"tenant": tenant, "owner": owner, "ids": ids},
         )
     ).all()
-    by_id = {row.id: _record(row) for row in rows}
+    speakers = await _conversation_speakers(conn, tenant, owner, {row.conversation_id for row in rows})
+    by_id = {row.id: _record(row, speakers.get(row.conversation_id, [])) for row in rows}
     return [by_id[memory_id] for memory_id in ids if memory_id in by_id]
+
+
+async def _conversation_speakers(conn: AsyncConnection, tenant: str, owner: str,
+                                 conversations: set[str | None]) -> dict[str, list[str]]:
+    """Everyone who speaks in each conversation: one read for all the conversations asked of."""
+    wanted = sorted(c for c in conversations if c)
+    if not wanted:
+        return {}
+    rows = await conn.execute(text(
+        "SELECT conversation_id, array_agg(DISTINCT speaker ORDER BY speaker) AS speakers FROM memory_units "
+        "WHERE tenant_id = :tenant AND owner_id = :owner AND conversation_id = ANY(:conversations) "
+        "AND speaker IS NOT NULL GROUP BY conversation_id"),
+        {"tenant": tenant, "owner": owner, "conversations": wanted})
+    return {row.conversation_id: list(row.speakers) for row in rows}
 
 
 async def scope_user_name(conn: AsyncConnection, tenant: str, owner: str) -> str | None:
