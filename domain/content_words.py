@@ -37,6 +37,7 @@ def _word_key(word: str) -> str:
     return word
 
 
+@functools.lru_cache(maxsize=65_536)
 def content_words(text: str) -> frozenset[str]:
     """The content words of `text`, as keys (see the module's docstring)."""
     words = set()

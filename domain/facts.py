@@ -139,9 +139,24 @@ class _Pattern:
     kind: str  # "state", "change" or "end"
     regex: re.Pattern[str]
     shape: str = "name"
+    # Words the regex cannot match without, each after a space (its verb's forms, its nouns), searched
+    # before it: most lines state no fact, and the regex's leading `.{0,80}?` is slow to say so.
+    anchor: re.Pattern[str] | None = None
 
 
 _HOLDER = r"^(?P<holder>.{0,80}?)\s+"
+_ANCHORS: dict[str, re.Pattern[str]] = {}
+
+
+def _anchor(alternation: str) -> re.Pattern[str]:
+    """One compiled anchor per alternation, so a line is searched once for each (`_Pattern.anchor`)."""
+    if alternation not in _ANCHORS:
+        _ANCHORS[alternation] = re.compile(rf"\s(?:{alternation})", re.IGNORECASE)
+    return _ANCHORS[alternation]
+
+
+def _verb_anchor(phrasing: str) -> re.Pattern[str]:
+    return _anchor(_forms(phrasing.partition(" ")[0]))
 # "moved to Denver after leaving Boston": the value left behind, named after the new one.
 _AFTER_LEAVING = re.compile(r"\s+(?:after|upon|on)\s+(?:leaving|quitting)\s+(?:the\s+)?(?P<old>" + _NAME + ")")
 
@@ -162,9 +177,11 @@ def _compile(rule: AttributeRule) -> list[_Pattern]:
             # a proper name is told by its capital letter: only its pattern is case-sensitive
             regex = re.compile(_HOLDER + _AUX + _phrase(phrasing, rule.value, rule.whole),
                                re.IGNORECASE if rule.value != "name" else 0)
-            out.append(_Pattern(rule.name, kind, regex, rule.value))
+            out.append(_Pattern(rule.name, kind, regex, rule.value, _verb_anchor(phrasing)))
     if rule.nouns:
         nouns = _words(rule.nouns)
+        plurals = _words({*rule.nouns, *(_plural(noun) for noun in rule.nouns)})
+        said = _anchor(plurals)
         value = _SHAPES[rule.value]
         link = r"(?:is|was|are|were|'s|has\s+been|had\s+been|changed\s+to|is\s+changing\s+to|became)"
         lead = r"(?:(?:in|at|on|a|an|the|to)\s+)?"
@@ -176,28 +193,30 @@ def _compile(rule: AttributeRule) -> list[_Pattern]:
         for holder in holders:
             out.append(_Pattern(rule.name, "state", re.compile(
                 rf"{holder}{adjectives}(?i:{nouns})\s+(?i:{link})\s+{_ADV}(?i:changed\s+to\s+)?{lead}{value}"),
-                rule.value))
+                rule.value, said))
         out.append(_Pattern(rule.name, "state", re.compile(
             rf"{_HOLDER}(?i:{_AUX})(?i:has|have|had|got|gets|get)\s+(?i:a|an)\s+(?i:new)\s+(?i:{nouns})\s*[,:]?\s+"
-            rf"{value}"), rule.value))
-        plurals = _words({*rule.nouns, *(_plural(noun) for noun in rule.nouns)})
+            rf"{value}"), rule.value, said))
         verbs = "|".join(_forms(verb) for verb in NOUN_CHANGES)
         out.append(_Pattern(rule.name, "state", re.compile(
             rf"{_HOLDER}(?i:{_AUX})(?i:{verbs})\s+(?:(?i:{_POSSESSIVE})\s+)?(?i:{plurals})\s+(?i:to|over\s+to)\s+"
-            rf"{value}"), rule.value))
+            rf"{value}"), rule.value, said))
     return out
 
 
 _PATTERNS: tuple[_Pattern, ...] = tuple(p for rule in ATTRIBUTES for p in _compile(rule))
 _GENERIC: tuple[_Pattern, ...] = (
-    *(_Pattern(None, "change", re.compile(_HOLDER + _AUX + _phrase(p, "name"))) for p in GENERIC_CHANGES),
+    *(_Pattern(None, "change", re.compile(_HOLDER + _AUX + _phrase(p, "name")), anchor=_verb_anchor(p))
+      for p in GENERIC_CHANGES),
     *(_Pattern(None, "end", re.compile(_HOLDER + _AUX + _phrase(p, "name") + r"(?=\s*(?:$|[.;!?,]|\s(?:after|"
-                                                                            r"behind|in\s+\d{4}|last|this)\b))"))
+                                                                            r"behind|in\s+\d{4}|last|this)\b))"),
+               anchor=_verb_anchor(p))
       for p in GENERIC_ENDINGS),
     # "is no longer a nurse", "is no longer vegan": ends whatever fact has that value
     _Pattern(None, "end", re.compile(_HOLDER + r"(?i:is|are|was|were|'s)\s+(?i:no\s+longer|not)\s+"
                                      r"(?:(?i:a|an|the)\s+)?(?P<v>[\w'-]+(?:\s+[\w'-]+){0,2}?)"
-                                     r"(?=\s*(?:$|[.;!?,]|\s(?:anymore|any\s+more|any\s+longer)\b))"), "words"),
+                                     r"(?=\s*(?:$|[.;!?,]|\s(?:anymore|any\s+more|any\s+longer)\b))"), "words",
+             _anchor(r"is|are|was|were|'s")),
 )
 _FAVOURITE = re.compile(r"^(?P<holder>.{0,80}?)(?:(?:'s|’s|s'|’)\s+|\s*)(?:(?:new|current|all-time)\s+)*"
                         r"(?i:favou?rite)\s+(?P<thing>[\w-]+)\s+(?i:is|was|has\s+been|are|were)\s+" + _ADV
@@ -288,7 +307,13 @@ def _fact(text: str) -> Fact | None:
     if match and (holder := _holder(match.group("holder"))) is not None:
         thing = match.group("thing").lower()
         return Fact(holder, f"favourite {FAVOURITE_SYNONYMS.get(thing, thing)}", _value(match.group("v")))
+    present: dict[re.Pattern[str], bool] = {}
     for pattern in (*_PATTERNS, *_GENERIC):
+        if pattern.anchor is not None:
+            if pattern.anchor not in present:
+                present[pattern.anchor] = pattern.anchor.search(text) is not None
+            if not present[pattern.anchor]:
+                continue
         fact = _read(pattern, text)
         if fact is not None:
             return fact

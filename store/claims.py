@@ -164,8 +164,17 @@ async def write_claims(conn: AsyncConnection, tenant: str, owner: str, drafts: d
         DELETE FROM wiki_section_claims
         WHERE section_id = ANY(CAST(:sections AS uuid[])) AND NOT (id = ANY(CAST(:keep AS uuid[])))
     """), {"sections": list(drafts), "keep": keep})
-    await conn.execute(text("DELETE FROM wiki_claim_sources WHERE claim_id = ANY(CAST(:keep AS uuid[]))"),
-                       {"keep": keep})
+    # A section rewritten keeps most of its citations: only those that changed are deleted and written,
+    # so a section citing thousands of memories does not rewrite them all (and their index entries) each time.
+    sources = {"claims": [c for c, _, _ in cited], "refs": [r for _, r, _ in cited], "supports": [s for _, _, s in cited]}
+    await conn.execute(text("""
+        DELETE FROM wiki_claim_sources cs
+        WHERE cs.claim_id = ANY(CAST(:keep AS uuid[]))
+          AND NOT EXISTS (
+              SELECT 1 FROM unnest(CAST(:claims AS uuid[]), CAST(:refs AS text[]), CAST(:supports AS text[]))
+                  AS c(claim_id, memory_id, support)
+              WHERE c.claim_id = cs.claim_id AND c.memory_id = cs.memory_id AND c.support IS NOT DISTINCT FROM cs.support)
+    """), {"keep": keep, **sources})
     if not rows:
         return
     await conn.execute(text("""
@@ -206,8 +215,7 @@ async def write_claims(conn: AsyncConnection, tenant: str, owner: str, drafts: d
             FROM unnest(CAST(:claims AS uuid[]), CAST(:refs AS text[]), CAST(:supports AS text[]))
                 AS c(claim_id, memory_id, support)
             ON CONFLICT DO NOTHING
-        """), {"tenant": tenant, "owner": owner, "claims": [c for c, _, _ in cited], "refs": [r for _, r, _ in cited],
-               "supports": [s for _, _, s in cited]})
+        """), {"tenant": tenant, "owner": owner, **sources})
 
 
 class RejectedClaim(BaseModel):

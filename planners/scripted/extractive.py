@@ -23,6 +23,7 @@ eval measures. Deterministic: candidates are taken in the memories' order, ties 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -46,27 +47,40 @@ def merged_lines(texts: Sequence[str], apart: Callable[[str], bool] | None = Non
     is never merged (nor merged into)."""
     groups: list[list[int]] = []
     words: list[frozenset[str]] = []
-    alone: set[int] = set()
+    # word -> the groups (open to merging) whose words hold it, oldest first: a group that can say the
+    # same as a line shares with it at least SAME_SHARE of the line's words, so it holds one of any
+    # `len(own) - needed + 1` of them, and the line's rarest words find every such group.
+    groups_with: dict[str, list[int]] = {}
     for position, text in enumerate(texts):
         if not text:
             continue
         own = content_words(text)
         if apart is not None and apart(text):
-            alone.add(len(groups))
             groups.append([position])
             words.append(own)
             continue
-        for index, group_words in enumerate(words):
-            if index in alone:
-                continue
-            if own and _same(own, group_words) and _numbers(text) == _numbers(texts[groups[index][0]]):
-                groups[index].append(position)
-                break
-        else:
-            groups.append([position])
-            words.append(own)
+        match = _first_same(own, _numbers(text), groups_with, words, groups, texts) if own else None
+        if match is not None:
+            groups[match].append(position)
+            continue
+        for word in own:
+            groups_with.setdefault(word, []).append(len(groups))
+        groups.append([position])
+        words.append(own)
     return [Line(members=tuple(group), text=texts[group[-1]], words=words[index])
             for index, group in enumerate(groups)]
+
+
+def _first_same(own: frozenset[str], numbers: list[str], groups_with: dict[str, list[int]],
+                words: list[frozenset[str]], groups: list[list[int]], texts: Sequence[str]) -> int | None:
+    """The first group whose words say the same as `own` with the same numbers, or None."""
+    needed = math.ceil(SAME_SHARE * len(own) - 1e-9)
+    rarest = sorted(own, key=lambda word: (len(groups_with.get(word, ())), word))[: len(own) - needed + 1]
+    candidates = sorted({index for word in rarest for index in groups_with.get(word, ())})
+    for index in candidates:
+        if _same(own, words[index]) and numbers == _numbers(texts[groups[index][0]]):
+            return index
+    return None
 
 
 # Two lines say the same thing when at least this share of the content words of both is common to

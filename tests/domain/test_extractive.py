@@ -12,7 +12,7 @@ import pytest
 from domain.content_words import content_words, says
 from domain.context import MemoryRecord
 from planners.scripted.condense import LATEST_OBSERVATIONS, linked_size, log_body
-from planners.scripted.extractive import choose, merged_lines
+from planners.scripted.extractive import _numbers, _same, choose, merged_lines
 from planners.section_edits import SECTION_BUDGET_CHARS
 from planners.telling import telling_quote
 
@@ -107,3 +107,43 @@ def test_the_greedy_takes_the_line_that_says_most_per_character_and_stops_when_n
     # With the third kept, the shorter second line says as much as the first.
     assert choose(lines, memories, budget=1000, must_stay=[2]) == [2, 1, 3]
     assert choose(lines, memories, budget=10) == []
+
+
+def _merged_by_definition(texts: list[str]) -> list[tuple[int, ...]]:
+    """merged_lines' rule read literally: each line joins the first earlier group (open to merging)
+    whose words say the same and whose numbers are the same, else opens one."""
+    groups: list[list[int]] = []
+    for position, text in enumerate(texts):
+        if not text:
+            continue
+        own = content_words(text)
+        for group in groups:
+            first = texts[group[0]]
+            if own and _same(own, content_words(first)) and _numbers(text) == _numbers(first):
+                group.append(position)
+                break
+        else:
+            groups.append([position])
+    return [tuple(group) for group in groups]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_merging_finds_the_first_group_that_says_the_same_as_a_scan_of_every_group_does(seed: int) -> None:
+    """The index of rare words merged_lines looks groups up by finds what comparing a line with every
+    earlier group finds, on sections where lines repeat, lose or gain a word, and differ in a number."""
+    rng = random.Random(seed)
+    _, memories = _section(seed)
+    texts = [memory.content for memory in memories]
+    for _ in range(len(texts) // 3):
+        words = rng.choice(texts).rstrip(".").split()
+        roll = rng.random()
+        if roll < 0.3 and len(words) > 3:
+            del words[rng.randrange(1, len(words))]  # a word dropped
+        elif roll < 0.6:
+            words.insert(rng.randrange(1, len(words) + 1), _word(rng))  # a word added
+        elif roll < 0.8:
+            words.append(str(rng.randint(1, 30)))  # a number said
+        texts.insert(rng.randrange(len(texts) + 1), " ".join(words) + ".")
+    texts += ["", "12 34."]
+
+    assert [line.members for line in merged_lines(texts)] == _merged_by_definition(texts)

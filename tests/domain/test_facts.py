@@ -257,3 +257,40 @@ def test_a_summary_line_and_its_dated_note_are_one_assertion_not_rival_values() 
     found = standings(claims, marks)
     assert (found["lead"].validity, found["note"].validity, found["hawks"].validity) == (
         "current", "current", "superseded")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_rule_is_skipped_by_its_anchor_only_when_it_could_not_have_matched(seed: int) -> None:
+    """Every rule's phrasings composed with holders, adverbs, values and endings at random, plus the
+    sample's lines: a rule whose anchor words are absent never matches, so reading a line with the
+    anchors finds what trying every rule finds."""
+    from dataclasses import replace
+
+    import domain.facts as facts
+    from sample.corpus import generate_sample
+
+    rng = random.Random(seed)
+    holders = ["Caroline", "She", "My sister", "Dr. Kim", "the book club", "Mel and Jon", "He", "Our team"]
+    values = ["Denver", "vegan", "3pm", "Globex Corp", "a nurse", "555-123-4567", "blue", "42", "done"]
+    lines = [row["content"] for row in generate_sample(300, seed=seed)]
+    for rule in ATTRIBUTES:
+        for phrasing in (*rule.verbs, *rule.changes, *rule.endings):
+            filled = (phrasing.replace("{p}", rng.choice(["her", "his", "their", "my"]))
+                      .replace("{old}", rng.choice(values)).replace("{v}", rng.choice(values)))
+            lines.append(f"{rng.choice(holders)} {rng.choice(['', 'now ', 'no longer ', 'recently ', 'has '])}"
+                         f"{filled} {rng.choice(values)}{rng.choice(['.', ' now.', ' since May.', ', and more.'])}")
+        for noun in rule.nouns:
+            lines.append(f"{rng.choice(holders)}'s {rng.choice(['', 'new '])}{noun} is {rng.choice(values)}.")
+    unanchored = (tuple(replace(p, anchor=None) for p in facts._PATTERNS),
+                  tuple(replace(p, anchor=None) for p in facts._GENERIC))
+    statements = [facts.statement(line) for line in lines]
+    with_anchors = [facts._fact.__wrapped__(text) for text in statements]
+    anchored = facts._PATTERNS, facts._GENERIC
+    facts._PATTERNS, facts._GENERIC = unanchored
+    try:
+        every_rule = [facts._fact.__wrapped__(text) for text in statements]
+    finally:
+        facts._PATTERNS, facts._GENERIC = anchored
+
+    assert sum(fact is not None for fact in every_rule) >= len(ATTRIBUTES)  # the lines state facts
+    assert with_anchors == every_rule
