@@ -28,6 +28,11 @@ class ConfigError(Exception):
     """A setting has a bad value; the message names the variable."""
 
 
+# Memories per batch when WIKI_RECORD_PAGE_SIZE is not set (`Settings.page_size`).
+MODEL_PAGE_SIZE = 50
+SCRIPTED_PAGE_SIZE = 200
+
+
 def _env(*names: str) -> AliasChoices:
     return AliasChoices(*names)
 
@@ -129,7 +134,8 @@ class Settings(BaseSettings):
     deterministic_linking_enabled: bool = Field(True, validation_alias=_env("WIKI_DETERMINISTIC_LINKING_ENABLED"))
     overlap_planning: bool = Field(True, validation_alias=_env("WIKI_OVERLAP_PLANNING"))
 
-    record_page_size: int = Field(50, ge=1, le=500, validation_alias=_env("WIKI_RECORD_PAGE_SIZE"))
+    # Memories per batch (unset: by planner, `page_size()`).
+    record_page_size: int | None = Field(None, ge=1, le=500, validation_alias=_env("WIKI_RECORD_PAGE_SIZE"))
     max_records_per_run: int = Field(500, ge=1, validation_alias=_env("WIKI_MAX_RECORDS_PER_RUN"))
     max_records_per_bootstrap_run: int = Field(
         1000, ge=1, validation_alias=_env("WIKI_MAX_RECORDS_PER_BOOTSTRAP_RUN")
@@ -266,6 +272,17 @@ class Settings(BaseSettings):
         except ValueError as error:
             raise ValueError(f"WIKI_FAIRNESS_TENANT_WEIGHTS: {error}") from None
         return self
+
+    def page_size(self) -> int:
+        """Memories per batch: WIKI_RECORD_PAGE_SIZE, else by planner. A model reads a batch in one
+        prompt and answers it in one reply, so its batches stay small (`MODEL_PAGE_SIZE`). The scripted
+        planner rebuilds every section a batch touches from all the memories it cites, so a section
+        cited by a share of an import is rebuilt once per batch, and the import's work grows with the
+        number of batches times the sections' size: larger batches (`SCRIPTED_PAGE_SIZE`) rebuild each
+        section fewer times (measured by the `bootstrap` bench part)."""
+        if self.record_page_size:
+            return self.record_page_size
+        return SCRIPTED_PAGE_SIZE if self.llm == "scripted" else MODEL_PAGE_SIZE
 
     def tenant_max_per_second(self) -> float | None:
         """Each tenant's model calls a second on WIKI_LLM_TASK_QUEUE (before its weight); None: no limit."""
