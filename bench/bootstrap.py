@@ -19,7 +19,9 @@ Two smaller measurements explain the design's choices: where CPU-bound steps run
 (`offload`: 32 section rewrites of the 10,000-memory sample inline on the event loop, on threads,
 on processes: wall time and the loop's longest stall) and how many activities a worker runs per CPU
 (`slots`: BENCH_BOOTSTRAP_SWEEP_MEMORIES memories, 1,000 by default, compiled at 1, 2, 4 and 8 slots
-per CPU).
+per CPU), and how many memories a batch takes offline (`page_sizes`: BENCH_BOOTSTRAP_PAGE_MEMORIES
+memories, 3,000 by default, compiled 50, 200 and 500 to a batch; the scripted planner's default,
+SCRIPTED_PAGE_SIZE, was chosen from it).
 """
 
 from __future__ import annotations
@@ -43,13 +45,15 @@ from domain.memory import MemoryIn
 from planners.cpu_pool import available_cpus
 from runtime.database import create_engine
 from runtime.history_events import local_activity
-from runtime.settings import Settings
+from runtime.settings import SCRIPTED_PAGE_SIZE, Settings
 from sample.corpus import generate_sample
 from store.memories import store_memories
 
 MEMORIES = int(os.environ.get("BENCH_BOOTSTRAP_MEMORIES", "10000"))
 SWEEP_MEMORIES = int(os.environ.get("BENCH_BOOTSTRAP_SWEEP_MEMORIES", "1000"))
 SWEEP_SLOTS_PER_CPU = (1, 2, 4, 8)
+PAGE_MEMORIES = int(os.environ.get("BENCH_BOOTSTRAP_PAGE_MEMORIES", "3000"))
+SWEEP_PAGE_SIZES = (50, 200, 500)
 OWNER = "eric"
 log = logging.getLogger("bench.bootstrap")
 
@@ -141,6 +145,19 @@ async def measure_slots(services: Services) -> list[dict]:
     return sweep
 
 
+async def measure_page_sizes(services: Services) -> list[dict]:
+    """The offline import of PAGE_MEMORIES memories at several batch sizes (WIKI_RECORD_PAGE_SIZE)."""
+    memories = [MemoryIn.model_validate(row) for row in generate_sample(PAGE_MEMORIES)]
+    sweep = []
+    for page_size in SWEEP_PAGE_SIZES:
+        run = await import_once(services, f"page size {page_size}", memories,
+                                {"WIKI_LLM": "scripted", "WIKI_RECORD_PAGE_SIZE": str(page_size)}, "admin")
+        sweep.append({"page_size": page_size, **{key: run[key] for key in (
+            "memories", "wall_seconds", "memories_per_second", "peak_worker_memory_mib", "runs",
+            "attempts_timed_out", "attempts_cancelled", "load_average", "cpu_seconds")}})
+    return sweep
+
+
 async def measure_bootstrap(services: Services, repeats: int) -> dict:
     memories = [MemoryIn.model_validate(row) for row in generate_sample(MEMORIES)]
     offline = await import_once(services, "offline", memories, {"WIKI_LLM": "scripted"}, "admin")
@@ -151,5 +168,6 @@ async def measure_bootstrap(services: Services, repeats: int) -> dict:
             "WIKI_LLM_BATCH_POLL_SECONDS": "1", "WIKI_LLM_BATCH_WINDOW_SECONDS": "0"}, "bootstrap_import")
         simulated["model_calls"] = len([call for call in simulator.calls if call.usage is not None])
         simulated["batched_model_calls"] = len([call for call in simulator.calls if call.batch_id])
-    return {"cpus": available_cpus(), "slots_per_cpu": SCRIPTED_SLOTS_PER_CPU, "offline": offline,
-            "simulator_batches": simulated, "offload": await measure_offload(), "slots": await measure_slots(services)}
+    return {"cpus": available_cpus(), "slots_per_cpu": SCRIPTED_SLOTS_PER_CPU, "page_size": SCRIPTED_PAGE_SIZE,
+            "offline": offline, "simulator_batches": simulated, "offload": await measure_offload(),
+            "slots": await measure_slots(services), "page_sizes": await measure_page_sizes(services)}

@@ -55,7 +55,7 @@ def section(detail: dict) -> list[str]:
         f"{offline['memories']:,} memories of the sample generator retained at once, then compiled by one signal, as "
         "`wiki compile` does, by one worker process composed as `wiki worker` composes it "
         f"({cpus} CPUs: a CPU pool of {cpus} threads, {detail['slots_per_cpu']} activity slots per CPU with the "
-        "scripted planner). Offline: the scripted planner, trigger admin. Simulator: the anthropic SDK against the "
+        f"scripted planner, {detail.get('page_size', 50)} memories a batch offline, 50 with the model). Offline: the scripted planner, trigger admin. Simulator: the anthropic SDK against the "
         "Claude simulator, `wiki compile --bootstrap` in Message Batches mode (the simulator ends a batch at once; the "
         "workflow polls every second). Attempts are every regular activity's attempts in the runs' histories plus "
         "every local activity; timed out, cancelled and failed are the ledger's counts (activities/attempts.py). "
@@ -90,4 +90,20 @@ def section(detail: dict) -> list[str]:
           f"| {s['peak_worker_memory_mib']:,.0f} | {s['attempts_timed_out']} | {s['attempts_cancelled']} "
           f"| {load(s['load_average']['start'])} → {load(s['load_average']['end'])} |" for s in detail["slots"]],
     ]
+    if "page_sizes" in detail:
+        sizes = detail["page_sizes"]
+        lines += [
+            "",
+            f"**Memories per batch**, the offline import of {sizes[0]['memories']:,} memories (WIKI_RECORD_PAGE_SIZE; "
+            f"unset, the scripted planner takes {detail['page_size']}): it rebuilds every section a batch touches "
+            "from all the memories the section cites, so fewer batches rebuild a large section fewer times.",
+            "",
+            "| memories per batch | runs | wall s | memories/s | CPU s worker / Postgres | peak worker MiB | timed out "
+            "| cancelled | load average |",
+            "|---|---|---|---|---|---|---|---|---|",
+            *[f"| {s['page_size']} | {s['runs']} | {s['wall_seconds']:.1f} | {s['memories_per_second']:.2f} "
+              f"| {s['cpu_seconds'].get('worker', 0):,.0f} / {s['cpu_seconds'].get('postgres', 0):,.0f} "
+              f"| {s['peak_worker_memory_mib']:,.0f} | {s['attempts_timed_out']} | {s['attempts_cancelled']} "
+              f"| {load(s['load_average']['start'])} → {load(s['load_average']['end'])} |" for s in sizes],
+        ]
     return lines

@@ -59,7 +59,7 @@ def merged_lines(texts: Sequence[str], apart: Callable[[str], bool] | None = Non
             groups.append([position])
             words.append(own)
             continue
-        match = _first_same(own, _numbers(text), groups_with, words, groups, texts) if own else None
+        match = _first_same(own, numbers_of(text), groups_with, words, groups, texts) if own else None
         if match is not None:
             groups[match].append(position)
             continue
@@ -78,7 +78,7 @@ def _first_same(own: frozenset[str], numbers: list[str], groups_with: dict[str, 
     rarest = sorted(own, key=lambda word: (len(groups_with.get(word, ())), word))[: len(own) - needed + 1]
     candidates = sorted({index for word in rarest for index in groups_with.get(word, ())})
     for index in candidates:
-        if _same(own, words[index]) and numbers == _numbers(texts[groups[index][0]]):
+        if says_the_same(own, words[index]) and numbers == numbers_of(texts[groups[index][0]]):
             return index
     return None
 
@@ -90,11 +90,11 @@ SAME_SHARE = 0.8
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 
 
-def _same(a: frozenset[str], b: frozenset[str]) -> bool:
+def says_the_same(a: frozenset[str], b: frozenset[str]) -> bool:
     return len(a & b) >= SAME_SHARE * len(a | b)
 
 
-def _numbers(text: str) -> list[str]:
+def numbers_of(text: str) -> list[str]:
     return sorted(_NUMBER.findall(text))
 
 

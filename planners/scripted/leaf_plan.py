@@ -17,10 +17,8 @@ no clock is read (the 30-day window is measured from when the newest memory of t
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from domain.aliases import best_attested, is_properly_cased, normalize_alias, slugify_title
 from domain.context import CandidatePage, MemoryRecord, OpenMention, PlannerContext
@@ -53,6 +51,7 @@ from planners.memory_text import (
 from planners.scripted.condense import condensed_body, reason_clause
 from planners.scripted.held_mentions import matching_mention
 from planners.scripted.matching import fits, recognised_page
+from planners.scripted.place_summary import place_summary
 from planners.scripted.subjects import Sighting, Subject, collect_subjects, known_names, side_of
 from planners.scripted.supersession import mark_plan
 from planners.scripted.themes import THEME_SLUGS, is_themed, log_groups, theme_heading
@@ -67,51 +66,10 @@ NEW_PAGE_MIN_MEMORIES = 2
 UPDATE_SECTION_BY_TYPE = {"entity": "notes", "topic": "highlights", "decision": "consequences"}
 # Sections that say what a page is, written once from metadata: the writer keeps what is there.
 STABLE_SECTIONS = frozenset({"overview", "summary", "decision"})
-# Place types too generic to name what a place is ("Establishment in Austin").
-_GENERIC_PLACE_TYPES = ("point_of_interest", "establishment", "food", "premise")
-
-_LEADING_POSTCODE = re.compile(r"^[0-9][0-9A-Za-z-]*\s+")
-_REGION_CODE = re.compile(r"^([A-Z]{2,4})(?:\s|$)")
-
 Bullet = tuple[str, str]  # (markdown line, id of the memory it came from)
 
 
 # --------------------------------------------------------------------------- summaries and sections
-
-
-def _region_from_address(address: str, city: str) -> str:
-    """The state/province code that follows the city in a postal address ("…, Austin, TX 78702" → "TX")."""
-    parts = [part.strip() for part in address.split(",") if part.strip()]
-    for index, part in enumerate(parts[:-1]):
-        if _LEADING_POSTCODE.sub("", part).strip().lower() == city.lower():
-            match = _REGION_CODE.match(parts[index + 1])
-            return match.group(1) if match else ""
-    return ""
-
-
-def _place_noun(kind: str, place: dict[str, Any]) -> str:
-    if kind:
-        return humanize(kind)
-    types = place.get("types")
-    for place_type in types if isinstance(types, list) else []:
-        cleaned = clean(place_type).lower()
-        if cleaned and cleaned not in _GENERIC_PLACE_TYPES:
-            return humanize(cleaned)
-    return "Place"
-
-
-def _place_summary(kind: str, place: dict[str, Any]) -> str:
-    # The city stays in the sentence ("Restaurant in Austin, TX.") so the summary-based parent
-    # expander can find the city even when the place's memories are not in the batch.
-    noun = _place_noun(kind, place)
-    city = title_case(clean(place.get("city")))
-    address = clean(place.get("address"))
-    if city:
-        region = _region_from_address(address, city)
-        return f"{noun} in {city}, {region}." if region else f"{noun} in {city}."
-    if address:
-        return sentence(f"{noun} at {address}")
-    return f"{noun}."
 
 
 def _summary_of(subject: Subject, page_type: str, title: str) -> str:
@@ -124,7 +82,7 @@ def _summary_of(subject: Subject, page_type: str, title: str) -> str:
         return sentence(f"City: {title}")
     place = subject.place_metadata()
     if place is not None:
-        return _place_summary(subject.kind, place)
+        return place_summary(subject.kind, place)
     if subject.kind:
         return sentence(with_article(subject.kind))
     return sentence(f"Topic: {title}") if page_type == "topic" else "Mentioned in the agent's memories."
@@ -300,6 +258,7 @@ class _PlanDraft:
         self.consumed_mention_ids: list[str] = []
         # Where each subject lives after the plan applies (by position in the subject list).
         self.refs: dict[int, _PageRef] = {}
+        self.titled: dict[tuple[str, str], Subject] = {}  # (type, slug) of a page this plan proposes -> its subject
 
     # ---- subjects
 
@@ -369,6 +328,7 @@ class _PlanDraft:
             held = clean(mention.alias)
             title = best_attested([held] * mention.mention_count + subject.spellings if held else subject.spellings)
         page_type = mention.suggested_type or subject.type
+        title = self._own_title(full or subject, page_type, title)
         slug = _slug_for(title)
         draft = _draft_from_subject(full or subject, page_type, title)
         if full is None:
@@ -400,8 +360,23 @@ class _PlanDraft:
             mentionId=str(mention.id), reason=f"Held name of the existing page {page.title}.", type=page.type,
             title=page.title, slug=page.slug, sections=sections))
 
+    def _own_title(self, subject: Subject, page_type: str, title: str) -> str:
+        """`title`, unless another subject of this batch proposes a page of that name: then a place is
+        titled with its city ("Piari Coffee (Tucson)" beside "Piari Coffee" in Raleigh), as the resolver
+        titles a place whose name a page placed elsewhere already holds, so one name in two cities makes
+        two pages whether their memories come in one batch or in two."""
+        key = (page_type, _slug_for(title))
+        if self.titled.setdefault(key, subject) is subject:
+            return title
+        city = title_case(clean((subject.place_metadata() or {}).get("city")))
+        if not city or normalize_alias(city) in self.titled[key].place_cities:
+            return title
+        own = f"{title} ({city})"
+        self.titled.setdefault((page_type, _slug_for(own)), subject)
+        return own
+
     def _create_page(self, subject: Subject) -> _PageRef:
-        title = subject.title
+        title = self._own_title(subject, subject.type, subject.title)
         slug = _slug_for(title)
         draft = _draft_from_subject(subject, subject.type, title)
         draft.lead = _beyond_summary(subject)
@@ -411,7 +386,7 @@ class _PlanDraft:
                 slug=slug,
                 title=title,
                 summary=draft.summary,
-                aliases=subject.variant_spellings({normalize_alias(title)}),
+                aliases=subject.variant_spellings({normalize_alias(title), normalize_alias(subject.title)}),
                 source_refs=subject.memory_ids,
                 sections=_build_sections(subject.type, title, draft),
             )

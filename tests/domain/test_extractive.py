@@ -12,7 +12,7 @@ import pytest
 from domain.content_words import content_words, says
 from domain.context import MemoryRecord
 from planners.scripted.condense import LATEST_OBSERVATIONS, linked_size, log_body
-from planners.scripted.extractive import _numbers, _same, choose, merged_lines
+from planners.scripted.extractive import choose, merged_lines, numbers_of, says_the_same
 from planners.section_edits import SECTION_BUDGET_CHARS
 from planners.telling import telling_quote
 
@@ -119,7 +119,7 @@ def _merged_by_definition(texts: list[str]) -> list[tuple[int, ...]]:
         own = content_words(text)
         for group in groups:
             first = texts[group[0]]
-            if own and _same(own, content_words(first)) and _numbers(text) == _numbers(first):
+            if own and says_the_same(own, content_words(first)) and numbers_of(text) == numbers_of(first):
                 group.append(position)
                 break
         else:

@@ -566,3 +566,32 @@ def test_a_city_seen_once_is_held_like_any_other_name() -> None:
 
 
 # --------------------------------------------------------------------------- contract invariants
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_one_name_in_two_cities_in_one_batch_makes_two_pages(seed: int) -> None:
+    """A venue name invented at random, visited in two cities, the visits shuffled into one batch: two
+    pages, the second titled with its city and holding the plain name as no alias (the resolver would
+    merge them by it), as when the two cities' memories come in two batches."""
+    import random
+
+    rng = random.Random(seed)
+    name = "".join(rng.choice("bdklmprstv") + rng.choice("aeiou") for _ in range(3)).title() + " " + rng.choice(
+        ["Tavern", "Cafe", "Books", "Bakery"])
+    first_city, second_city = rng.sample(["Madison", "Denver", "Tucson", "Raleigh", "Boise", "Porto"], 2)
+    visits = [first_city] * rng.randint(2, 6) + [second_city] * rng.randint(2, 6)
+    rng.shuffle(visits)
+    memories = [memory(n, f"{rng.choice(['Stopped at', 'Went to', 'Lunch at'])} {name} {rng.choice(['', 'again '])}"
+                          f"today.", day=n, place={"name": name, "city": city, "address": f"{n} Main St, {city}",
+                                                  "types": ["bar"]},
+                       entities=[entity(name, "venue")]) for n, city in enumerate(visits, 1)]
+
+    plan = scripted_plan(context(memories))
+
+    pages = [page for page in plan.newPages if normalize_alias(name) in normalize_alias(page.title)]
+    other = second_city if visits[0] == first_city else first_city
+    assert {page.title for page in pages} == {name, f"{name} ({other})"}
+    assert len({page.slug for page in pages}) == 2
+    assert all(normalize_alias(name) not in {normalize_alias(a) for a in page.aliases} for page in pages)
+    assert {frozenset(page.source_refs) for page in pages} == {
+        frozenset(str(m.id) for m, c in zip(memories, visits, strict=True) if c == city) for city in (first_city, second_city)}
