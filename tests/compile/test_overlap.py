@@ -154,10 +154,10 @@ async def test_the_sample_compiled_with_overlap_is_the_golden_wiki(compiled_samp
     difference = first_difference(json.loads(gzip.decompress(FIXTURE.read_bytes())), actual)
     assert difference is None, f"the overlapped compile differs from {FIXTURE.name}: {difference}"
     runs = await _ledgers(engine, SAMPLE_TENANT, SAMPLE_OWNER)
-    # 14 batches in 4 runs (the new-page cap): every batch but each run's first is planned ahead (a
-    # run's last batch plans none: the run ends after it).
+    # 700 memories in batches of the default size, in runs ended by the new-page cap: every batch but
+    # each run's first is planned ahead (a run's last batch plans none: the run ends after it).
     compiling = [m for m in runs if m["batches"]]
-    assert sum(m["batches"] for m in compiling) == 14 and len(compiling) == 4
-    assert sum(m["plans_ahead"] for m in runs) == 14 - len(compiling)
+    assert sum(m["batches"] for m in compiling) == -(-700 // test_settings().page_size())
+    assert sum(m["plans_ahead"] for m in runs) == sum(m["batches"] for m in compiling) - len(compiling)
     assert sum(m["plans_ahead_discarded"] for m in runs) == 0
     assert not [message for message in compiled_sample.warnings if "as it stands" in message]
