@@ -8,12 +8,14 @@ timeout Temporal cancels them and runs them again, and on a busy machine that re
 work over and over. Such steps go through `off_loop`, which runs them on this pool and awaits them,
 so the loop stays free to heartbeat and to poll.
 
-Threads, not processes: a step's input is large (a section's thousands of memories) and its output
-small, and measured on the 10,000-memory sample a process pool spent more time pickling the input
-than the step took, while the loop's longest stall stayed under a few hundred milliseconds with
-threads (bench/cpu_offload.py). The pool has one thread per CPU this process may run on: under the
-GIL more threads add no throughput, only a longer wait for the loop each time it needs the
-interpreter.
+Threads, not processes. Measured on the 10,000-memory sample (bench/offload.py, the bootstrap part),
+threads keep the loop's longest stall well under a second, and a process pool computes a batch of
+section rewrites somewhat faster (two interpreters, no GIL between them) once its inputs are pickled
+across. It is not used because a child process keeps memoised functions of memory text (the content
+words, the fact rules' readings) where a forget cannot reach them: a forget empties this process's
+caches (domain/process_caches.py), not another's. The pool has one thread per CPU this process may
+run on: under the GIL more threads add no throughput, only a longer wait for the loop each time it
+needs the interpreter.
 
 The functions run here must not share mutable state between calls (pure functions of their input,
 memoised caches that are thread-safe, or per-thread objects: domain/sentences.py keeps one sentence
