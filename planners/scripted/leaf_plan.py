@@ -52,7 +52,7 @@ from planners.scripted.condense import condensed_body, reason_clause
 from planners.scripted.held_mentions import matching_mention
 from planners.scripted.matching import fits, recognised_page
 from planners.scripted.place_summary import place_summary
-from planners.scripted.subjects import Sighting, Subject, collect_subjects, known_names, side_of
+from planners.scripted.subjects import Sighting, Subject, collect_subjects, known_names, place_of, side_of
 from planners.scripted.supersession import mark_plan
 from planners.scripted.themes import THEME_SLUGS, is_themed, log_groups, theme_heading
 from planners.telling import telling_quote
@@ -262,9 +262,26 @@ class _PlanDraft:
 
     # ---- subjects
 
-    def place_subject(self, index: int, subject: Subject) -> None:
+    def holders(self, subjects: list[Subject]) -> dict[int, OpenMention]:
+        """The subject (by position) each held name goes to: the first it matches that is not a place
+        elsewhere (its memories' cities none of the held sightings'). One subject per held name, and
+        its name is claimed first, so a namesake in another city is the one titled with its city."""
+        taken: dict[str, int] = {}
+        for index, subject in enumerate(subjects):
+            mention = matching_mention(subject, self.ctx.open_mentions)
+            if mention is None or str(mention.id) in taken:
+                continue
+            cities = {normalize_alias(str(place_of(self.held[ref]).get("city") or ""))
+                      for ref in _held_refs(mention) if ref in self.held} - {""}
+            if cities and subject.place_cities - {""} and not subject.place_cities & cities:
+                continue
+            taken[str(mention.id)] = index
+            self.titled.setdefault((mention.suggested_type or subject.type, _slug_for(subject.title)), subject)
+        by_id = {str(m.id): m for m in self.ctx.open_mentions}
+        return {index: by_id[mention_id] for mention_id, index in taken.items()}
+
+    def place_subject(self, index: int, subject: Subject, mention: OpenMention | None) -> None:
         page = _matching_page(subject, self.ctx.candidate_pages)
-        mention = matching_mention(subject, self.ctx.open_mentions)
         if page is not None:
             self._update_page(subject, page)
             self.refs[index] = _PageRef(page.type, page.slug, page.title)
@@ -542,8 +559,9 @@ def scripted_plan(ctx: PlannerContext) -> Plan:
     """The leaf plan for one batch, from metadata hints alone. Same context in, same plan out."""
     draft = _PlanDraft(ctx)
     subjects = collect_subjects(ctx.memories, draft.known)
+    holders = draft.holders(subjects)
     for index, subject in enumerate(subjects):
-        draft.place_subject(index, subject)
+        draft.place_subject(index, subject, holders.get(index))
     draft.add_lint_promotions()
     draft.add_links(subjects)
     return mark_plan(draft.plan(), ctx.candidate_pages)
