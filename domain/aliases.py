@@ -67,6 +67,12 @@ def slugify_title(title: str) -> str:
     return slug[:SLUG_MAX_LENGTH]
 
 
+def title_in_city(title: str, city: str) -> str:
+    """A place's title beside a namesake in another city: its name and its city ("Piari Coffee
+    (Tucson)"), one form for the planner that proposes it and the resolver that meets it."""
+    return f"{title} ({city})"
+
+
 def format_heading_from_slug(slug: str) -> str:
     """Heading for a section created without one.
 

@@ -15,7 +15,7 @@ from dataclasses import replace
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from domain.aliases import normalize_alias, slugify_title
+from domain.aliases import normalize_alias, slugify_title, title_in_city
 from store.merge_records import Proposal
 from store.page_merges import follow_operator_merge
 
@@ -54,7 +54,7 @@ async def proposal_as_resolved(conn: AsyncConnection, tenant: str, owner: str, p
     mine = await _cities(conn, tenant, owner, list(proposal.refs))
     if not mine or {normalize_alias(c) for c in mine} & {normalize_alias(c) for c in theirs}:
         return proposal
-    title = f"{proposal.title} ({mine[0]})"
+    title = title_in_city(proposal.title, mine[0])
     plain = normalize_alias(proposal.title)
     return replace(proposal, title=title, slug=slugify_title(title) or proposal.slug,
                    aliases=tuple(a for a in proposal.aliases if normalize_alias(a) != plain))

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from domain.aliases import best_attested, is_properly_cased, normalize_alias, slugify_title
+from domain.aliases import best_attested, is_properly_cased, normalize_alias, slugify_title, title_in_city
 from domain.context import CandidatePage, MemoryRecord, OpenMention, PlannerContext
 from domain.guards import unlinkify
 from domain.kinds import is_person_kind
@@ -388,7 +388,7 @@ class _PlanDraft:
         city = title_case(clean((subject.place_metadata() or {}).get("city")))
         if not city or normalize_alias(city) in self.titled[key].place_cities:
             return title
-        own = f"{title} ({city})"
+        own = title_in_city(title, city)
         self.titled.setdefault((page_type, _slug_for(own)), subject)
         return own
 
